@@ -1,0 +1,46 @@
+# Two commands on a fresh machine with Python 3.11+:
+#   make serve   set up .venv, apply migrations, run Fable on the embedded PostgreSQL
+#   make test    set up .venv with the dev extras and the test tools, run the whole suite
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
+
+.PHONY: serve test install install-dev test-tools bench lint clean
+
+serve: install
+	$(BIN)/fable db upgrade
+	$(BIN)/fable serve
+
+test: install-dev test-tools
+	$(BIN)/python -m pytest
+
+$(BIN)/python:
+	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Fable needs Python 3.11+"'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(DEV_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e ".[dev]"
+	touch $@ $(STAMP)
+
+install: $(STAMP)
+install-dev: $(DEV_STAMP)
+
+# Tools the suite drives: headless Chromium (browser tests) and the MCP conformance suite.
+test-tools:
+	./scripts/install-test-tools
+
+bench: install-dev
+	$(BIN)/python -m bench.run
+
+lint: install-dev
+	$(BIN)/ruff check fable_core fable_mcp fable_web tests bench
+
+clean:
+	rm -rf $(VENV) .tools .pytest_cache

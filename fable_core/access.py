@@ -1,0 +1,51 @@
+"""Who may see and change which rows: the one module every tool goes through.
+
+Today a row is visible only to its owner. Sharing (a later issue) extends these functions,
+not their callers. A row the caller cannot see is reported as ``NotFound`` — never
+``Forbidden``, which would leak that it exists.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from sqlalchemy import Select, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from fable_core.caller import Caller
+from fable_core.errors import NotFound
+
+__all__ = ["get_visible", "visible", "visible_ids"]
+
+M = TypeVar("M")
+
+_NAMES = {"notes": "note", "projects": "project", "milestones": "milestone", "task_logs": "work log"}
+
+
+def visible(model: type[M], caller: Caller) -> Select[tuple[M]]:
+    """``SELECT model`` restricted to rows the caller may read."""
+    return select(model).where(model.user_id == caller.user_id)  # type: ignore[attr-defined]
+
+
+def owned_by(model: Any, caller: Caller) -> Any:
+    """The WHERE clause for rows the caller owns, for use in other statements."""
+    return model.user_id == caller.user_id
+
+
+async def get_visible(
+    session: AsyncSession, model: type[M], row_id: int, caller: Caller, *, for_update: bool = False
+) -> M:
+    """Load one row the caller may read, or raise NotFound naming what was asked for."""
+    stmt = visible(model, caller).where(model.id == row_id)  # type: ignore[attr-defined]
+    if for_update:
+        stmt = stmt.with_for_update()
+    row = (await session.execute(stmt)).scalar_one_or_none()
+    if row is None:
+        kind = _NAMES.get(model.__tablename__, model.__tablename__)  # type: ignore[attr-defined]
+        raise NotFound(f"{kind} {row_id} not found", **{f"{kind.replace(' ', '_')}_id": row_id})
+    return row
+
+
+async def visible_ids(session: AsyncSession, model: Any, ids: list[int], caller: Caller) -> set[int]:
+    rows = await session.execute(select(model.id).where(model.id.in_(ids), owned_by(model, caller)))
+    return set(rows.scalars())

@@ -1,0 +1,147 @@
+"""Fable's settings: one typed object read from the environment.
+
+Every field is read from the environment variable of the same name in upper case
+(``database_url`` ← ``DATABASE_URL``). Each also has a ``*_FILE`` variant (``DATABASE_URL_FILE``)
+naming a file whose stripped contents are the value, so Docker secrets work. Every setting is
+documented in ``docs/configuration.md``; a test holds the two together.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+import platformdirs
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from fable_core.errors import InvalidInput
+
+__all__ = ["Settings", "load_settings"]
+
+
+class Settings(BaseModel):
+    """All configuration of a Fable process. Construct with :func:`load_settings`."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # storage
+    database_url: str | None = Field(
+        None,
+        description="PostgreSQL URL (postgresql://user:pass@host/db). Absent: Fable runs its own "
+        "embedded PostgreSQL in FABLE_DATA_DIR/pg. The server needs the pgvector and pg_trgm extensions.",
+    )
+    fable_data_dir: Path = Field(
+        default_factory=lambda: Path(platformdirs.user_data_dir("fable", appauthor=False)),
+        description="Where Fable keeps its data: the embedded database, the generated secret key.",
+    )
+    fable_secret_key: str | None = Field(
+        None,
+        description="Key that signs session cookies and tokens. Absent: generated once and kept in "
+        "FABLE_DATA_DIR/secret_key (mode 0600).",
+    )
+    fable_db_pool_size: int = Field(10, ge=1, le=200, description="Database connections per process.")
+    fable_log_level: Literal["debug", "info", "warning", "error"] = Field(
+        "info", description="Log level of Fable's own loggers (written to stderr)."
+    )
+
+    # web
+    fable_host: str = Field("127.0.0.1", description="Default address `fable serve` binds to.")
+    fable_port: int = Field(8000, ge=1, le=65535, description="Default port `fable serve` listens on.")
+    fable_base_url: str | None = Field(
+        None,
+        description="Public URL of this Fable (https://fable.example.com), used in emails, "
+        "MCP client configs and OAuth metadata. Absent: derived from each request.",
+    )
+    fable_allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Extra Host names accepted on /mcp besides localhost (comma-separated; "
+        "`name:*` allows any port). Needed behind a domain: DNS-rebinding protection refuses others.",
+    )
+    fable_open_registration: bool = Field(
+        True,
+        description="Whether anyone may register. The first account can always be created; "
+        "admins can change this at run time.",
+    )
+    fable_max_body_bytes: int = Field(
+        2_000_000, ge=1024, description="Largest request body the HTTP API accepts, in bytes."
+    )
+    secure_cookies: bool = Field(
+        False, description="Mark session cookies Secure (set this when serving over HTTPS)."
+    )
+    trust_proxy_headers: bool = Field(
+        False,
+        description="Take the client address from X-Forwarded-For / X-Real-IP (only behind a "
+        "reverse proxy you control), for rate limits and logs.",
+    )
+
+    # email
+    smtp_host: str | None = Field(None, description="SMTP server for password-reset mail. Absent: no mail.")
+    smtp_port: int = Field(587, ge=1, le=65535, description="SMTP port.")
+    smtp_username: str | None = Field(None, description="SMTP login name.")
+    smtp_password: str | None = Field(None, description="SMTP password.")
+    smtp_from: str = Field("fable@localhost", description="Sender address of Fable's mail.")
+    smtp_starttls: bool = Field(True, description="Upgrade SMTP connections with STARTTLS.")
+
+    # LLM
+    llm_provider: Literal["ollama", "openai", "none"] = Field(
+        "ollama", description="Which LLM server the assistant uses: ollama, openai (any "
+        "OpenAI-compatible server) or none."
+    )
+    ollama_url: str = Field("http://127.0.0.1:11434", description="Base URL of the Ollama server.")
+    ollama_model: str = Field("qwen3:8b", description="Chat model on the Ollama server.")
+    ollama_num_ctx: int = Field(16384, ge=512, description="Context window for Ollama generations.")
+    embed_model: str = Field("nomic-embed-text", description="Embedding model for semantic search.")
+    openai_base_url: str = Field(
+        "http://127.0.0.1:8080/v1", description="Base URL of the OpenAI-compatible server (ending in /v1)."
+    )
+    openai_api_key: str | None = Field(None, description="API key for the OpenAI-compatible server.")
+    openai_model: str = Field("gpt-4o-mini", description="Chat model on the OpenAI-compatible server.")
+
+    @property
+    def pg_data_dir(self) -> Path:
+        return self.fable_data_dir / "pg"
+
+    def secret_key(self) -> str:
+        """The configured secret, or the one generated on first use and kept in the data dir."""
+        if self.fable_secret_key:
+            return self.fable_secret_key
+        path = self.fable_data_dir / "secret_key"
+        if path.exists():
+            return path.read_text().strip()
+        self.fable_data_dir.mkdir(parents=True, exist_ok=True)
+        key = secrets.token_urlsafe(48)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(key)
+        return key
+
+
+def _read_env(environ: Mapping[str, str]) -> dict[str, object]:
+    values: dict[str, object] = {}
+    for name, field in Settings.model_fields.items():
+        env = name.upper()
+        if env in environ and environ[env] != "":
+            raw: str | None = environ[env]
+        elif environ.get(f"{env}_FILE"):
+            raw = Path(environ[f"{env}_FILE"]).read_text().strip()
+        else:
+            continue
+        if field.annotation == list[str]:
+            values[name] = [part.strip() for part in raw.split(",") if part.strip()]
+        else:
+            values[name] = raw
+    return values
+
+
+def load_settings(environ: Mapping[str, str] | None = None, **overrides: object) -> Settings:
+    """Read settings from ``environ`` (default: ``os.environ``); ``overrides`` win."""
+    values = _read_env(os.environ if environ is None else environ)
+    values.update(overrides)
+    try:
+        return Settings(**values)
+    except ValidationError as e:
+        problems = [f"{'.'.join(map(str, err['loc'])).upper()}: {err['msg']}" for err in e.errors()]
+        raise InvalidInput("invalid configuration: " + "; ".join(problems), errors=problems) from e

@@ -1,0 +1,125 @@
+"""The database a Fable process talks to: engine, sessions, startup checks and migrations.
+
+``Database.open(settings)`` resolves where the data lives (``DATABASE_URL`` or the embedded
+server), verifies the extensions Fable needs, applies pending migrations under an advisory lock
+(so concurrent processes starting at once do not race), and hands out transactional sessions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from fable_core.config import Settings
+from fable_core.errors import Unavailable
+
+__all__ = ["Database", "REQUIRED_EXTENSIONS", "async_url"]
+
+REQUIRED_EXTENSIONS: dict[str, str] = {
+    "vector": "pgvector (semantic search)",
+    "pg_trgm": "pg_trgm (fuzzy title matching)",
+}
+_MIGRATION_LOCK = 0x0F_AB_1E
+_log = logging.getLogger(__name__)
+ALEMBIC_DIR = Path(__file__).resolve().parents[2] / "alembic"
+
+
+def async_url(url: str) -> str:
+    """Accept ``postgres://`` and ``postgresql://`` URLs and pin the asyncpg driver."""
+    parsed = make_url(url.replace("postgres://", "postgresql://", 1))
+    if parsed.get_backend_name() != "postgresql":
+        raise Unavailable(f"DATABASE_URL must be a PostgreSQL URL, got {parsed.get_backend_name()!r}")
+    return parsed.set(drivername="postgresql+asyncpg").render_as_string(hide_password=False)
+
+
+class Database:
+    """An engine plus a session factory; one per process and database."""
+
+    def __init__(self, engine: AsyncEngine, url: str) -> None:
+        self.engine = engine
+        self.url = url
+        self.sessions = async_sessionmaker(engine, expire_on_commit=False, autoflush=False)
+
+    @classmethod
+    async def open(cls, settings: Settings, *, migrate: bool = True) -> Database:
+        """Connect (starting the embedded server if needed), check extensions, migrate."""
+        if settings.database_url:
+            url = async_url(settings.database_url)
+        else:
+            from fable_core.db.embedded import start_embedded
+
+            url = await asyncio.to_thread(start_embedded, settings.pg_data_dir)
+        engine = create_async_engine(
+            url,
+            pool_size=settings.fable_db_pool_size,
+            max_overflow=settings.fable_db_pool_size,
+            pool_pre_ping=False,
+        )
+        db = cls(engine, url)
+        try:
+            async with engine.connect() as conn:
+                await check_extensions(conn)
+            if migrate:
+                await db.upgrade()
+        except BaseException:
+            await engine.dispose()
+            raise
+        return db
+
+    async def upgrade(self) -> None:
+        """Apply pending Alembic migrations; a no-op when the schema is current."""
+        async with self.engine.begin() as conn:
+            await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _MIGRATION_LOCK})
+            await conn.run_sync(_run_alembic_upgrade)
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[AsyncSession]:
+        """A session inside one transaction: committed on success, rolled back on any error."""
+        async with self.sessions() as session, session.begin():
+            yield session
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+
+
+async def check_extensions(
+    conn: AsyncConnection, required: dict[str, str] = REQUIRED_EXTENSIONS
+) -> None:
+    """Fail at startup, naming each extension the server cannot provide."""
+    try:
+        rows = await conn.execute(text("SELECT name FROM pg_available_extensions"))
+    except OSError as e:  # pragma: no cover - connection refused is raised earlier
+        raise Unavailable(f"cannot reach PostgreSQL: {e}") from e
+    available = {row[0] for row in rows}
+    missing = [f"{name} ({why})" for name, why in required.items() if name not in available]
+    if missing:
+        raise Unavailable(
+            "PostgreSQL is missing required extension(s): " + ", ".join(missing)
+            + ". Use a server with pgvector and pg_trgm (e.g. the pgvector/pgvector image), "
+            "or unset DATABASE_URL to use Fable's embedded PostgreSQL.",
+            missing=[name for name in required if name not in available],
+        )
+
+
+def alembic_config(connection: object | None = None):  # noqa: ANN201 - alembic type is optional
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(ALEMBIC_DIR))
+    if connection is not None:
+        cfg.attributes["connection"] = connection
+    return cfg
+
+
+def _run_alembic_upgrade(sync_conn: object) -> None:
+    from alembic import command
+
+    command.upgrade(alembic_config(sync_conn), "head")

@@ -1,0 +1,287 @@
+"""SQLAlchemy models: the schema Alembic migrations build, table by table.
+
+Tasks are notes: a note whose ``status`` is not NULL is a task. Every user-owned row carries
+``user_id`` so that ownership checks (``fable_core.access``) are one predicate.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+import re
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Computed,
+    Date,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    func,
+    text,
+)
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, validates
+
+__all__ = [
+    "ApiKey",
+    "AppLog",
+    "Base",
+    "Milestone",
+    "Note",
+    "NoteLink",
+    "NoteVersion",
+    "Project",
+    "Setting",
+    "TaskLog",
+    "User",
+    "title_key",
+]
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+def _created() -> Mapped[datetime]:
+    return mapped_column(DateTime(timezone=True), server_default=func.now(), nullable=False)
+
+
+def _updated() -> Mapped[datetime]:
+    return mapped_column(
+        DateTime(timezone=True), server_default=func.now(), onupdate=func.now(), nullable=False
+    )
+
+
+def _owner() -> Mapped[int]:
+    return mapped_column(ForeignKey("users.id", ondelete="CASCADE"), nullable=False, index=True)
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    username: Mapped[str] = mapped_column(String(64), unique=True, nullable=False)
+    email: Mapped[str | None] = mapped_column(String(320))
+    password_hash: Mapped[str | None] = mapped_column(Text)
+    role: Mapped[str] = mapped_column(String(16), server_default="user", nullable=False)
+    session_version: Mapped[int] = mapped_column(Integer, server_default="1", nullable=False)
+    is_active: Mapped[bool] = mapped_column(server_default=text("true"), nullable=False)
+    created_at: Mapped[datetime] = _created()
+
+
+class ApiKey(Base):
+    __tablename__ = "api_keys"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = _owner()
+    name: Mapped[str] = mapped_column(String(100), nullable=False)
+    prefix: Mapped[str] = mapped_column(String(16), nullable=False)
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True, nullable=False)
+    scope: Mapped[str] = mapped_column(String(8), nullable=False)
+    created_at: Mapped[datetime] = _created()
+    last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class Setting(Base):
+    """Per-user key/value settings (timezone, default model, assistant name, ...)."""
+
+    __tablename__ = "settings"
+
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    key: Mapped[str] = mapped_column(String(100), primary_key=True)
+    value: Mapped[Any] = mapped_column(JSONB, nullable=False)
+    updated_at: Mapped[datetime] = _updated()
+
+
+class Project(Base):
+    __tablename__ = "projects"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = _owner()
+    title: Mapped[str] = mapped_column(String(200), nullable=False)
+    description: Mapped[str] = mapped_column(Text, server_default="", nullable=False)
+    goal: Mapped[str] = mapped_column(Text, server_default="", nullable=False)
+    status: Mapped[str] = mapped_column(String(16), server_default="active", nullable=False)
+    color: Mapped[str | None] = mapped_column(String(16))
+    auto_summary: Mapped[str | None] = mapped_column(Text)
+    summary_updated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = _created()
+    updated_at: Mapped[datetime] = _updated()
+
+
+class Milestone(Base):
+    __tablename__ = "milestones"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = _owner()
+    project_id: Mapped[int] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    title: Mapped[str] = mapped_column(String(200), nullable=False)
+    description: Mapped[str] = mapped_column(Text, server_default="", nullable=False)
+    status: Mapped[str] = mapped_column(String(16), server_default="open", nullable=False)
+    order_index: Mapped[int] = mapped_column(Integer, server_default="0", nullable=False)
+    due_date: Mapped[date | None] = mapped_column(Date)
+    created_at: Mapped[datetime] = _created()
+    updated_at: Mapped[datetime] = _updated()
+
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+def title_key(title: str) -> str:
+    """How titles compare: case-folded words joined by single spaces, punctuation dropped.
+
+    Duplicate detection and wikilink resolution use it. Computed in Python (not SQL) so that it
+    does not depend on the database's locale.
+    """
+    return " ".join(_WORD.findall(title.casefold()))
+
+
+SEARCH_VECTOR_SQL = (
+    "setweight(to_tsvector('english'::regconfig, coalesce(title, '')), 'A') || "
+    "setweight(to_tsvector('english'::regconfig, coalesce(body, '')), 'B')"
+)
+
+
+class Note(Base):
+    """A note; with a non-NULL ``status`` it is a task."""
+
+    __tablename__ = "notes"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = _owner()
+    title: Mapped[str] = mapped_column(String(300), nullable=False)
+    body: Mapped[str] = mapped_column(Text, server_default="", nullable=False)
+    tags: Mapped[list[str]] = mapped_column(
+        ARRAY(Text), server_default=text("'{}'::text[]"), nullable=False
+    )
+    parent_id: Mapped[int | None] = mapped_column(
+        ForeignKey("notes.id", ondelete="SET NULL"), index=True
+    )
+    project_id: Mapped[int | None] = mapped_column(
+        ForeignKey("projects.id", ondelete="SET NULL"), index=True
+    )
+    milestone_id: Mapped[int | None] = mapped_column(
+        ForeignKey("milestones.id", ondelete="SET NULL"), index=True
+    )
+    status: Mapped[str | None] = mapped_column(String(16))
+    priority: Mapped[str | None] = mapped_column(String(16))
+    due_date: Mapped[date | None] = mapped_column(Date)
+    recurrence_rule: Mapped[str | None] = mapped_column(Text)
+    completed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    version: Mapped[int] = mapped_column(Integer, server_default="1", nullable=False)
+    created_at: Mapped[datetime] = _created()
+    updated_at: Mapped[datetime] = _updated()
+    title_key: Mapped[str] = mapped_column(Text, nullable=False)
+    search_vector: Mapped[Any] = mapped_column(
+        TSVECTOR, Computed(SEARCH_VECTOR_SQL, persisted=True)
+    )
+
+    @validates("title")
+    def _keep_title_key(self, _: str, value: str) -> str:
+        self.title_key = title_key(value)
+        return value
+
+    @property
+    def kind(self) -> str:
+        return "task" if self.status is not None else "note"
+
+    __table_args__ = (
+        Index("ix_notes_tags", "tags", postgresql_using="gin"),
+        Index("ix_notes_search_vector", "search_vector", postgresql_using="gin"),
+        Index(
+            "ix_notes_title_key_trgm",
+            "title_key",
+            postgresql_using="gin",
+            postgresql_ops={"title_key": "gin_trgm_ops"},
+        ),
+        Index("ix_notes_user_title_key", "user_id", "title_key"),
+        Index("ix_notes_user_updated", "user_id", "updated_at", "id"),
+        Index("ix_notes_user_status_due", "user_id", "status", "due_date"),
+    )
+
+
+class NoteVersion(Base):
+    """A snapshot of a note as it was after one save; ``version`` counts from 1."""
+
+    __tablename__ = "note_versions"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    note_id: Mapped[int] = mapped_column(
+        ForeignKey("notes.id", ondelete="CASCADE"), nullable=False
+    )
+    user_id: Mapped[int] = _owner()
+    version: Mapped[int] = mapped_column(Integer, nullable=False)
+    title: Mapped[str] = mapped_column(String(300), nullable=False)
+    body: Mapped[str] = mapped_column(Text, nullable=False)
+    tags: Mapped[list[str]] = mapped_column(ARRAY(Text), nullable=False)
+    created_at: Mapped[datetime] = _created()
+
+    __table_args__ = (UniqueConstraint("note_id", "version", name="uq_note_versions_note_version"),)
+
+
+class NoteLink(Base):
+    """A ``[[wikilink]]`` from one note to a title; ``target_id`` is NULL until the title exists."""
+
+    __tablename__ = "note_links"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    user_id: Mapped[int] = _owner()
+    source_id: Mapped[int] = mapped_column(
+        ForeignKey("notes.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    target_id: Mapped[int | None] = mapped_column(
+        ForeignKey("notes.id", ondelete="SET NULL"), index=True
+    )
+    target_key: Mapped[str] = mapped_column(Text, nullable=False)
+    target_title: Mapped[str] = mapped_column(String(300), nullable=False)
+
+    __table_args__ = (Index("ix_note_links_user_target_key", "user_id", "target_key"),)
+
+
+class TaskLog(Base):
+    """Work logged against a task: when, how long, what."""
+
+    __tablename__ = "task_logs"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = _owner()
+    note_id: Mapped[int] = mapped_column(
+        ForeignKey("notes.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    work_date: Mapped[date] = mapped_column(Date, nullable=False)
+    minutes: Mapped[int | None] = mapped_column(Integer)
+    description: Mapped[str] = mapped_column(Text, server_default="", nullable=False)
+    created_at: Mapped[datetime] = _created()
+
+
+class AppLog(Base):
+    """Audit, usage and error records. ``user_id`` survives user deletion as ``username``."""
+
+    __tablename__ = "app_logs"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    created_at: Mapped[datetime] = _created()
+    category: Mapped[str] = mapped_column(String(16), nullable=False)
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    username: Mapped[str | None] = mapped_column(String(64))
+    action: Mapped[str] = mapped_column(String(100), nullable=False)
+    surface: Mapped[str | None] = mapped_column(String(16))
+    endpoint: Mapped[str | None] = mapped_column(Text)
+    method: Mapped[str | None] = mapped_column(String(8))
+    status_code: Mapped[int | None] = mapped_column(Integer)
+    duration_ms: Mapped[float | None] = mapped_column()
+    error_type: Mapped[str | None] = mapped_column(String(64))
+    error_message: Mapped[str | None] = mapped_column(Text)
+    traceback: Mapped[str | None] = mapped_column(Text)
+    details: Mapped[Any | None] = mapped_column(JSONB)
+
+    __table_args__ = (Index("ix_app_logs_category_created", "category", "created_at"),)

@@ -1,0 +1,1 @@
+"""The knowledge domain: notes (tasks are notes), wikilinks, versions, projects, milestones."""

@@ -1,0 +1,95 @@
+"""Fuzzy matching of titles and names: duplicate notes, projects named in words.
+
+Duplicate rule (refused by ``create_note``): the same title key (case and punctuation ignored),
+or a title at least 82 % similar (``difflib`` ratio over title keys) and carrying the same
+numbers (so dated series such as "Standup 2026-12-01" / "-02" are not duplicates), among the
+caller's notes.
+pg_trgm's index narrows the candidates; difflib decides, as in the system Fable grew from.
+
+Project names resolve in four steps: exact (case-insensitive), the name inside a title, a title
+inside the name, then similarity >= 0.55. More than one candidate at the first step that finds
+any is ambiguous: the error lists them.
+"""
+
+from __future__ import annotations
+
+import re
+from difflib import SequenceMatcher
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from fable_core.caller import Caller
+from fable_core.db.models import Note, Project, title_key
+from fable_core.errors import Conflict, InvalidInput, NotFound
+
+__all__ = ["DUPLICATE_RATIO", "PROJECT_RATIO", "check_duplicate_title", "resolve_project"]
+
+DUPLICATE_RATIO = 0.82
+PROJECT_RATIO = 0.55
+
+
+def _ratio(a: str, b: str) -> float:
+    return SequenceMatcher(None, a, b).ratio()
+
+
+def _numbers(key: str) -> list[str]:
+    return re.findall(r"\d+", key)
+
+
+def _near_duplicate(a: str, b: str) -> bool:
+    """Similar enough, and not told apart by a number ("Standup 2026-12-01" vs "...-02")."""
+    return _numbers(a) == _numbers(b) and _ratio(a, b) >= DUPLICATE_RATIO
+
+
+async def check_duplicate_title(
+    session: AsyncSession, caller: Caller, title: str, *, exclude_id: int | None = None, fuzzy: bool = True
+) -> None:
+    """Raise Conflict naming the existing note when ``title`` duplicates one of the caller's."""
+    key = title_key(title)
+    stmt = select(Note.id, Note.title, Note.title_key).where(Note.user_id == caller.user_id)
+    if exclude_id is not None:
+        stmt = stmt.where(Note.id != exclude_id)
+    if fuzzy and len(key) >= 4:
+        stmt = stmt.where((Note.title_key == key) | Note.title_key.op("%")(key))
+        stmt = stmt.order_by(func.similarity(Note.title_key, key).desc()).limit(20)
+    else:
+        stmt = stmt.where(Note.title_key == key).limit(1)
+    for note_id, existing, existing_key in (await session.execute(stmt)).all():
+        exact = existing_key == key
+        if exact or (fuzzy and _near_duplicate(existing_key, key)):
+            how = "the same title" if exact else "a very similar title"
+            raise Conflict(
+                f"note {note_id} {existing!r} already has {how}; update it with update_note "
+                f"(note_id={note_id}) or choose a different title",
+                existing_note_id=note_id,
+                existing_title=existing,
+            )
+
+
+async def resolve_project(session: AsyncSession, caller: Caller, name: str) -> Project:
+    """Find the caller's project by name; NotFound or InvalidInput (ambiguous) otherwise."""
+    wanted = name.strip().casefold()
+    if not wanted:
+        raise InvalidInput("project name is empty", field="project")
+    projects = (
+        await session.execute(select(Project).where(Project.user_id == caller.user_id).order_by(Project.id))
+    ).scalars().all()
+    steps = (
+        lambda p: p.title.casefold() == wanted,
+        lambda p: wanted in p.title.casefold(),
+        lambda p: p.title.casefold() in wanted,
+        lambda p: _ratio(p.title.casefold(), wanted) >= PROJECT_RATIO,
+    )
+    for step in steps:
+        found = [p for p in projects if step(p)]
+        if len(found) == 1:
+            return found[0]
+        if len(found) > 1:
+            names = ", ".join(f"{p.title!r} (id {p.id})" for p in found[:10])
+            raise InvalidInput(
+                f"project name {name!r} is ambiguous: it matches {names}; pass project_id instead",
+                field="project",
+                candidates=[{"id": p.id, "title": p.title} for p in found[:10]],
+            )
+    raise NotFound(f"no project matches {name!r}", project=name)

@@ -1,0 +1,100 @@
+"""Argument types shared by the knowledge tools: constraints live here, once."""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime
+from typing import Annotated, Literal
+
+from dateutil.rrule import rrulestr
+from pydantic import AfterValidator, Field, StringConstraints
+
+__all__ = [
+    "Body",
+    "Color",
+    "Cursor",
+    "Kind",
+    "Limit",
+    "NoteId",
+    "Priority",
+    "ProjectRef",
+    "RecurrenceRule",
+    "RowId",
+    "Status",
+    "Tag",
+    "Tags",
+    "Title",
+]
+
+MAX_TITLE = 300
+MAX_BODY = 1_000_000
+MAX_TAGS = 50
+
+RowId = Annotated[int, Field(ge=1, le=2**31 - 1)]
+NoteId = Annotated[int, Field(ge=1, le=2**31 - 1, description="Id of the note or task.")]
+Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TITLE)]
+Body = Annotated[str, StringConstraints(max_length=MAX_BODY)]
+Status = Literal["todo", "in_progress", "done", "cancelled"]
+Priority = Literal["none", "low", "medium", "high"]
+Kind = Literal["note", "task", "all"]
+Limit = Annotated[int, Field(ge=1, le=200, description="Page size (1-200).")]
+Cursor = Annotated[
+    str | None,
+    Field(max_length=512, description="`next_cursor` from the previous page; omit for the first."),
+]
+Color = Annotated[str, StringConstraints(pattern=r"^#[0-9a-fA-F]{6}$")]
+
+_TAG = re.compile(r"^[\w][\w\-./]*$", re.UNICODE)
+
+
+def _normalise_tag(tag: str) -> str:
+    tag = tag.strip().lstrip("#").strip("/").lower()
+    if not tag or len(tag) > 64 or not _TAG.match(tag) or "//" in tag:
+        raise ValueError(
+            f"tag {tag!r} must be 1-64 letters, digits, '-', '_', '.' or '/' (for hierarchy)"
+        )
+    return tag
+
+
+def _normalise_tags(tags: list[str]) -> list[str]:
+    seen: dict[str, None] = {}
+    for tag in tags:
+        seen[_normalise_tag(tag)] = None
+    if len(seen) > MAX_TAGS:
+        raise ValueError(f"at most {MAX_TAGS} tags")
+    return list(seen)
+
+
+Tag = Annotated[str, AfterValidator(_normalise_tag)]
+Tags = Annotated[
+    list[str],
+    AfterValidator(_normalise_tags),
+    Field(description="Tags, lower-cased; '/' makes a hierarchy: 'work/acme' is under 'work'."),
+]
+
+
+def _check_rrule(rule: str) -> str:
+    rule = rule.strip()
+    if rule.upper().startswith("RRULE:"):
+        rule = rule[6:]
+    try:
+        rrulestr(rule, dtstart=datetime(2000, 1, 1))
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"not an RFC 5545 recurrence rule ({e})") from None
+    return rule.upper()
+
+
+RecurrenceRule = Annotated[
+    str,
+    StringConstraints(max_length=500),
+    AfterValidator(_check_rrule),
+    Field(description="RFC 5545 RRULE, e.g. 'FREQ=WEEKLY;BYDAY=MO'. Needs a due_date."),
+]
+
+ProjectRef = Annotated[
+    str | None,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
+    Field(description="Project by name (exact, then partial, then fuzzy match); alternative to project_id."),
+]
+
+DateArg = date

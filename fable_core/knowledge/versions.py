@@ -1,0 +1,124 @@
+"""Version history of notes: a snapshot after every save, listing, diffs and restore."""
+
+from __future__ import annotations
+
+import difflib
+from datetime import datetime
+from typing import Annotated
+
+from pydantic import BaseModel, Field
+from sqlalchemy import insert, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from fable_core.access import get_visible
+from fable_core.db.models import Note, NoteVersion
+from fable_core.errors import NotFound
+from fable_core.knowledge.paging import decode_cursor, encode_cursor
+from fable_core.knowledge.types import Cursor, Limit, NoteId
+from fable_core.knowledge.views import NoteSummary
+from fable_core.tools import Context, Route, tool
+
+__all__ = ["snapshot"]
+
+VersionNo = Annotated[int, Field(ge=1, description="Version number (1 is the first save).")]
+
+
+async def snapshot(session: AsyncSession, note: Note) -> None:
+    """Record ``note`` as it is now under its current version number."""
+    await session.execute(
+        insert(NoteVersion),
+        [{"note_id": note.id, "user_id": note.user_id, "version": note.version,
+          "title": note.title, "body": note.body, "tags": list(note.tags)}],
+    )
+
+
+class VersionSummary(BaseModel):
+    id: int
+    version: int
+    title: str
+    body_length: int
+    created_at: datetime
+    current: bool
+
+
+class VersionPage(BaseModel):
+    note_id: int
+    items: list[VersionSummary]
+    next_cursor: str | None = None
+
+
+class VersionDiff(BaseModel):
+    note_id: int
+    from_version: int
+    to_version: int
+    title_changed: bool
+    diff: str = Field(description="Unified diff of the bodies.")
+    added_lines: int
+    removed_lines: int
+
+
+async def _version(ctx: Context, note_id: int, version: int) -> NoteVersion:
+    row = await ctx.session.scalar(
+        select(NoteVersion).where(NoteVersion.note_id == note_id, NoteVersion.version == version)
+    )
+    if row is None:
+        raise NotFound(f"note {note_id} has no version {version}", note_id=note_id, version=version)
+    return row
+
+
+@tool(title="List versions of a note", scope="read", route=Route("GET", "/notes/{note_id}/versions"))
+async def list_note_versions(ctx: Context, note_id: NoteId, limit: Limit = 20,
+                             cursor: Cursor = None) -> VersionPage:
+    """List a note's saved versions, newest first (bodies omitted; see diff_note_versions)."""
+    note = await get_visible(ctx.session, Note, note_id, ctx.caller)
+    position = decode_cursor(cursor, "versions")
+    stmt = select(NoteVersion).where(NoteVersion.note_id == note.id)
+    if position is not None:
+        stmt = stmt.where(NoteVersion.version < int(position[0]))
+    rows = (await ctx.session.execute(
+        stmt.order_by(NoteVersion.version.desc()).limit(limit + 1))).scalars().all()
+    items = [VersionSummary(id=r.id, version=r.version, title=r.title, body_length=len(r.body),
+                            created_at=r.created_at, current=r.version == note.version)
+             for r in rows[:limit]]
+    more = len(rows) > limit
+    return VersionPage(note_id=note.id, items=items,
+                       next_cursor=encode_cursor("versions", [items[-1].version]) if more else None)
+
+
+@tool(title="Compare two versions of a note", scope="read",
+      route=Route("GET", "/notes/{note_id}/diff"))
+async def diff_note_versions(ctx: Context, note_id: NoteId, from_version: VersionNo,
+                             to_version: VersionNo | None = None) -> VersionDiff:
+    """Show what changed between two versions of a note as a unified diff.
+
+    Args:
+        to_version: Defaults to the current version.
+    """
+    note = await get_visible(ctx.session, Note, note_id, ctx.caller)
+    old = await _version(ctx, note.id, from_version)
+    new = await _version(ctx, note.id, to_version or note.version)
+    lines = list(difflib.unified_diff(
+        old.body.splitlines(), new.body.splitlines(),
+        f"version {old.version}", f"version {new.version}", lineterm="",
+    ))
+    return VersionDiff(
+        note_id=note.id, from_version=old.version, to_version=new.version,
+        title_changed=old.title != new.title, diff="\n".join(lines),
+        added_lines=sum(1 for x in lines if x.startswith("+") and not x.startswith("+++")),
+        removed_lines=sum(1 for x in lines if x.startswith("-") and not x.startswith("---")),
+    )
+
+
+@tool(title="Restore a version of a note", scope="write",
+      route=Route("POST", "/notes/{note_id}/versions/{version}/restore"))
+async def restore_note_version(ctx: Context, note_id: NoteId, version: VersionNo) -> NoteSummary:
+    """Bring back the title, body and tags of an earlier version. Nothing is lost: the restore
+    is itself saved as a new version."""
+    from fable_core.knowledge.notes import save_changes  # notes imports this module
+
+    note = await get_visible(ctx.session, Note, note_id, ctx.caller, for_update=True)
+    old = await _version(ctx, note.id, version)
+    old_title = note.title
+    note.title, note.body, note.tags = old.title, old.body, list(old.tags)
+    await save_changes(ctx, note, old_title=old_title)
+    return NoteSummary.model_validate(note)

@@ -1,0 +1,102 @@
+"""Result models of the knowledge tools: compact by default, bodies only where asked."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "BacklinkItem",
+    "BacklinkPage",
+    "Deleted",
+    "NoteDetail",
+    "NotePage",
+    "NoteSummary",
+    "SearchHit",
+    "SearchResults",
+    "TagCount",
+    "TagList",
+]
+
+
+class _View(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+
+class NoteSummary(_View):
+    """A note or task without its body."""
+
+    id: int
+    title: str
+    kind: Literal["note", "task"]
+    tags: list[str]
+    status: str | None = None
+    priority: str | None = None
+    due_date: date | None = None
+    project_id: int | None = None
+    milestone_id: int | None = None
+    parent_id: int | None = None
+    recurrence_rule: str | None = None
+    version: int
+    updated_at: datetime
+
+
+class NoteDetail(NoteSummary):
+    """A note with (part of) its body; ``next_offset`` is set when more body remains."""
+
+    body: str
+    body_length: int
+    offset: int = 0
+    next_offset: int | None = None
+    section: str | None = None
+    sections: list[str] = Field(default_factory=list, description="Headings in the body, in order.")
+    created_at: datetime
+    completed_at: datetime | None = None
+
+
+class NotePage(_View):
+    items: list[NoteSummary]
+    next_cursor: str | None = Field(None, description="Pass as `cursor` for the next page.")
+
+
+class SearchHit(NoteSummary):
+    snippet: str = Field(description="Matching excerpt; matches wrapped in ** **.")
+    score: float
+
+
+class SearchResults(_View):
+    query: str
+    mode: Literal["keyword", "hybrid"] = Field(
+        description="'hybrid' when semantic and keyword results were fused; 'keyword' otherwise."
+    )
+    items: list[SearchHit]
+    next_cursor: str | None = None
+
+
+class TagCount(_View):
+    tag: str
+    count: int
+
+
+class TagList(_View):
+    items: list[TagCount]
+    next_cursor: str | None = None
+
+
+class BacklinkItem(_View):
+    id: int
+    title: str
+    kind: Literal["note", "task"]
+    snippet: str = Field(description="The line of the linking note that holds the link.")
+
+
+class BacklinkPage(_View):
+    items: list[BacklinkItem]
+    next_cursor: str | None = None
+
+
+class Deleted(_View):
+    id: int
+    deleted: bool = True

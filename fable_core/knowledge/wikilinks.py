@@ -1,0 +1,102 @@
+"""``[[Title]]`` and ``[[Title|label]]`` links between notes, kept in ``note_links``.
+
+Links are matched on a title *key* (``fable_core.db.models.title_key``: case-folded words),
+so ``[[Project: Alpha]]`` finds "project alpha".
+A link to a title that does not exist yet is stored unresolved and resolves when a note with
+that title appears. Renaming a note rewrites the links to it in the linking notes' bodies, so
+its backlinks survive and the text stays true.
+"""
+
+from __future__ import annotations
+
+import re
+
+from sqlalchemy import and_, delete, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from fable_core.db.models import Note, NoteLink, title_key
+
+__all__ = ["parse_links", "rename_links", "resolve_pending", "sync_links", "title_key"]
+
+_LINK = re.compile(r"\[\[([^\[\]|\n]{1,300})(?:\|([^\[\]\n]{0,300}))?\]\]")
+def parse_links(body: str) -> dict[str, str]:
+    """Map of title key → title as written, for each distinct link target in ``body``."""
+    found: dict[str, str] = {}
+    for match in _LINK.finditer(body):
+        title = match.group(1).strip()
+        key = title_key(title)
+        if key and key not in found:
+            found[key] = title
+    return found
+
+
+async def sync_links(session: AsyncSession, note: Note) -> None:
+    """Make ``note``'s outgoing links match its body, resolving each against existing titles."""
+    await session.execute(delete(NoteLink).where(NoteLink.source_id == note.id))
+    links = parse_links(note.body)
+    if not links:
+        return
+    rows = await session.execute(
+        select(Note.title_key, Note.id)
+        .where(Note.user_id == note.user_id, Note.title_key.in_(list(links)))
+        .order_by(Note.id)
+    )
+    targets: dict[str, int] = {}
+    for key, note_id in rows:
+        targets.setdefault(key, note_id)
+    await session.execute(
+        insert(NoteLink),
+        [
+            {
+                "user_id": note.user_id,
+                "source_id": note.id,
+                "target_id": targets.get(key),
+                "target_key": key,
+                "target_title": title,
+            }
+            for key, title in links.items()
+        ],
+    )
+
+
+async def resolve_pending(session: AsyncSession, note: Note) -> None:
+    """Point unresolved links whose key matches ``note``'s title at ``note``."""
+    await session.execute(
+        update(NoteLink)
+        .where(
+            NoteLink.user_id == note.user_id,
+            NoteLink.target_id.is_(None),
+            NoteLink.target_key == title_key(note.title),
+        )
+        .values(target_id=note.id)
+    )
+
+
+async def rename_links(session: AsyncSession, note: Note, old_title: str) -> list[int]:
+    """After a rename, rewrite ``[[old]]`` to ``[[new]]`` in linking notes; returns their ids."""
+    old_key, new_key = title_key(old_title), title_key(note.title)
+    if old_key == new_key:
+        return []
+    sources = (
+        await session.execute(
+            select(Note)
+            .join(NoteLink, and_(NoteLink.source_id == Note.id, NoteLink.target_id == note.id))
+            .where(Note.user_id == note.user_id, Note.id != note.id)
+        )
+    ).scalars().unique().all()
+
+    def rewrite(match: re.Match[str]) -> str:
+        if title_key(match.group(1)) != old_key:
+            return match.group(0)
+        label = match.group(2)
+        return f"[[{note.title}|{label}]]" if label is not None else f"[[{note.title}]]"
+
+    for source in sources:
+        source.body = _LINK.sub(rewrite, source.body)
+    await session.execute(
+        update(NoteLink)
+        .where(NoteLink.target_id == note.id)
+        .values(target_key=new_key, target_title=note.title)
+    )
+    await session.flush()
+    return [s.id for s in sources]

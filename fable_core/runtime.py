@@ -1,0 +1,54 @@
+"""A running Fable: settings, database and dispatcher, opened and closed together.
+
+Every surface starts one ``Fable`` and shares it; tests open one per test database.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fable_core.caller import Caller
+from fable_core.config import Settings, load_settings
+from fable_core.db.database import Database
+from fable_core.events import EventBus
+from fable_core.tools.dispatcher import Dispatcher
+from fable_core.tools.registry import REGISTRY, Registry
+
+__all__ = ["Fable"]
+
+
+class Fable:
+    """The core, assembled. Use ``async with await Fable.open(settings) as fable:`` or close()."""
+
+    def __init__(self, settings: Settings, db: Database, registry: Registry = REGISTRY) -> None:
+        self.settings = settings
+        self.db = db
+        self.registry = registry
+        self.events = EventBus()
+        self.services: dict[str, Any] = {}
+        self.dispatcher = Dispatcher(
+            db, settings, registry=registry, events=self.events, services=self.services
+        )
+
+    @classmethod
+    async def open(cls, settings: Settings | None = None, *, migrate: bool = True) -> Fable:
+        from fable_core.capabilities import load_capabilities
+
+        load_capabilities()
+        settings = settings or load_settings()
+        logging.getLogger("fable_core").setLevel(settings.fable_log_level.upper())
+        db = await Database.open(settings, migrate=migrate)
+        return cls(settings, db)
+
+    async def call(self, name: str, arguments: dict[str, Any] | None, caller: Caller) -> dict[str, Any]:
+        return await self.dispatcher.call(name, arguments, caller)
+
+    async def close(self) -> None:
+        await self.db.close()
+
+    async def __aenter__(self) -> Fable:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()

@@ -1,0 +1,121 @@
+"""Build a tool's argument model and JSON Schemas from its signature and docstring.
+
+Parameters become flat top-level properties (never one nested model argument). A parameter
+annotated with :class:`~fable_core.tools.context.Context` is injected by the dispatcher and
+never appears in a schema. Descriptions come from ``Annotated[..., Field(description=...)]`` or,
+failing that, from the docstring's ``Args:`` section.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable
+from typing import Any, get_type_hints
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic.fields import FieldInfo
+
+from fable_core.tools.context import Context
+
+__all__ = ["ToolSignature", "build_signature", "split_docstring"]
+
+_SECTION = re.compile(r"^(Args|Arguments|Parameters|Returns|Raises|Examples?):\s*$")
+_ARG_LINE = re.compile(r"^\s{2,}(\w+)(?:\s*\([^)]*\))?:\s*(.*)$")
+
+
+class ToolSignature:
+    """What the registry learns from a function: its argument model, output model, schemas."""
+
+    def __init__(
+        self,
+        arguments: type[BaseModel],
+        output: type[BaseModel],
+        context_param: str | None,
+    ) -> None:
+        self.arguments = arguments
+        self.output = output
+        self.context_param = context_param
+        self.input_schema = _clean(arguments.model_json_schema())
+        self.output_schema = _clean(output.model_json_schema(mode="serialization"))
+
+
+def split_docstring(fn: Callable[..., Any]) -> tuple[str, dict[str, str]]:
+    """The description (docstring up to the first section) and the ``Args:`` descriptions."""
+    doc = inspect.cleandoc(fn.__doc__ or "")
+    description: list[str] = []
+    args: dict[str, str] = {}
+    section: str | None = None
+    current: str | None = None
+    for line in doc.splitlines():
+        match = _SECTION.match(line.strip())
+        if match and not line.startswith(" "):
+            section, current = match.group(1), None
+            continue
+        if section is None:
+            description.append(line)
+        elif section in ("Args", "Arguments", "Parameters"):
+            arg = _ARG_LINE.match(line)
+            if arg:
+                current = arg.group(1)
+                args[current] = arg.group(2).strip()
+            elif current and line.strip():
+                args[current] += " " + line.strip()
+    return "\n".join(description).strip(), args
+
+
+def build_signature(fn: Callable[..., Any], name: str) -> ToolSignature:
+    hints = get_type_hints(fn, include_extras=True)
+    _, arg_docs = split_docstring(fn)
+    fields: dict[str, Any] = {}
+    context_param: str | None = None
+    for pname, param in inspect.signature(fn).parameters.items():
+        annotation = hints.get(pname)
+        if annotation is Context:
+            context_param = pname
+            continue
+        if annotation is None:
+            raise TypeError(f"tool {name!r}: parameter {pname!r} has no type annotation")
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD, param.POSITIONAL_ONLY):
+            raise TypeError(f"tool {name!r}: parameter {pname!r} must be a plain keyword parameter")
+        fields[pname] = (annotation, _field(param.default, arg_docs.get(pname)))
+    output = hints.get("return")
+    if not (inspect.isclass(output) and issubclass(output, BaseModel)):
+        raise TypeError(f"tool {name!r} must return a pydantic model, not {output!r}")
+    model_name = "".join(part.title() for part in name.split("_")) + "Arguments"
+    arguments = create_model(model_name, __config__=ConfigDict(extra="forbid"), **fields)
+    return ToolSignature(arguments, output, context_param)
+
+
+def _field(default: Any, description: str | None) -> FieldInfo:
+    required = default is inspect.Parameter.empty
+    if isinstance(default, FieldInfo):
+        return default
+    return Field(... if required else default, description=description)
+
+
+def _clean(schema: dict[str, Any]) -> dict[str, Any]:
+    """Drop pydantic's auto-generated per-property titles; they restate the property names."""
+
+    def strip(node: Any) -> Any:
+        if isinstance(node, dict):
+            out = {}
+            for key, value in node.items():
+                if key == "properties" and isinstance(value, dict):
+                    out[key] = {k: _without_title(strip(v)) for k, v in value.items()}
+                else:
+                    out[key] = strip(value)
+            return out
+        if isinstance(node, list):
+            return [strip(v) for v in node]
+        return node
+
+    cleaned = strip(schema)
+    cleaned.pop("title", None)
+    return cleaned
+
+
+def _without_title(prop: Any) -> Any:
+    if isinstance(prop, dict):
+        prop = {k: v for k, v in prop.items() if k != "title"}
+    return prop

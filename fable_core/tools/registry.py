@@ -1,0 +1,166 @@
+"""The registry: every Fable capability, registered once, from which every surface is generated.
+
+A tool is a typed ``async def`` decorated with :func:`tool`. The decorator derives its argument
+and result schemas (``fable_core.tools._schema``), records its metadata, and returns the function
+unchanged. Surfaces (MCP, REST, the assistant, the CLI) only loop over :data:`REGISTRY`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+from fable_core.caller import Caller, Scope
+from fable_core.tools._schema import ToolSignature, build_signature, split_docstring
+
+__all__ = ["REGISTRY", "Annotations", "Registry", "Route", "Tool", "tool"]
+
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+_NAME = re.compile(r"^[a-z][a-z0-9_]{1,63}$")
+HttpMethod = Literal["GET", "POST", "PATCH", "PUT", "DELETE"]
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """Where REST serves a tool: ``Route("GET", "/notes/{note_id}")`` (relative to ``/api``).
+
+    Path parameters must be tool parameters. For GET and DELETE the remaining arguments come
+    from the query string; otherwise from the JSON body.
+    """
+
+    method: HttpMethod
+    path: str
+
+    @property
+    def path_params(self) -> list[str]:
+        return re.findall(r"{(\w+)}", self.path)
+
+
+@dataclass(frozen=True, slots=True)
+class Annotations:
+    """MCP tool annotations (hints to clients, not enforcement)."""
+
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+    open_world: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    name: str
+    title: str
+    description: str
+    scope: Scope
+    annotations: Annotations
+    route: Route | None
+    group: str
+    fn: Callable[..., Awaitable[Any]]
+    signature: ToolSignature = field(repr=False)
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        return self.signature.input_schema
+
+    @property
+    def output_schema(self) -> dict[str, Any]:
+        return self.signature.output_schema
+
+    def allows(self, caller: Caller) -> bool:
+        return self.scope == "read" or caller.can_write
+
+
+class Registry:
+    """An ordered set of tools, by name."""
+
+    def __init__(self) -> None:
+        self._tools: dict[str, Tool] = {}
+
+    def add(self, t: Tool) -> None:
+        if t.name in self._tools:
+            raise ValueError(f"tool {t.name!r} is already registered")
+        if t.route is not None:
+            for other in self._tools.values():
+                if other.route == t.route:
+                    raise ValueError(f"tools {other.name!r} and {t.name!r} share route {t.route}")
+        self._tools[t.name] = t
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def for_caller(self, caller: Caller) -> list[Tool]:
+        """The tools this caller may run (a read-scope caller sees only read tools)."""
+        return [t for t in self if t.allows(caller)]
+
+
+REGISTRY = Registry()
+
+
+def tool(
+    *,
+    title: str,
+    scope: Scope,
+    destructive: bool = False,
+    idempotent: bool | None = None,
+    open_world: bool = False,
+    route: Route | None = None,
+    name: str | None = None,
+    registry: Registry | None = None,
+) -> Callable[[F], F]:
+    """Register an async function as a tool and return it unchanged.
+
+    ``scope="read"`` tools are read-only (and idempotent unless told otherwise); write tools
+    declare whether they are ``destructive`` (delete or overwrite data) and ``idempotent``.
+    """
+    if callable(title):  # bare @tool
+        raise TypeError("use @tool(title=..., scope=...), not bare @tool")
+    if scope not in ("read", "write"):
+        raise ValueError(f"scope must be 'read' or 'write', not {scope!r}")
+
+    def decorate(fn: F) -> F:
+        if not inspect.iscoroutinefunction(fn):
+            raise TypeError(f"tool {fn.__qualname__} must be an async function")
+        tool_name = name or fn.__name__
+        if not _NAME.match(tool_name):
+            raise ValueError(f"tool name {tool_name!r} must be snake_case")
+        description, _ = split_docstring(fn)
+        if not description:
+            raise ValueError(f"tool {tool_name!r} needs a docstring: it is the description")
+        signature = build_signature(fn, tool_name)
+        if route is not None:
+            unknown = set(route.path_params) - set(signature.arguments.model_fields)
+            if unknown:
+                raise ValueError(f"tool {tool_name!r}: route parameters {unknown} are not arguments")
+        (registry or REGISTRY).add(
+            Tool(
+                name=tool_name,
+                title=title,
+                description=description,
+                scope=scope,
+                annotations=Annotations(
+                    read_only=scope == "read",
+                    destructive=destructive,
+                    idempotent=(scope == "read") if idempotent is None else idempotent,
+                    open_world=open_world,
+                ),
+                route=route,
+                group=fn.__module__.rsplit(".", 1)[-1],
+                fn=fn,
+                signature=signature,
+            )
+        )
+        return fn
+
+    return decorate

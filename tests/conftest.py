@@ -1,0 +1,90 @@
+"""Shared fixtures: one embedded PostgreSQL per test session, a clean database per test.
+
+The server lives in a temporary directory (never the user's data dir). Each test starts from
+empty tables (TRUNCATE after every test), which also holds for code under test running in
+other processes (``fable mcp`` over stdio, uvicorn servers) against the same database.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+
+from fable_core.accounts import create_user
+from fable_core.caller import Caller
+from fable_core.config import Settings, load_settings
+from fable_core.db.embedded import start_embedded
+from fable_core.db.models import Base
+from fable_core.runtime import Fable
+
+os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+
+
+@pytest.fixture(scope="session")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("fable-data")
+
+
+@pytest.fixture(scope="session")
+def database_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """URL of the session's test database on a fresh embedded server."""
+    return start_embedded(tmp_path_factory.mktemp("pg") / "pg", database="fable_test")
+
+
+@pytest.fixture(scope="session")
+def settings(database_url: str, data_dir: Path) -> Settings:
+    return load_settings(
+        {}, database_url=database_url, fable_data_dir=data_dir, llm_provider="none",
+        fable_secret_key="test-secret-key-not-for-production",
+    )
+
+
+@pytest.fixture(scope="session")
+async def fable(settings: Settings) -> AsyncIterator[Fable]:
+    app = await Fable.open(settings)
+    yield app
+    await app.close()
+
+
+_TABLES = ", ".join(t.name for t in Base.metadata.sorted_tables)
+
+
+@pytest.fixture(autouse=True)
+async def _clean_database(fable: Fable) -> AsyncIterator[None]:
+    yield
+    async with fable.db.engine.begin() as conn:
+        await conn.execute(text(f"TRUNCATE {_TABLES} RESTART IDENTITY CASCADE"))
+
+
+async def _make_user(fable: Fable, username: str, role: str | None = None) -> Caller:
+    async with fable.db.transaction() as session:
+        user = await create_user(session, username, "correct horse battery", role=role)
+    return Caller(user_id=user.id, username=user.username, role=user.role, surface="internal")
+
+
+@pytest.fixture
+async def alice(fable: Fable) -> Caller:
+    return await _make_user(fable, "alice")
+
+
+@pytest.fixture
+async def bob(fable: Fable) -> Caller:
+    return await _make_user(fable, "bob")
+
+
+Call = Callable[..., Awaitable[dict[str, Any]]]
+
+
+@pytest.fixture
+def call(fable: Fable, alice: Caller) -> Call:
+    """``await call("create_note", title=..., as_=bob)``: the dispatcher, as alice by default."""
+
+    async def run(name: str, as_: Caller | None = None, **arguments: Any) -> dict[str, Any]:
+        return await fable.call(name, arguments, as_ or alice)
+
+    return run
