@@ -28,6 +28,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, validates
 
 __all__ = [
+    "AccountToken",
     "ApiKey",
     "AppLog",
     "Base",
@@ -35,7 +36,9 @@ __all__ = [
     "Note",
     "NoteLink",
     "NoteVersion",
+    "InstanceSetting",
     "Project",
+    "RateLimitHit",
     "Setting",
     "TaskLog",
     "User",
@@ -85,6 +88,55 @@ class ApiKey(Base):
     scope: Mapped[str] = mapped_column(String(8), nullable=False)
     created_at: Mapped[datetime] = _created()
     last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class AccountToken(Base):
+    """A single-use secret sent to a person: an invitation or a password reset.
+
+    Only the SHA-256 of the token is stored. ``used_at`` is set when it is redeemed; a token
+    past ``expires_at`` or already used is refused.
+    """
+
+    __tablename__ = "account_tokens"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16), nullable=False)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True, nullable=False)
+    user_id: Mapped[int | None] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), index=True
+    )
+    created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    email: Mapped[str | None] = mapped_column(String(320))
+    created_at: Mapped[datetime] = _created()
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class InstanceSetting(Base):
+    """Instance-wide settings admins change at run time (e.g. whether registration is open)."""
+
+    __tablename__ = "instance_settings"
+
+    key: Mapped[str] = mapped_column(String(100), primary_key=True)
+    value: Mapped[Any] = mapped_column(JSONB, nullable=False)
+    updated_at: Mapped[datetime] = _updated()
+
+
+class RateLimitHit(Base):
+    """One counted attempt in a rate-limit bucket (e.g. ``login:203.0.113.7``).
+
+    Kept in PostgreSQL so that limits hold across replicas; old hits are pruned as buckets are hit.
+    """
+
+    __tablename__ = "rate_limit_hits"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    bucket: Mapped[str] = mapped_column(String(200), nullable=False)
+    hit_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now(), nullable=False
+    )
+
+    __table_args__ = (Index("ix_rate_limit_hits_bucket_hit_at", "bucket", "hit_at"),)
 
 
 class Setting(Base):
