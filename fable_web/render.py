@@ -1,0 +1,180 @@
+"""Markdown to safe HTML for the web UI: rendered on the server, sanitised before it leaves.
+
+Notes are written by their owner, by agents over MCP and by the assistant, so their bodies are
+untrusted input for a browser. markdown-it-py renders CommonMark (plus tables and strikethrough,
+raw HTML allowed), then nh3 keeps only an allow-list of tags and attributes: no script, style,
+iframe or form, no ``on*`` handler, no ``javascript:`` URL. The UI inserts only this HTML.
+
+``[[Title]]`` and ``[[Title|label]]`` become links to the note with that title (matched like the
+core does, on ``title_key``), or to a "create it" link when no such note exists yet.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import quote
+
+import nh3
+from markdown_it import MarkdownIt
+from markdown_it.rules_inline import StateInline
+from markdown_it.token import Token
+from sqlalchemy import select
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from fable_core.access import owned_by
+from fable_core.caller import Caller
+from fable_core.db.models import Note, title_key
+from fable_core.errors import InvalidInput, PayloadTooLarge, Unauthenticated
+from fable_core.knowledge.types import MAX_BODY
+from fable_core.runtime import Fable
+
+__all__ = ["Resolver", "link_keys", "render_markdown", "routes", "sanitise"]
+
+Resolver = Callable[[str], int | None]
+"""Maps a link's title to the id of the caller's note with that title, or None."""
+
+_WIKILINK = re.compile(r"\[\[([^\[\]|\n]{1,300})(?:\|([^\[\]\n]{0,300}))?\]\]")
+
+_TAGS = {
+    "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "div", "dl", "dt",
+    "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "ins", "kbd", "li", "mark",
+    "ol", "p", "pre", "q", "s", "samp", "small", "span", "strong", "sub", "summary", "sup",
+    "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul",
+}
+_ATTRIBUTES = {
+    "a": {"href", "title"},
+    "img": {"src", "alt", "title", "width", "height"},
+    "ol": {"start"},
+    "td": {"colspan", "rowspan"},
+    "th": {"colspan", "rowspan", "scope"},
+    "abbr": {"title"},
+}
+_CLASSES = {"a": {"wikilink", "wikilink-missing"}}
+_SCHEMES = {"http", "https", "mailto"}
+
+
+def _wikilink_rule(state: StateInline, silent: bool) -> bool:
+    if not state.src.startswith("[[", state.pos):
+        return False
+    match = _WIKILINK.match(state.src, state.pos)
+    if match is None or not match.group(1).strip():
+        return False
+    if not silent:
+        token = state.push("wikilink", "a", 0)
+        title = match.group(1).strip()
+        label = (match.group(2) or "").strip() or title
+        token.meta = {"title": title, "label": label}
+    state.pos = match.end()
+    return True
+
+
+def _render_wikilink(
+    self: Any, tokens: list[Token], idx: int, options: Any, env: dict[str, Any]
+) -> str:
+    meta = tokens[idx].meta
+    resolve: Resolver | None = env.get("resolve")
+    note_id = resolve(meta["title"]) if resolve else None
+    escape = self.escapeHtml if hasattr(self, "escapeHtml") else _escape
+    if note_id is None:
+        href = "/notes/new?title=" + quote(meta["title"])
+        return (f'<a class="wikilink wikilink-missing" href="{escape(href)}" '
+                f'title="Create {escape(meta["title"])}">{escape(meta["label"])}</a>')
+    return f'<a class="wikilink" href="/notes/{int(note_id)}">{escape(meta["label"])}</a>'
+
+
+def _escape(text: str) -> str:
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace('"', "&quot;"))
+
+
+def _parser() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+    md.inline.ruler.before("link", "wikilink", _wikilink_rule)
+    md.add_render_rule("wikilink", _render_wikilink)
+    return md
+
+
+_MD = _parser()
+
+
+def sanitise(html: str) -> str:
+    """Keep only the allow-listed tags, attributes, classes and URL schemes."""
+    return nh3.clean(
+        html, tags=_TAGS, attributes=_ATTRIBUTES, allowed_classes=_CLASSES, url_schemes=_SCHEMES,
+        clean_content_tags={"script", "style"}, link_rel="noopener noreferrer nofollow",
+    )
+
+
+def render_markdown(body: str, resolve: Resolver | None = None) -> str:
+    """Render a note body to sanitised HTML; ``resolve`` turns wikilink titles into note ids."""
+    return sanitise(_MD.render(body, {"resolve": resolve}))
+
+
+def link_keys(body: str) -> set[str]:
+    """The title keys of every wikilink in ``body`` (what a resolver will be asked about)."""
+    return {title_key(m.group(1)) for m in _WIKILINK.finditer(body) if title_key(m.group(1))}
+
+
+# --- routes ------------------------------------------------------------------------------------
+
+
+async def _resolver(fable: Fable, caller: Caller, body: str) -> Resolver:
+    """One query for every link in ``body``: title key → the caller's oldest note with it."""
+    keys = link_keys(body)
+    ids: dict[str, int] = {}
+    if keys:
+        async with fable.db.transaction() as session:
+            rows = await session.execute(
+                select(Note.title_key, Note.id)
+                .where(owned_by(Note, caller), Note.title_key.in_(sorted(keys)))
+                .order_by(Note.id)
+            )
+            for key, note_id in rows:
+                ids.setdefault(key, note_id)
+    return lambda title: ids.get(title_key(title))
+
+
+async def _render_body(request: Request) -> JSONResponse:
+    """``POST /api/render`` ``{"body": markdown}`` → ``{"html": sanitised}`` (editor preview)."""
+    fable, caller = _fable(request), await _caller(request)
+    try:
+        payload = await request.json()
+    except ValueError as e:
+        raise InvalidInput("the request body is not valid JSON") from e
+    body = payload.get("body") if isinstance(payload, dict) else None
+    if not isinstance(body, str):
+        raise InvalidInput("`body` must be a string of markdown", field="body")
+    if len(body) > MAX_BODY:
+        raise PayloadTooLarge(f"`body` is longer than {MAX_BODY} characters", field="body")
+    return JSONResponse({"html": render_markdown(body, await _resolver(fable, caller, body))})
+
+
+async def _note_html(request: Request) -> JSONResponse:
+    """``GET /api/notes/{note_id}/html`` → the note's body as sanitised HTML, via read_note."""
+    fable, caller = _fable(request), await _caller(request)
+    raw = request.path_params["note_id"]
+    note = await fable.call("read_note", {"note_id": raw}, caller)
+    resolve = await _resolver(fable, caller, note["body"])
+    return JSONResponse({"id": note["id"], "version": note["version"],
+                         "html": render_markdown(note["body"], resolve)})
+
+
+routes = [
+    Route("/api/render", _render_body, methods=["POST"]),
+    Route("/api/notes/{note_id:int}/html", _note_html, methods=["GET"]),
+]
+
+
+def _fable(request: Request) -> Fable:
+    return request.app.state.fable  # type: ignore[no-any-return]
+
+
+async def _caller(request: Request) -> Caller:
+    caller = getattr(request.state, "caller", None)
+    if caller is None:
+        raise Unauthenticated("sign in or send an API key")
+    return caller  # type: ignore[no-any-return]
