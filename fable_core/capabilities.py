@@ -15,6 +15,8 @@ _MODULES = (
     "fable_core.knowledge.versions",
     "fable_core.knowledge.tasks",
     "fable_core.knowledge.projects",
+    "fable_core.knowledge.milestones",
+    "fable_core.knowledge.worklogs",
 )
 
 

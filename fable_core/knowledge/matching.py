@@ -19,11 +19,18 @@ from difflib import SequenceMatcher
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from fable_core.access import get_visible
 from fable_core.caller import Caller
 from fable_core.db.models import Note, Project, title_key
 from fable_core.errors import Conflict, InvalidInput, NotFound
 
-__all__ = ["DUPLICATE_RATIO", "PROJECT_RATIO", "check_duplicate_title", "resolve_project"]
+__all__ = [
+    "DUPLICATE_RATIO",
+    "PROJECT_RATIO",
+    "check_duplicate_title",
+    "project_ref",
+    "resolve_project",
+]
 
 DUPLICATE_RATIO = 0.82
 PROJECT_RATIO = 0.55
@@ -93,3 +100,15 @@ async def resolve_project(session: AsyncSession, caller: Caller, name: str) -> P
                 candidates=[{"id": p.id, "title": p.title} for p in found[:10]],
             )
     raise NotFound(f"no project matches {name!r}", project=name)
+
+
+async def project_ref(session: AsyncSession, caller: Caller, project_id: int | None,
+                      project: str | None) -> Project | None:
+    """The project a tool was pointed at by id or by name (not both), or None for neither."""
+    if project_id is not None and project is not None:
+        raise InvalidInput("pass project_id or project (a name), not both", field="project")
+    if project is not None:
+        return await resolve_project(session, caller, project)
+    if project_id is not None:
+        return await get_visible(session, Project, project_id, caller)
+    return None

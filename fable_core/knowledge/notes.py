@@ -10,17 +10,18 @@ from datetime import date
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
-from sqlalchemy import ColumnElement, and_, delete, exists, func, literal, or_, select, text
+from sqlalchemy import ColumnElement, and_, delete, exists, func, literal, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import get_visible, owned_by, visible
-from fable_core.db.models import Milestone, Note, NoteLink, Project
+from fable_core.access import get_visible, owned_by
+from fable_core.db.models import Milestone, Note, NoteLink
 from fable_core.errors import Conflict, InvalidInput, NotFound
 from fable_core.events import NoteChanged
 from fable_core.knowledge import wikilinks
-from fable_core.knowledge.matching import check_duplicate_title, resolve_project
+from fable_core.knowledge.filters import escape_like, tag_clause
+from fable_core.knowledge.matching import check_duplicate_title, project_ref
 from fable_core.knowledge.paging import decode_cursor, encode_cursor
-from fable_core.knowledge.sections import find_section, outline
+from fable_core.knowledge.sections import Section, find_section, outline
 from fable_core.knowledge.types import (
     Body,
     Cursor,
@@ -80,12 +81,9 @@ async def set_placement(
 ) -> None:
     """Attach ``note`` to a project (by id or name), milestone and parent the caller can see."""
     s, caller = ctx.session, ctx.caller
-    if project_id is not None and project is not None:
-        raise InvalidInput("pass project_id or project (a name), not both", field="project")
-    if project is not None:
-        note.project_id = (await resolve_project(s, caller, project)).id
-    elif project_id is not None:
-        note.project_id = (await get_visible(s, Project, project_id, caller)).id
+    chosen = await project_ref(s, caller, project_id, project)
+    if chosen is not None and chosen.id != note.project_id:
+        note.project_id, note.milestone_id = chosen.id, None
     if milestone_id is not None:
         milestone = await get_visible(s, Milestone, milestone_id, caller)
         if note.project_id is None:
@@ -302,8 +300,6 @@ async def update_note(
                      if t not in set(remove_tags or [])]
     if status is None and note.status is None and (priority or due_date or recurrence_rule):
         status = "todo"
-    if project_id is not None or project is not None:
-        note.milestone_id = None if milestone_id is None else note.milestone_id
     await set_placement(ctx, note, project_id=project_id, project=project,
                         milestone_id=milestone_id, parent_id=parent_id)
     if status is not None:
@@ -362,12 +358,19 @@ def _edited(body: str, operation: str, text_: str, find: str | None, replace_all
     if found is None:
         raise InvalidInput(f"no section {section!r}; sections: {[s.title for s in outline(body)]}",
                            field="section")
-    content = text_ if text_.endswith("\n") or found.end == len(body) else text_ + "\n"
-    if operation == "replace_section":
-        return body[:found.content_start] + content + body[found.end:]
-    existing = body[found.content_start:found.end]
-    sep = "" if not existing or existing.endswith("\n") else "\n"
-    return body[:found.end] + sep + content + body[found.end:] if sep else body[:found.end] + content + body[found.end:]
+    return _into_section(body, found, text_, replace=operation == "replace_section")
+
+
+def _into_section(body: str, found: Section, text_: str, *, replace: bool) -> str:
+    """Put ``text_`` at the end of a section's content (or instead of it), keeping the blank
+    lines that separate it from the next heading and a line break on either side."""
+    content_end = found.content_start + len(body[found.content_start:found.end].rstrip("\n"))
+    before = body[:found.content_start] if replace else body[:content_end]
+    after = body[content_end:]
+    text_ = text_.rstrip("\n")
+    lead = "" if not before or before.endswith("\n") else "\n"
+    trail = "" if not after or after.startswith("\n") else "\n"
+    return before + lead + text_ + trail + after
 
 
 @tool(title="Delete a note or task", scope="write", destructive=True, idempotent=False,
@@ -381,6 +384,18 @@ async def delete_note(ctx: Context, note_id: NoteId) -> Deleted:
     return Deleted(id=note_id)
 
 
+async def _check_refs(ctx: Context, *, project_id: int | None = None, project: str | None = None,
+                      milestone_id: int | None = None, parent_id: int | None = None) -> int | None:
+    """Refuse filters naming rows the caller cannot see (NotFound, as everywhere); returns the
+    project id a project name resolved to."""
+    chosen = await project_ref(ctx.session, ctx.caller, project_id, project)
+    if milestone_id is not None:
+        await get_visible(ctx.session, Milestone, milestone_id, ctx.caller)
+    if parent_id is not None:
+        await get_visible(ctx.session, Note, parent_id, ctx.caller)
+    return chosen.id if chosen else None
+
+
 def _filters(
     ctx: Context, *, tag: str | None, kind: str, status: list[str] | None,
     priority: list[str] | None, project_id: int | None, milestone_id: int | None,
@@ -388,9 +403,7 @@ def _filters(
 ) -> list[ColumnElement[bool]]:
     where: list[ColumnElement[bool]] = [owned_by(Note, ctx.caller)]
     if tag is not None:
-        tags = func.unnest(Note.tags).table_valued("t")
-        where.append(or_(Note.tags.contains([tag]),
-                         exists(select(1).select_from(tags).where(tags.c.t.like(f"{_like(tag)}/%")))))
+        where.append(tag_clause(tag))
     if kind == "note":
         where.append(Note.status.is_(None))
     elif kind == "task":
@@ -412,10 +425,6 @@ def _filters(
     return where
 
 
-def _like(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
 _SORTS: dict[str, tuple[Any, bool]] = {
     "updated": (Note.updated_at, True),
     "created": (Note.created_at, True),
@@ -432,6 +441,7 @@ async def list_notes(
     status: list[Status] | None = None,
     priority: list[Priority] | None = None,
     project_id: RowId | None = None,
+    project: ProjectRef = None,
     milestone_id: RowId | None = None,
     parent_id: RowId | None = None,
     due_before: date | None = None,
@@ -446,11 +456,15 @@ async def list_notes(
     Args:
         tag: Only notes with this tag or a tag under it ('work' also matches 'work/acme').
         kind: note, task or all.
+        project_id: Only notes of this project.
+        project: Or name the project (exact, partial, then fuzzy match).
         text: Only notes whose title or body contains these words.
         sort: updated (newest first), created (newest first), title (A-Z) or due (soonest first).
     """
+    scoped = await _check_refs(ctx, project_id=project_id, project=project,
+                               milestone_id=milestone_id, parent_id=parent_id)
     where = _filters(ctx, tag=tag, kind=kind, status=status, priority=priority,
-                     project_id=project_id, milestone_id=milestone_id, parent_id=parent_id,
+                     project_id=scoped, milestone_id=milestone_id, parent_id=parent_id,
                      due_before=due_before, due_after=due_after)
     if text:
         where.append(Note.search_vector.op("@@")(func.websearch_to_tsquery("english", text)))
@@ -505,6 +519,7 @@ async def search_notes(
     Supports "quoted phrases", OR and -excluded words. Titles weigh more than bodies; when no
     word matches, near-miss titles (typos) are returned instead.
     """
+    await _check_refs(ctx, project_id=project_id)
     position = decode_cursor(cursor, "search")
     offset = int(position[0]) if position else 0
     where = _filters(ctx, tag=tag, kind=kind, status=None, priority=None, project_id=project_id,
@@ -589,7 +604,7 @@ async def list_tags(
     inner = select(tag).where(owned_by(Note, ctx.caller)).subquery()
     stmt = select(inner.c.tag, func.count().label("n")).group_by(inner.c.tag)
     if prefix:
-        stmt = stmt.where(inner.c.tag.like(f"{_like(prefix.lower())}%"))
+        stmt = stmt.where(inner.c.tag.like(f"{escape_like(prefix.lower())}%"))
     rows = (await ctx.session.execute(
         stmt.order_by(text("n DESC"), inner.c.tag).offset(offset).limit(limit + 1)
     )).all()

@@ -1,26 +1,35 @@
-"""Tasks: status changes, completion with recurrence, grouped listing, work logs.
+"""Tasks: status changes, completion with recurrence, rescheduling and the grouped agenda.
 
 Completing a task whose ``recurrence_rule`` (RFC 5545) yields a date after its due date creates
 the next occurrence: a new task with the same fields, due on that date. The rule moves to the new
 task, so the completed one is plain history and re-completing it cannot spawn a second copy.
+Each occurrence counts from its own due date, so a ``COUNT=n`` rule moves on as ``COUNT=n-1``.
 """
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime, time
+from typing import Annotated, Any, Literal
 
 from dateutil.rrule import rrulestr
-from pydantic import BaseModel
-from sqlalchemy import func
+from pydantic import BaseModel, Field
+from sqlalchemy import ColumnElement, and_, func, select
 
-from fable_core.access import get_visible
+from fable_core.access import get_visible, owned_by
 from fable_core.db.models import Note
 from fable_core.errors import InvalidInput
-from fable_core.knowledge.types import NoteId, Status
+from fable_core.knowledge.clock import user_today
+from fable_core.knowledge.filters import tag_clause
+from fable_core.knowledge.matching import project_ref
+from fable_core.knowledge.paging import decode_cursor, encode_cursor
+from fable_core.knowledge.types import Cursor, NoteId, Priority, ProjectRef, RowId, Status, Tag
 from fable_core.knowledge.views import NoteSummary
 from fable_core.tools import Context, Route, tool
 
-__all__ = ["apply_status", "next_occurrence"]
+__all__ = ["apply_status", "next_occurrence", "require_task"]
+
+_COUNT = re.compile(r"(?<![A-Z])COUNT=(\d+)")
 
 
 def next_occurrence(rule: str, due: date) -> date | None:
@@ -28,6 +37,11 @@ def next_occurrence(rule: str, due: date) -> date | None:
     after = rrulestr(rule, dtstart=datetime.combine(due, time()))
     following = after.after(datetime.combine(due, time()), inc=False)  # type: ignore[union-attr]
     return following.date() if following else None
+
+
+def _following_rule(rule: str) -> str:
+    """The rule as seen from the next occurrence: one fewer left when it has a COUNT."""
+    return _COUNT.sub(lambda m: f"COUNT={max(int(m.group(1)) - 1, 1)}", rule)
 
 
 async def apply_status(ctx: Context, note: Note, status: Status) -> Note | None:
@@ -50,13 +64,22 @@ async def apply_status(ctx: Context, note: Note, status: Status) -> Note | None:
     successor = Note(
         user_id=note.user_id, title=note.title, body=note.body, tags=list(note.tags),
         status="todo", priority=note.priority, due_date=following,
-        recurrence_rule=note.recurrence_rule, project_id=note.project_id,
+        recurrence_rule=_following_rule(note.recurrence_rule), project_id=note.project_id,
         milestone_id=note.milestone_id, parent_id=note.parent_id, version=1,
     )
     note.recurrence_rule = None
     ctx.session.add(successor)
     await save_changes(ctx, successor, created=True)
     return successor
+
+
+async def require_task(ctx: Context, note_id: int, *, for_update: bool = False) -> Note:
+    """The caller's note ``note_id``, refusing plain notes (InvalidInput) as task tools must."""
+    note = await get_visible(ctx.session, Note, note_id, ctx.caller, for_update=for_update)
+    if note.status is None:
+        raise InvalidInput(f"note {note_id} is not a task; convert it with convert_note first",
+                           note_id=note_id)
+    return note
 
 
 class CompletedTask(BaseModel):
@@ -71,10 +94,7 @@ async def complete_task(ctx: Context, note_id: NoteId) -> CompletedTask:
     Completing an already-done task changes nothing."""
     from fable_core.knowledge.notes import save_changes
 
-    note = await get_visible(ctx.session, Note, note_id, ctx.caller, for_update=True)
-    if note.status is None:
-        raise InvalidInput(f"note {note_id} is not a task; convert it with convert_note first",
-                           note_id=note_id)
+    note = await require_task(ctx, note_id, for_update=True)
     if note.status == "done":
         return CompletedTask(task=NoteSummary.model_validate(note))
     successor = await apply_status(ctx, note, "done")
@@ -84,3 +104,152 @@ async def complete_task(ctx: Context, note_id: NoteId) -> CompletedTask:
         task=NoteSummary.model_validate(note),
         next_occurrence=NoteSummary.model_validate(successor) if successor else None,
     )
+
+
+@tool(title="Reschedule a task", scope="write", idempotent=True,
+      route=Route("POST", "/tasks/{note_id}/reschedule"))
+async def reschedule_task(ctx: Context, note_id: NoteId, due_date: date) -> NoteSummary:
+    """Move an open task to a new due date. Its recurrence rule is kept: later occurrences
+    follow from the new date. Keeps a version.
+
+    Args:
+        due_date: The new due date (ISO, e.g. 2026-12-24).
+    """
+    from fable_core.knowledge.notes import save_changes
+
+    note = await require_task(ctx, note_id, for_update=True)
+    if note.status in ("done", "cancelled"):
+        raise InvalidInput(f"task {note_id} is {note.status}; reopen it with "
+                           f"update_note(status='todo') before rescheduling", note_id=note_id)
+    if note.due_date == due_date:
+        return NoteSummary.model_validate(note)
+    note.due_date = due_date
+    await save_changes(ctx, note, body_changed=False)
+    return NoteSummary.model_validate(note)
+
+
+# --- the grouped agenda -----------------------------------------------------------------------
+
+TaskGroupName = Literal["overdue", "today", "upcoming", "no_date", "recently_done"]
+_GROUPS: tuple[TaskGroupName, ...] = ("overdue", "today", "upcoming", "no_date", "recently_done")
+_OPEN = ("todo", "in_progress")
+
+
+class TaskGroup(BaseModel):
+    name: TaskGroupName
+    count: int = Field(description="How many tasks the group holds in all; `items` is one page.")
+    items: list[NoteSummary]
+    next_cursor: str | None = Field(None, description="Pass as `cursor` for more of this group.")
+
+
+class TaskAgenda(BaseModel):
+    today: date = Field(description="Today in the user's timezone: what overdue/today/upcoming mean.")
+    timezone: str
+    groups: list[TaskGroup]
+
+
+class _Group:
+    """How one agenda group selects and orders its tasks (keyset-paged on ``key``, id)."""
+
+    def __init__(self, where: ColumnElement[bool], key: Any, descending: bool, parse: Any) -> None:
+        self.where, self.key, self.descending, self.parse = where, key, descending, parse
+
+
+def _groups(today: date, done_days: int) -> dict[str, _Group]:
+    open_ = Note.status.in_(_OPEN)
+    since = func.now() - func.make_interval(0, 0, 0, done_days)
+    return {
+        "overdue": _Group(and_(open_, Note.due_date < today), Note.due_date, False, date.fromisoformat),
+        "today": _Group(and_(open_, Note.due_date == today), Note.due_date, False, date.fromisoformat),
+        "upcoming": _Group(and_(open_, Note.due_date > today), Note.due_date, False, date.fromisoformat),
+        "no_date": _Group(and_(open_, Note.due_date.is_(None)), Note.created_at, True,
+                          datetime.fromisoformat),
+        "recently_done": _Group(and_(Note.status == "done", Note.completed_at >= since),
+                                Note.completed_at, True, datetime.fromisoformat),
+    }
+
+
+async def _page(ctx: Context, name: str, group: _Group, where: list[ColumnElement[bool]],
+                limit: int, position: list[Any] | None) -> tuple[list[NoteSummary], str | None]:
+    clauses = [*where, group.where]
+    if position is not None:
+        try:
+            value, last_id = group.parse(position[1]), int(position[2])
+        except (IndexError, TypeError, ValueError) as e:
+            raise InvalidInput("cursor is not valid for this listing", field="cursor") from e
+        row, at = func.row(group.key, Note.id), func.row(value, last_id)
+        clauses.append(row < at if group.descending else row > at)
+    order = (group.key.desc(), Note.id.desc()) if group.descending else (group.key.asc(), Note.id.asc())
+    notes = (await ctx.session.execute(
+        select(Note).where(*clauses).order_by(*order).limit(limit + 1))).scalars().all()
+    items = [NoteSummary.model_validate(n) for n in notes[:limit]]
+    if len(notes) <= limit:
+        return items, None
+    last = notes[limit - 1]
+    return items, encode_cursor("tasks", [name, getattr(last, group.key.key), last.id])
+
+
+async def _counts(ctx: Context, groups: dict[str, _Group], where: list[ColumnElement[bool]]) -> dict[str, int]:
+    row = (await ctx.session.execute(
+        select(*(func.count().filter(g.where).label(n) for n, g in groups.items())).where(*where)
+    )).one()
+    return dict(row._mapping)
+
+
+@tool(title="List tasks by when they are due", scope="read", route=Route("GET", "/tasks"))
+async def list_tasks(
+    ctx: Context,
+    project_id: RowId | None = None,
+    project: ProjectRef = None,
+    tag: Tag | None = None,
+    priority: list[Priority] | None = None,
+    groups: list[TaskGroupName] | None = None,
+    done_days: Annotated[int, Field(ge=1, le=365)] = 7,
+    limit: Annotated[int, Field(ge=1, le=100, description="Tasks per group (1-100).")] = 20,
+    cursor: Cursor = None,
+) -> TaskAgenda:
+    """The caller's tasks grouped by due date: overdue, today, upcoming, no_date (open tasks)
+    and recently_done. Each group gives its total `count` and one page of tasks.
+
+    "Today" is the date in the user's timezone setting (UTC if none). Cancelled tasks are left
+    out. To page one group, pass its `next_cursor` (with the same filters): only that group
+    is returned.
+
+    Args:
+        project_id: Only tasks of this project.
+        project: Or name the project (exact, partial, then fuzzy match).
+        tag: Only tasks with this tag or a tag under it.
+        priority: Only tasks with one of these priorities.
+        groups: Only these groups (default: all five, in that order).
+        done_days: How far back recently_done looks, in days.
+    """
+    today, zone = await user_today(ctx.session, ctx.caller)
+    wanted = list(dict.fromkeys(groups or _GROUPS))
+    position = decode_cursor(cursor, "tasks")
+    if position is not None:
+        if not position or position[0] not in _GROUPS:
+            raise InvalidInput("cursor is not valid for this listing", field="cursor")
+        wanted = [position[0]]
+    where = await _task_filters(ctx, project_id, project, tag, priority)
+    specs = _groups(today, done_days)
+    chosen = {name: specs[name] for name in wanted}
+    counts = await _counts(ctx, chosen, where)
+    result = []
+    for name, group in chosen.items():
+        items, next_cursor = await _page(ctx, name, group, where, limit, position)
+        result.append(TaskGroup(name=name, count=counts[name], items=items, next_cursor=next_cursor))
+    return TaskAgenda(today=today, timezone=zone, groups=result)
+
+
+async def _task_filters(ctx: Context, project_id: int | None, project: str | None, tag: str | None,
+                        priority: list[str] | None) -> list[ColumnElement[bool]]:
+    where: list[ColumnElement[bool]] = [owned_by(Note, ctx.caller), Note.status.is_not(None)]
+    scoped = await project_ref(ctx.session, ctx.caller, project_id, project)
+    if scoped is not None:
+        where.append(Note.project_id == scoped.id)
+    if tag is not None:
+        where.append(tag_clause(tag))
+    if priority:
+        where.append(Note.priority.in_(priority))
+    return where
+

@@ -73,15 +73,24 @@ Tags = Annotated[
 ]
 
 
+_UTC_UNTIL = re.compile(r"(UNTIL=\d{8}(?:T\d{6})?)Z")
+_SUB_DAILY = re.compile(r"FREQ=(HOURLY|MINUTELY|SECONDLY)\b")
+
+
 def _check_rrule(rule: str) -> str:
-    rule = rule.strip()
-    if rule.upper().startswith("RRULE:"):
+    """Normalise an RRULE (upper case, no "RRULE:" prefix, UNTIL as a floating date-time, since
+    tasks recur by date) and refuse what does not parse or recurs more than daily."""
+    rule = rule.strip().upper()
+    if rule.startswith("RRULE:"):
         rule = rule[6:]
+    rule = _UTC_UNTIL.sub(r"\1", rule)
+    if _SUB_DAILY.search(rule):
+        raise ValueError("tasks recur at most daily: use FREQ=DAILY, WEEKLY, MONTHLY or YEARLY")
     try:
         rrulestr(rule, dtstart=datetime(2000, 1, 1))
     except (ValueError, TypeError) as e:
         raise ValueError(f"not an RFC 5545 recurrence rule ({e})") from None
-    return rule.upper()
+    return rule
 
 
 RecurrenceRule = Annotated[
