@@ -15,11 +15,12 @@ from pathlib import Path
 
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from fable_core.config import Settings
-from fable_core.errors import Unavailable
+from fable_core.errors import InvalidInput, Unavailable
 
 __all__ = ["Database", "REQUIRED_EXTENSIONS", "async_url"]
 
@@ -33,10 +34,21 @@ ALEMBIC_DIR = Path(__file__).resolve().parents[2] / "alembic"
 
 
 def async_url(url: str) -> str:
-    """Accept ``postgres://`` and ``postgresql://`` URLs and pin the asyncpg driver."""
-    parsed = make_url(url.replace("postgres://", "postgresql://", 1))
+    """Accept ``postgres://`` and ``postgresql[+driver]://`` URLs and pin the asyncpg driver."""
+    if url.startswith("postgres://"):
+        url = "postgresql://" + url[len("postgres://"):]
+    try:
+        parsed = make_url(url)
+    except ArgumentError as e:
+        raise InvalidInput(f"DATABASE_URL is not a database URL: {url!r}", variable="DATABASE_URL") from e
     if parsed.get_backend_name() != "postgresql":
-        raise Unavailable(f"DATABASE_URL must be a PostgreSQL URL, got {parsed.get_backend_name()!r}")
+        raise InvalidInput(
+            f"DATABASE_URL must be a PostgreSQL URL, got {parsed.get_backend_name()!r}",
+            variable="DATABASE_URL",
+        )
+    if "sslmode" in parsed.query:  # libpq spelling; asyncpg calls it ``ssl``
+        sslmode = parsed.query["sslmode"]
+        parsed = parsed.difference_update_query(["sslmode"]).update_query_dict({"ssl": sslmode})
     return parsed.set(drivername="postgresql+asyncpg").render_as_string(hide_password=False)
 
 
