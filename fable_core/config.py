@@ -12,7 +12,7 @@ import os
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -105,18 +105,31 @@ class Settings(BaseModel):
         return self.fable_data_dir / "pg"
 
     def secret_key(self) -> str:
-        """The configured secret, or the one generated on first use and kept in the data dir."""
+        """The configured secret, or the one generated on first use and kept in the data dir.
+
+        Concurrent first starts agree on one key: each writes a private temporary file and
+        links it into place, which fails for all but the first; the others read the winner's.
+        """
         if self.fable_secret_key:
             return self.fable_secret_key
         path = self.fable_data_dir / "secret_key"
-        if path.exists():
-            return path.read_text().strip()
-        self.fable_data_dir.mkdir(parents=True, exist_ok=True)
-        key = secrets.token_urlsafe(48)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        if not path.exists():
+            self.fable_data_dir.mkdir(parents=True, exist_ok=True)
+            _write_new_key(path)
+        return path.read_text().strip()
+
+
+def _write_new_key(path: Path) -> None:
+    tmp = path.with_name(f".secret_key.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
         with os.fdopen(fd, "w") as f:
-            f.write(key)
-        return key
+            f.write(secrets.token_urlsafe(48))
+        os.link(tmp, path)
+    except FileExistsError:
+        pass  # another process won the race; its key is the key
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _read_env(environ: Mapping[str, str]) -> dict[str, object]:
@@ -126,7 +139,7 @@ def _read_env(environ: Mapping[str, str]) -> dict[str, object]:
         if env in environ and environ[env] != "":
             raw: str | None = environ[env]
         elif environ.get(f"{env}_FILE"):
-            raw = Path(environ[f"{env}_FILE"]).read_text().strip()
+            raw = _read_secret_file(f"{env}_FILE", environ[f"{env}_FILE"])
         else:
             continue
         if field.annotation == list[str]:
@@ -136,6 +149,17 @@ def _read_env(environ: Mapping[str, str]) -> dict[str, object]:
     return values
 
 
+def _read_secret_file(variable: str, path: str) -> str:
+    try:
+        return Path(path).read_text().strip()
+    except (OSError, UnicodeDecodeError) as e:
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        raise InvalidInput(
+            f"invalid configuration: {variable}: cannot read {path!r}: {reason}",
+            errors=[f"{variable}: cannot read {path!r}"],
+        ) from e
+
+
 def load_settings(environ: Mapping[str, str] | None = None, **overrides: object) -> Settings:
     """Read settings from ``environ`` (default: ``os.environ``); ``overrides`` win."""
     values = _read_env(os.environ if environ is None else environ)
@@ -143,5 +167,16 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: object)
     try:
         return Settings(**values)
     except ValidationError as e:
-        problems = [f"{'.'.join(map(str, err['loc'])).upper()}: {err['msg']}" for err in e.errors()]
+        problems = [_problem(err) for err in e.errors()]
         raise InvalidInput("invalid configuration: " + "; ".join(problems), errors=problems) from e
+
+
+_SECRET_WORDS = ("password", "secret", "key")
+
+
+def _problem(err: Any) -> str:
+    """``FABLE_PORT='abc': Input should be a valid integer``; secret values are never echoed."""
+    variable = str(err["loc"][0]).upper() if err["loc"] else "(settings)"
+    if err["type"] == "extra_forbidden" or any(w in variable.lower() for w in _SECRET_WORDS):
+        return f"{variable}: {err['msg']}"
+    return f"{variable}={err['input']!r}: {err['msg']}"
