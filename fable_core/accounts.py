@@ -10,29 +10,48 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import func, select, update
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.caller import Caller, Scope
-from fable_core.db.models import ApiKey, User
-from fable_core.errors import Conflict, InvalidInput, NotFound, Unauthenticated
+from fable_core.account_tokens import issue_token, redeem_token
+from fable_core.db.models import AccountToken, ApiKey, InstanceSetting, User
+from fable_core.errors import Conflict, Forbidden, InvalidInput, NotFound, Unauthenticated
 
 __all__ = [
+    "INVITE_TTL",
+    "RESET_TTL",
+    "authenticate",
     "caller_for_key",
+    "change_password",
     "create_api_key",
+    "create_invitation",
     "create_user",
     "find_user",
     "hash_password",
+    "list_api_keys",
+    "register_user",
+    "registration_open",
+    "request_password_reset",
+    "reset_password",
+    "revoke_api_key",
+    "set_registration_open",
     "verify_password",
 ]
 
 _USERNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{1,63}$")
 _hasher = PasswordHasher()
 MIN_PASSWORD = 8
+INVITE_TTL = timedelta(days=7)
+RESET_TTL = timedelta(hours=1)
+_REGISTRATION = "open_registration"
+# verifying against a real hash when the user is unknown keeps login timing uniform
+_DUMMY_HASH = _hasher.hash("not-a-password-of-anyone")
 
 
 def hash_password(password: str) -> str:
@@ -131,3 +150,128 @@ async def caller_for_key(session: AsyncSession, key: str, surface: str) -> Calle
         surface=surface,  # type: ignore[arg-type]
         role=user.role,
     )
+
+
+async def authenticate(session: AsyncSession, username: str, password: str) -> User:
+    """The active user with this name and password; Unauthenticated (same message) otherwise."""
+    user = await session.scalar(select(User).where(func.lower(User.username) == (username or "").lower()))
+    if user is None or not user.is_active:
+        verify_password(_DUMMY_HASH, password)
+        raise Unauthenticated("wrong username or password")
+    if not verify_password(user.password_hash, password):
+        raise Unauthenticated("wrong username or password")
+    return user
+
+
+async def _set_password(session: AsyncSession, user: User, new_password: str) -> None:
+    """Store a new hash and bump ``session_version``, which signs out every existing session."""
+    user.password_hash = hash_password(new_password)
+    user.session_version = User.session_version + 1
+    await session.flush()
+    await session.refresh(user, ["session_version"])
+
+
+async def change_password(
+    session: AsyncSession, user_id: int, current_password: str, new_password: str
+) -> User:
+    """Change a password after checking the current one; every other session ends."""
+    user = await session.get(User, user_id, with_for_update=True)
+    if user is None:
+        raise Unauthenticated("no such user")
+    if not verify_password(user.password_hash, current_password):
+        raise InvalidInput("the current password is wrong", field="current_password")
+    await _set_password(session, user, new_password)
+    return user
+
+
+async def registration_open(session: AsyncSession, default: bool) -> bool:
+    """Whether anyone may register: the admin's run-time choice, else the configured default."""
+    value = await session.scalar(
+        select(InstanceSetting.value).where(InstanceSetting.key == _REGISTRATION)
+    )
+    return default if value is None else bool(value)
+
+
+async def set_registration_open(session: AsyncSession, is_open: bool) -> None:
+    stmt = pg_insert(InstanceSetting).values(key=_REGISTRATION, value=is_open)
+    await session.execute(
+        stmt.on_conflict_do_update(
+            index_elements=[InstanceSetting.key], set_={"value": is_open, "updated_at": func.now()}
+        )
+    )
+
+
+async def register_user(
+    session: AsyncSession,
+    username: str,
+    password: str,
+    *,
+    email: str | None = None,
+    invitation: str | None = None,
+    open_by_default: bool = True,
+) -> User:
+    """Self-service sign-up: the first account always, later ones if open or invited.
+
+    An invitation is redeemed in the same transaction, so it works exactly once.
+    """
+    await session.execute(select(func.pg_advisory_xact_lock(0x0F_AB_1E_01)))  # first-user race
+    first = not await session.scalar(select(func.count(User.id)))
+    if invitation:
+        await redeem_token(session, "invite", invitation)
+    elif not first and not await registration_open(session, open_by_default):
+        raise Forbidden("registration is closed; ask an admin for an invitation")
+    return await create_user(session, username, password, email=email)
+
+
+async def create_invitation(
+    session: AsyncSession, admin: User | int, email: str | None = None
+) -> tuple[AccountToken, str]:
+    """An invitation token (valid :data:`INVITE_TTL`, once) that admits one registration."""
+    admin_id = admin if isinstance(admin, int) else admin.id
+    return await issue_token(session, "invite", INVITE_TTL, created_by=admin_id, email=email)
+
+
+async def request_password_reset(
+    session: AsyncSession, login: str
+) -> tuple[User, str] | None:
+    """A reset token for the user with this username or email, or None if there is no such
+    user with an email address (callers answer the same either way: existence must not leak)."""
+    login = (login or "").strip().lower()
+    user = await session.scalar(
+        select(User).where(
+            (func.lower(User.username) == login) | (func.lower(User.email) == login),
+            User.is_active.is_(True),
+        ).limit(1)
+    )
+    if user is None or not user.email:
+        return None
+    _, token = await issue_token(session, "reset", RESET_TTL, user_id=user.id)
+    return user, token
+
+
+async def reset_password(session: AsyncSession, token: str, new_password: str) -> User:
+    """Set a new password with a reset token; the token is spent and other sessions end."""
+    hash_password(new_password)  # refuse a bad password before spending the token
+    row = await redeem_token(session, "reset", token)
+    user = await session.get(User, row.user_id, with_for_update=True)
+    if user is None or not user.is_active:
+        raise InvalidInput("this password reset link is unknown", field="token", reason="unknown")
+    await _set_password(session, user, new_password)
+    return user
+
+
+async def list_api_keys(session: AsyncSession, user_id: int) -> list[ApiKey]:
+    rows = await session.scalars(
+        select(ApiKey).where(ApiKey.user_id == user_id).order_by(ApiKey.created_at.desc(), ApiKey.id.desc())
+    )
+    return list(rows)
+
+
+async def revoke_api_key(session: AsyncSession, user_id: int, key_id: int) -> ApiKey:
+    """Delete one of the user's keys; another user's key is NotFound."""
+    row = await session.scalar(
+        delete(ApiKey).where(ApiKey.id == key_id, ApiKey.user_id == user_id).returning(ApiKey)
+    )
+    if row is None:
+        raise NotFound(f"API key {key_id} not found", api_key_id=key_id)
+    return row

@@ -1,0 +1,95 @@
+"""API keys at /api/api-keys: list, create (the key is shown once), revoke.
+
+The create response includes ready-to-paste MCP client configurations: one for clients that
+speak streamable HTTP directly, one for stdio-only hosts (Claude Desktop) through
+``fable mcp --remote``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, StringConstraints
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from fable_core import accounts
+from fable_core.db.models import ApiKey
+from fable_core.errors import Forbidden, InvalidInput
+from fable_web.context import base_url, web
+from fable_web.payload import parse_model, read_json_object
+
+__all__ = ["REQUEST_MODELS", "mcp_config", "routes"]
+
+
+class NewApiKey(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
+    scope: Literal["read", "write"] = "write"
+
+
+REQUEST_MODELS: dict[str, type[BaseModel]] = {"create_api_key": NewApiKey}
+
+
+def _key_json(row: ApiKey) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "name": row.name,
+        "prefix": row.prefix,
+        "scope": row.scope,
+        "created_at": row.created_at.isoformat(),
+        "last_used_at": row.last_used_at.isoformat() if row.last_used_at else None,
+    }
+
+
+def mcp_config(url: str, key: str) -> dict[str, Any]:
+    """Client configurations for this key: HTTP (most clients) and stdio via the bridge."""
+    return {
+        "http": {"mcpServers": {"fable": {
+            "type": "http", "url": f"{url}/mcp", "headers": {"Authorization": f"Bearer {key}"},
+        }}},
+        "stdio": {"mcpServers": {"fable": {
+            "command": "fable", "args": ["mcp", "--remote", f"{url}/mcp"], "env": {"FABLE_API_KEY": key},
+        }}},
+    }
+
+
+async def list_keys(request: Request) -> Response:
+    w = web(request)
+    caller = await w.auth.caller(request)
+    async with w.fable.db.transaction() as session:
+        rows = await accounts.list_api_keys(session, caller.user_id)
+    return JSONResponse({"items": [_key_json(r) for r in rows]})
+
+
+async def create_key(request: Request) -> Response:
+    w = web(request)
+    caller = await w.auth.caller(request)
+    if "authorization" in request.headers:
+        raise Forbidden("API keys are created from a signed-in session, not with another key")
+    body = parse_model(NewApiKey, await read_json_object(request))
+    async with w.fable.db.transaction() as session:
+        row, key = await accounts.create_api_key(session, caller.user_id, body.name, body.scope)
+        await session.refresh(row, ["created_at"])
+    data = _key_json(row) | {"key": key, "mcp_config": mcp_config(base_url(request), key)}
+    return JSONResponse(data, status_code=201)
+
+
+async def revoke_key(request: Request) -> Response:
+    w = web(request)
+    caller = await w.auth.caller(request)
+    raw = request.path_params["key_id"]
+    if not raw.isdigit() or not 0 < int(raw) < 2**31:
+        raise InvalidInput(f"key id must be a positive integer, not {raw!r}", field="key_id")
+    async with w.fable.db.transaction() as session:
+        row = await accounts.revoke_api_key(session, caller.user_id, int(raw))
+    w.auth.forget_keys()
+    return JSONResponse({"id": row.id, "deleted": True})
+
+
+routes = [
+    Route("/api/api-keys", list_keys, methods=["GET"]),
+    Route("/api/api-keys", create_key, methods=["POST"]),
+    Route("/api/api-keys/{key_id}", revoke_key, methods=["DELETE"]),
+]

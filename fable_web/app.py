@@ -1,0 +1,84 @@
+"""The Starlette app: REST under /api, MCP at /mcp, the web UI at /.
+
+Routes are one explicit list. Every /api route authenticates inside its handler (there is no
+authentication middleware, so public routes need no exemption list); unknown /api paths get a
+JSON 404 (or 405 when the path exists with other methods), other paths the UI.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Match, Mount, Route
+
+from fable_core.errors import NotFound
+from fable_core.runtime import Fable
+from fable_mcp.http import McpHttp
+from fable_web import account_api, admin_api, apikeys_api, health, openapi, render, rest
+from fable_web.context import WebContext
+from fable_web.errors import MethodNotAllowed, error_response, exception_handlers
+from fable_web.security import SecurityMiddleware
+from fable_web.spa import SpaFiles
+
+__all__ = ["create_app"]
+
+_ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+
+def api_routes(fable: Fable) -> list[BaseRoute]:
+    return [
+        *health.routes,
+        *openapi.routes,
+        *account_api.routes,
+        *admin_api.routes,
+        *apikeys_api.routes,
+        *render.routes,
+        *rest.routes(fable.registry),
+    ]
+
+
+def _api_fallback(known: list[BaseRoute]) -> list[Route]:
+    """JSON 405 for a known path with another method, JSON 404 for any other /api path."""
+
+    async def api_not_found(request: Request) -> Response:
+        allowed: set[str] = set()
+        for route in known:
+            match, _ = route.matches(request.scope)
+            if match is not Match.NONE and isinstance(route, Route):
+                allowed |= route.methods or set()
+        if allowed:
+            err = MethodNotAllowed(f"{request.method} is not allowed on {request.url.path}",
+                                   allowed=sorted(allowed))
+            return error_response(err, headers={"Allow": ", ".join(sorted(allowed))})
+        return error_response(NotFound(f"no such endpoint: {request.url.path}", path=request.url.path))
+
+    return [
+        Route("/api", api_not_found, methods=_ALL_METHODS),
+        Route("/api/{rest:path}", api_not_found, methods=_ALL_METHODS),
+    ]
+
+
+def create_app(fable: Fable) -> Starlette:
+    """The whole web surface over an open :class:`Fable` (which the caller closes)."""
+    known = api_routes(fable)
+    mcp = McpHttp(fable)
+
+    @asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        async with mcp.lifespan():
+            yield
+
+    app = Starlette(
+        routes=[*known, *_api_fallback(known), *mcp.routes, Mount("/", app=SpaFiles(), name="ui")],
+        middleware=[Middleware(SecurityMiddleware, max_body=fable.settings.fable_max_body_bytes)],
+        exception_handlers=exception_handlers,
+        lifespan=lifespan,
+    )
+    app.state.web = WebContext.build(fable)
+    app.state.openapi = None
+    return app

@@ -1,0 +1,46 @@
+"""What every web handler shares: the core and the web services built around it, per app."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from starlette.requests import Request
+
+from fable_core.runtime import Fable
+from fable_web.auth import Authenticator
+from fable_web.mail import Mailer
+from fable_web.ratelimit import RateLimiter
+from fable_web.sessions import SessionCodec
+
+__all__ = ["WebContext", "base_url", "web"]
+
+
+@dataclass(frozen=True, slots=True)
+class WebContext:
+    fable: Fable
+    sessions: SessionCodec
+    auth: Authenticator
+    limiter: RateLimiter
+    mailer: Mailer
+
+    @classmethod
+    def build(cls, fable: Fable) -> WebContext:
+        s = fable.settings
+        sessions = SessionCodec(s.secret_key(), secure=s.secure_cookies)
+        return cls(
+            fable=fable,
+            sessions=sessions,
+            auth=Authenticator(fable, sessions),
+            limiter=RateLimiter(fable.db, trust_proxy_headers=s.trust_proxy_headers),
+            mailer=Mailer(s),
+        )
+
+
+def web(request: Request) -> WebContext:
+    return request.app.state.web  # type: ignore[no-any-return]
+
+
+def base_url(request: Request) -> str:
+    """This Fable's public URL: FABLE_BASE_URL, else derived from the request."""
+    configured = web(request).fable.settings.fable_base_url
+    return (configured or str(request.base_url)).rstrip("/")

@@ -1,0 +1,90 @@
+"""How the HTTP API reports failure: every error, one place, one body shape.
+
+``{"error": {"type", "message", "details"}}`` with the status of the typed error
+(:mod:`fable_core.errors`). Errors only HTTP can produce (a body that is not JSON, a wrong
+content type) are declared here. Unexpected exceptions become a 500 ``internal_error`` without
+a traceback on the wire.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from fable_core.errors import FableError, NotFound
+
+__all__ = [
+    "MalformedBody",
+    "MethodNotAllowed",
+    "UnsupportedMediaType",
+    "error_response",
+    "exception_handlers",
+]
+
+_log = logging.getLogger(__name__)
+
+
+class MalformedBody(FableError):
+    """Raised when a request body is not parseable JSON."""
+
+    type = "malformed_json"
+    http_status = 400
+
+
+class UnsupportedMediaType(FableError):
+    """Raised when a request body is sent with a content type other than JSON."""
+
+    type = "unsupported_media_type"
+    http_status = 415
+
+
+class MethodNotAllowed(FableError):
+    """Raised when a known path is asked for with a method it does not serve."""
+
+    type = "method_not_allowed"
+    http_status = 405
+
+
+def error_response(err: FableError, headers: dict[str, str] | None = None) -> JSONResponse:
+    headers = dict(headers or {})
+    retry = err.details.get("retry_after")
+    if err.http_status == 429 and retry is not None:
+        headers["Retry-After"] = str(int(retry))
+    if err.http_status == 401:
+        headers.setdefault("WWW-Authenticate", 'Bearer realm="fable"')
+    return JSONResponse({"error": err.to_dict()}, status_code=err.http_status, headers=headers)
+
+
+async def _fable_error(_: Request, exc: Exception) -> Response:
+    assert isinstance(exc, FableError)
+    return error_response(exc)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 404:
+        return error_response(NotFound(f"no such endpoint: {request.url.path}", path=request.url.path))
+    if exc.status_code == 405:
+        err: FableError = MethodNotAllowed(
+            f"{request.method} is not allowed on {request.url.path}", method=request.method
+        )
+        return error_response(err, headers=dict(exc.headers or {}))
+    body: dict[str, Any] = {"type": "http_error", "message": str(exc.detail), "details": {}}
+    return JSONResponse({"error": body}, status_code=exc.status_code, headers=exc.headers)
+
+
+async def _unexpected(request: Request, exc: Exception) -> Response:
+    _log.exception("unhandled error on %s %s", request.method, request.url.path)
+    body = {"type": "internal_error", "message": "unexpected server error; it was logged", "details": {}}
+    return JSONResponse({"error": body}, status_code=500)
+
+
+exception_handlers: dict[Any, Any] = {
+    FableError: _fable_error,
+    HTTPException: _http_error,
+    Exception: _unexpected,
+}

@@ -1,0 +1,124 @@
+"""The REST API, generated from the registry: one route per tool that declares one.
+
+For ``GET`` and ``DELETE`` routes the arguments come from the query string (and the path);
+for the others from a JSON object body (and the path). Query strings carry only text, so values
+are shaped by the tool's input schema: a parameter whose schema is an array takes repeated
+parameters (``?status=todo&status=done``) or a comma list (``?status=todo,done``); numbers and
+booleans are converted by the dispatcher's validation, as for any other surface. Every tool can
+also be called as ``POST /api/tools/{name}`` with its arguments as the body.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from fable_core.errors import InvalidInput
+from fable_core.tools.registry import Registry, Tool
+from fable_web.context import web
+from fable_web.payload import read_json_object
+
+__all__ = ["QUERY_METHODS", "array_params", "routes", "tool_json"]
+
+QUERY_METHODS = frozenset({"GET", "DELETE"})
+Endpoint = Callable[[Request], Awaitable[Response]]
+
+
+def routes(registry: Registry) -> list[Route]:
+    """``/api/tools``, ``/api/tools/{name}`` and every tool's own route, in registry order."""
+    generated = [
+        Route(f"/api{t.route.path}", _endpoint(t), methods=[t.route.method], name=t.name)
+        for t in registry
+        if t.route is not None
+    ]
+    return [
+        Route("/api/tools", _list_tools, methods=["GET"]),
+        Route("/api/tools/{name}", _call_tool, methods=["POST"]),
+        *generated,
+    ]
+
+
+def array_params(schema: dict[str, Any]) -> frozenset[str]:
+    """Names of the properties whose schema accepts an array."""
+    def is_array(prop: dict[str, Any]) -> bool:
+        return prop.get("type") == "array" or any(is_array(p) for p in prop.get("anyOf", []))
+
+    return frozenset(name for name, prop in schema.get("properties", {}).items() if is_array(prop))
+
+
+def tool_json(t: Tool) -> dict[str, Any]:
+    return {
+        "name": t.name,
+        "title": t.title,
+        "description": t.description,
+        "scope": t.scope,
+        "annotations": {
+            "read_only": t.annotations.read_only,
+            "destructive": t.annotations.destructive,
+            "idempotent": t.annotations.idempotent,
+            "open_world": t.annotations.open_world,
+        },
+        "route": {"method": t.route.method, "path": f"/api{t.route.path}"} if t.route else None,
+        "input_schema": t.input_schema,
+        "output_schema": t.output_schema,
+    }
+
+
+def _query_args(request: Request, arrays: frozenset[str]) -> dict[str, Any]:
+    args: dict[str, Any] = {}
+    for key in request.query_params:
+        values = [v for v in request.query_params.getlist(key) if v != ""]
+        if not values:
+            continue
+        if key in arrays:
+            args[key] = [part.strip() for v in values for part in v.split(",") if part.strip()]
+        else:
+            args[key] = values[-1]
+    return args
+
+
+def _merge_path(args: dict[str, Any], path_params: dict[str, str]) -> dict[str, Any]:
+    for key, value in path_params.items():
+        if key in args and str(args[key]) != value:
+            raise InvalidInput(
+                f"{key} is {value!r} in the path but {args[key]!r} in the request", field=key
+            )
+        args[key] = value
+    return args
+
+
+def _endpoint(t: Tool) -> Endpoint:
+    assert t.route is not None
+    from_query = t.route.method in QUERY_METHODS
+    arrays = array_params(t.input_schema)
+
+    async def endpoint(request: Request) -> Response:
+        w = web(request)
+        caller = await w.auth.caller(request)
+        if from_query:
+            args = _query_args(request, arrays)
+        else:
+            args = await read_json_object(request)
+        result = await w.fable.call(t.name, _merge_path(args, request.path_params), caller)
+        return JSONResponse(result)
+
+    endpoint.__name__ = t.name
+    endpoint.__doc__ = t.description
+    return endpoint
+
+
+async def _call_tool(request: Request) -> Response:
+    w = web(request)
+    caller = await w.auth.caller(request)
+    args = await read_json_object(request)
+    return JSONResponse(await w.fable.call(request.path_params["name"], args, caller))
+
+
+async def _list_tools(request: Request) -> Response:
+    w = web(request)
+    caller = await w.auth.caller(request)
+    return JSONResponse({"items": [tool_json(t) for t in w.fable.registry.for_caller(caller)]})

@@ -1,0 +1,39 @@
+"""The web UI's static files at ``/``, with the single-page-app fallback.
+
+A path that names a file serves it; any other path (outside ``/api``) serves ``index.html``,
+so the UI's own routes (``/notes/12``) survive a reload. Unknown ``/api/...`` paths never get
+here: the API answers them with a JSON 404.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from starlette.exceptions import HTTPException
+from starlette.responses import Response
+from starlette.staticfiles import StaticFiles
+from starlette.types import Receive, Scope, Send
+
+__all__ = ["STATIC_DIR", "SpaFiles"]
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+
+
+class SpaFiles(StaticFiles):
+    """StaticFiles that answers unknown paths with ``index.html`` (when there is one)."""
+
+    def __init__(self, directory: Path = STATIC_DIR) -> None:
+        super().__init__(directory=directory, html=True, check_dir=False)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not Path(str(self.directory)).is_dir():  # the UI is not built into this install
+            raise HTTPException(404)
+        await super().__call__(scope, receive, send)
+
+    async def get_response(self, path: str, scope: Scope) -> Response:
+        try:
+            return await super().get_response(path, scope)
+        except HTTPException as e:
+            if e.status_code != 404 or scope["method"] not in ("GET", "HEAD"):
+                raise
+            return await super().get_response("index.html", scope)
