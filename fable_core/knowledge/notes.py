@@ -133,8 +133,11 @@ async def save_changes(ctx: Context, note: Note, *, created: bool = False, old_t
     if created or (old_title is not None and old_title != note.title):
         await wikilinks.resolve_pending(s, note)
     if old_title is not None and old_title != note.title:
-        for source_id in await wikilinks.rename_links(s, note, old_title):
-            ctx.emit(NoteChanged(note.user_id, source_id, "updated"))
+        for source in await wikilinks.rename_links(s, note, old_title):
+            source.version += 1  # its body changed: it keeps a version like any other change
+            await s.flush()
+            await snapshot(s, source)
+            ctx.emit(NoteChanged(note.user_id, source.id, "updated"))
     await s.refresh(note, ["updated_at"])
     ctx.emit(NoteChanged(note.user_id, note.id, "created" if created else "updated"))
 

@@ -19,6 +19,8 @@ from fable_core.db.models import Note, NoteLink, title_key
 __all__ = ["parse_links", "rename_links", "resolve_pending", "sync_links", "title_key"]
 
 _LINK = re.compile(r"\[\[([^\[\]|\n]{1,300})(?:\|([^\[\]\n]{0,300}))?\]\]")
+
+
 def parse_links(body: str) -> dict[str, str]:
     """Map of title key → title as written, for each distinct link target in ``body``."""
     found: dict[str, str] = {}
@@ -72,8 +74,8 @@ async def resolve_pending(session: AsyncSession, note: Note) -> None:
     )
 
 
-async def rename_links(session: AsyncSession, note: Note, old_title: str) -> list[int]:
-    """After a rename, rewrite ``[[old]]`` to ``[[new]]`` in linking notes; returns their ids."""
+async def rename_links(session: AsyncSession, note: Note, old_title: str) -> list[Note]:
+    """After a rename, rewrite ``[[old]]`` to ``[[new]]`` in linking notes; returns them."""
     old_key, new_key = title_key(old_title), title_key(note.title)
     if old_key == new_key:
         return []
@@ -99,4 +101,4 @@ async def rename_links(session: AsyncSession, note: Note, old_title: str) -> lis
         .values(target_key=new_key, target_title=note.title)
     )
     await session.flush()
-    return [s.id for s in sources]
+    return list(sources)

@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+from fable_core.knowledge.wikilinks import parse_links
+
+
+def test_parse_links_keys_titles_and_labels() -> None:
+    body = "See [[Project: Alpha]], [[project alpha|the project]] and [[Beta | b]]; not [[ ]] or [[a\nb]]."
+    assert parse_links(body) == {"project alpha": "Project: Alpha", "beta": "Beta"}
+
+
+async def _backlinks(call, note_id: int) -> list[int]:
+    return [b["id"] for b in (await call("get_backlinks", note_id=note_id))["items"]]
+
+
+async def test_links_resolve_case_insensitively_with_labels(call) -> None:
+    target = await call("create_note", title="Roadmap 2027")
+    plain = await call("create_note", title="A", body="see [[roadmap 2027]]")
+    labelled = await call("create_note", title="B", body="line one\nsee [[ROADMAP 2027|the plan]] here")
+    links = (await call("get_backlinks", note_id=target["id"]))["items"]
+    assert [b["id"] for b in links] == [labelled["id"], plain["id"]]
+    assert links[0]["snippet"] == "see [[ROADMAP 2027|the plan]] here"
+
+
+async def test_unresolved_links_resolve_when_the_note_appears(call) -> None:
+    source = await call("create_note", title="Index", body="[[Later note]] and [[Other]]")
+    later = await call("create_note", title="later note")
+    assert await _backlinks(call, later["id"]) == [source["id"]]
+
+
+async def test_a_rename_can_resolve_waiting_links(call) -> None:
+    source = await call("create_note", title="Index", body="[[Final name]]")
+    note = await call("create_note", title="Draft name")
+    assert await _backlinks(call, note["id"]) == []
+    await call("update_note", note_id=note["id"], title="Final Name")
+    assert await _backlinks(call, note["id"]) == [source["id"]]
+
+
+async def test_rename_keeps_backlinks_and_rewrites_link_text(call) -> None:
+    target = await call("create_note", title="Old Name")
+    source = await call("create_note", title="Source", body="a [[old name]] b [[Old Name|label]] c [[Else]]")
+    renamed = await call("update_note", note_id=target["id"], title="New Name")
+    assert renamed["title"] == "New Name"
+    assert await _backlinks(call, target["id"]) == [source["id"]]
+    body = (await call("read_note", note_id=source["id"]))["body"]
+    assert body == "a [[New Name]] b [[New Name|label]] c [[Else]]"
+    diff = await call("diff_note_versions", note_id=source["id"], from_version=1)
+    assert diff["to_version"] == 2 and "+a [[New Name]]" in diff["diff"]
+
+
+async def test_editing_the_body_updates_the_links(call) -> None:
+    a = await call("create_note", title="A")
+    b = await call("create_note", title="B")
+    source = await call("create_note", title="Source", body="[[A]]")
+    await call("edit_note", note_id=source["id"], operation="replace", find="[[A]]", text="[[B]]")
+    assert await _backlinks(call, a["id"]) == []
+    assert await _backlinks(call, b["id"]) == [source["id"]]
+
+
+async def test_links_never_cross_users(call, bob) -> None:
+    await call("create_note", title="Bob's source", body="[[Shared title]]", as_=bob)
+    alices = await call("create_note", title="Shared title")
+    assert await _backlinks(call, alices["id"]) == []
+
+
+async def test_backlinks_page(call) -> None:
+    target = await call("create_note", title="Hub")
+    made = [(await call("create_note", title=f"Spoke {i}", body="[[Hub]]"))["id"] for i in range(5)]
+    first = await call("get_backlinks", note_id=target["id"], limit=2)
+    seen = [b["id"] for b in first["items"]]
+    cursor = first["next_cursor"]
+    while cursor:
+        page = await call("get_backlinks", note_id=target["id"], limit=2, cursor=cursor)
+        seen += [b["id"] for b in page["items"]]
+        cursor = page["next_cursor"]
+    assert seen == sorted(made, reverse=True)
