@@ -2,8 +2,9 @@
 
 Parameters become flat top-level properties (never one nested model argument). A parameter
 annotated with :class:`~fable_core.tools.context.Context` is injected by the dispatcher and
-never appears in a schema. Descriptions come from ``Annotated[..., Field(description=...)]`` or,
-failing that, from the docstring's ``Args:`` section.
+never appears in a schema. A parameter's description comes from the docstring's ``Args:``
+section (specific to this tool) or, failing that, from its ``Annotated[..., Field(description=...)]``
+type (shared wording such as ``NoteId``'s); constraints always come from the type.
 """
 
 from __future__ import annotations
@@ -88,10 +89,15 @@ def build_signature(fn: Callable[..., Any], name: str) -> ToolSignature:
 
 
 def _field(default: Any, description: str | None) -> FieldInfo:
-    required = default is inspect.Parameter.empty
+    """The parameter's default, plus its docstring description when it has one.
+
+    ``description`` is only passed when present: an explicit ``None`` would erase the
+    description an ``Annotated`` type alias carries (``NoteId``, ``Limit``).
+    """
     if isinstance(default, FieldInfo):
         return default
-    return Field(... if required else default, description=description)
+    extra = {"description": description} if description else {}
+    return Field(... if default is inspect.Parameter.empty else default, **extra)
 
 
 def _clean(schema: dict[str, Any]) -> dict[str, Any]:

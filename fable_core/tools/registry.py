@@ -143,7 +143,7 @@ def tool(
             unknown = set(route.path_params) - set(signature.arguments.model_fields)
             if unknown:
                 raise ValueError(f"tool {tool_name!r}: route parameters {unknown} are not arguments")
-        (registry or REGISTRY).add(
+        (REGISTRY if registry is None else registry).add(
             Tool(
                 name=tool_name,
                 title=title,

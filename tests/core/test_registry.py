@@ -1,0 +1,300 @@
+"""The registry: what ``@tool`` accepts and refuses, the schemas it derives, and a snapshot.
+
+Negative cases register on a private :class:`Registry`, never on the global one. The snapshot
+(``tests/core/snapshots/registry.json``) is what every surface shows clients: when a tool is
+added or changed on purpose, regenerate it with
+
+    UPDATE_SNAPSHOTS=1 .venv/bin/pytest tests/core/test_registry.py
+
+and review the diff.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import pytest
+from pydantic import BaseModel, Field
+
+from fable_core.capabilities import load_capabilities
+from fable_core.caller import Caller
+from fable_core.tools import REGISTRY, Context, Registry, Route, tool
+
+SNAPSHOT = Path(__file__).with_name("snapshots") / "registry.json"
+
+
+class Echo(BaseModel):
+    id: int
+    text: str
+
+
+@pytest.fixture
+def registry() -> Registry:
+    return Registry()
+
+
+def register_echo(registry: Registry, **options: Any) -> None:
+    options.setdefault("scope", "read")
+
+    @tool(title="Echo", registry=registry, **options)
+    async def echo(ctx: Context, note_id: int, text: str = "hi") -> Echo:
+        """Echo the text back.
+
+        A second paragraph of description.
+
+        Args:
+            note_id: Which note to echo for.
+            text: What to say;
+                continued on a second line.
+        """
+        return Echo(id=note_id, text=text)
+
+
+# --- refusals -----------------------------------------------------------------------------------
+
+
+def test_bare_decorator_is_refused(registry: Registry) -> None:
+    with pytest.raises(TypeError):
+
+        @tool  # type: ignore[call-arg, arg-type]
+        async def bare(ctx: Context) -> Echo:
+            """Bare."""
+            raise NotImplementedError
+
+    assert len(registry) == 0
+
+
+def test_duplicate_names_are_refused(registry: Registry) -> None:
+    register_echo(registry)
+    with pytest.raises(ValueError, match="'echo' is already registered"):
+        register_echo(registry)
+    assert len(registry) == 1
+
+
+def test_duplicate_routes_are_refused(registry: Registry) -> None:
+    register_echo(registry, route=Route("GET", "/echo/{note_id}"))
+    with pytest.raises(ValueError, match="share route"):
+        register_echo(registry, route=Route("GET", "/echo/{note_id}"), name="echo_again")
+
+
+def test_route_parameters_must_be_arguments(registry: Registry) -> None:
+    with pytest.raises(ValueError, match="route parameters"):
+        register_echo(registry, route=Route("GET", "/echo/{other_id}"))
+
+
+def test_sync_functions_are_refused(registry: Registry) -> None:
+    with pytest.raises(TypeError, match="must be an async function"):
+
+        @tool(title="Sync", scope="read", registry=registry)
+        def sync(note_id: int) -> Echo:
+            """Not async."""
+            return Echo(id=note_id, text="")
+
+
+def test_untyped_parameters_are_refused(registry: Registry) -> None:
+    with pytest.raises(TypeError, match="parameter 'text' has no type annotation"):
+
+        @tool(title="Untyped", scope="read", registry=registry)
+        async def untyped(ctx: Context, text) -> Echo:  # type: ignore[no-untyped-def]  # noqa: ANN001
+            """Untyped."""
+            return Echo(id=1, text=text)
+
+
+def test_variadic_parameters_are_refused(registry: Registry) -> None:
+    with pytest.raises(TypeError, match="plain keyword parameter"):
+
+        @tool(title="Variadic", scope="read", registry=registry)
+        async def variadic(ctx: Context, **extra: str) -> Echo:
+            """Variadic."""
+            return Echo(id=1, text="")
+
+
+def test_results_must_be_pydantic_models(registry: Registry) -> None:
+    with pytest.raises(TypeError, match="must return a pydantic model"):
+
+        @tool(title="Dict", scope="read", registry=registry)
+        async def as_dict(ctx: Context) -> dict[str, Any]:
+            """Returns a dict."""
+            return {}
+
+
+def test_a_docstring_is_required(registry: Registry) -> None:
+    with pytest.raises(ValueError, match="needs a docstring"):
+
+        @tool(title="Mute", scope="read", registry=registry)
+        async def mute(ctx: Context) -> Echo:
+            return Echo(id=1, text="")
+
+
+@pytest.mark.parametrize("name", ["CamelCase", "has-dash", "x", "9lives"])
+def test_names_must_be_snake_case(registry: Registry, name: str) -> None:
+    with pytest.raises(ValueError, match="snake_case"):
+        register_echo(registry, name=name)
+
+
+def test_scope_must_be_read_or_write(registry: Registry) -> None:
+    with pytest.raises(ValueError, match="scope"):
+        register_echo(registry, scope="admin")
+    assert len(registry) == 0
+
+
+# --- what a registered tool looks like ------------------------------------------------------------
+
+
+def test_decorator_returns_the_function_unchanged(registry: Registry) -> None:
+    async def plain(ctx: Context) -> Echo:
+        """Plain."""
+        return Echo(id=1, text="")
+
+    assert tool(title="Plain", scope="read", registry=registry)(plain) is plain
+    assert registry.get("plain") is not None and registry.get("plain").fn is plain  # type: ignore[union-attr]
+
+
+def test_input_schema_is_flat_and_hides_the_context(registry: Registry) -> None:
+    register_echo(registry)
+    schema = registry.get("echo").input_schema  # type: ignore[union-attr]
+    assert schema["type"] == "object"
+    assert set(schema["properties"]) == {"note_id", "text"}
+    assert schema["required"] == ["note_id"]
+    assert schema["additionalProperties"] is False
+    assert schema["properties"]["text"]["default"] == "hi"
+    assert "title" not in schema["properties"]["note_id"], "auto titles only restate the name"
+
+
+def test_description_is_the_docstring_before_its_sections(registry: Registry) -> None:
+    register_echo(registry)
+    assert registry.get("echo").description == (  # type: ignore[union-attr]
+        "Echo the text back.\n\nA second paragraph of description."
+    )
+
+
+def test_args_section_describes_the_properties(registry: Registry) -> None:
+    register_echo(registry)
+    props = registry.get("echo").input_schema["properties"]  # type: ignore[union-attr]
+    assert props["note_id"]["description"] == "Which note to echo for."
+    assert props["text"]["description"] == "What to say; continued on a second line."
+
+
+NoteRef = Annotated[int, Field(ge=1, description="Id of the note.")]
+
+
+def test_types_give_constraints_and_default_descriptions_the_docstring_refines(
+    registry: Registry,
+) -> None:
+    @tool(title="Constrained", scope="read", registry=registry)
+    async def constrained(
+        ctx: Context,
+        note_id: NoteRef,
+        parent_id: NoteRef | None = None,
+        limit: Annotated[int, Field(ge=1, le=50, description="Page size.")] = 10,
+        kind: Literal["note", "task"] = "note",
+    ) -> Echo:
+        """Constrained.
+
+        Args:
+            parent_id: The parent, specific to this tool.
+        """
+        return Echo(id=limit, text=kind)
+
+    props = registry.get("constrained").input_schema["properties"]  # type: ignore[union-attr]
+    assert props["note_id"] == {"description": "Id of the note.", "minimum": 1, "type": "integer"}
+    assert props["parent_id"]["description"] == "The parent, specific to this tool."
+    assert props["limit"] == {"default": 10, "description": "Page size.", "maximum": 50,
+                              "minimum": 1, "type": "integer"}
+    assert props["kind"]["enum"] == ["note", "task"]
+
+
+def test_output_schema_is_an_object(registry: Registry) -> None:
+    register_echo(registry)
+    schema = registry.get("echo").output_schema  # type: ignore[union-attr]
+    assert schema["type"] == "object"
+    assert schema["required"] == ["id", "text"]
+
+
+def test_read_scope_tools_are_annotated_read_only_and_idempotent(registry: Registry) -> None:
+    register_echo(registry)
+    t = registry.get("echo")
+    assert t is not None and t.scope == "read"
+    assert asdict(t.annotations) == {"read_only": True, "destructive": False,
+                                     "idempotent": True, "open_world": False}
+
+
+def test_write_scope_annotations_follow_the_declaration(registry: Registry) -> None:
+    @tool(title="Wipe", scope="write", destructive=True, idempotent=True, open_world=True,
+          registry=registry)
+    async def wipe(ctx: Context) -> Echo:
+        """Wipe."""
+        return Echo(id=1, text="")
+
+    @tool(title="Add", scope="write", registry=registry)
+    async def add(ctx: Context) -> Echo:
+        """Add."""
+        return Echo(id=1, text="")
+
+    assert asdict(registry.get("wipe").annotations) == {  # type: ignore[union-attr]
+        "read_only": False, "destructive": True, "idempotent": True, "open_world": True}
+    assert asdict(registry.get("add").annotations) == {  # type: ignore[union-attr]
+        "read_only": False, "destructive": False, "idempotent": False, "open_world": False}
+
+
+def test_read_scope_callers_see_only_read_tools(registry: Registry) -> None:
+    register_echo(registry)
+
+    @tool(title="Add", scope="write", registry=registry)
+    async def add(ctx: Context) -> Echo:
+        """Add."""
+        return Echo(id=1, text="")
+
+    reader = Caller(user_id=1, scope="read")
+    assert [t.name for t in registry.for_caller(reader)] == ["echo"]
+    assert [t.name for t in registry.for_caller(Caller(user_id=1))] == ["echo", "add"]
+
+
+def test_route_path_params(registry: Registry) -> None:
+    assert Route("GET", "/notes/{note_id}/versions/{version}").path_params == ["note_id", "version"]
+
+
+# --- the real registry --------------------------------------------------------------------------
+
+
+def registry_snapshot() -> list[dict[str, Any]]:
+    load_capabilities()
+    return [
+        {
+            "name": t.name,
+            "title": t.title,
+            "description": t.description,
+            "scope": t.scope,
+            "annotations": asdict(t.annotations),
+            "route": None if t.route is None else f"{t.route.method} {t.route.path}",
+            "input_schema": t.input_schema,
+            "output_schema": t.output_schema,
+        }
+        for t in sorted(REGISTRY, key=lambda t: t.name)
+    ]
+
+
+def test_registry_matches_its_snapshot() -> None:
+    current = json.dumps(registry_snapshot(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    if os.environ.get("UPDATE_SNAPSHOTS") == "1":
+        SNAPSHOT.write_text(current)
+    assert SNAPSHOT.exists(), "no snapshot yet: run UPDATE_SNAPSHOTS=1 pytest tests/core/test_registry.py"
+    assert json.loads(SNAPSHOT.read_text()) == json.loads(current), (
+        "the tools clients see changed; if on purpose, run "
+        "UPDATE_SNAPSHOTS=1 .venv/bin/pytest tests/core/test_registry.py and review the diff"
+    )
+
+
+def test_every_registered_tool_is_complete() -> None:
+    load_capabilities()
+    assert len(REGISTRY) > 0
+    for t in REGISTRY:
+        assert t.title and t.description, t.name
+        assert len(t.description) < 2000, f"{t.name}: its description floods an agent's context"
+        assert t.input_schema["type"] == "object" and t.output_schema["type"] == "object", t.name
+        assert t.input_schema.get("additionalProperties") is False, t.name
+        assert not {"ctx", "context"} & set(t.input_schema.get("properties", {})), t.name
