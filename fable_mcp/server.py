@@ -1,0 +1,139 @@
+"""The Fable MCP server: the SDK's low-level ``Server`` wired to the registry and dispatcher.
+
+The low-level server takes the registry's schemas as they are (the high-level ``MCPServer``
+would re-derive them from signatures) and handles ``logging/setLevel`` and resource
+subscriptions. One :class:`FableMcp` serves every transport: stdio and in-memory with a fixed
+local caller, HTTP with the caller each request authenticated as.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
+
+from fable_core.caller import Caller
+from fable_core.runtime import Fable
+from fable_mcp import completions, prompts, resources, tools
+from fable_mcp.identity import connection_of, resolve_caller
+from fable_mcp.instructions import INSTRUCTIONS
+from fable_mcp.subscriptions import Subscriptions
+
+__all__ = ["FableMcp", "build_server"]
+
+_log = logging.getLogger(__name__)
+Ctx = ServerRequestContext[Any, Any]
+
+
+def _version() -> str:
+    try:
+        return version("fable")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "0"
+
+
+class FableMcp:
+    """MCP handlers over one :class:`~fable_core.runtime.Fable`.
+
+    ``caller`` is the local identity for transports without credentials (stdio, in-memory);
+    over HTTP leave it None so that every request must carry its own.
+    """
+
+    def __init__(self, fable: Fable, caller: Caller | None = None) -> None:
+        self.fable = fable
+        self.caller = caller
+        self.subscriptions = Subscriptions()
+        self.server: Server[Any] = Server(
+            "fable",
+            version=_version(),
+            title="Fable",
+            description="Your notes, tasks and projects.",
+            instructions=INSTRUCTIONS,
+            lifespan=self._lifespan,
+            get_tool_input_schema=self._input_schema,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_list_resources=self._list_resources,
+            on_list_resource_templates=self._list_templates,
+            on_read_resource=self._read_resource,
+            on_subscribe_resource=self._subscribe,
+            on_unsubscribe_resource=self._unsubscribe,
+            on_subscriptions_listen=self._listen,
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
+            on_completion=self._complete,
+        )
+        # Registered directly: the constructor argument warns that 2026-07-28 drops logging,
+        # but 2025 clients (and the conformance suite) still send logging/setLevel.
+        self.server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, self._set_level)
+
+    def _caller(self, ctx: Ctx) -> Caller:
+        return resolve_caller(ctx, self.caller)
+
+    @asynccontextmanager
+    async def _lifespan(self, _: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+        """Listen to committed changes while any transport runs this server."""
+        self.subscriptions.attach(self.fable.events)
+        try:
+            yield {}
+        finally:
+            self.subscriptions.detach()
+
+    def _input_schema(self, name: str) -> dict[str, Any] | None:
+        found = self.fable.registry.get(name)
+        return found.input_schema if found else None
+
+    async def _list_tools(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return tools.list_tools(self.fable, self._caller(ctx))
+
+    async def _call_tool(self, ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        return await tools.call_tool(self.fable, self._caller(ctx), params.name, params.arguments)
+
+    async def _list_resources(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+        return await resources.list_resources(self.fable, self._caller(ctx))
+
+    async def _list_templates(
+        self, ctx: Ctx, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return resources.list_templates()
+
+    async def _read_resource(self, ctx: Ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        return await resources.read_resource(self.fable, self._caller(ctx), str(params.uri))
+
+    async def _subscribe(self, ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        self.subscriptions.subscribe(ctx, self._caller(ctx), str(params.uri))
+        return types.EmptyResult()
+
+    async def _unsubscribe(self, ctx: Ctx, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+        self.subscriptions.unsubscribe(ctx, str(params.uri))
+        return types.EmptyResult()
+
+    async def _listen(
+        self, ctx: Ctx, params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        return await self.subscriptions.listen(ctx, self._caller(ctx), params)
+
+    async def _list_prompts(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+        return prompts.list_prompts()
+
+    async def _get_prompt(self, ctx: Ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        return await prompts.get_prompt(self.fable, self._caller(ctx), params.name, params.arguments)
+
+    async def _complete(self, ctx: Ctx, params: types.CompleteRequestParams) -> types.CompleteResult:
+        return await completions.complete(self.fable, self._caller(ctx), params)
+
+    async def _set_level(self, ctx: Ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
+        """Remember the client's log level for its connection (Fable sends it no logs below it)."""
+        connection_of(ctx).state["log_level"] = params.level
+        return types.EmptyResult()
+
+
+def build_server(fable: Fable, caller: Caller | None = None) -> Server[Any]:
+    """A ready MCP server for ``fable``, as ``caller`` when the transport has no credentials."""
+    return FableMcp(fable, caller).server

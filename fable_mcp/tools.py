@@ -1,0 +1,59 @@
+"""``tools/list`` and ``tools/call``, generated from the registry: no tool is declared here.
+
+Each registered tool becomes an MCP tool with its title, description, flat input schema,
+output schema and annotations. Calls go through the one dispatcher as the request's caller;
+results come back both as ``structuredContent`` and as compact JSON text for older clients.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import mcp_types as types
+
+from fable_core.caller import Caller
+from fable_core.errors import FableError
+from fable_core.runtime import Fable
+from fable_core.tools.registry import Tool
+from fable_mcp.errors import error_result, unexpected_result
+
+__all__ = ["call_tool", "list_tools", "mcp_tool"]
+
+
+def mcp_tool(tool: Tool) -> types.Tool:
+    """The MCP description of one registered tool."""
+    a = tool.annotations
+    return types.Tool(
+        name=tool.name,
+        title=tool.title,
+        description=tool.description,
+        input_schema=tool.input_schema,
+        output_schema=tool.output_schema,
+        annotations=types.ToolAnnotations(
+            title=tool.title,
+            read_only_hint=a.read_only,
+            destructive_hint=a.destructive,
+            idempotent_hint=a.idempotent,
+            open_world_hint=a.open_world,
+        ),
+    )
+
+
+def list_tools(fable: Fable, caller: Caller) -> types.ListToolsResult:
+    """The tools this caller may run: a read-scope key sees only read tools."""
+    return types.ListToolsResult(tools=[mcp_tool(t) for t in fable.registry.for_caller(caller)])
+
+
+async def call_tool(
+    fable: Fable, caller: Caller, name: str, arguments: dict[str, Any] | None
+) -> types.CallToolResult:
+    """Run a tool through the dispatcher; every failure becomes an error result."""
+    try:
+        result = await fable.dispatcher.call(name, arguments or {}, caller)
+    except FableError as e:
+        return error_result(e)
+    except Exception as e:  # noqa: BLE001 - the surface boundary: logged, never raised to clients
+        return unexpected_result(name, e)
+    text = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
+    return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=result)

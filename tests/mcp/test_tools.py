@@ -1,0 +1,145 @@
+"""tools/list and tools/call: generated from the registry, errors as tool results."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from mcp import Client
+from mcp_types import ListToolsResult
+from snapshot import assert_snapshot
+
+from fable_core.caller import Caller
+from fable_core.db.models import Project
+from fable_core.knowledge.views import Deleted
+from fable_core.runtime import Fable
+from fable_core.tools import Context, Registry, tool
+from fable_mcp.server import build_server
+
+
+def _as_received(result: ListToolsResult) -> list[dict]:
+    return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in result.tools]
+
+
+async def test_tools_list_snapshot(connect_fast) -> None:
+    async with connect_fast() as client:
+        tools = _as_received(await client.list_tools())
+    assert_snapshot("tools_list", tools)
+
+
+async def test_every_registered_tool_is_listed_with_its_registry_metadata(connect, fable: Fable) -> None:
+    async with connect() as client:
+        listed = {t["name"]: t for t in _as_received(await client.list_tools())}
+    assert list(listed) == [t.name for t in fable.registry]
+    for t in fable.registry:
+        got = listed[t.name]
+        assert got["title"] == t.title and got["description"] == t.description
+        assert got["inputSchema"] == t.input_schema and got["outputSchema"] == t.output_schema
+        assert got["annotations"] == {
+            "title": t.title,
+            "readOnlyHint": t.annotations.read_only,
+            "destructiveHint": t.annotations.destructive,
+            "idempotentHint": t.annotations.idempotent,
+            "openWorldHint": t.annotations.open_world,
+        }
+        assert "properties" in got["inputSchema"] and "$ref" not in str(got["inputSchema"].get("properties"))
+
+
+async def test_a_tool_added_to_a_registry_appears_with_no_mcp_code(fable: Fable, alice: Caller) -> None:
+    registry = Registry()
+
+    @tool(title="Echo", scope="read", registry=registry)
+    async def echo(ctx: Context, text: str) -> Deleted:
+        """Echo back nothing but an id, for the test."""
+        return Deleted(id=len(text))
+
+    local = Fable(fable.settings, fable.db, registry=registry)
+    async with Client(build_server(local, alice)) as client:
+        tools = (await client.list_tools()).tools
+        result = await client.call_tool("echo", {"text": "four"})
+    assert [t.name for t in tools] == ["echo"] and tools[0].annotations.read_only_hint is True
+    assert result.structured_content == {"id": 4, "deleted": True}
+
+
+async def test_call_returns_structured_content_and_json_text(connect) -> None:
+    async with connect() as client:
+        created = await client.call_tool("create_note", {"title": "Plan", "body": "See [[Ideas]]",
+                                                         "tags": ["Work"]})
+        assert not created.is_error
+        note = created.structured_content
+        read = await client.call_tool("read_note", {"note_id": note["id"]})
+    assert note["title"] == "Plan" and note["tags"] == ["work"] and note["kind"] == "note"
+    assert read.structured_content["body"] == "See [[Ideas]]"
+    assert '"body":"See [[Ideas]]"' in read.content[0].text
+
+
+async def test_duplicate_title_is_an_error_result_naming_the_note(connect, call) -> None:
+    existing = await call("create_note", title="Quarterly plan")
+    async with connect() as client:
+        result = await client.call_tool("create_note", {"title": "quarterly plan"})
+    assert result.is_error and result.structured_content is None
+    text = result.content[0].text
+    assert text.startswith("conflict: ")
+    assert f"note {existing['id']} 'Quarterly plan'" in text and "update_note" in text
+
+
+async def test_ambiguous_project_error_lists_the_candidates(connect_fast, fable: Fable, alice: Caller) -> None:
+    async with fable.db.transaction() as session:
+        session.add_all([Project(user_id=alice.user_id, title="Website redesign"),
+                         Project(user_id=alice.user_id, title="Website hosting")])
+    async with connect_fast() as client:
+        result = await client.call_tool("create_note", {"title": "Fonts", "project": "website"})
+        listed = await client.call_tool("list_notes", {})
+    text = result.content[0].text
+    assert result.is_error and text.startswith("invalid_input: ")
+    assert "'Website redesign' (id 1)" in text and "'Website hosting' (id 2)" in text
+    assert listed.structured_content["items"] == []
+
+
+@pytest.mark.parametrize(("arguments", "expected"), [
+    ({}, "title: Field required"),
+    ({"title": ""}, "title: String should have at least 1 character"),
+    ({"title": "Ok", "status": "someday"}, "status: Input should be"),
+    ({"title": "Ok", "due_date": "next tuesday"}, "due_date: Input should be a valid date"),
+    ({"title": "Ok", "colour": "red"}, "colour: Extra inputs are not permitted"),
+])
+async def test_bad_arguments_are_refused_and_write_nothing(connect_fast, arguments, expected) -> None:
+    async with connect_fast() as client:
+        result = await client.call_tool("create_note", arguments)
+        listed = await client.call_tool("list_notes", {})
+    assert result.is_error and result.content[0].text.startswith("invalid_input: invalid arguments for create_note")
+    assert expected in result.content[0].text
+    assert listed.structured_content["items"] == []
+
+
+async def test_bad_arguments_over_every_transport(connect) -> None:
+    async with connect() as client:
+        result = await client.call_tool("read_note", {"note_id": "seven"})
+    assert result.is_error and "note_id: Input should be a valid integer" in result.content[0].text
+
+
+async def test_unknown_tool_is_an_error_result(connect_fast) -> None:
+    async with connect_fast() as client:
+        result = await client.call_tool("launch_rockets", {})
+    assert result.is_error and result.content[0].text == "unknown_tool: no tool named 'launch_rockets'\n" \
+        "details: {\"name\": \"launch_rockets\"}"
+
+
+async def test_unexpected_exception_is_logged_and_reported_without_traceback(
+    fable: Fable, alice: Caller, caplog: pytest.LogCaptureFixture
+) -> None:
+    registry = Registry()
+
+    @tool(title="Break", scope="read", registry=registry)
+    async def explode(ctx: Context) -> Deleted:
+        """Fail the way a bug would."""
+        raise RuntimeError("secret internal detail")
+
+    local = Fable(fable.settings, fable.db, registry=registry)
+    with caplog.at_level(logging.ERROR):
+        async with Client(build_server(local, alice)) as client:
+            result = await client.call_tool("explode", {})
+    text = result.content[0].text
+    assert result.is_error and text.startswith("internal_error: explode failed unexpectedly")
+    assert "secret" not in text and "Traceback" not in text
+    assert any("secret internal detail" in (r.exc_text or "") for r in caplog.records)
