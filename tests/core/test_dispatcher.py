@@ -1,0 +1,250 @@
+"""The dispatcher: validation, authorisation, one transaction, typed errors, usage and events.
+
+Test tools live on a private :class:`Registry`; the dispatcher runs them against the session's
+real database, so "nothing written" is checked by counting rows.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import pytest
+from pydantic import BaseModel, Field
+from sqlalchemy import func, select
+
+from fable_core.caller import Caller
+from fable_core.db.models import AppLog, Project
+from fable_core.errors import Conflict, Forbidden, InvalidInput, NotFound, UnknownTool
+from fable_core.events import Event, EventBus, ProjectChanged
+from fable_core.runtime import Fable
+from fable_core.tools import Context, Registry, tool
+from fable_core.tools.dispatcher import Dispatcher, InternalError
+
+
+class Made(BaseModel):
+    id: int
+    title: str
+
+
+registry = Registry()
+ran: list[str] = []
+
+
+async def _make(ctx: Context, title: str) -> Project:
+    project = Project(user_id=ctx.user_id, title=title)
+    ctx.session.add(project)
+    await ctx.session.flush()
+    ctx.emit(ProjectChanged(ctx.user_id, project.id, "created"))
+    return project
+
+
+@tool(title="Make projects", scope="write", registry=registry)
+async def make_projects(
+    ctx: Context, title: str, count: Annotated[int, Field(ge=1, le=5)] = 1
+) -> Made:
+    """Create ``count`` projects named ``title``."""
+    ran.append("make_projects")
+    made = [await _make(ctx, f"{title} {i}") for i in range(count)]
+    return Made(id=made[0].id, title=made[0].title)
+
+
+@tool(title="Make then conflict", scope="write", registry=registry)
+async def make_then_conflict(ctx: Context, title: str) -> Made:
+    """Create two projects, then refuse."""
+    await _make(ctx, title)
+    await _make(ctx, title + " again")
+    raise Conflict(f"{title!r} collides")
+
+
+@tool(title="Make then crash", scope="write", registry=registry)
+async def make_then_crash(ctx: Context, title: str) -> Made:
+    """Create a project, then fail unexpectedly."""
+    await _make(ctx, title)
+    raise RuntimeError("boom: internal detail 7f3a")
+
+
+@tool(title="Make then bad result", scope="write", registry=registry)
+async def make_then_bad_result(ctx: Context, title: str) -> Made:
+    """Create a project, then return something that is not a Made."""
+    await _make(ctx, title)
+    return {"title": title}  # type: ignore[return-value]
+
+
+@tool(title="Orphan", scope="write", registry=registry)
+async def make_orphan(ctx: Context, user_id: int) -> Made:
+    """Create a project for a user id that may not exist (a foreign-key violation)."""
+    project = Project(user_id=user_id, title="orphan")
+    ctx.session.add(project)
+    await ctx.session.flush()
+    return Made(id=project.id, title=project.title)
+
+
+@tool(title="Count projects", scope="read", registry=registry)
+async def count_projects(ctx: Context) -> Made:
+    """How many projects the caller has."""
+    n = await ctx.session.scalar(select(func.count()).where(Project.user_id == ctx.user_id))
+    return Made(id=n or 0, title="count")
+
+
+@pytest.fixture
+def dispatcher(fable: Fable) -> Dispatcher:
+    ran.clear()
+    return Dispatcher(fable.db, fable.settings, registry=registry, events=EventBus())
+
+
+async def projects(fable: Fable) -> int:
+    async with fable.db.transaction() as s:
+        return await s.scalar(select(func.count()).select_from(Project)) or 0
+
+
+async def logs(fable: Fable) -> list[AppLog]:
+    async with fable.db.transaction() as s:
+        return list(await s.scalars(select(AppLog).order_by(AppLog.id)))
+
+
+async def test_a_call_runs_the_tool_and_returns_json_ready_data(
+    dispatcher: Dispatcher, fable: Fable, alice: Caller
+) -> None:
+    result = await dispatcher.call("make_projects", {"title": "Garden", "count": 2}, alice)
+    assert result == {"id": result["id"], "title": "Garden 0"}
+    assert await projects(fable) == 2
+
+
+async def test_unknown_tool_is_a_typed_error(dispatcher: Dispatcher, alice: Caller) -> None:
+    with pytest.raises(UnknownTool) as raised:
+        await dispatcher.call("no_such_tool", {}, alice)
+    assert raised.value.type == "unknown_tool" and "no_such_tool" in raised.value.message
+    assert isinstance(raised.value, NotFound)
+
+
+async def test_bad_arguments_list_every_problem_and_write_nothing(
+    dispatcher: Dispatcher, fable: Fable, alice: Caller
+) -> None:
+    with pytest.raises(InvalidInput) as raised:
+        await dispatcher.call("make_projects", {"count": 9, "colour": "red"}, alice)
+    problems = {p["field"]: p for p in raised.value.details["errors"]}
+    assert set(problems) == {"title", "count", "colour"}
+    assert problems["count"]["input"] == "9" and "less than or equal to 5" in problems["count"]["message"]
+    assert "title" in raised.value.message and "count" in raised.value.message
+    assert ran == [] and await projects(fable) == 0
+
+
+@pytest.mark.parametrize("arguments", [["title"], "title", 3])
+async def test_arguments_must_be_an_object(
+    dispatcher: Dispatcher, alice: Caller, arguments: Any
+) -> None:
+    with pytest.raises(InvalidInput, match="must be an object"):
+        await dispatcher.call("make_projects", arguments, alice)
+
+
+async def test_wrong_types_are_not_coerced_silently(dispatcher: Dispatcher, alice: Caller) -> None:
+    with pytest.raises(InvalidInput) as raised:
+        await dispatcher.call("make_projects", {"title": "x", "count": "lots"}, alice)
+    assert [p["field"] for p in raised.value.details["errors"]] == ["count"]
+
+
+async def test_read_scope_caller_cannot_run_a_write_tool_and_nothing_is_written(
+    dispatcher: Dispatcher, fable: Fable, alice: Caller
+) -> None:
+    reader = Caller(user_id=alice.user_id, username="alice", scope="read", surface="mcp")
+    with pytest.raises(Forbidden) as raised:
+        await dispatcher.call("make_projects", {"title": "Nope"}, reader)
+    assert raised.value.details == {"tool": "make_projects"}
+    assert ran == [] and await projects(fable) == 0
+    assert (await dispatcher.call("count_projects", {}, reader))["id"] == 0, "reads are allowed"
+
+
+async def test_a_domain_error_mid_way_rolls_back_everything(
+    dispatcher: Dispatcher, fable: Fable, alice: Caller
+) -> None:
+    with pytest.raises(Conflict, match="'Dup' collides"):
+        await dispatcher.call("make_then_conflict", {"title": "Dup"}, alice)
+    assert await projects(fable) == 0
+    [row] = await logs(fable)
+    assert (row.category, row.action, row.error_type) == ("usage", "make_then_conflict", "conflict")
+    assert row.traceback is None
+
+
+async def test_unexpected_exception_is_an_internal_error_with_the_traceback_only_in_app_logs(
+    dispatcher: Dispatcher, fable: Fable, alice: Caller
+) -> None:
+    with pytest.raises(InternalError) as raised:
+        await dispatcher.call("make_then_crash", {"title": "Crash"}, alice)
+    err = raised.value
+    assert err.type == "internal_error" and err.http_status == 500
+    assert "7f3a" not in err.message and "Traceback" not in err.message
+    assert "7f3a" not in str(err.to_dict())
+    assert await projects(fable) == 0
+    [row] = await logs(fable)
+    assert (row.category, row.action, row.error_type) == ("error", "make_then_crash", "internal_error")
+    assert row.traceback and "RuntimeError: boom: internal detail 7f3a" in row.traceback
+
+
+async def test_an_invalid_result_is_an_internal_error_and_rolls_back(
+    dispatcher: Dispatcher, fable: Fable, alice: Caller
+) -> None:
+    with pytest.raises(InternalError, match="invalid result"):
+        await dispatcher.call("make_then_bad_result", {"title": "Bad"}, alice)
+    assert await projects(fable) == 0
+
+
+async def test_database_errors_are_translated_at_the_boundary(
+    dispatcher: Dispatcher, fable: Fable, alice: Caller
+) -> None:
+    with pytest.raises(NotFound, match="referenced row does not exist"):
+        await dispatcher.call("make_orphan", {"user_id": alice.user_id + 1000}, alice)
+    assert await projects(fable) == 0
+    [row] = await logs(fable)
+    assert row.error_type == "not_found"
+
+
+async def test_each_call_records_usage_with_surface_and_duration(
+    dispatcher: Dispatcher, fable: Fable, alice: Caller
+) -> None:
+    via_mcp = Caller(user_id=alice.user_id, username="alice", surface="mcp")
+    await dispatcher.call("make_projects", {"title": "Logged"}, via_mcp)
+    await dispatcher.call("count_projects", {}, alice)
+    rows = await logs(fable)
+    assert [(r.category, r.action, r.surface, r.user_id, r.username) for r in rows] == [
+        ("usage", "make_projects", "mcp", alice.user_id, "alice"),
+        ("usage", "count_projects", "internal", alice.user_id, "alice"),
+    ]
+    assert all(r.duration_ms is not None and r.duration_ms > 0 for r in rows)
+    assert all(r.error_type is None for r in rows)
+
+
+async def test_events_are_published_after_commit_and_never_for_failed_calls(
+    dispatcher: Dispatcher, fable: Fable, alice: Caller
+) -> None:
+    seen: list[tuple[Event, int]] = []
+
+    async def on_event(event: Event) -> None:  # runs after commit: another session sees the row
+        async with fable.db.transaction() as s:
+            seen.append((event, await s.scalar(select(func.count()).select_from(Project)) or 0))
+
+    dispatcher.events.subscribe(on_event)
+    made = await dispatcher.call("make_projects", {"title": "Seen"}, alice)
+    with pytest.raises(Conflict):
+        await dispatcher.call("make_then_conflict", {"title": "Unseen"}, alice)
+    assert seen == [(ProjectChanged(alice.user_id, made["id"], "created"), 1)]
+
+
+async def test_a_failing_subscriber_does_not_fail_the_call(
+    dispatcher: Dispatcher, fable: Fable, alice: Caller
+) -> None:
+    def broken(event: Event) -> None:
+        raise RuntimeError("subscriber bug")
+
+    dispatcher.events.subscribe(broken)
+    await dispatcher.call("make_projects", {"title": "Still"}, alice)
+    assert await projects(fable) == 1
+
+
+async def test_refused_calls_are_logged_as_usage_with_their_error(
+    dispatcher: Dispatcher, fable: Fable, alice: Caller
+) -> None:
+    with pytest.raises(InvalidInput):
+        await dispatcher.call("make_projects", {"title": "x", "count": 0}, alice)
+    [row] = await logs(fable)
+    assert (row.category, row.error_type) == ("usage", "invalid_input")
+    assert "count" in (row.error_message or "") and row.traceback is None
