@@ -28,9 +28,11 @@ from starlette.routing import Route
 from fable_core.access import owned_by
 from fable_core.caller import Caller
 from fable_core.db.models import Note, title_key
-from fable_core.errors import InvalidInput, PayloadTooLarge, Unauthenticated
+from fable_core.errors import InvalidInput, PayloadTooLarge
 from fable_core.knowledge.types import MAX_BODY
 from fable_core.runtime import Fable
+from fable_web.context import web
+from fable_web.payload import read_json_object
 
 __all__ = ["Resolver", "link_keys", "render_markdown", "routes", "sanitise"]
 
@@ -140,22 +142,21 @@ async def _resolver(fable: Fable, caller: Caller, body: str) -> Resolver:
 
 async def _render_body(request: Request) -> JSONResponse:
     """``POST /api/render`` ``{"body": markdown}`` → ``{"html": sanitised}`` (editor preview)."""
-    fable, caller = _fable(request), await _caller(request)
-    try:
-        payload = await request.json()
-    except ValueError as e:
-        raise InvalidInput("the request body is not valid JSON") from e
-    body = payload.get("body") if isinstance(payload, dict) else None
-    if not isinstance(body, str):
-        raise InvalidInput("`body` must be a string of markdown", field="body")
+    w = web(request)
+    caller = await w.auth.caller(request)
+    payload = await read_json_object(request)
+    body = payload.get("body")
+    if not isinstance(body, str) or set(payload) - {"body"}:
+        raise InvalidInput("send {\"body\": \"<markdown>\"} and nothing else", field="body")
     if len(body) > MAX_BODY:
         raise PayloadTooLarge(f"`body` is longer than {MAX_BODY} characters", field="body")
-    return JSONResponse({"html": render_markdown(body, await _resolver(fable, caller, body))})
+    return JSONResponse({"html": render_markdown(body, await _resolver(w.fable, caller, body))})
 
 
 async def _note_html(request: Request) -> JSONResponse:
     """``GET /api/notes/{note_id}/html`` → the note's body as sanitised HTML, via read_note."""
-    fable, caller = _fable(request), await _caller(request)
+    w = web(request)
+    fable, caller = w.fable, await w.auth.caller(request)
     raw = request.path_params["note_id"]
     note = await fable.call("read_note", {"note_id": raw}, caller)
     resolve = await _resolver(fable, caller, note["body"])
@@ -168,13 +169,3 @@ routes = [
     Route("/api/notes/{note_id:int}/html", _note_html, methods=["GET"]),
 ]
 
-
-def _fable(request: Request) -> Fable:
-    return request.app.state.fable  # type: ignore[no-any-return]
-
-
-async def _caller(request: Request) -> Caller:
-    caller = getattr(request.state, "caller", None)
-    if caller is None:
-        raise Unauthenticated("sign in or send an API key")
-    return caller  # type: ignore[no-any-return]

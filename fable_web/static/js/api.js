@@ -1,0 +1,53 @@
+// The REST API, as the UI uses it: JSON in and out, cookies for the session.
+// Unsafe requests carry the browser's Origin header, which the server's CSRF check accepts.
+
+export class ApiError extends Error {
+  constructor(status, error) {
+    super(error?.message || `request failed (${status})`);
+    this.status = status;
+    this.type = error?.type || "error";
+    this.details = error?.details || {};
+  }
+}
+
+let onUnauthenticated = () => {};
+let csrfToken = null;
+/** The session's CSRF token (from sign-in or /auth/me), sent on unsafe requests besides Origin. */
+export function setCsrfToken(token) { csrfToken = token || null; }
+export function setUnauthenticatedHandler(fn) { onUnauthenticated = fn; }
+
+function query(params) {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params || {})) {
+    if (value === undefined || value === null || value === "") continue;
+    for (const v of Array.isArray(value) ? value : [value]) search.append(key, v);
+  }
+  const text = search.toString();
+  return text ? `?${text}` : "";
+}
+
+async function request(method, path, { params, body } = {}) {
+  const init = { method, credentials: "same-origin", headers: { Accept: "application/json" } };
+  if (method !== "GET" && csrfToken) init.headers["X-CSRF-Token"] = csrfToken;
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(`/api${path}${query(params)}`, init);
+  const data = response.status === 204 ? null : await response.json().catch(() => null);
+  if (!response.ok) {
+    const error = new ApiError(response.status, data?.error);
+    if (response.status === 401 && !path.startsWith("/auth/")) onUnauthenticated(error);
+    throw error;
+  }
+  return data;
+}
+
+export const api = {
+  get: (path, params) => request("GET", path, { params }),
+  post: (path, body = {}) => request("POST", path, { body }),
+  patch: (path, body = {}) => request("PATCH", path, { body }),
+  del: (path, params) => request("DELETE", path, { params }),
+  /** Any registered tool, by name: POST /api/tools/{name}. */
+  tool: (name, args = {}) => request("POST", `/tools/${name}`, { body: args }),
+};

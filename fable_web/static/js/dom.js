@@ -1,0 +1,111 @@
+// Building DOM without HTML strings: user text only ever reaches the page as text nodes.
+// The one exception, trustedHtml(), takes HTML the server rendered and sanitised (nh3).
+
+/** h("a#id.cls", {href, on: {click}}, ...children): an element; strings become text nodes. */
+export function h(spec, props = {}, ...children) {
+  const tag = spec.match(/^[a-z0-9]*/i)[0];
+  const el = document.createElement(tag || "div");
+  const classes = [...spec.matchAll(/\.([\w-]+)/g)].map((m) => m[1]);
+  const id = spec.match(/#([\w-]+)/);
+  if (classes.length) el.className = classes.join(" ");
+  if (id) el.id = id[1];
+  for (const [key, value] of Object.entries(props || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "on") for (const [ev, fn] of Object.entries(value)) el.addEventListener(ev, fn);
+    else if (key === "class") el.className = [el.className, value].filter(Boolean).join(" ");
+    else if (key === "text") el.textContent = value;
+    else if (key === "dataset") Object.assign(el.dataset, value);
+    else if (key in el && typeof value !== "string") el[key] = value;
+    else el.setAttribute(key, value === true ? "" : value);
+  }
+  append(el, children);
+  return el;
+}
+
+export function append(el, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return el;
+}
+
+export function clear(el, ...children) {
+  el.replaceChildren();
+  return append(el, children);
+}
+
+/** Insert HTML produced by the server's sanitiser (never raw user text). */
+export function trustedHtml(el, sanitised) {
+  el.innerHTML = sanitised;
+  return el;
+}
+
+/** Text with **highlights** (search snippets) as <mark> elements, built from text nodes. */
+export function highlighted(text) {
+  const parts = String(text).split("**");
+  return parts.map((part, i) => (i % 2 ? h("mark", {}, part) : part));
+}
+
+export function toast(message, { bad = false } = {}) {
+  const box = document.getElementById("toasts");
+  const el = h("div.toast", { class: bad ? "bad" : "" }, message);
+  box.append(el);
+  setTimeout(() => el.remove(), bad ? 6000 : 3000);
+}
+
+const dayMs = 86400000;
+
+export function today() {
+  const d = new Date();
+  return new Date(d.getFullYear(), d.getMonth(), d.getDate());
+}
+
+export function isoDate(d) {
+  const pad = (n) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+}
+
+/** "today", "tomorrow", "in 3 days", "2 days ago", or a short date. */
+export function friendlyDate(iso) {
+  if (!iso) return "";
+  const [y, m, d] = iso.slice(0, 10).split("-").map(Number);
+  const diff = Math.round((new Date(y, m - 1, d) - today()) / dayMs);
+  if (diff === 0) return "today";
+  if (diff === 1) return "tomorrow";
+  if (diff === -1) return "yesterday";
+  if (diff > 1 && diff < 7) return `in ${diff} days`;
+  if (diff < -1 && diff > -7) return `${-diff} days ago`;
+  return new Date(y, m - 1, d).toLocaleDateString(undefined, { month: "short", day: "numeric" });
+}
+
+export function relativeTime(iso) {
+  const seconds = (Date.now() - new Date(iso).getTime()) / 1000;
+  if (seconds < 60) return "just now";
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ago`;
+  if (seconds < 86400) return `${Math.floor(seconds / 3600)} h ago`;
+  return friendlyDate(iso);
+}
+
+export function debounce(fn, ms) {
+  let timer;
+  return (...args) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => fn(...args), ms);
+  };
+}
+
+/** A modal <dialog> that resolves true/false: used for destructive confirmations. */
+export function confirmDialog(title, message, action = "Delete") {
+  return new Promise((resolve) => {
+    const dialog = h("dialog", { "aria-label": title },
+      h("h2", {}, title), h("p.muted", {}, message),
+      h("form.row", { method: "dialog" },
+        h("span.spacer"),
+        h("button.btn", { value: "cancel" }, "Cancel"),
+        h("button.btn.btn-danger", { value: "ok" }, action)));
+    dialog.addEventListener("close", () => { dialog.remove(); resolve(dialog.returnValue === "ok"); });
+    document.body.append(dialog);
+    dialog.showModal();
+  });
+}

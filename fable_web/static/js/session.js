@@ -1,0 +1,2 @@
+// The signed-in user, shared by the views (null when signed out).
+export const session = { user: null };

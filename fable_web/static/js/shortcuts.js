@@ -1,0 +1,57 @@
+// Keyboard: "/" focuses search, "n" starts a new note, "?" lists the shortcuts.
+import { h } from "./dom.js";
+import { navigate } from "./router.js";
+
+const SHORTCUTS = [
+  ["/", "Focus search"],
+  ["n", "New note"],
+  ["g then h / n / t / p", "Go to home, notes, tasks, projects"],
+  ["Ctrl + S", "Save the note being edited"],
+  ["Esc", "Leave a field or close a dialog"],
+  ["?", "Show this list"],
+];
+
+function typing(target) {
+  return target.closest("input, textarea, select, [contenteditable=''], [contenteditable='true'], dialog");
+}
+
+export function showShortcuts() {
+  if (document.querySelector("dialog.shortcuts-dialog")) return;
+  const dialog = h("dialog.shortcuts-dialog", { "aria-label": "Keyboard shortcuts" },
+    h("h2", {}, "Keyboard shortcuts"),
+    h("div.shortcuts", {}, SHORTCUTS.map(([keys, what]) => [h("kbd", {}, keys), h("span", {}, what)])),
+    h("form.row", { method: "dialog" }, h("span.spacer"), h("button.btn", {}, "Close")));
+  dialog.addEventListener("close", () => dialog.remove());
+  document.body.append(dialog);
+  dialog.showModal();
+}
+
+const GO = { h: "/", n: "/notes", t: "/tasks", p: "/projects", s: "/settings" };
+
+export function installShortcuts(isSignedIn) {
+  let pendingG = false;
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && typing(event.target) && event.target.blur) {
+      if (event.target.tagName !== "DIALOG") event.target.blur();
+      return;
+    }
+    if (event.metaKey || event.ctrlKey || event.altKey || typing(event.target) || !isSignedIn()) return;
+    if (pendingG && GO[event.key]) {
+      pendingG = false;
+      event.preventDefault();
+      navigate(GO[event.key]);
+      return;
+    }
+    pendingG = event.key === "g";
+    if (event.key === "/") {
+      const search = document.getElementById("search");
+      if (search) { event.preventDefault(); search.focus(); search.select(); }
+    } else if (event.key === "n") {
+      event.preventDefault();
+      navigate("/notes/new");
+    } else if (event.key === "?") {
+      event.preventDefault();
+      showShortcuts();
+    }
+  });
+}

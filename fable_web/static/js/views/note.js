@@ -1,0 +1,115 @@
+// One note: read it rendered, edit its markdown with a live preview, and everything around it.
+import { api } from "../api.js";
+import { clear, confirmDialog, debounce, h, relativeTime, toast, trustedHtml } from "../dom.js";
+import { navigate } from "../router.js";
+import { priorityBadge, dueLabel } from "../widgets/items.js";
+import { attachLinkComplete } from "../widgets/links.js";
+import { backlinksPanel, historyPanel, subtasksPanel, taskPanel, workLogPanel } from "../widgets/panels.js";
+import { forgetKnownTags, tagInput } from "../widgets/tags.js";
+
+export async function noteView(main, params, query) {
+  if (!params.id) {
+    main.append(editor({ title: query.get("title") || "", body: "", tags: [] }, async (fields) => {
+      const created = await api.post("/notes", fields);
+      navigate(`/notes/${created.id}`, { replace: true });
+    }, () => history.back()));
+    main.querySelector(query.get("title") ? "textarea" : ".title-input").focus();
+    return;
+  }
+  const id = Number(params.id);
+  const host = h("div");
+  main.append(host);
+
+  async function show() {
+    const [note, rendered] = await Promise.all([api.get(`/notes/${id}`), api.get(`/notes/${id}/html`)]);
+    clear(host, reader(note, rendered.html, () => edit(note), show));
+  }
+  function edit(note) {
+    clear(host, editor(note, async (fields) => {
+      await api.patch(`/notes/${id}`, { ...fields, expected_version: note.version });
+      await show();
+    }, show));
+    host.querySelector("textarea").focus();
+  }
+  await show();
+}
+
+function reader(note, html, onEdit, reload) {
+  const isTask = note.kind === "task";
+  async function convert() {
+    try { await api.post(`/notes/${note.id}/convert`, { to: isTask ? "note" : "task" }); await reload(); }
+    catch (e) { toast(e.message, { bad: true }); }
+  }
+  async function remove() {
+    if (!(await confirmDialog(`Delete “${note.title}”?`, "Its versions and work log go with it. Notes that link here keep their text."))) return;
+    await api.del(`/notes/${note.id}`);
+    toast("Deleted");
+    navigate("/notes");
+  }
+  const body = trustedHtml(h("article.prose#note-body"), html);
+  if (!note.body.trim()) body.append(h("p.empty", {}, "This note is empty. Press Edit to write."));
+  return h("div.note-layout", {},
+    h("div.stack", {},
+      h("div.row", {}, isTask ? h("span.badge.badge-task", {}, note.status.replace("_", " ")) : null,
+        priorityBadge(note.priority), isTask ? dueLabel(note) : null,
+        note.tags.map((t) => h("a.chip", { href: `/notes?tag=${encodeURIComponent(t)}` }, `#${t}`)),
+        h("span.spacer"), h("span.muted.small", {}, `v${note.version} · edited ${relativeTime(note.updated_at)}`)),
+      h("h1.note-title", {}, note.title),
+      h("div.row", {},
+        h("button.btn.btn-sm#edit-note", { type: "button", on: { click: onEdit } }, "Edit"),
+        h("button.btn.btn-sm#convert-note", { type: "button", on: { click: convert } }, isTask ? "Make it a note" : "Make it a task"),
+        note.project_id ? h("a.btn.btn-ghost.btn-sm", { href: `/projects/${note.project_id}` }, "Open project") : null,
+        note.parent_id ? h("a.btn.btn-ghost.btn-sm", { href: `/notes/${note.parent_id}` }, "Parent") : null,
+        h("span.spacer"),
+        h("button.btn.btn-ghost.btn-sm.btn-danger", { type: "button", on: { click: remove } }, "Delete")),
+      body),
+    h("aside.side", {},
+      isTask ? taskPanel(note, reload) : null,
+      isTask ? subtasksPanel(note) : null,
+      isTask ? workLogPanel(note) : null,
+      backlinksPanel(note),
+      historyPanel(note, reload)));
+}
+
+function editor(note, save, cancel) {
+  const title = h("input.title-input", { type: "text", value: note.title, placeholder: "Title", "aria-label": "Title", required: true });
+  const tags = tagInput(note.tags);
+  const source = h("textarea#note-source", { "aria-label": "Markdown", placeholder: "Write in markdown. Type [[ to link another note." });
+  source.value = note.body;
+  const preview = h("div.prose.preview#preview", { "aria-label": "Preview" });
+  const error = h("p.error.hidden", { role: "alert" });
+  const saveButton = h("button.btn.btn-primary#save-note", { type: "submit" }, "Save");
+
+  const renderPreview = debounce(async () => {
+    try { trustedHtml(preview, (await api.post("/render", { body: source.value })).html); }
+    catch (e) { preview.textContent = e.message; }
+  }, 250);
+  source.addEventListener("input", renderPreview);
+  attachLinkComplete(source, renderPreview);
+  renderPreview();
+
+  async function submit(event) {
+    event?.preventDefault();
+    saveButton.disabled = true;
+    error.classList.add("hidden");
+    try {
+      await save({ title: title.value.trim(), body: source.value, tags: tags.value() });
+      forgetKnownTags();
+      toast("Saved");
+    } catch (e) {
+      error.textContent = e.message;
+      error.classList.remove("hidden");
+    } finally { saveButton.disabled = false; }
+  }
+  const form = h("form.stack#note-editor", { on: { submit, keydown: (e) => {
+    if ((e.ctrlKey || e.metaKey) && e.key === "s") { e.preventDefault(); submit(); }
+  } } },
+  title, tags.el,
+  h("div.editor", {},
+    h("div.suggest-wrap", {}, h("div.pane-label", {}, "Markdown"), source),
+    h("div", {}, h("div.pane-label", {}, "Preview"), preview)),
+  error,
+  h("div.row", {}, saveButton, h("button.btn.btn-ghost", { type: "button", on: { click: cancel } }, "Cancel"),
+    h("span.spacer"), h("span.muted.small", {}, "Ctrl + S saves")));
+  return form;
+}

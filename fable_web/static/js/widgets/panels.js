@@ -1,0 +1,113 @@
+// The side panels of a note: task details, sub-tasks, work log, backlinks, version history.
+import { api } from "../api.js";
+import { clear, confirmDialog, friendlyDate, h, relativeTime, toast } from "../dom.js";
+import { taskRow } from "./items.js";
+
+const STATUSES = [["todo", "To do"], ["in_progress", "In progress"], ["done", "Done"], ["cancelled", "Cancelled"]];
+
+export function taskPanel(note, reload) {
+  const status = h("select#task-status", { "aria-label": "Status" },
+    STATUSES.map(([v, label]) => h("option", { value: v, selected: note.status === v }, label)));
+  const priority = h("select", { "aria-label": "Priority" },
+    ["none", "low", "medium", "high"].map((p) => h("option", { value: p, selected: (note.priority || "none") === p }, p)));
+  const due = h("input", { type: "date", value: note.due_date || "", "aria-label": "Due date" });
+  async function save(change) {
+    try { await api.patch(`/notes/${note.id}`, change); await reload(); } catch (e) { toast(e.message, { bad: true }); }
+  }
+  status.addEventListener("change", () => (status.value === "done"
+    ? api.post(`/tasks/${note.id}/complete`).then(reload, (e) => toast(e.message, { bad: true }))
+    : save({ status: status.value })));
+  priority.addEventListener("change", () => save({ priority: priority.value }));
+  due.addEventListener("change", () => save(due.value ? { due_date: due.value } : { clear: ["due_date"] }));
+  const complete = note.status === "done" ? null : h("button.btn.btn-primary.btn-sm#complete-task", { type: "button",
+    on: { click: () => api.post(`/tasks/${note.id}/complete`).then(reload, (e) => toast(e.message, { bad: true })) } }, "Mark done");
+  return h("section.card#task-panel", {}, h("h2", {}, "Task", h("span.spacer"), complete),
+    h("dl.kv", {}, h("dt", {}, "Status"), h("dd", {}, status), h("dt", {}, "Priority"), h("dd", {}, priority),
+      h("dt", {}, "Due"), h("dd", {}, due),
+      note.completed_at ? [h("dt", {}, "Completed"), h("dd", {}, relativeTime(note.completed_at))] : null));
+}
+
+export function subtasksPanel(note) {
+  const list = h("div");
+  const title = h("input", { type: "text", placeholder: "Add a sub-task", "aria-label": "New sub-task", autocomplete: "off" });
+  async function load() {
+    const page = await api.get("/notes", { parent_id: note.id, kind: "task", sort: "created", limit: 100 });
+    clear(list, page.items.length ? page.items.map((t) => taskRow(t, { controls: false })) : h("p.empty", {}, "No sub-tasks."));
+  }
+  async function add(event) {
+    event.preventDefault();
+    if (!title.value.trim()) return;
+    try {
+      await api.post("/notes", { title: title.value.trim(), parent_id: note.id, status: "todo", project_id: note.project_id ?? undefined });
+      title.value = "";
+      await load();
+    } catch (e) { toast(e.message, { bad: true }); }
+  }
+  load();
+  return h("section.card", {}, h("h2", {}, "Sub-tasks"), list, h("form.row", { on: { submit: add } }, h("div.spacer", {}, title)));
+}
+
+export function workLogPanel(note) {
+  const list = h("div");
+  const total = h("span.count");
+  const minutes = h("input", { type: "number", min: "1", max: "1440", placeholder: "min", "aria-label": "Minutes", required: true });
+  const what = h("input", { type: "text", placeholder: "What did you do?", "aria-label": "Work description" });
+  async function load() {
+    const page = await api.get(`/tasks/${note.id}/logs`, { limit: 20 });
+    total.textContent = page.total_minutes ? `${page.total_minutes} min` : "";
+    clear(list, page.items.map((log) => h("div.version", {},
+      h("span.mono", {}, `${log.minutes ?? "–"}m`), h("span", {}, log.description || "—"),
+      h("span.spacer"), h("span.muted", {}, friendlyDate(log.work_date)))));
+  }
+  async function add(event) {
+    event.preventDefault();
+    try {
+      await api.post(`/tasks/${note.id}/logs`, { minutes: Number(minutes.value), description: what.value });
+      minutes.value = what.value = "";
+      await load();
+    } catch (e) { toast(e.message, { bad: true }); }
+  }
+  load();
+  return h("section.card", {}, h("h2", {}, "Work log", total), list,
+    h("form.row", { on: { submit: add } }, minutes, h("div.spacer", {}, what), h("button.btn.btn-sm", { type: "submit" }, "Log")));
+}
+
+export function backlinksPanel(note) {
+  const list = h("ul.list#backlinks");
+  api.get(`/notes/${note.id}/backlinks`, { limit: 50 }).then((page) => {
+    clear(list, page.items.length
+      ? page.items.map((b) => h("li", {}, h("a.note-item", { href: `/notes/${b.id}` },
+        h("span.title", {}, b.title), h("span.snippet", {}, b.snippet))))
+      : h("li.empty", {}, "No notes link here yet."));
+  });
+  return h("section.card", {}, h("h2", {}, "Backlinks"), list);
+}
+
+function diffView(text) {
+  return h("div.diff", {}, text.split("\n").map((line) => h("div", {
+    class: line.startsWith("+") && !line.startsWith("+++") ? "add" : line.startsWith("-") && !line.startsWith("---") ? "del" : "",
+  }, line || " ")));
+}
+
+export function historyPanel(note, reload) {
+  const list = h("div#history");
+  const detail = h("div");
+  async function show(version) {
+    const diff = await api.get(`/notes/${note.id}/diff`, { from_version: version.version });
+    const restore = h("button.btn.btn-sm", { type: "button", on: { click: async () => {
+      if (!(await confirmDialog(`Restore version ${version.version}?`, "The current text is kept as a version too.", "Restore"))) return;
+      await api.post(`/notes/${note.id}/versions/${version.version}/restore`);
+      toast(`Restored version ${version.version}`);
+      await reload();
+    } } }, `Restore v${version.version}`);
+    clear(detail, h("p.small.muted", {}, `Changes from v${version.version} to now: +${diff.added_lines} −${diff.removed_lines}`),
+      diff.diff ? diffView(diff.diff) : h("p.empty", {}, diff.title_changed ? "Only the title changed." : "Same text."), restore);
+  }
+  api.get(`/notes/${note.id}/versions`, { limit: 20 }).then((page) => {
+    clear(list, page.items.map((v) => h("div.version", {},
+      h("span.mono", {}, `v${v.version}`), h("span.muted", {}, relativeTime(v.created_at)), h("span.spacer"),
+      v.current ? h("span.muted.small", {}, "current")
+        : h("button.btn.btn-ghost.btn-sm", { type: "button", on: { click: () => show(v) } }, "Compare"))));
+  });
+  return h("section.card", {}, h("h2", {}, "History"), list, detail);
+}

@@ -1,0 +1,59 @@
+// A small listbox of suggestions under a field, driven by the keyboard or the mouse.
+import { clear, h } from "../dom.js";
+
+/**
+ * attachSuggest(field, {fetch(text) -> [{label, value}], accept(item)}): returns {update, close}.
+ * The owner calls update(query) when it wants suggestions (or null to close).
+ */
+export function attachSuggest(field, { fetch, accept }) {
+  const list = h("ul.suggest.hidden", { role: "listbox" });
+  field.setAttribute("aria-autocomplete", "list");
+  let items = [];
+  let index = 0;
+  let serial = 0;
+
+  function show() {
+    if (!list.isConnected) field.after(list); // the field may not have been in the page yet
+    clear(list, items.map((item, i) => h("li", {
+      role: "option", "aria-selected": String(i === index),
+      on: { mousedown: (e) => { e.preventDefault(); choose(i); } },
+    }, item.label)));
+    list.classList.toggle("hidden", items.length === 0);
+  }
+
+  function close() { items = []; list.classList.add("hidden"); }
+
+  function choose(i) {
+    const item = items[i];
+    close();
+    if (item) accept(item);
+  }
+
+  async function update(query) {
+    const mine = ++serial;
+    if (query === null) { close(); return; }
+    const found = await fetch(query);
+    if (mine !== serial) return;
+    items = found.slice(0, 8);
+    index = 0;
+    show();
+  }
+
+  field.addEventListener("keydown", (event) => {
+    if (list.classList.contains("hidden")) return;
+    if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+      event.preventDefault();
+      index = (index + (event.key === "ArrowDown" ? 1 : items.length - 1)) % items.length;
+      show();
+    } else if (event.key === "Enter" || event.key === "Tab") {
+      event.preventDefault();
+      event.stopImmediatePropagation();
+      choose(index);
+    } else if (event.key === "Escape") {
+      event.stopPropagation();
+      close();
+    }
+  });
+  field.addEventListener("blur", () => setTimeout(close, 100));
+  return { update, close, isOpen: () => !list.classList.contains("hidden") };
+}
