@@ -13,7 +13,7 @@ import mcp_types as types
 
 from fable_core.caller import Caller
 from fable_core.runtime import Fable
-from fable_mcp.lookups import MAX_VALUES, note_titles, project_titles
+from fable_mcp.lookups import MAX_VALUES, note_titles
 from fable_mcp.prompts import PROMPTS
 from fable_mcp.resources import NOTE_TEMPLATE, PROJECT_TEMPLATE, visible_projects
 
@@ -36,13 +36,16 @@ async def _values(fable: Fable, caller: Caller, ref: object, argument: str, type
             page = await fable.dispatcher.call("list_notes", {"limit": MAX_VALUES}, caller)
             return [str(n["id"]) for n in page["items"] if str(n["id"]).startswith(typed)]
         if ref.uri == PROJECT_TEMPLATE:
-            return [str(p.id) for p in await visible_projects(fable, caller) if str(p.id).startswith(typed)]
+            return [str(p["id"]) for p in await visible_projects(fable, caller) if str(p["id"]).startswith(typed)]
     return []
 
 
 async def _by_argument(fable: Fable, caller: Caller, argument: str, typed: str) -> list[str]:
     if argument == "project":
-        return await project_titles(fable, caller, typed)
+        titles = [p["title"] for p in await visible_projects(fable, caller)]
+        wanted = typed.casefold()
+        return sorted((t for t in titles if wanted in t.casefold()),
+                      key=lambda t: (not t.casefold().startswith(wanted), t.casefold()))
     if argument == "note":
         return await note_titles(fable, caller, typed)
     if argument == "tag":

@@ -1,5 +1,5 @@
-"""Small read-only lookups the MCP surface needs beyond the tools: names for completions and
-prompts. Every query is scoped through :mod:`fable_core.access`."""
+"""Small read-only lookups the MCP surface needs beyond the tools: note titles for completions
+and prompts. Every query is scoped through :mod:`fable_core.access`."""
 
 from __future__ import annotations
 
@@ -7,25 +7,17 @@ from sqlalchemy import func, select
 
 from fable_core.access import owned_by, visible
 from fable_core.caller import Caller
-from fable_core.db.models import Note, Project, title_key
+from fable_core.db.models import Note, title_key
 from fable_core.errors import NotFound
 from fable_core.runtime import Fable
 
-__all__ = ["MAX_VALUES", "find_note", "note_titles", "project_titles"]
+__all__ = ["MAX_VALUES", "find_note", "note_titles"]
 
 MAX_VALUES = 100  # the most completion values MCP allows in one answer
 
 
 def _like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-async def project_titles(fable: Fable, caller: Caller, typed: str) -> list[str]:
-    """Project titles containing ``typed`` (case-insensitive), those starting with it first."""
-    stmt = visible(Project, caller).where(Project.title.ilike(f"%{_like(typed)}%"))
-    stmt = stmt.order_by((~Project.title.ilike(f"{_like(typed)}%")), Project.title).limit(MAX_VALUES)
-    async with fable.db.transaction() as session:
-        return [p.title for p in (await session.execute(stmt)).scalars()]
 
 
 async def note_titles(fable: Fable, caller: Caller, typed: str) -> list[str]:

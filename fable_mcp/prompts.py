@@ -14,11 +14,8 @@ from typing import Any
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
-from fable_core.access import get_visible
 from fable_core.caller import Caller
-from fable_core.db.models import Project
 from fable_core.errors import FableError
-from fable_core.knowledge.matching import resolve_project
 from fable_core.runtime import Fable
 from fable_mcp.lookups import find_note
 from fable_mcp.resources import note_markdown, note_uri, project_uri
@@ -79,13 +76,12 @@ async def _daily_review(fable: Fable, caller: Caller, args: dict[str, str]) -> l
 
 async def _summarise_project(fable: Fable, caller: Caller, args: dict[str, str]) -> list[types.PromptMessage]:
     ref = args["project"].strip()
-    async with fable.db.transaction() as session:
-        project = await (get_visible(session, Project, int(ref), caller) if ref.isdigit()
-                         else resolve_project(session, caller, ref))
-    notes = await fable.dispatcher.call("list_notes", {"project_id": project.id, "limit": 100}, caller)
+    which = {"project_id": int(ref)} if ref.isdigit() else {"project": ref}
+    project = await fable.dispatcher.call("get_project", which, caller)
+    notes = await fable.dispatcher.call("list_notes", {"project_id": project["id"], "limit": 100}, caller)
     return [_user(
-        f"Summarise the project {project.title!r} (id {project.id}, {project_uri(project.id)}).\n\n"
-        f"Description: {project.description or '(none)'}\nGoal: {project.goal or '(none)'}\n\n"
+        f"Summarise the project {project['title']!r} (id {project['id']}, {project_uri(project['id'])}).\n\n"
+        f"Description: {project['description'] or '(none)'}\nGoal: {project['goal'] or '(none)'}\n\n"
         f"Its notes and tasks:\n{_bullets(notes['items'])}\n\n"
         "Read the notes that matter with read_note, then write a short summary: where the "
         "project stands, what was decided, open tasks and risks, and the next three steps."

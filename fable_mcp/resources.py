@@ -2,7 +2,7 @@
 
 Listing shows the caller's most recently changed notes and their projects; templates cover
 everything else. Notes are read through the ``read_note`` tool (so access rules hold); a
-project reads as its description plus its notes, listed by ``list_notes``.
+project reads as ``get_project`` plus its notes, listed by ``list_notes``.
 """
 
 from __future__ import annotations
@@ -13,9 +13,7 @@ from typing import Any
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
-from fable_core.access import visible
 from fable_core.caller import Caller
-from fable_core.db.models import Project
 from fable_core.errors import FableError, NotFound
 from fable_core.runtime import Fable
 
@@ -68,8 +66,8 @@ async def list_resources(fable: Fable, caller: Caller) -> types.ListResourcesRes
         for n in page["items"]
     ]
     projects = [
-        types.Resource(uri=project_uri(p.id), name=p.title, title=p.title, mime_type=MARKDOWN,
-                       description=f"project · {p.status}")
+        types.Resource(uri=project_uri(p["id"]), name=p["title"], title=p["title"], mime_type=MARKDOWN,
+                       description=f"project {p['id']} · {p['status']}")
         for p in await visible_projects(fable, caller)
     ]
     return types.ListResourcesResult(resources=notes + projects)
@@ -114,15 +112,12 @@ def _note_line(note: dict[str, Any]) -> str:
 
 
 async def _project_text(fable: Fable, caller: Caller, project_id: int) -> str:
-    projects = await visible_projects(fable, caller, project_id)
-    if not projects:
-        raise NotFound(f"project {project_id} not found", project_id=project_id)
-    project = projects[0]
+    project = await fable.dispatcher.call("get_project", {"project_id": project_id}, caller)
     page = await fable.dispatcher.call("list_notes", {"project_id": project_id, "limit": 200}, caller)
-    lines = [f"# {project.title}", "", f"_project {project.id} · {project.status}_", ""]
-    for label, value in (("Description", project.description), ("Goal", project.goal)):
-        if value:
-            lines += [f"## {label}", "", value, ""]
+    lines = [f"# {project['title']}", "", f"_project {project['id']} · {project['status']}_", ""]
+    for label, key in (("Description", "description"), ("Goal", "goal")):
+        if project.get(key):
+            lines += [f"## {label}", "", project[key], ""]
     lines += ["## Notes and tasks", ""]
     lines += [f"- [{n['title']}]({note_uri(n['id'])}) — {_note_line(n)}" for n in page["items"]]
     if not page["items"]:
@@ -130,14 +125,7 @@ async def _project_text(fable: Fable, caller: Caller, project_id: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-async def visible_projects(fable: Fable, caller: Caller, project_id: int | None = None) -> list[Project]:
-    stmt = visible(Project, caller).order_by(Project.updated_at.desc(), Project.id.desc()).limit(100)
-    if project_id is not None:
-        stmt = stmt.where(Project.id == project_id)
-    async with fable.db.transaction() as session:
-        return list((await session.execute(stmt)).scalars())
-
-
-def parse_uri(uri: str) -> tuple[str, int] | None:
-    match = _URI.match(uri)
-    return (match.group(1), int(match.group(2))) if match else None
+async def visible_projects(fable: Fable, caller: Caller) -> list[dict[str, Any]]:
+    """The caller's projects (first page of ``list_projects``, A-Z)."""
+    page = await fable.dispatcher.call("list_projects", {"limit": 200}, caller)
+    return list(page["items"])

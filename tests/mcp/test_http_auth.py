@@ -1,0 +1,142 @@
+"""Streamable HTTP at /mcp: bearer keys, read scope, isolation, rebinding checks, metadata."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from conftest import http_connect, make_key
+from mcp.shared.exceptions import MCPError
+from mcp_servers import serve
+from sqlalchemy import update
+
+from fable_core.caller import Caller
+from fable_core.config import load_settings
+from fable_core.db.models import User
+from fable_core.runtime import Fable
+from fable_mcp.http import create_app
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+ACCEPT = {"accept": "application/json, text/event-stream"}
+
+
+async def _post(url: str, headers: dict[str, str] | None = None, body: dict | None = None) -> httpx.Response:
+    async with httpx.AsyncClient(timeout=30) as http:
+        return await http.post(url, json=body or INITIALIZE, headers={**ACCEPT, **(headers or {})})
+
+
+async def test_missing_key_is_401_pointing_at_the_resource_metadata(mcp_base_url: str) -> None:
+    response = await _post(f"{mcp_base_url}/mcp")
+    assert response.status_code == 401
+    challenge = response.headers["www-authenticate"]
+    assert challenge.startswith("Bearer ") and "error=" not in challenge
+    assert f'resource_metadata="{mcp_base_url}/.well-known/oauth-protected-resource/mcp"' in challenge
+
+
+@pytest.mark.parametrize("header", ["Bearer fable_00000000_wrong", "Bearer", "Basic dXNlcjpwYXNz"])
+async def test_wrong_key_is_401_invalid_token(mcp_base_url: str, alice: Caller, header: str) -> None:
+    response = await _post(f"{mcp_base_url}/mcp", {"authorization": header})
+    assert response.status_code == 401
+    assert "www-authenticate" in response.headers
+    assert response.json()["error"] in ("invalid_token", "unauthorized")
+
+
+async def test_sdk_client_with_a_bad_key_cannot_connect(mcp_base_url: str) -> None:
+    with pytest.raises(BaseExceptionGroup) as failed:
+        async with http_connect(f"{mcp_base_url}/mcp", "fable_00000000_wrong"):
+            pass
+    assert failed.group_contains(MCPError)
+
+
+async def test_protected_resource_metadata(mcp_base_url: str) -> None:
+    async with httpx.AsyncClient() as http:
+        for path in ("/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"):
+            meta = (await http.get(mcp_base_url + path)).json()
+            assert meta["resource"] == f"{mcp_base_url}/mcp"
+            assert meta["bearer_methods_supported"] == ["header"]
+            assert meta["scopes_supported"] == ["read", "write"]
+
+
+async def test_post_to_exactly_mcp_is_served_without_redirect(mcp_base_url: str, fable: Fable,
+                                                                alice: Caller) -> None:
+    key = await make_key(fable, alice)
+    response = await _post(f"{mcp_base_url}/mcp", {"authorization": f"Bearer {key}"})
+    assert response.status_code == 200, response.text
+    assert "mcp-session-id" in response.headers
+
+
+async def test_read_scope_key_lists_and_calls_only_read_tools(
+    connect_fast, fable: Fable, call
+) -> None:
+    note = await call("create_note", title="Readable")
+    async with connect_fast(scope="read") as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        refused = await client.call_tool("create_note", {"title": "Sneaky"})
+        refused_update = await client.call_tool("update_note", {"note_id": note["id"], "body": "x"})
+        read = await client.call_tool("read_note", {"note_id": note["id"]})
+    assert names == {t.name for t in fable.registry if t.scope == "read"} and "create_note" not in names
+    assert refused.is_error and refused.content[0].text.startswith("forbidden: create_note changes data")
+    assert refused_update.is_error and not read.is_error
+    listed = await call("list_notes")
+    assert [n["title"] for n in listed["items"]] == ["Readable"]
+    assert (await call("read_note", note_id=note["id"]))["body"] == ""
+
+
+async def test_two_users_are_isolated(connect_fast, alice: Caller, bob: Caller) -> None:
+    async with connect_fast(as_=alice) as as_alice:
+        mine = (await as_alice.call_tool("create_note", {"title": "Alice's diary"})).structured_content
+    async with connect_fast(as_=bob) as as_bob:
+        peek = await as_bob.call_tool("read_note", {"note_id": mine["id"]})
+        listed = await as_bob.call_tool("list_notes", {})
+        same_title = await as_bob.call_tool("create_note", {"title": "Alice's diary"})
+        resources = await as_bob.list_resources()
+    assert peek.is_error and peek.content[0].text.startswith(f"not_found: note {mine['id']} not found")
+    assert listed.structured_content["items"] == []
+    assert not same_title.is_error  # titles are unique per user, not across users
+    assert [r.uri for r in resources.resources] == [f"fable://notes/{same_title.structured_content['id']}"]
+
+
+async def test_a_session_is_bound_to_the_user_that_opened_it(mcp_base_url: str, fable: Fable,
+                                                               alice: Caller, bob: Caller) -> None:
+    alice_key, bob_key = await make_key(fable, alice), await make_key(fable, bob)
+    opened = await _post(f"{mcp_base_url}/mcp", {"authorization": f"Bearer {alice_key}"})
+    session = opened.headers["mcp-session-id"]
+    hijack = await _post(f"{mcp_base_url}/mcp", {"authorization": f"Bearer {bob_key}", "mcp-session-id": session,
+                                                 "mcp-protocol-version": "2025-11-25"},
+                         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    assert hijack.status_code == 404
+
+
+@pytest.mark.parametrize(("headers", "status"), [
+    ({"host": "evil.example"}, 421),
+    ({"origin": "http://evil.example"}, 403),
+])
+async def test_dns_rebinding_is_refused_before_authentication(mcp_base_url: str, headers, status) -> None:
+    response = await _post(f"{mcp_base_url}/mcp", headers)
+    assert response.status_code == status
+
+
+async def test_allowed_hosts_admit_a_deployment_domain(fable: Fable, alice: Caller, settings) -> None:
+    custom = load_settings({}, **{**settings.model_dump(), "fable_allowed_hosts": ["notes.example.org"],
+                                  "fable_base_url": "https://fable.example.com"})
+    app = create_app(Fable(custom, fable.db))
+    key = await make_key(fable, alice)
+    auth = {"authorization": f"Bearer {key}"}
+    async with serve(app) as base:
+        for host, origin in (("notes.example.org", "https://notes.example.org"),
+                             ("fable.example.com", "https://fable.example.com"), ("localhost", None)):
+            headers = {**auth, "host": host} | ({"origin": origin} if origin else {})
+            assert (await _post(f"{base}/mcp", headers)).status_code == 200, host
+        assert (await _post(f"{base}/mcp", {**auth, "host": "other.example.org"})).status_code == 421
+        missing = await _post(f"{base}/mcp", {"host": "fable.example.com"})
+        assert 'resource_metadata="https://fable.example.com/.well-known/' in missing.headers["www-authenticate"]
+
+
+async def test_a_deactivated_users_key_stops_working(mcp_base_url: str, fable: Fable, alice: Caller) -> None:
+    key = await make_key(fable, alice)
+    async with http_connect(f"{mcp_base_url}/mcp", key) as client:
+        assert (await client.list_tools()).tools
+        async with fable.db.transaction() as session:
+            await session.execute(update(User).where(User.id == alice.user_id).values(is_active=False))
+        with pytest.raises(MCPError):  # the SDK client reports the 401 as an error response
+            await client.list_tools()

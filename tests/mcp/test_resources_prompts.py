@@ -1,0 +1,167 @@
+"""Resources (notes, projects, update notifications), prompts, completions, logging/setLevel."""
+
+from __future__ import annotations
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp.client.subscriptions import ResourceUpdated
+from mcp.shared.exceptions import MCPError
+
+from fable_core.caller import Caller
+
+
+async def test_recent_notes_and_projects_are_listed_and_templated(connect, call) -> None:
+    project = await call("create_project", title="Garden")
+    first = await call("create_note", title="Seeds", tags=["home"], project_id=project["id"])
+    second = await call("create_note", title="Buy compost", status="todo")
+    async with connect() as client:
+        listed = (await client.list_resources()).resources
+        templates = (await client.list_resource_templates()).resource_templates
+    assert [r.uri for r in listed] == [f"fable://notes/{second['id']}", f"fable://notes/{first['id']}",
+                                       f"fable://projects/{project['id']}"]
+    assert listed[0].name == "Buy compost" and listed[0].mime_type == "text/markdown"
+    assert "status: todo" in listed[0].description
+    assert [t.uri_template for t in templates] == ["fable://notes/{id}", "fable://projects/{id}"]
+
+
+async def test_read_note_and_project_resources(connect_fast, call) -> None:
+    project = await call("create_project", title="Garden", goal="Grow tomatoes")
+    note = await call("create_note", title="Seeds", body="Order *early*.", tags=["home"],
+                      project_id=project["id"])
+    async with connect_fast() as client:
+        note_text = (await client.read_resource(f"fable://notes/{note['id']}")).contents[0]
+        project_text = (await client.read_resource(f"fable://projects/{project['id']}")).contents[0]
+    assert note_text.mime_type == "text/markdown"
+    assert note_text.text == (f"# Seeds\n\n_note {note['id']} · project: {project['id']} · tags: home_\n\n"
+                              "Order *early*.\n")
+    assert project_text.text.startswith("# Garden\n") and "## Goal\n\nGrow tomatoes" in project_text.text
+    assert f"- [Seeds](fable://notes/{note['id']})" in project_text.text
+
+
+@pytest.mark.parametrize("uri", ["fable://notes/999", "fable://tasks/1", "https://example.com/"])
+async def test_unknown_resources_are_resource_not_found(connect_fast, uri: str) -> None:
+    async with connect_fast() as client:
+        with pytest.raises(MCPError) as failed:
+            await client.read_resource(uri)
+    assert failed.value.error.code == -32002
+
+
+async def test_another_users_note_is_not_a_resource(connect_fast, call, bob: Caller) -> None:
+    note = await call("create_note", title="Private")
+    async with connect_fast(as_=bob) as client:
+        with pytest.raises(MCPError, match=f"note {note['id']} not found"):
+            await client.read_resource(f"fable://notes/{note['id']}")
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_subscribed_note_change_sends_resources_updated(connect_fast, call, bob: Caller) -> None:
+    watched = await call("create_note", title="Watched")
+    other = await call("create_note", title="Groceries")
+    bobs = await call("create_note", title="Watched", as_=bob)
+    updates: list[str] = []
+    arrived = anyio.Event()
+
+    async def on_message(message: object) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            updates.append(message.params.uri)
+            arrived.set()
+
+    async with connect_fast(mode="legacy", message_handler=on_message) as client:
+        await client.subscribe_resource(f"fable://notes/{watched['id']}")
+        await client.subscribe_resource(f"fable://notes/{bobs['id']}")  # not hers: never fires
+        await call("update_note", note_id=bobs["id"], body="bob's change", as_=bob)
+        await call("update_note", note_id=other["id"], body="not watched")
+        await call("update_note", note_id=watched["id"], body="changed")
+        with anyio.fail_after(10):
+            await arrived.wait()
+        await client.unsubscribe_resource(f"fable://notes/{watched['id']}")
+        await call("update_note", note_id=watched["id"], body="changed again")
+        await client.send_ping()  # a round trip: a notification sent before it would have arrived
+    assert updates == [f"fable://notes/{watched['id']}"]
+
+
+async def test_listen_stream_hears_only_its_users_changes(connect_fast, call, bob: Caller) -> None:
+    mine = await call("create_note", title="Mine")
+    bobs = await call("create_note", title="Bob's", as_=bob)
+    async with connect_fast() as client:
+        uris = [f"fable://notes/{mine['id']}", f"fable://notes/{bobs['id']}"]
+        async with client.listen(resource_subscriptions=uris) as stream:
+            await call("update_note", note_id=bobs["id"], body="x", as_=bob)
+            await call("delete_note", note_id=mine["id"])
+            with anyio.fail_after(10):
+                event = await anext(aiter(stream))
+    assert event == ResourceUpdated(uri=f"fable://notes/{mine['id']}")
+
+
+async def test_prompts_are_listed_with_descriptions_and_arguments(connect) -> None:
+    async with connect() as client:
+        prompts = {p.name: p for p in (await client.list_prompts()).prompts}
+    assert set(prompts) == {"daily_review", "summarise_project", "note_to_tasks"}
+    assert all(p.description and p.title for p in prompts.values())
+    assert [(a.name, a.required) for a in prompts["summarise_project"].arguments] == [("project", True)]
+    assert [(a.name, a.required) for a in prompts["daily_review"].arguments] == [("date", False), ("tag", False)]
+
+
+async def test_daily_review_prompt_brings_the_days_tasks(connect_fast, call) -> None:
+    await call("create_note", title="Pay rent", due_date="2026-03-01")
+    await call("create_note", title="Later thing", due_date="2026-04-01")
+    await call("create_note", title="Doing it", status="in_progress")
+    async with connect_fast() as client:
+        prompt = await client.get_prompt("daily_review", {"date": "2026-03-02"})
+    text = prompt.messages[0].content.text
+    due = text.split("Tasks due by today or overdue:")[1].split("In progress:")[0]
+    assert "Pay rent" in due and "Later thing" not in due
+    assert "Doing it" in text.split("In progress:")[1] and "complete_task" in text
+
+
+async def test_summarise_project_prompt_resolves_the_name(connect_fast, call) -> None:
+    project = await call("create_project", title="Website redesign", goal="Launch by May")
+    await call("create_note", title="Pick fonts", project_id=project["id"], status="todo")
+    async with connect_fast() as client:
+        prompt = await client.get_prompt("summarise_project", {"project": "website"})
+        with pytest.raises(MCPError, match="needs argument\\(s\\): project"):
+            await client.get_prompt("summarise_project", {})
+        with pytest.raises(MCPError, match="not_found: no project matches 'gardening'"):
+            await client.get_prompt("summarise_project", {"project": "gardening"})
+    text = prompt.messages[0].content.text
+    assert "'Website redesign'" in text and "Launch by May" in text and "Pick fonts" in text
+
+
+async def test_note_to_tasks_embeds_the_note(connect_fast, call) -> None:
+    note = await call("create_note", title="Meeting with Sam", body="- send the contract\n- book a room")
+    async with connect_fast() as client:
+        prompt = await client.get_prompt("note_to_tasks", {"note": "meeting with sam"})
+    embedded, ask = prompt.messages
+    assert embedded.content.type == "resource"
+    assert embedded.content.resource.uri == f"fable://notes/{note['id']}"
+    assert "send the contract" in embedded.content.resource.text
+    assert f"parent_id={note['id']}" in ask.content.text
+
+
+async def test_completions_offer_projects_tags_notes_and_ids(connect, call) -> None:
+    await call("create_project", title="Website redesign")
+    await call("create_project", title="Garden")
+    note = await call("create_note", title="Weekly review", tags=["work/acme", "home"])
+    async with connect() as client:
+        def ref(name: str) -> types.PromptReference:
+            return types.PromptReference(name=name)
+
+        projects = await client.complete(ref("summarise_project"), {"name": "project", "value": "web"})
+        tags = await client.complete(ref("daily_review"), {"name": "tag", "value": "wo"})
+        notes = await client.complete(ref("note_to_tasks"), {"name": "note", "value": "week"})
+        ids = await client.complete(types.ResourceTemplateReference(uri="fable://notes/{id}"),
+                                    {"name": "id", "value": ""})
+        unknown = await client.complete(ref("test_prompt_with_arguments"), {"name": "arg1", "value": "x"})
+    assert projects.completion.values == ["Website redesign"]
+    assert tags.completion.values == ["work/acme"]
+    assert notes.completion.values == ["Weekly review"]
+    assert ids.completion.values == [str(note["id"])]
+    assert unknown.completion.values == []
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_logging_set_level_is_accepted(connect_fast) -> None:
+    async with connect_fast(mode="legacy") as client:
+        assert client.server_capabilities.logging is not None
+        assert await client.set_logging_level("warning") == types.EmptyResult()
