@@ -81,8 +81,7 @@ def _check_rrule(rule: str) -> str:
     """Normalise an RRULE (upper case, no "RRULE:" prefix, UNTIL as a floating date-time, since
     tasks recur by date) and refuse what does not parse or recurs more than daily."""
     rule = rule.strip().upper()
-    if rule.startswith("RRULE:"):
-        rule = rule[6:]
+    rule = rule.removeprefix("RRULE:")
     rule = _UTC_UNTIL.sub(r"\1", rule)
     if _SUB_DAILY.search(rule):
         raise ValueError("tasks recur at most daily: use FREQ=DAILY, WEEKLY, MONTHLY or YEARLY")

@@ -9,8 +9,27 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
+from fable_core.accounts import create_user
+from fable_core.caller import Caller
 from fable_core.errors import FableError
 from fable_core.runtime import Fable
+
+async def _user(fable: Fable, username: str) -> Caller:
+    """A real user row without a password: hashing one (argon2) costs more than a whole test."""
+    async with fable.db.transaction() as session:
+        user = await create_user(session, username)
+    return Caller(user_id=user.id, username=user.username, role=user.role, surface="internal")
+
+
+@pytest.fixture
+async def alice(fable: Fable) -> Caller:
+    return await _user(fable, "alice")
+
+
+@pytest.fixture
+async def bob(fable: Fable) -> Caller:
+    return await _user(fable, "bob")
+
 
 # Everything a knowledge tool may write; app_logs is left out because failures are logged there.
 WRITABLE_TABLES = ("notes", "note_versions", "note_links", "task_logs", "projects", "milestones",

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from fable_core.errors import InvalidInput, NotFound
 
@@ -10,7 +10,7 @@ async def test_log_work_defaults_to_today_and_lists_with_total(call) -> None:
     first = await call("log_work", note_id=task["id"], minutes=45, description="  extract module ")
     await call("log_work", note_id=task["id"], minutes=30, work_date="2026-11-20")
 
-    assert first["work_date"] == str(datetime.now(timezone.utc).date())
+    assert first["work_date"] == str(datetime.now(UTC).date())
     assert first["description"] == "extract module" and first["note_id"] == task["id"]
     logs = await call("list_work_logs", note_id=task["id"])
     assert logs["total_minutes"] == 75 and logs["count"] == 2
