@@ -18,8 +18,8 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.caller import Caller, Scope
 from fable_core.account_tokens import issue_token, redeem_token
+from fable_core.caller import Caller, Scope
 from fable_core.db.models import AccountToken, ApiKey, InstanceSetting, User
 from fable_core.errors import Conflict, Forbidden, InvalidInput, NotFound, Unauthenticated
 
@@ -29,6 +29,7 @@ __all__ = [
     "authenticate",
     "caller_for_key",
     "change_password",
+    "check_password",
     "create_api_key",
     "create_invitation",
     "create_user",
@@ -54,11 +55,16 @@ _REGISTRATION = "open_registration"
 _DUMMY_HASH = _hasher.hash("not-a-password-of-anyone")
 
 
-def hash_password(password: str) -> str:
+def check_password(password: str) -> None:
+    """Refuse a password that is too short or absurdly long (InvalidInput)."""
     if len(password) < MIN_PASSWORD:
         raise InvalidInput(f"password must be at least {MIN_PASSWORD} characters", field="password")
     if len(password) > 1024:
         raise InvalidInput("password is longer than 1024 characters", field="password")
+
+
+def hash_password(password: str) -> str:
+    check_password(password)
     return _hasher.hash(password)
 
 
@@ -251,7 +257,7 @@ async def request_password_reset(
 
 async def reset_password(session: AsyncSession, token: str, new_password: str) -> User:
     """Set a new password with a reset token; the token is spent and other sessions end."""
-    hash_password(new_password)  # refuse a bad password before spending the token
+    check_password(new_password)  # refuse a bad password before spending the token
     row = await redeem_token(session, "reset", token)
     user = await session.get(User, row.user_id, with_for_update=True)
     if user is None or not user.is_active:

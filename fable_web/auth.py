@@ -28,7 +28,7 @@ from fable_core.runtime import Fable
 from fable_web.security import is_same_origin
 from fable_web.sessions import COOKIE, Session, SessionCodec
 
-__all__ = ["CSRF_HEADER", "Authenticator", "SAFE_METHODS", "TTL"]
+__all__ = ["CSRF_HEADER", "SAFE_METHODS", "TTL", "Authenticator"]
 
 TTL = 2.0
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})

@@ -39,15 +39,17 @@ async def llm_status(fable: Fable) -> dict[str, Any]:
     provider = fable.settings.llm_provider
     service = fable.services.get("llm")
     check = getattr(service, "health", None)
-    if provider == "none" or check is None or not inspect.iscoroutinefunction(check):
+    if check is None or not inspect.iscoroutinefunction(check):
         return {"provider": provider, "status": "not configured"}
     try:
         async with asyncio.timeout(TIMEOUT):
             answer = await check()
-    except Exception as e:  # a health probe reports any failure instead of raising it
+    except Exception as e:  # noqa: BLE001 - a health probe reports any failure, never raises
         return {"provider": provider, "status": "unavailable", "error": str(e) or type(e).__name__}
+    if hasattr(answer, "to_dict"):
+        answer = answer.to_dict()
     if isinstance(answer, dict):
-        return {"provider": provider, "status": "ok", **answer}
+        return {"provider": provider, "status": "ok"} | answer
     if isinstance(answer, bool):
         return {"provider": provider, "status": "ok" if answer else "unavailable"}
     return {"provider": provider, "status": str(answer)}

@@ -13,12 +13,12 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 from starlette.applications import Starlette
+from web_helpers import BASE, make_client, signed_in
 
 from fable_core.caller import Caller
 from fable_core.db.models import Base
 from fable_core.runtime import Fable
 from fable_web.app import create_app
-from web_helpers import BASE, make_client, signed_in
 
 
 @pytest.fixture
@@ -50,16 +50,14 @@ async def client(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
 
 @pytest.fixture
 async def as_alice(app: Starlette, alice: Caller) -> AsyncIterator[httpx.AsyncClient]:
-    c = await signed_in(app, "alice")
-    yield c
-    await c.aclose()
+    async with signed_in(app, "alice") as c:
+        yield c
 
 
 @pytest.fixture
 async def as_bob(app: Starlette, bob: Caller) -> AsyncIterator[httpx.AsyncClient]:
-    c = await signed_in(app, "bob")
-    yield c
-    await c.aclose()
+    async with signed_in(app, "bob") as c:
+        yield c
 
 
 RowCounts = Callable[[], Awaitable[dict[str, int]]]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
@@ -17,12 +19,15 @@ def make_client(app: Starlette, ip: str = CLIENT_IP, **headers: str) -> httpx.As
     return httpx.AsyncClient(transport=transport, base_url=BASE, headers=headers)
 
 
-async def signed_in(app: Starlette, username: str, password: str = PASSWORD) -> httpx.AsyncClient:
+@asynccontextmanager
+async def signed_in(
+    app: Starlette, username: str, password: str = PASSWORD
+) -> AsyncIterator[httpx.AsyncClient]:
     """A same-origin client with a session for ``username``."""
-    c = make_client(app, origin=BASE)
-    r = await c.post("/api/auth/login", json={"username": username, "password": password})
-    assert r.status_code == 200, r.text
-    return c
+    async with make_client(app, origin=BASE) as c:
+        r = await c.post("/api/auth/login", json={"username": username, "password": password})
+        assert r.status_code == 200, r.text
+        yield c
 
 
 def error_of(response: httpx.Response) -> dict[str, Any]:

@@ -1,0 +1,38 @@
+"""The OpenAPI document: valid 3.1, generated from the registry's schemas."""
+
+from __future__ import annotations
+
+import httpx
+from openapi_spec_validator import validate
+
+from fable_core.tools import REGISTRY
+
+
+async def test_openapi_validates_and_covers_every_route(client: httpx.AsyncClient) -> None:
+    doc = (await client.get("/api/openapi.json")).json()
+    validate(doc)
+    assert doc["openapi"] == "3.1.0"
+    for t in REGISTRY:
+        if t.route is None:
+            continue
+        op = doc["paths"][f"/api{t.route.path}"][t.route.method.lower()]
+        assert op["operationId"] == t.name and op["description"] == t.description
+        response = op["responses"]["200"]["content"]["application/json"]["schema"]
+        assert set(response.get("properties", {})) == set(t.output_schema.get("properties", {}))
+    assert doc["paths"]["/api/tools/{name}"]["post"]["parameters"][0]["schema"]["enum"] == [
+        t.name for t in REGISTRY]
+    for path in ("/api/auth/login", "/api/api-keys", "/api/health"):
+        assert path in doc["paths"]
+
+
+async def test_parameters_come_from_the_tool_schema(client: httpx.AsyncClient) -> None:
+    doc = (await client.get("/api/openapi.json")).json()
+    list_notes = REGISTRY.get("list_notes")
+    assert list_notes is not None
+    params = {p["name"]: p for p in doc["paths"]["/api/notes"]["get"]["parameters"]}
+    assert set(params) == set(list_notes.input_schema["properties"])
+    assert all(p["in"] == "query" for p in params.values())
+    create = doc["paths"]["/api/notes"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert create["required"] == ["title"] and create["additionalProperties"] is False
+    read = {p["name"]: p for p in doc["paths"]["/api/notes/{note_id}"]["get"]["parameters"]}
+    assert read["note_id"]["in"] == "path" and read["note_id"]["required"] is True
