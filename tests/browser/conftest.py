@@ -55,8 +55,10 @@ async def browser() -> AsyncIterator[Browser]:
 
 @pytest.fixture
 async def ui(browser: Browser, base_url: str) -> AsyncIterator[Session]:
-    """A fresh context and page at 1280x800; console errors and dialogs are collected."""
-    context = await browser.new_context(viewport={"width": 1280, "height": 800}, base_url=base_url)
+    """A fresh context and page at 1280x800 (no transitions, so screenshots never catch one
+    half-way); console errors and dialogs are collected."""
+    context = await browser.new_context(viewport={"width": 1280, "height": 800}, base_url=base_url,
+                                        reduced_motion="reduce")
     context.set_default_timeout(10_000)
     page = await context.new_page()
     watch = Watch()

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from html.parser import HTMLParser
+from typing import Any
 
+import httpx
 import pytest
+from web_helpers import error_of
 
 from fable_web.render import link_keys, render_markdown
 
@@ -105,3 +108,67 @@ def test_script_content_is_dropped_not_shown() -> None:
 
 def test_link_keys_are_the_title_keys_of_every_link() -> None:
     assert link_keys("[[Project: Alpha]] and [[beta|B]] but not [[ ]]") == {"project alpha", "beta"}
+
+
+# --- the routes: POST /api/render and GET /api/notes/{id}/html ------------------------------
+
+
+async def test_note_html_links_the_callers_own_notes(as_alice: httpx.AsyncClient) -> None:
+    target = (await as_alice.post("/api/notes", json={"title": "Project: Alpha"})).json()
+    note = (await as_alice.post("/api/notes", json={
+        "title": "Log", "body": "See [[project alpha|Alpha]] and [[Nowhere]].\n\n<img src=x onerror=alert(1)>",
+    })).json()
+    r = await as_alice.get(f"/api/notes/{note['id']}/html")
+    assert r.status_code == 200
+    data = r.json()
+    assert data["id"] == note["id"] and data["version"] == 1
+    links = {attrs["href"]: attrs["class"] for tag, attrs in _tags(data["html"]) if tag == "a"}
+    assert links == {f"/notes/{target['id']}": "wikilink",
+                     "/notes/new?title=Nowhere": "wikilink wikilink-missing"}
+    assert "onerror" not in data["html"]
+
+
+async def test_render_resolves_links_only_among_the_callers_notes(
+    as_alice: httpx.AsyncClient, as_bob: httpx.AsyncClient
+) -> None:
+    await as_bob.post("/api/notes", json={"title": "Secret plans"})
+    r = await as_alice.post("/api/render", json={"body": "[[Secret plans]]"})
+    assert r.status_code == 200
+    assert 'href="/notes/new?title=Secret%20plans"' in r.json()["html"]
+    mine = (await as_alice.post("/api/notes", json={"title": "Secret plans"})).json()
+    r = await as_alice.post("/api/render", json={"body": "[[Secret plans]]"})
+    assert f'href="/notes/{mine["id"]}"' in r.json()["html"]
+
+
+async def test_another_users_note_html_is_not_found(
+    as_alice: httpx.AsyncClient, as_bob: httpx.AsyncClient
+) -> None:
+    note = (await as_bob.post("/api/notes", json={"title": "Bob's", "body": "private"})).json()
+    r = await as_alice.get(f"/api/notes/{note['id']}/html")
+    assert r.status_code == 404
+    assert error_of(r)["type"] == "not_found"
+    assert "private" not in r.text
+
+
+async def test_render_needs_a_signed_in_caller(client: httpx.AsyncClient) -> None:
+    r = await client.post("/api/render", json={"body": "# hi"})
+    assert r.status_code == 401
+    assert error_of(r)["type"] == "unauthenticated"
+    assert (await client.get("/api/notes/1/html")).status_code == 401
+
+
+@pytest.mark.parametrize(("send", "status", "kind"), [
+    ({"content": b"{not json", "headers": {"content-type": "application/json"}}, 400, None),
+    ({"content": b"body=x", "headers": {"content-type": "application/x-www-form-urlencoded"}}, 415, None),
+    ({"json": {"body": 3}}, 422, "invalid_input"),
+    ({"json": {"body": "x", "extra": 1}}, 422, "invalid_input"),
+    ({"json": ["body"]}, 422, "invalid_input"),
+    ({"json": {"body": "x" * 1_000_001}}, 413, None),
+])
+async def test_render_refuses_bad_requests(
+    as_alice: httpx.AsyncClient, send: dict[str, Any], status: int, kind: str | None
+) -> None:
+    r = await as_alice.post("/api/render", **send)
+    assert r.status_code == status, r.text
+    if kind:
+        assert error_of(r)["type"] == kind

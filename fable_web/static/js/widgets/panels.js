@@ -28,8 +28,8 @@ export function taskPanel(note, reload) {
 }
 
 export function subtasksPanel(note) {
-  const list = h("div");
-  const title = h("input", { type: "text", placeholder: "Add a sub-task", "aria-label": "New sub-task", autocomplete: "off" });
+  const list = h("div#subtasks");
+  const title = h("input#new-subtask", { type: "text", placeholder: "Add a sub-task", "aria-label": "New sub-task", autocomplete: "off" });
   async function load() {
     const page = await api.get("/notes", { parent_id: note.id, kind: "task", sort: "created", limit: 100 });
     clear(list, page.items.length ? page.items.map((t) => taskRow(t, { controls: false })) : h("p.empty", {}, "No sub-tasks."));
@@ -50,8 +50,8 @@ export function subtasksPanel(note) {
 export function workLogPanel(note) {
   const list = h("div");
   const total = h("span.count");
-  const minutes = h("input", { type: "number", min: "1", max: "1440", placeholder: "min", "aria-label": "Minutes", required: true });
-  const what = h("input", { type: "text", placeholder: "What did you do?", "aria-label": "Work description" });
+  const minutes = h("input#log-minutes", { type: "number", min: "1", max: "1440", placeholder: "min", "aria-label": "Minutes", required: true });
+  const what = h("input#log-what", { type: "text", placeholder: "What did you do?", "aria-label": "Work description" });
   async function load() {
     const page = await api.get(`/tasks/${note.id}/logs`, { limit: 20 });
     total.textContent = page.total_minutes ? `${page.total_minutes} min` : "";
@@ -68,7 +68,7 @@ export function workLogPanel(note) {
     } catch (e) { toast(e.message, { bad: true }); }
   }
   load();
-  return h("section.card", {}, h("h2", {}, "Work log", total), list,
+  return h("section.card#work-log", {}, h("h2", {}, "Work log", total), list,
     h("form.row", { on: { submit: add } }, minutes, h("div.spacer", {}, what), h("button.btn.btn-sm", { type: "submit" }, "Log")));
 }
 
@@ -91,7 +91,7 @@ function diffView(text) {
 
 export function historyPanel(note, reload) {
   const list = h("div#history");
-  const detail = h("div");
+  const detail = h("div#history-detail");
   async function show(version) {
     const diff = await api.get(`/notes/${note.id}/diff`, { from_version: version.version });
     const restore = h("button.btn.btn-sm", { type: "button", on: { click: async () => {
