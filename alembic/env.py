@@ -10,27 +10,22 @@ from __future__ import annotations
 import asyncio
 
 from alembic import context
-
+from fable_core.db.migrations import COMPARE_OPTIONS
 from fable_core.db.models import Base
 
 target_metadata = Base.metadata
 
 
-def _include_object(obj, name, type_, reflected, compare_to):  # noqa: ANN001
-    return True
-
-
-def _configure(connection) -> None:  # noqa: ANN001
+def _configure(connection) -> None:
     context.configure(
         connection=connection,
         target_metadata=target_metadata,
-        include_object=_include_object,
-        compare_type=True,
         transaction_per_migration=False,
+        **COMPARE_OPTIONS,
     )
 
 
-def run_on(connection) -> None:  # noqa: ANN001
+def run_on(connection) -> None:
     _configure(connection)
     with context.begin_transaction():
         context.run_migrations()

@@ -11,18 +11,23 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
-from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.ext.asyncio import (
+    AsyncConnection,
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
 
 from fable_core.config import Settings
+from fable_core.db.migrations import alembic_config
 from fable_core.errors import InvalidInput, Unavailable
 
-__all__ = ["Database", "REQUIRED_EXTENSIONS", "async_url"]
+__all__ = ["REQUIRED_EXTENSIONS", "Database", "async_url"]
 
 REQUIRED_EXTENSIONS: dict[str, str] = {
     "vector": "pgvector (semantic search)",
@@ -30,7 +35,6 @@ REQUIRED_EXTENSIONS: dict[str, str] = {
 }
 _MIGRATION_LOCK = 0x0F_AB_1E
 _log = logging.getLogger(__name__)
-ALEMBIC_DIR = Path(__file__).resolve().parents[2] / "alembic"
 
 
 def async_url(url: str) -> str:
@@ -119,16 +123,6 @@ async def check_extensions(
             "or unset DATABASE_URL to use Fable's embedded PostgreSQL.",
             missing=[name for name in required if name not in available],
         )
-
-
-def alembic_config(connection: object | None = None):  # noqa: ANN201 - alembic type is optional
-    from alembic.config import Config
-
-    cfg = Config()
-    cfg.set_main_option("script_location", str(ALEMBIC_DIR))
-    if connection is not None:
-        cfg.attributes["connection"] = connection
-    return cfg
 
 
 def _run_alembic_upgrade(sync_conn: object) -> None:

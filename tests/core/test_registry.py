@@ -20,8 +20,8 @@ from typing import Annotated, Any, Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from fable_core.capabilities import load_capabilities
 from fable_core.caller import Caller
+from fable_core.capabilities import load_capabilities
 from fable_core.tools import REGISTRY, Context, Registry, Route, tool
 
 SNAPSHOT = Path(__file__).with_name("snapshots") / "registry.json"
@@ -99,7 +99,7 @@ def test_untyped_parameters_are_refused(registry: Registry) -> None:
     with pytest.raises(TypeError, match="parameter 'text' has no type annotation"):
 
         @tool(title="Untyped", scope="read", registry=registry)
-        async def untyped(ctx: Context, text) -> Echo:  # type: ignore[no-untyped-def]  # noqa: ANN001
+        async def untyped(ctx: Context, text) -> Echo:  # type: ignore[no-untyped-def]
             """Untyped."""
             return Echo(id=1, text=text)
 

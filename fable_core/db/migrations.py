@@ -1,0 +1,48 @@
+"""How Alembic sees Fable's schema: where the migrations live and what the models comparison skips.
+
+``alembic/env.py``, ``Database.upgrade`` and the schema tests all use these, so that
+``alembic check`` (models vs. database) means the same thing everywhere.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from alembic.config import Config
+
+__all__ = ["ALEMBIC_DIR", "COMPARE_OPTIONS", "alembic_config", "include_object"]
+
+ALEMBIC_DIR = Path(__file__).resolve().parents[2] / "alembic"
+
+# Objects the database has on purpose but the models cannot declare, each with its reason.
+# Keep this list short and specific: everything else must match the models exactly.
+_UNMODELLED_INDEXES = {
+    # partial HNSW expression indexes, one per embedding dimension, created by migration 0003
+    # (768) and at run time for other models; see fable_core.db.models.NoteEmbedding
+    re.compile(r"^ix_note_embeddings_hnsw_\d+$"),
+}
+
+
+def include_object(obj: Any, name: str | None, type_: str, reflected: bool, compare_to: Any) -> bool:
+    """Alembic's filter: skip only the unmodelled indexes above, and only as found in the database."""
+    if type_ == "index" and reflected and compare_to is None and name:
+        return not any(pattern.match(name) for pattern in _UNMODELLED_INDEXES)
+    return True
+
+
+COMPARE_OPTIONS: dict[str, Any] = {
+    "compare_type": True,
+    "compare_server_default": True,
+    "include_object": include_object,
+}
+
+
+def alembic_config(connection: object | None = None) -> Config:
+    """An Alembic config for our migrations; with ``connection``, env.py runs on it."""
+    cfg = Config()
+    cfg.set_main_option("script_location", str(ALEMBIC_DIR))
+    if connection is not None:
+        cfg.attributes["connection"] = connection
+    return cfg
