@@ -17,6 +17,8 @@ _MODULES = (
     "fable_core.knowledge.projects",
     "fable_core.knowledge.milestones",
     "fable_core.knowledge.worklogs",
+    "fable_core.assistant.conversations",
+    "fable_core.assistant.models",
 )
 
 

@@ -39,12 +39,19 @@ class Fable:
         settings = settings or load_settings()
         logging.getLogger("fable_core").setLevel(settings.fable_log_level.upper())
         db = await Database.open(settings, migrate=migrate)
-        return cls(settings, db)
+        fable = cls(settings, db)
+        from fable_core.assistant.service import install_assistant
+
+        await install_assistant(fable)  # services["llm"], ["embedder"], ["assistant"]
+        return fable
 
     async def call(self, name: str, arguments: dict[str, Any] | None, caller: Caller) -> dict[str, Any]:
         return await self.dispatcher.call(name, arguments, caller)
 
     async def close(self) -> None:
+        assistant = self.services.get("assistant")
+        if assistant is not None:
+            await assistant.close()
         await self.db.close()
 
     async def __aenter__(self) -> Fable:

@@ -25,6 +25,7 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR
+from pgvector.sqlalchemy import Vector
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, validates
 
 __all__ = [
@@ -32,8 +33,12 @@ __all__ = [
     "ApiKey",
     "AppLog",
     "Base",
+    "Conversation",
+    "Message",
     "Milestone",
     "Note",
+    "NoteDraft",
+    "NoteEmbedding",
     "NoteLink",
     "NoteVersion",
     "InstanceSetting",
@@ -337,3 +342,90 @@ class AppLog(Base):
     details: Mapped[Any | None] = mapped_column(JSONB)
 
     __table_args__ = (Index("ix_app_logs_category_created", "category", "created_at"),)
+
+
+# --- assistant ---------------------------------------------------------------------------------
+
+
+class Conversation(Base):
+    """A chat with the assistant. ``rag_project_id`` scopes retrieval: NULL = notes outside any
+    project, -1 = all notes, a project id = that project's notes (no FK: -1 is not a row)."""
+
+    __tablename__ = "conversations"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = _owner()
+    title: Mapped[str] = mapped_column(String(200), server_default="New conversation", nullable=False)
+    model: Mapped[str | None] = mapped_column(String(200))
+    conversation_type: Mapped[str] = mapped_column(String(16), server_default="chat", nullable=False)
+    day_date: Mapped[date | None] = mapped_column(Date)
+    rag_project_id: Mapped[int | None] = mapped_column(Integer)
+    summary: Mapped[str | None] = mapped_column(Text)
+    summary_message_id: Mapped[int | None] = mapped_column(BigInteger)
+    created_at: Mapped[datetime] = _created()
+    updated_at: Mapped[datetime] = _updated()
+
+    __table_args__ = (Index("ix_conversations_user_updated", "user_id", "updated_at", "id"),)
+
+
+class Message(Base):
+    """One turn of a conversation. An assistant message is ``generating`` while its text streams
+    (flushed every few seconds), then ``done``, ``stopped``, ``error`` or ``interrupted``."""
+
+    __tablename__ = "messages"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    conversation_id: Mapped[int] = mapped_column(
+        ForeignKey("conversations.id", ondelete="CASCADE"), nullable=False
+    )
+    user_id: Mapped[int] = _owner()
+    role: Mapped[str] = mapped_column(String(16), nullable=False)
+    content: Mapped[str] = mapped_column(Text, server_default="", nullable=False)
+    status: Mapped[str] = mapped_column(String(16), server_default="done", nullable=False)
+    tool_events: Mapped[Any | None] = mapped_column(JSONB)
+    context: Mapped[Any | None] = mapped_column(JSONB)
+    created_at: Mapped[datetime] = _created()
+    updated_at: Mapped[datetime] = _updated()
+
+    __table_args__ = (
+        Index("ix_messages_conversation_id", "conversation_id", "id"),
+        Index("ix_messages_generating", "status", postgresql_where=text("status = 'generating'")),
+    )
+
+
+class NoteEmbedding(Base):
+    """A note's embedding under one model. ``embedding`` has no fixed dimension (models differ);
+    HNSW indexes are partial expression indexes per dimension (``ix_note_embeddings_hnsw_<dims>``),
+    created by the migration for 768 (nomic-embed-text) and on first use for any other."""
+
+    __tablename__ = "note_embeddings"
+
+    note_id: Mapped[int] = mapped_column(
+        ForeignKey("notes.id", ondelete="CASCADE"), primary_key=True
+    )
+    user_id: Mapped[int] = _owner()
+    model: Mapped[str] = mapped_column(String(200), nullable=False)
+    dims: Mapped[int] = mapped_column(Integer, nullable=False)
+    content_hash: Mapped[str] = mapped_column(String(64), nullable=False)
+    embedding: Mapped[Any] = mapped_column(Vector(), nullable=False)
+    updated_at: Mapped[datetime] = _updated()
+
+
+class NoteDraft(Base):
+    """The assistant's proposed rewrite of a note, kept per user and note until accepted or
+    rejected. ``base_version`` is the note version it was written against."""
+
+    __tablename__ = "note_drafts"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = _owner()
+    note_id: Mapped[int] = mapped_column(ForeignKey("notes.id", ondelete="CASCADE"), nullable=False)
+    instruction: Mapped[str] = mapped_column(Text, nullable=False)
+    section: Mapped[str | None] = mapped_column(String(300))
+    content: Mapped[str] = mapped_column(Text, server_default="", nullable=False)
+    status: Mapped[str] = mapped_column(String(16), server_default="generating", nullable=False)
+    base_version: Mapped[int] = mapped_column(Integer, nullable=False)
+    created_at: Mapped[datetime] = _created()
+    updated_at: Mapped[datetime] = _updated()
+
+    __table_args__ = (UniqueConstraint("user_id", "note_id", name="uq_note_drafts_user_note"),)

@@ -175,11 +175,13 @@ async def create_note(
     project: ProjectRef = None,
     milestone_id: RowId | None = None,
     parent_id: RowId | None = None,
+    confirm: bool = False,
 ) -> NoteSummary:
     """Create a note; give it a `status` (or a priority, due date or recurrence) to make it a task.
 
     Refused with a conflict when the caller already has a note with the same or a very similar
-    title: update that note instead. Link to other notes with [[Their Title]].
+    title: update that note instead. Link to other notes with [[Their Title]]. A note whose text
+    nearly repeats an existing one answers needs_confirmation: repeat with `confirm` to create it.
 
     Args:
         title: The title (1-300 characters); must not duplicate an existing note's.
@@ -191,8 +193,13 @@ async def create_note(
         project: Or name the project; resolved by exact, partial, then fuzzy match.
         milestone_id: Milestone within the project (sets the project if none given).
         parent_id: Parent note or task, e.g. for a sub-task.
+        confirm: Create it even though a note with nearly the same text exists.
     """
     await check_duplicate_title(ctx.session, ctx.caller, title)
+    if not confirm:
+        from fable_core.assistant.search import check_semantic_duplicate
+
+        await check_semantic_duplicate(ctx, title, body)
     if status is None and (priority or due_date or recurrence_rule):
         status = "todo"
     note = Note(
@@ -520,13 +527,19 @@ async def search_notes(
     """Search notes and tasks by words, best matches first, with highlighted snippets.
 
     Supports "quoted phrases", OR and -excluded words. Titles weigh more than bodies; when no
-    word matches, near-miss titles (typos) are returned instead.
+    word matches, near-miss titles (typos) are returned instead. With an embedding model, notes
+    close in meaning are found too (`mode` "hybrid"; "keyword" when words alone were used).
     """
     await _check_refs(ctx, project_id=project_id)
     position = decode_cursor(cursor, "search")
     offset = int(position[0]) if position else 0
     where = _filters(ctx, tag=tag, kind=kind, status=None, priority=None, project_id=project_id,
                      milestone_id=None, parent_id=None, due_before=None, due_after=None)
+    from fable_core.assistant.search import hybrid_search
+
+    hybrid = await hybrid_search(ctx, query, where, offset=offset, limit=limit)
+    if hybrid is not None:
+        return hybrid
     tsq = func.websearch_to_tsquery("english", query)
     rank = func.ts_rank_cd(Note.search_vector, tsq, 1)
     ranked = (

@@ -1,0 +1,143 @@
+"""What the model is told besides the conversation: relevant notes, attached notes, fetched URLs.
+
+Retrieval (RAG) embeds the user's message and looks among the notes the conversation's scope
+allows (``rag_project_id``: NULL → notes outside projects, -1 → all, an id → that project):
+similarity >= 0.60 is injected (at most 3 notes, 800 characters each), 0.45–0.60 is only
+*suggested* to the user (the ``context`` event), notes the user attached go in whole, and the
+note being edited is never its own context. URLs in the message are fetched through the SSRF
+guard and their text (summarised when long) joins the context.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from fable_core.assistant import ssrf
+from fable_core.assistant.embeddings import Embedder, nearest
+from fable_core.assistant.providers.base import Provider
+from fable_core.caller import Caller
+from fable_core.db.models import Note
+from fable_core.errors import FableError, NotFound
+
+__all__ = ["ContextPack", "build_context", "scope_clause"]
+
+INJECT_SIMILARITY = 0.60
+SUGGEST_SIMILARITY = 0.45
+MAX_INJECTED = 3
+INJECT_CHARS = 800
+MAX_URLS = 2
+URL_CHARS = 3000
+_URL = re.compile(r"https?://[^\s<>\"')\]]+")
+
+
+@dataclass
+class ContextPack:
+    """The system-prompt additions and what the UI is told about them."""
+
+    blocks: list[str] = field(default_factory=list)
+    used: list[dict[str, Any]] = field(default_factory=list)
+    suggested: list[dict[str, Any]] = field(default_factory=list)
+    attached: list[dict[str, Any]] = field(default_factory=list)
+    urls: list[dict[str, Any]] = field(default_factory=list)
+
+    def meta(self) -> dict[str, Any]:
+        return {"used": self.used, "suggested": self.suggested, "attached": self.attached, "urls": self.urls}
+
+
+def scope_clause(rag_project_id: int | None) -> list[Any]:
+    """The WHERE clauses on Note a conversation's scope allows."""
+    if rag_project_id is None:
+        return [Note.project_id.is_(None)]
+    if rag_project_id == -1:
+        return []
+    return [Note.project_id == rag_project_id]
+
+
+async def build_context(
+    session: AsyncSession, caller: Caller, text: str, *, rag_project_id: int | None,
+    note_ids: list[int], exclude_note_id: int | None, embedder: Embedder | None, provider: Provider,
+    fetch_allow: tuple[str, ...] = (),
+) -> ContextPack:
+    pack = ContextPack()
+    await _attach(session, caller, pack, note_ids)
+    excluded = set(note_ids) | ({exclude_note_id} if exclude_note_id else set())
+    if embedder is not None:
+        await _retrieve(session, caller, pack, text, rag_project_id, excluded, embedder)
+    for url in list(dict.fromkeys(_URL.findall(text)))[:MAX_URLS]:
+        await _fetch_url(pack, url, provider, fetch_allow)
+    return pack
+
+
+async def _attach(session: AsyncSession, caller: Caller, pack: ContextPack, note_ids: list[int]) -> None:
+    if not note_ids:
+        return
+    notes = {n.id: n for n in (await session.execute(
+        select(Note).where(Note.id.in_(note_ids), Note.user_id == caller.user_id))).scalars()}
+    missing = [i for i in note_ids if i not in notes]
+    if missing:
+        raise NotFound(f"note {missing[0]} not found", note_id=missing[0])
+    for note_id in note_ids:
+        note = notes[note_id]
+        pack.blocks.append(f"Attached note [[{note.title}]] (id {note.id}):\n{note.body}")
+        pack.attached.append({"id": note.id, "title": note.title})
+
+
+async def _retrieve(session: AsyncSession, caller: Caller, pack: ContextPack, text: str,
+                    rag_project_id: int | None, excluded: set[int], embedder: Embedder) -> None:
+    vector = await embedder.embed_query(text)
+    if vector is None:
+        return
+    where = [*scope_clause(rag_project_id), Note.id.not_in(excluded or {0})]
+    hits = await nearest(session, caller.user_id, vector, embedder.model, limit=8, where=where,
+                         min_similarity=SUGGEST_SIMILARITY)
+    titles = dict((await session.execute(
+        select(Note.id, Note.title).where(Note.id.in_([h[0] for h in hits])))).all())
+    bodies = dict((await session.execute(
+        select(Note.id, Note.body).where(Note.id.in_([h[0] for h in hits if h[1] >= INJECT_SIMILARITY])))).all())
+    for note_id, similarity in hits:
+        entry = {"id": note_id, "title": titles.get(note_id, ""), "similarity": round(similarity, 3)}
+        if similarity >= INJECT_SIMILARITY and len(pack.used) < MAX_INJECTED:
+            body = bodies.get(note_id, "")
+            excerpt = body[:INJECT_CHARS] + ("…" if len(body) > INJECT_CHARS else "")
+            pack.blocks.append(f"Relevant note [[{entry['title']}]] (id {note_id}):\n{excerpt}")
+            pack.used.append(entry)
+        elif similarity < INJECT_SIMILARITY:
+            pack.suggested.append(entry)
+
+
+async def _fetch_url(pack: ContextPack, url: str, provider: Provider, allow: tuple[str, ...]) -> None:
+    try:
+        page = await ssrf.fetch(url, allow_first_hop=allow)
+        text = page_text(page.text) if "html" in page.content_type else page.text
+        if len(text) > URL_CHARS:
+            text = await _summarise(provider, url, text)
+    except FableError as e:
+        pack.urls.append({"url": url, "ok": False, "error": e.message})
+        return
+    pack.blocks.append(f"Content of {url}:\n{text}")
+    pack.urls.append({"url": url, "ok": True, "chars": len(text)})
+
+
+async def _summarise(provider: Provider, url: str, text: str) -> str:
+    try:
+        return await provider.complete([
+            {"role": "system", "content": "Summarise this web page in at most 300 words, keeping facts, "
+                                          "names and numbers."},
+            {"role": "user", "content": f"{url}\n\n{text[:20_000]}"},
+        ], max_tokens=500)
+    except FableError:
+        return text[:URL_CHARS] + "…"
+
+
+_TAGS = re.compile(r"<(script|style)\b.*?</\1>|<[^>]+>", re.S | re.I)
+
+
+def page_text(markup: str) -> str:
+    """Readable text of an HTML page (scripts, styles and tags dropped, whitespace collapsed)."""
+    return re.sub(r"\s+", " ", html.unescape(_TAGS.sub(" ", markup))).strip()

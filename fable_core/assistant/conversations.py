@@ -1,0 +1,228 @@
+"""Conversations with the assistant: loading them for their owner, and their tools (list, read,
+rename, delete, retrieval scope, project search)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from difflib import SequenceMatcher
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints
+from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from fable_core.assistant.views import (
+    ConversationDetail,
+    ConversationPage,
+    ConversationSummary,
+    MessageView,
+    ProjectMatch,
+    ProjectMatches,
+    RagScope,
+)
+from fable_core.caller import Caller
+from fable_core.db.models import Conversation, Message, Project
+from fable_core.errors import InvalidInput, NotFound
+from fable_core.knowledge.paging import decode_cursor, encode_cursor
+from fable_core.knowledge.views import Deleted
+from fable_core.tools import Context, Route, tool
+
+__all__ = ["load_conversation", "message_count", "scope_label"]
+
+
+async def load_conversation(session: AsyncSession, caller: Caller, conversation_id: int, *,
+                           for_update: bool = False) -> Conversation:
+    """The caller's conversation, or NotFound (also for other people's)."""
+    stmt = select(Conversation).where(Conversation.id == conversation_id,
+                                      Conversation.user_id == caller.user_id)
+    if for_update:
+        stmt = stmt.with_for_update()
+    found = (await session.execute(stmt)).scalar_one_or_none()
+    if found is None:
+        raise NotFound(f"conversation {conversation_id} not found", conversation_id=conversation_id)
+    return found
+
+
+async def message_count(session: AsyncSession, conversation_id: int) -> int:
+    return int(await session.scalar(
+        select(func.count()).select_from(Message).where(Message.conversation_id == conversation_id)) or 0)
+
+
+async def scope_label(session: AsyncSession, caller: Caller, rag_project_id: int | None) -> str:
+    """How the UI's scope chip names a scope."""
+    if rag_project_id is None:
+        return "Notes outside projects"
+    if rag_project_id == -1:
+        return "All notes"
+    title = await session.scalar(select(Project.title).where(
+        Project.id == rag_project_id, Project.user_id == caller.user_id))
+    return f"Project: {title}" if title else f"Project {rag_project_id}"
+
+
+# --- tools ------------------------------------------------------------------------------------
+
+
+ConversationId = Annotated[int, Field(ge=1, le=2**31 - 1, description="Id of the conversation.")]
+ConvTitle = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+ScopeId = Annotated[int | None, Field(ge=-1, le=2**31 - 1, description=(
+    "Retrieval scope: omit/null for notes outside projects, -1 for all notes, or a project id."))]
+
+
+async def _check_scope(ctx: Context, rag_project_id: int | None) -> None:
+    if rag_project_id in (None, -1):
+        return
+    if rag_project_id == 0:
+        raise InvalidInput("rag_project_id must be null, -1 or a project id", field="rag_project_id")
+    found = await ctx.session.scalar(select(Project.id).where(
+        Project.id == rag_project_id, Project.user_id == ctx.user_id))
+    if found is None:
+        raise NotFound(f"project {rag_project_id} not found", project_id=rag_project_id)
+
+
+@tool(title="Start a conversation", scope="write")
+async def create_conversation(
+    ctx: Context,
+    title: ConvTitle | None = None,
+    conversation_type: Literal["chat", "journal", "mcp"] = "chat",
+    rag_project_id: ScopeId = None,
+) -> ConversationSummary:
+    """Start a conversation with the assistant; its messages are posted to the chat API."""
+    await _check_scope(ctx, rag_project_id)
+    values = {"user_id": ctx.user_id, "conversation_type": conversation_type,
+              "rag_project_id": rag_project_id}
+    if title:
+        values["title"] = title
+    row = (await ctx.session.execute(insert(Conversation).values(**values).returning(Conversation))).scalar_one()
+    return ConversationSummary.model_validate(row)
+
+
+@tool(title="List conversations", scope="read", route=Route("GET", "/chat/conversations"))
+async def list_conversations(
+    ctx: Context,
+    conversation_type: Literal["chat", "journal", "mcp"] | None = None,
+    limit: Annotated[int, Field(ge=1, le=200)] = 50,
+    cursor: Annotated[str | None, Field(max_length=512)] = None,
+) -> ConversationPage:
+    """List the caller's conversations with the assistant, most recently active first."""
+    stmt = select(Conversation).where(Conversation.user_id == ctx.user_id)
+    if conversation_type:
+        stmt = stmt.where(Conversation.conversation_type == conversation_type)
+    position = decode_cursor(cursor, "conversations")
+    if position is not None:
+        try:
+            when, last_id = datetime.fromisoformat(position[0]), int(position[1])
+        except (TypeError, ValueError, IndexError) as e:
+            raise InvalidInput("cursor is not valid for this listing", field="cursor") from e
+        stmt = stmt.where(func.row(Conversation.updated_at, Conversation.id) < func.row(when, last_id))
+    rows = list((await ctx.session.execute(
+        stmt.order_by(Conversation.updated_at.desc(), Conversation.id.desc()).limit(limit + 1))).scalars())
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return ConversationPage(
+        items=[ConversationSummary.model_validate(r) for r in rows],
+        next_cursor=encode_cursor("conversations", [rows[-1].updated_at.isoformat(), rows[-1].id]) if more else None,
+    )
+
+
+@tool(title="Read a conversation", scope="read", route=Route("GET", "/chat/conversations/{conversation_id}"))
+async def get_conversation(
+    ctx: Context,
+    conversation_id: ConversationId,
+    limit: Annotated[int, Field(ge=1, le=1000, description="At most this many newest messages.")] = 200,
+) -> ConversationDetail:
+    """Read a conversation: its scope, memory summary and newest messages (oldest first)."""
+    conversation = await load_conversation(ctx.session, ctx.caller, conversation_id)
+    rows = list((await ctx.session.execute(
+        select(Message).where(Message.conversation_id == conversation_id)
+        .order_by(Message.id.desc()).limit(limit + 1))).scalars())
+    return ConversationDetail(
+        **ConversationSummary.model_validate(conversation).model_dump(),
+        rag_scope_label=await scope_label(ctx.session, ctx.caller, conversation.rag_project_id),
+        summary=conversation.summary,
+        messages=[MessageView.model_validate(m) for m in reversed(rows[:limit])],
+        more_messages=len(rows) > limit,
+    )
+
+
+@tool(title="Rename a conversation", scope="write", idempotent=True,
+      route=Route("PATCH", "/chat/conversations/{conversation_id}"))
+async def rename_conversation(ctx: Context, conversation_id: ConversationId, title: ConvTitle) -> ConversationSummary:
+    """Give a conversation a new title."""
+    conversation = await load_conversation(ctx.session, ctx.caller, conversation_id, for_update=True)
+    conversation.title = title
+    await ctx.session.flush()
+    await ctx.session.refresh(conversation, ["updated_at"])
+    return ConversationSummary.model_validate(conversation)
+
+
+@tool(title="Delete a conversation", scope="write", destructive=True,
+      route=Route("DELETE", "/chat/conversations/{conversation_id}"))
+async def delete_conversation(ctx: Context, conversation_id: ConversationId) -> Deleted:
+    """Delete a conversation and all its messages (a running answer is stopped)."""
+    await load_conversation(ctx.session, ctx.caller, conversation_id)
+    assistant = ctx.services.get("assistant")
+    if assistant is not None:
+        assistant.stop(conversation_id)
+    await ctx.session.execute(delete(Conversation).where(Conversation.id == conversation_id))
+    return Deleted(id=conversation_id)
+
+
+@tool(title="Set the assistant's note scope", scope="write", idempotent=True,
+      route=Route("PUT", "/chat/conversations/{conversation_id}/scope"))
+async def set_rag_scope(
+    ctx: Context,
+    project_id: Annotated[int | None, Field(ge=1, le=2**31 - 1)] = None,
+    all_notes: bool = False,
+    conversation_id: ConversationId | None = None,
+) -> RagScope:
+    """Choose which notes the assistant draws on in this conversation: one project's notes
+    (`project_id`, find it with search_projects), all notes (`all_notes`), or, with neither,
+    the notes outside any project.
+
+    Args:
+        conversation_id: The conversation; inside the assistant, the current one.
+    """
+    target = conversation_id or ctx.caller.conversation_id
+    if target is None:
+        raise InvalidInput("set_rag_scope needs a conversation_id", field="conversation_id")
+    if ctx.caller.project_id is not None and ctx.caller.surface == "assistant":
+        raise InvalidInput("a workspace conversation is fixed to its project", field="project_id")
+    if project_id is not None and all_notes:
+        raise InvalidInput("pass project_id or all_notes, not both", field="all_notes")
+    scope = -1 if all_notes else project_id
+    await _check_scope(ctx, scope)
+    await load_conversation(ctx.session, ctx.caller, target, for_update=True)
+    await ctx.session.execute(update(Conversation).where(Conversation.id == target).values(rag_project_id=scope))
+    return RagScope(conversation_id=target, rag_project_id=scope,
+                    label=await scope_label(ctx.session, ctx.caller, scope))
+
+
+@tool(title="Find projects", scope="read", route=Route("GET", "/search/projects"))
+async def search_projects(
+    ctx: Context,
+    query: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)],
+    limit: Annotated[int, Field(ge=1, le=20)] = 5,
+) -> ProjectMatches:
+    """Find the caller's projects matching words, scored over title, description and the
+    project's automatic summary; best first."""
+    wanted = query.casefold()
+    projects = (await ctx.session.execute(select(Project).where(Project.user_id == ctx.user_id))).scalars()
+    scored = []
+    for p in projects:
+        fields = [p.title, p.description or "", p.auto_summary or ""]
+        score = max([_score(wanted, f.casefold()) for f in fields] + [0.0])
+        if score >= 0.3:
+            scored.append(ProjectMatch(id=p.id, title=p.title, description=p.description,
+                                       auto_summary=p.auto_summary, score=round(score, 3)))
+    scored.sort(key=lambda m: (-m.score, m.id))
+    return ProjectMatches(query=query, items=scored[:limit])
+
+
+def _score(wanted: str, field: str) -> float:
+    if not field:
+        return 0.0
+    if wanted in field:
+        return 1.0 if wanted == field else 0.9
+    words = wanted.split()
+    hits = sum(1 for w in words if w in field) / len(words) if words else 0.0
+    return max(SequenceMatcher(None, wanted, field[: len(wanted) * 3]).ratio(), 0.8 * hits)

@@ -1,0 +1,217 @@
+"""Background generations: a task writes events into a buffer that any number of followers
+replay and tail; the text reaches the database as it grows.
+
+Event ids are ``<message id>:<n>`` with ``n`` counting from 1, so a follower that reconnects
+with ``Last-Event-ID`` gets exactly the events after the one it saw — no gap, no repeat — and an
+id from an older generation replays the current one from its start. The generating message is
+flushed to the database every ``flush_interval`` seconds (default 5: a crash loses at most that
+much) and its ``updated_at`` doubles as a heartbeat, so a message left ``generating`` by a dead
+process is recognisable (:func:`recover_interrupted`) on any replica. A finished buffer lives
+on for ``grace`` seconds (default 60) for late followers; afterwards the stored message answers.
+
+Replica safety: only the process running a generation holds its buffer. What must be correct
+across replicas is in PostgreSQL (the message, partial or complete, and its status); a follower
+on another replica gets that stored message. Live tailing across replicas would need the events
+themselves in PostgreSQL (an append-only ``generation_events`` table, or LISTEN/NOTIFY carrying
+event ids, with the buffer as a cache) — see docs/assistant.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import func, text, update
+
+from fable_core.db.database import Database
+from fable_core.db.models import Message
+from fable_core.errors import Conflict
+
+__all__ = ["Buffer", "Generations", "StreamEvent", "parse_event_id", "recover_interrupted"]
+
+_log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class StreamEvent:
+    id: str
+    event: str
+    data: dict[str, Any]
+
+
+def parse_event_id(raw: str | None) -> tuple[int, int] | None:
+    """``"<message>:<n>"`` → (message, n); None for anything else."""
+    try:
+        message, n = (raw or "").split(":")
+        return int(message), int(n)
+    except ValueError:
+        return None
+
+
+@dataclass
+class Buffer:
+    """The events of one generation, in order, and a signal for followers."""
+
+    key: str
+    message_id: int
+    events: list[StreamEvent] = field(default_factory=list)
+    done: bool = False
+    started: bool = False
+    stopped: bool = False
+    task: asyncio.Task[None] | None = None
+    _signal: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def emit(self, event: str, data: dict[str, Any]) -> StreamEvent:
+        item = StreamEvent(f"{self.message_id}:{len(self.events) + 1}", event, data)
+        self.events.append(item)
+        self._wake()
+        return item
+
+    def finish(self) -> None:
+        self.done = True
+        self._wake()
+
+    def _wake(self) -> None:
+        self._signal.set()
+        self._signal = asyncio.Event()
+
+    def position_after(self, last_event_id: str | None) -> int:
+        parsed = parse_event_id(last_event_id)
+        if parsed is None or parsed[0] != self.message_id:
+            return 0
+        return min(max(parsed[1], 0), len(self.events))
+
+    async def follow(self, last_event_id: str | None = None) -> AsyncIterator[StreamEvent]:
+        """Every event after ``last_event_id``, then new ones as they come, until done."""
+        position = self.position_after(last_event_id)
+        while True:
+            signal = self._signal
+            while position < len(self.events):
+                yield self.events[position]
+                position += 1
+            if self.done:
+                return
+            await signal.wait()
+
+
+Runner = Callable[[Buffer], Awaitable[None]]
+
+
+class Generations:
+    """The generations this process runs, by key (``chat:<conversation>``, ``assist:<note>``)."""
+
+    def __init__(self, *, grace: float = 60.0) -> None:
+        self.grace = grace
+        self._buffers: dict[str, Buffer] = {}
+        self._drops: dict[str, asyncio.TimerHandle] = {}
+
+    def get(self, key: str) -> Buffer | None:
+        return self._buffers.get(key)
+
+    def running(self, key: str) -> bool:
+        buffer = self._buffers.get(key)
+        return buffer is not None and not buffer.done
+
+    def start(self, key: str, message_id: int, runner: Runner) -> Buffer:
+        if self.running(key):
+            raise Conflict("a generation is already running here; stop it or wait for it", key=key)
+        if key in self._drops:
+            self._drops.pop(key).cancel()
+        buffer = Buffer(key, message_id)
+        self._buffers[key] = buffer
+        buffer.task = asyncio.create_task(self._run(buffer, runner), name=f"fable-generation-{key}")
+        return buffer
+
+    async def _run(self, buffer: Buffer, runner: Runner) -> None:
+        buffer.started = True
+        try:
+            await runner(buffer)
+        except asyncio.CancelledError:
+            if not buffer.stopped:
+                raise
+        except Exception:
+            _log.exception("generation %s failed", buffer.key)
+        finally:
+            buffer.finish()
+            loop = asyncio.get_running_loop()
+            self._drops[buffer.key] = loop.call_later(self.grace, self._drop, buffer)
+
+    def _drop(self, buffer: Buffer) -> None:
+        if self._buffers.get(buffer.key) is buffer:
+            del self._buffers[buffer.key]
+        self._drops.pop(buffer.key, None)
+
+    def stop(self, key: str) -> bool:
+        """Cancel the running generation; True if there was one."""
+        buffer = self._buffers.get(key)
+        if buffer is None or buffer.done or buffer.task is None:
+            return False
+        buffer.stopped = True
+        if buffer.started:  # otherwise the runner sees ``stopped`` as it starts
+            buffer.task.cancel()
+        return True
+
+    async def wait(self, key: str) -> None:
+        buffer = self._buffers.get(key)
+        if buffer is not None and buffer.task is not None:
+            await asyncio.gather(buffer.task, return_exceptions=True)
+
+    async def close(self) -> None:
+        tasks = [b.task for b in self._buffers.values() if b.task and not b.done]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for handle in self._drops.values():
+            handle.cancel()
+        self._drops.clear()
+        self._buffers.clear()
+
+
+class MessageWriter:
+    """Writes a generating message's text to the database every ``interval`` seconds."""
+
+    def __init__(self, db: Database, message_id: int, *, interval: float = 5.0) -> None:
+        self.db = db
+        self.message_id = message_id
+        self.interval = interval
+        self.content = ""
+        self.tool_events: list[dict[str, Any]] = []
+        self._task: asyncio.Task[None] | None = None
+
+    def __enter__(self) -> MessageWriter:
+        self._task = asyncio.create_task(self._loop(), name=f"fable-flush-{self.message_id}")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+    async def _loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.interval)
+            try:
+                await self.flush()
+            except Exception:  # a failed flush is retried at the next tick
+                _log.warning("flushing message %s failed", self.message_id, exc_info=True)
+
+    async def flush(self, status: str | None = None, **extra: Any) -> None:
+        values: dict[str, Any] = {"content": self.content, "tool_events": self.tool_events or None,
+                                  "updated_at": func.now(), **extra}
+        if status is not None:
+            values["status"] = status
+        async with self.db.transaction() as s:
+            await s.execute(update(Message).where(Message.id == self.message_id).values(**values))
+
+
+async def recover_interrupted(db: Database, *, stale_after: float = 30.0) -> int:
+    """Mark messages whose generator stopped beating (a crashed process) ``interrupted``;
+    their partial text stays. Returns how many."""
+    async with db.transaction() as s:
+        result = await s.execute(text(
+            "UPDATE messages SET status = 'interrupted' WHERE status = 'generating' "
+            "AND updated_at < now() - make_interval(secs => :secs)"
+        ), {"secs": stale_after})
+    return result.rowcount or 0

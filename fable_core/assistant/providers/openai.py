@@ -1,0 +1,149 @@
+"""Any OpenAI-compatible server over httpx: streamed chat completions (SSE) with tool calls,
+embeddings, and the model list. Tool-call arguments arrive as JSON fragments spread over chunks;
+they are assembled per index and emitted once the stream says why it finished."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+from fable_core.assistant.providers.base import ChatChunk, Health, Message, Provider, ToolCall, unavailable
+
+__all__ = ["OpenAIProvider", "sse_data"]
+
+
+async def sse_data(response: httpx.Response) -> AsyncIterator[str]:
+    """The ``data:`` payloads of a server-sent event stream, one per event."""
+    data: list[str] = []
+    async for line in response.aiter_lines():
+        if line == "":
+            if data:
+                yield "\n".join(data)
+                data = []
+        elif line.startswith("data:"):
+            data.append(line[5:].lstrip(" "))
+    if data:
+        yield "\n".join(data)
+
+
+class OpenAIProvider(Provider):
+    name = "openai"
+
+    def __init__(self, base_url: str, model: str, embed_model: str, *, api_key: str | None = None,
+                 timeout: float = 300.0) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.embed_model = embed_model
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._http = httpx.AsyncClient(base_url=self.base_url, headers=headers,
+                                       timeout=httpx.Timeout(timeout, connect=5.0))
+
+    def _down(self, e: BaseException) -> Exception:
+        return unavailable(f"the OpenAI-compatible server at {self.base_url} did not answer "
+                           f"({type(e).__name__}: {e})", provider="openai")
+
+    async def chat_stream(
+        self, messages: list[Message], tools: list[dict[str, Any]] | None = None, *,
+        model: str | None = None, max_tokens: int | None = None,
+    ) -> AsyncIterator[ChatChunk]:
+        body: dict[str, Any] = {"model": model or self.model, "stream": True,
+                                "messages": [_to_openai(m) for m in messages]}
+        if tools:
+            body["tools"] = tools
+        if max_tokens:
+            body["max_tokens"] = max_tokens
+        try:
+            async with self._http.stream("POST", "/chat/completions", json=body) as response:
+                await _raise_for_status(response)
+                async for chunk in _chunks(response):
+                    yield chunk
+        except (httpx.HTTPError, OSError) as e:
+            raise self._down(e) from e
+
+    async def embed(self, texts: list[str]) -> list[list[float]]:
+        try:
+            response = await self._http.post("/embeddings", json={"model": self.embed_model, "input": texts})
+            await _raise_for_status(response)
+        except (httpx.HTTPError, OSError) as e:
+            raise self._down(e) from e
+        data = sorted(response.json()["data"], key=lambda d: d.get("index", 0))
+        return [list(map(float, d["embedding"])) for d in data]
+
+    async def health(self) -> Health:
+        try:
+            names = [m["name"] for m in await self.list_models()]
+        except Exception as e:  # any failure means "down"; health never raises
+            return Health("openai", "down", self.model, self.embed_model, detail=str(e))
+        return Health("openai", "ok", self.model, self.embed_model, models=names)
+
+    async def list_models(self) -> list[dict[str, Any]]:
+        try:
+            response = await self._http.get("/models")
+            await _raise_for_status(response)
+        except (httpx.HTTPError, OSError) as e:
+            raise self._down(e) from e
+        return [{"name": m["id"], "size": None, "modified_at": str(m.get("created", ""))}
+                for m in response.json().get("data", [])]
+
+    async def close(self) -> None:
+        await self._http.aclose()
+
+
+async def _raise_for_status(response: httpx.Response) -> None:
+    if response.status_code >= 400:
+        await response.aread()
+        raise httpx.HTTPStatusError(
+            f"{response.status_code}: {response.text[:300]}", request=response.request, response=response
+        )
+
+
+async def _chunks(response: httpx.Response) -> AsyncIterator[ChatChunk]:
+    pending: dict[int, dict[str, Any]] = {}
+    async for data in sse_data(response):
+        if data.strip() == "[DONE]":
+            break
+        choice = (json.loads(data).get("choices") or [{}])[0]
+        delta = choice.get("delta") or {}
+        for call in delta.get("tool_calls") or []:
+            slot = pending.setdefault(call.get("index", 0), {"id": "", "name": "", "arguments": ""})
+            fn = call.get("function") or {}
+            slot["id"] = call.get("id") or slot["id"]
+            slot["name"] += fn.get("name") or ""
+            slot["arguments"] += fn.get("arguments") or ""
+        finished = choice.get("finish_reason") is not None
+        calls = _complete_calls(pending) if finished else ()
+        if delta.get("content") or calls:
+            yield ChatChunk(text=delta.get("content") or "", tool_calls=calls)
+        if finished:
+            pending = {}
+    if pending:
+        yield ChatChunk(tool_calls=_complete_calls(pending))
+    yield ChatChunk(done=True)
+
+
+def _complete_calls(pending: dict[int, dict[str, Any]]) -> tuple[ToolCall, ...]:
+    calls = []
+    for index in sorted(pending):
+        slot = pending[index]
+        try:
+            arguments = json.loads(slot["arguments"] or "{}")
+        except json.JSONDecodeError:
+            arguments = {"_invalid_json": slot["arguments"]}
+        calls.append(ToolCall(slot["id"] or f"call_{index}", slot["name"], arguments))
+    return tuple(calls)
+
+
+def _to_openai(message: Message) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": message["role"], "content": message.get("content") or ""}
+    if message.get("tool_calls"):
+        out["tool_calls"] = [
+            {"id": c["id"], "type": "function",
+             "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}}
+            for c in message["tool_calls"]
+        ]
+    if message["role"] == "tool":
+        out["tool_call_id"] = message.get("tool_call_id", "")
+    return out

@@ -1,0 +1,88 @@
+"""The assistant, assembled: provider, embedder, embedding worker and generations, installed
+into ``fable.services`` when Fable opens (``llm``, ``embedder``, ``assistant``).
+
+With ``LLM_PROVIDER=none`` the provider refuses every LLM call and there is no embedder, so
+search stays keyword-only; everything else works the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from fable_core.assistant import chat
+from fable_core.assistant.embeddings import Embedder, EmbeddingWorker
+from fable_core.assistant.generation import Generations, StreamEvent, recover_interrupted
+from fable_core.assistant.providers import NoProvider, Provider, make_provider
+from fable_core.caller import Caller
+
+if TYPE_CHECKING:
+    from fable_core.runtime import Fable
+
+__all__ = ["Assistant", "install_assistant"]
+
+
+class Assistant:
+    """Everything chat and note AI features share in one process."""
+
+    def __init__(self, fable: Fable, provider: Provider, *, flush_interval: float = 5.0,
+                 grace: float = 60.0, backfill_delay: float = 2.0) -> None:
+        self.db = fable.db
+        self.dispatcher = fable.dispatcher
+        self.settings = fable.settings
+        self.provider = provider
+        self.flush_interval = flush_interval
+        self.fetch_allow: tuple[str, ...] = ()  # tests only: see ssrf.fetch(allow_first_hop=)
+        self.generations = Generations(grace=grace)
+        self.embedder: Embedder | None = None
+        self.worker: EmbeddingWorker | None = None
+        if not isinstance(provider, NoProvider):
+            self.embedder = Embedder(provider, fable.settings.embed_model)
+            self.worker = EmbeddingWorker(fable.db, self.embedder, fable.events, backfill_delay=backfill_delay)
+
+    async def start(self) -> None:
+        await recover_interrupted(self.db)
+        if self.worker is not None:
+            self.worker.start()
+
+    async def close(self) -> None:
+        await self.generations.close()
+        if self.worker is not None:
+            await self.worker.stop()
+        await self.provider.close()
+
+    # chat, for surfaces (fable_web.chat) -----------------------------------------------------
+
+    async def send(self, caller: Caller, conversation_id: int, content: str,
+                   note_ids: list[int] | None = None, exclude_note_id: int | None = None) -> dict[str, Any]:
+        return await chat.send_message(self, caller, conversation_id, content, note_ids, exclude_note_id)
+
+    def stop(self, conversation_id: int) -> bool:
+        return chat.stop_generation(self, conversation_id)
+
+    async def follow(self, caller: Caller, conversation_id: int,
+                     last_event_id: str | None = None) -> AsyncIterator[StreamEvent]:
+        """The conversation's generation events after ``last_event_id``; with no live buffer
+        (finished over a minute ago, or run by another process) the stored reply."""
+        async with self.db.transaction() as s:
+            await chat.load_conversation(s, caller, conversation_id)
+        buffer = self.generations.get(chat.chat_key(conversation_id))
+        if buffer is None:
+            stored = await chat.stored_reply(self, caller, conversation_id)
+            if stored is not None:
+                yield stored
+            return
+        async for event in buffer.follow(last_event_id):
+            yield event
+
+    async def wait(self, conversation_id: int) -> None:
+        await self.generations.wait(chat.chat_key(conversation_id))
+
+
+async def install_assistant(fable: Fable, **options: Any) -> Assistant:
+    """Create the assistant for ``fable``, publish it in ``fable.services``, start it."""
+    provider = make_provider(fable.settings)
+    assistant = Assistant(fable, provider, **options)
+    fable.services.update(llm=provider, embedder=assistant.embedder, assistant=assistant)
+    await assistant.start()
+    return assistant

@@ -1,0 +1,100 @@
+"""The tool loop: the model gets the caller's registry tools as LLM tool schema and every call
+it makes runs through the dispatcher as the user (surface "assistant"), up to 5 rounds.
+
+Tool schemas come from the registry (``tool.input_schema``), never written by hand. A failing
+call does not end the turn: the model receives the error object (``{"error": {...}}``) and can
+correct itself; a near-duplicate note answers ``requires_confirmation`` with the arguments to
+repeat (with ``confirm: true``) so the UI can offer confirm / deny.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from fable_core.assistant.providers.base import Provider
+from fable_core.caller import Caller
+from fable_core.errors import FableError, NeedsConfirmation
+from fable_core.tools.dispatcher import Dispatcher
+from fable_core.tools.registry import Registry, Tool
+
+__all__ = ["MAX_ROUNDS", "LoopResult", "llm_tools", "run_tool_loop"]
+
+MAX_ROUNDS = 5
+RESULT_CHARS = 8000
+HIDDEN_GROUPS = frozenset({"models"})  # managing the model server is for admins, not the model
+Emit = Callable[[str, dict[str, Any]], Awaitable[None]]
+
+
+def _offered(t: Tool, caller: Caller) -> bool:
+    if t.group in HIDDEN_GROUPS or not t.allows(caller):
+        return False
+    return not (t.name == "set_rag_scope" and caller.project_id is not None)
+
+
+def llm_tools(registry: Registry, caller: Caller) -> list[dict[str, Any]]:
+    """The registry as OpenAI/Ollama function-tool schema, filtered for this caller."""
+    return [
+        {"type": "function",
+         "function": {"name": t.name, "description": t.description, "parameters": t.input_schema}}
+        for t in registry if _offered(t, caller)
+    ]
+
+
+@dataclass
+class LoopResult:
+    text: str = ""
+    tool_events: list[dict[str, Any]] = field(default_factory=list)
+
+
+async def run_tool_loop(
+    provider: Provider, dispatcher: Dispatcher, caller: Caller, messages: list[dict[str, Any]],
+    emit: Emit, result: LoopResult, *, rounds: int = MAX_ROUNDS,
+) -> LoopResult:
+    """Stream the answer to ``messages``, running tool calls between rounds. ``result`` is
+    filled as it goes, so a caller that is cancelled still has the partial text."""
+    tools = llm_tools(dispatcher.registry, caller)
+    for round_ in range(rounds + 1):
+        offer = tools if round_ < rounds else None  # the last round must answer in words
+        text, calls = await _one_round(provider, messages, offer, emit, result)
+        if not calls:
+            return result
+        messages.append({"role": "assistant", "content": text,
+                         "tool_calls": [c.as_message_part() for c in calls]})
+        for call in calls:
+            outcome = await _run_call(dispatcher, caller, call.name, call.arguments, emit, result)
+            messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name,
+                             "content": json.dumps(outcome, default=str)[:RESULT_CHARS]})
+    return result
+
+
+async def _one_round(provider: Provider, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
+                     emit: Emit, result: LoopResult) -> tuple[str, list[Any]]:
+    parts: list[str] = []
+    calls: list[Any] = []
+    async for chunk in provider.chat_stream(messages, tools):
+        if chunk.text:
+            parts.append(chunk.text)
+            result.text += chunk.text
+            await emit("token", {"text": chunk.text})
+        calls.extend(chunk.tool_calls)
+    return "".join(parts), calls
+
+
+async def _run_call(dispatcher: Dispatcher, caller: Caller, name: str, arguments: dict[str, Any],
+                    emit: Emit, result: LoopResult) -> dict[str, Any]:
+    event: dict[str, Any] = {"name": name, "arguments": arguments}
+    await emit("tool_call", event)
+    try:
+        outcome: dict[str, Any] = {"result": await dispatcher.call(name, arguments, caller)}
+    except NeedsConfirmation as e:
+        outcome = {"error": e.to_dict(), "requires_confirmation": True,
+                   "confirm_arguments": {**arguments, "confirm": True}}
+    except FableError as e:
+        outcome = {"error": e.to_dict()}
+    event = {**event, **outcome, "ok": "error" not in outcome}
+    result.tool_events.append(event)
+    await emit("tool_result", event)
+    return outcome

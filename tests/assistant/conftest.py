@@ -1,0 +1,76 @@
+"""Fixtures for the assistant: scripted fake Ollama / OpenAI servers on 127.0.0.1 and a Fable
+whose provider is the fake Ollama (the session's ``fable`` has no provider at all)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+
+from fable_core.assistant.service import Assistant
+from fable_core.caller import Caller
+from fable_core.config import Settings
+from fable_core.runtime import Fable
+from fake_llm import FakeLLM, ollama_app, openai_app, running
+
+EMBED_MODEL = "fake-embed"
+
+
+@pytest.fixture(scope="session")
+def fake_state() -> FakeLLM:
+    return FakeLLM()
+
+
+@pytest.fixture
+def fake(fake_state: FakeLLM) -> Iterator[FakeLLM]:
+    """The script of both fake servers, empty at the start of each test."""
+    fake_state.replies.clear()
+    fake_state.plain_replies.clear()
+    fake_state.requests.clear()
+    fake_state.embed_calls = 0
+    fake_state.models[:] = ["qwen3:8b", "nomic-embed-text"]
+    yield fake_state
+
+
+@pytest.fixture(scope="session")
+def ollama_url(fake_state: FakeLLM) -> Iterator[str]:
+    with running(ollama_app(fake_state)) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def openai_url(fake_state: FakeLLM) -> Iterator[str]:
+    with running(openai_app(fake_state, api_key="test-key")) as url:
+        yield url + "/v1"
+
+
+@pytest.fixture(scope="session")
+def ai_settings(settings: Settings, ollama_url: str) -> Settings:
+    return settings.model_copy(update={"llm_provider": "ollama", "ollama_url": ollama_url,
+                                       "embed_model": EMBED_MODEL})
+
+
+@pytest.fixture(scope="session")
+async def ai_fable(ai_settings: Settings) -> AsyncIterator[Fable]:
+    """A Fable on the test database whose assistant talks to the fake Ollama."""
+    app = await Fable.open(ai_settings)
+    assistant: Assistant = app.services["assistant"]
+    assistant.flush_interval = 0.05
+    yield app
+    await app.close()
+
+
+@pytest.fixture
+async def assistant(ai_fable: Fable, fake: FakeLLM) -> AsyncIterator[Assistant]:
+    a: Assistant = ai_fable.services["assistant"]
+    yield a
+    for key in list(a.generations._buffers):
+        await a.generations.wait(key)
+    await a.generations.close()  # ids restart in the next test: no stale buffers
+    if a.worker is not None:
+        await a.worker.idle(backfill=False)
+
+
+@pytest.fixture
+def as_admin(alice: Caller) -> Caller:
+    return Caller(user_id=alice.user_id, username=alice.username, role="admin")

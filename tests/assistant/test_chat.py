@@ -1,0 +1,192 @@
+"""A chat turn end to end against the fake Ollama: tool calls through the dispatcher, events,
+stored messages, stop, titles, memory, scope changes, and a provider that is down."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from fable_core.assistant.service import Assistant
+from fable_core.assistant.toolloop import llm_tools
+from fable_core.caller import Caller
+from fable_core.db.models import AppLog, Conversation, Message, Note
+from fable_core.runtime import Fable
+from fake_llm import FakeLLM, Reply
+from helpers import new_conversation, text_of, turn
+
+
+async def rows(fable: Fable, stmt):  # noqa: ANN001, ANN201
+    async with fable.db.transaction() as s:
+        return list((await s.execute(stmt)).scalars())
+
+
+async def test_a_tool_call_creates_a_task_seen_in_the_database(
+    ai_fable: Fable, assistant: Assistant, fake: FakeLLM, alice: Caller
+) -> None:
+    conv = await new_conversation(ai_fable, alice)
+    fake.replies.extend([
+        Reply("", [("create_note", {"title": "Call the dentist", "status": "todo", "due_date": "2026-12-10"})]),
+        Reply("Added the task to call the dentist."),
+    ])
+    events = await turn(assistant, alice, conv, "Remind me to call the dentist on the 10th")
+
+    [task] = await rows(ai_fable, select(Note).where(Note.user_id == alice.user_id))
+    assert (task.title, task.status, str(task.due_date)) == ("Call the dentist", "todo", "2026-12-10")
+    kinds = [e.event for e in events]
+    assert kinds[0] == "context" and kinds[-1] == "done"
+    assert kinds.index("tool_call") < kinds.index("tool_result") < kinds.index("token")
+    result = next(e.data for e in events if e.event == "tool_result")
+    assert result["ok"] and result["result"]["id"] == task.id
+    [stored] = await rows(ai_fable, select(Message).where(Message.role == "assistant"))
+    assert (stored.content, stored.status) == ("Added the task to call the dentist.", "done")
+    assert stored.tool_events[0]["name"] == "create_note"
+    # the second round showed the model the tool result
+    second = fake.chat_bodies()[1]["messages"]
+    assert second[-1]["role"] == "tool" and f'"id": {task.id}' in second[-1]["content"]
+
+
+async def test_every_assistant_tool_call_is_logged_with_surface_assistant(
+    ai_fable: Fable, assistant: Assistant, fake: FakeLLM, alice: Caller
+) -> None:
+    conv = await new_conversation(ai_fable, alice)
+    fake.replies.extend([
+        Reply("", [("list_notes", {}), ("create_note", {"title": ""})]),  # the second is invalid
+        Reply("ok"),
+    ])
+    events = await turn(assistant, alice, conv, "list my notes")
+    results = [e.data for e in events if e.event == "tool_result"]
+    assert [r["ok"] for r in results] == [True, False]
+    assert results[1]["error"]["type"] == "invalid_input"
+    logs = await rows(ai_fable, select(AppLog).where(AppLog.action.in_(["list_notes", "create_note"])))
+    assert sorted((log.action, log.surface) for log in logs) == [
+        ("create_note", "assistant"), ("list_notes", "assistant")]
+
+
+async def test_the_model_sees_the_registry_tools_the_caller_may_use(ai_fable: Fable, alice: Caller) -> None:
+    tools = {t["function"]["name"]: t["function"] for t in llm_tools(ai_fable.registry, alice)}
+    create = ai_fable.registry.get("create_note")
+    assert tools["create_note"]["parameters"] == create.input_schema
+    assert tools["create_note"]["description"] == create.description
+    assert "list_models" not in tools and "pull_model" not in tools
+    reader = Caller(user_id=alice.user_id, scope="read")
+    read_tools = {t["function"]["name"] for t in llm_tools(ai_fable.registry, reader)}
+    assert "create_note" not in read_tools and "search_notes" in read_tools
+    workspace = Caller(user_id=alice.user_id, project_id=1)
+    assert "set_rag_scope" not in {t["function"]["name"] for t in llm_tools(ai_fable.registry, workspace)}
+
+
+async def test_a_read_scope_caller_cannot_write_through_the_model(
+    ai_fable: Fable, assistant: Assistant, fake: FakeLLM, alice: Caller
+) -> None:
+    conv = await new_conversation(ai_fable, alice)
+    reader = Caller(user_id=alice.user_id, username="alice", scope="read")
+    fake.replies.extend([Reply("", [("create_note", {"title": "Sneaky"})]), Reply("no")])
+    events = await turn(assistant, reader, conv, "make a note")
+    result = next(e.data for e in events if e.event == "tool_result")
+    assert result["error"]["type"] == "forbidden"
+    assert await rows(ai_fable, select(Note)) == []
+
+
+async def test_set_rag_scope_changes_the_scope_and_done_says_so(
+    ai_fable: Fable, assistant: Assistant, fake: FakeLLM, alice: Caller
+) -> None:
+    conv = await new_conversation(ai_fable, alice)
+    fake.replies.extend([Reply("", [("set_rag_scope", {"all_notes": True})]), Reply("Now using all notes.")])
+    events = await turn(assistant, alice, conv, "search all my notes from now on")
+    assert events[-1].event == "done"
+    assert events[-1].data["rag_scope"] == {"rag_project_id": -1, "label": "All notes"}
+    [conversation] = await rows(ai_fable, select(Conversation))
+    assert conversation.rag_project_id == -1
+    fake.replies.append(Reply("Same scope."))
+    again = await turn(assistant, alice, conv, "thanks")
+    assert "rag_scope" not in again[-1].data
+
+
+async def test_a_title_is_generated_after_the_first_exchange(
+    ai_fable: Fable, assistant: Assistant, fake: FakeLLM, alice: Caller
+) -> None:
+    conv = await new_conversation(ai_fable, alice)
+    fake.replies.append(Reply("Sourdough needs a starter."))
+    fake.plain_replies.append(Reply("Baking sourdough bread"))
+    await turn(assistant, alice, conv, "How do I bake sourdough?")
+    [conversation] = await rows(ai_fable, select(Conversation))
+    assert conversation.title == "Baking sourdough bread"
+    fake.replies.append(Reply("Flour and water."))
+    await turn(assistant, alice, conv, "What goes in the starter?")
+    [conversation] = await rows(ai_fable, select(Conversation))
+    assert conversation.title == "Baking sourdough bread", "not retitled at message 4"
+
+
+async def test_long_chats_are_summarised_keeping_the_newest_eight(
+    ai_fable: Fable, assistant: Assistant, fake: FakeLLM, alice: Caller
+) -> None:
+    conv = await new_conversation(ai_fable, alice)
+    async with ai_fable.db.transaction() as s:
+        for i in range(32):
+            s.add(Message(conversation_id=conv, user_id=alice.user_id, role="user" if i % 2 == 0 else "assistant",
+                          content=f"message number {i}", status="done"))
+    fake.plain_replies.append(Reply("The user counted messages."))
+    fake.replies.append(Reply("Yes."))
+    await turn(assistant, alice, conv, "still there?")
+    summary_request, chat_request = fake.chat_bodies()[:2]
+    assert "message number 0" in summary_request["messages"][-1]["content"]
+    assert "message number 23" in summary_request["messages"][-1]["content"]
+    assert "message number 24" not in summary_request["messages"][-1]["content"]
+    sent = chat_request["messages"]
+    assert sent[1] == {"role": "system", "content": "Summary of the earlier conversation:\nThe user counted messages."}
+    assert [m["content"] for m in sent[2:-1]] == [f"message number {i}" for i in range(24, 32)]
+    assert sent[-1]["content"] == "still there?"
+    [conversation] = await rows(ai_fable, select(Conversation))
+    assert conversation.summary == "The user counted messages."
+
+
+async def test_stop_keeps_the_partial_answer(
+    ai_fable: Fable, assistant: Assistant, fake: FakeLLM, alice: Caller
+) -> None:
+    conv = await new_conversation(ai_fable, alice)
+    answer = " ".join(f"word{i}" for i in range(200))
+    fake.replies.append(Reply(answer, delay=0.01))
+    await assistant.send(alice, conv, "talk a lot")
+    seen = []
+    async for event in assistant.follow(alice, conv):
+        seen.append(event)
+        if event.event == "token" and len(seen) == 5:
+            assert assistant.stop(conv)
+    await assistant.wait(conv)
+    assert seen[-1].event == "done" and seen[-1].data["stopped"]
+    [stored] = await rows(ai_fable, select(Message).where(Message.role == "assistant"))
+    assert stored.status == "stopped"
+    assert stored.content == text_of(seen) and answer.startswith(stored.content) and stored.content
+
+
+async def test_a_second_message_while_answering_is_refused(
+    ai_fable: Fable, assistant: Assistant, fake: FakeLLM, alice: Caller
+) -> None:
+    import pytest
+
+    from fable_core.errors import Conflict, InvalidInput
+
+    conv = await new_conversation(ai_fable, alice)
+    fake.replies.append(Reply("slow " * 20, delay=0.01))
+    await assistant.send(alice, conv, "first")
+    with pytest.raises(Conflict):
+        await assistant.send(alice, conv, "second")
+    assistant.stop(conv)
+    await assistant.wait(conv)
+    with pytest.raises(InvalidInput):
+        await assistant.send(alice, conv, "   ")
+    assert len(await rows(ai_fable, select(Message))) == 2, "refused messages wrote nothing"
+
+
+async def test_other_peoples_conversations_do_not_exist(
+    ai_fable: Fable, assistant: Assistant, alice: Caller, bob: Caller
+) -> None:
+    import pytest
+
+    from fable_core.errors import NotFound
+
+    conv = await new_conversation(ai_fable, alice)
+    with pytest.raises(NotFound):
+        await assistant.send(bob, conv, "hello")
+    with pytest.raises(NotFound):
+        await ai_fable.call("get_conversation", {"conversation_id": conv}, bob)
+    assert (await ai_fable.call("list_conversations", {}, bob))["items"] == []
