@@ -1,0 +1,280 @@
+"""REST benchmark: ``GET /api/notes?limit=50`` and ``POST /api/notes`` at 100,000 notes, with wrk.
+
+    python -m bench.rest [--notes 100000] [--servers 1 2] [--duration 15] [--connections 32]
+
+Starts a fresh embedded PostgreSQL in a temporary directory (or uses ``--database-url``), loads
+synthetic notes through the dispatcher (``bench.core.load``), then serves the real app
+(``fable_web.app.create_app`` under uvicorn with uvloop and httptools) on 127.0.0.1 from N
+server processes sharing the port (SO_REUSEPORT, as stateless replicas would), and drives it
+with wrk (Debian's package; installed with apt-get when missing and permitted) on the same
+machine. Requests authenticate with an API key. Results go to the "rest" section of
+docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from bench.core import load
+from bench.corpus import Corpus
+from bench.report import write_section
+from fable_core.caller import Caller
+from fable_core.config import Settings, load_settings
+from fable_core.runtime import Fable
+
+__all__ = ["WrkResult", "main"]
+
+_POST_LUA = """
+local counter = 0
+local letters = "abcdefghijklmnopqrstuvwxyz"
+local function word(n)
+  local t = {}
+  for i = 1, n do local k = math.random(1, 26); t[i] = letters:sub(k, k) end
+  return table.concat(t)
+end
+function setup(thread) thread:set("id", math.random(1, 1000000)) end
+function init(args) math.randomseed(os.time() + id) end
+request = function()
+  counter = counter + 1
+  local body = string.format('{"title": "%s %s %s", "body": "Written by wrk.", "tags": ["bench/rest"]}',
+                             word(7), word(9), word(6))
+  return wrk.format("POST", "/api/notes", nil, body)
+end
+"""
+
+
+@dataclass
+class WrkResult:
+    name: str
+    servers: int
+    requests: int
+    seconds: float
+    rps: float
+    p50_ms: float
+    p99_ms: float
+    errors: int
+
+
+def ensure_wrk() -> str:
+    found = shutil.which("wrk")
+    if found:
+        return found
+    if os.geteuid() == 0 and shutil.which("apt-get"):
+        print("installing wrk (apt-get)...", file=sys.stderr)
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        subprocess.run(["apt-get", "update", "-qq"], check=True, env=env, stdout=subprocess.DEVNULL)
+        subprocess.run(["apt-get", "install", "-y", "-qq", "wrk"], check=True, env=env,
+                       stdout=subprocess.DEVNULL)
+        return "wrk"
+    raise SystemExit("bench.rest needs wrk: sudo apt-get install wrk")
+
+
+def _ms(value: str, unit: str) -> float:
+    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0}[unit]
+
+
+def parse_wrk(name: str, servers: int, out: str) -> WrkResult:
+    def grab(pattern: str) -> re.Match[str]:
+        match = re.search(pattern, out)
+        if match is None:
+            raise SystemExit(f"unexpected wrk output:\n{out}")
+        return match
+
+    total = grab(r"(\d+) requests in ([\d.]+)(\w+)")
+    seconds = _ms(total.group(2), total.group(3)) / 1000
+    p50, p99 = grab(r"50%\s+([\d.]+)(us|ms|s)\b"), grab(r"99%\s+([\d.]+)(us|ms|s)\b")
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    sock = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    errors = (int(non2xx.group(1)) if non2xx else 0) + (sum(map(int, sock.groups())) if sock else 0)
+    return WrkResult(name, servers, int(total.group(1)), seconds,
+                     float(grab(r"Requests/sec:\s+([\d.]+)").group(1)),
+                     _ms(*p50.groups()), _ms(*p99.groups()), errors)
+
+
+def run_wrk(wrk: str, url: str, key: str, *, name: str, servers: int, duration: int,
+            connections: int, script: Path | None = None) -> WrkResult:
+    cmd = [wrk, "-t2", f"-c{connections}", f"-d{duration}s", "--latency",
+           "-H", f"Authorization: Bearer {key}", "-H", "Content-Type: application/json"]
+    if script is not None:
+        cmd += ["-s", str(script)]
+    out = subprocess.run([*cmd, url], check=True, capture_output=True, text=True).stdout
+    return parse_wrk(name, servers, out)
+
+
+# --- the server processes -------------------------------------------------------------------
+
+
+async def _serve(database_url: str, port: int) -> None:
+    import uvicorn
+
+    from fable_web.app import create_app
+    from fable_web.server import uvicorn_config
+
+    settings = load_settings({}, database_url=database_url, llm_provider="none",
+                             fable_secret_key="bench-secret", fable_data_dir=Path(tempfile.gettempdir()))
+    fable = await Fable.open(settings, migrate=False)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind(("127.0.0.1", port))
+    try:
+        config = uvicorn_config(create_app(fable), "127.0.0.1", port, log_level="warning")
+        await uvicorn.Server(config).serve(sockets=[sock])
+    finally:
+        await fable.close()
+
+
+def _start_servers(database_url: str, port: int, count: int) -> list[subprocess.Popen[bytes]]:
+    procs = [subprocess.Popen([sys.executable, "-m", "bench.rest", "--serve", str(port),
+                               "--database-url", database_url]) for _ in range(count)]
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=2).status_code == 200:
+                break
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
+            _stop(procs)
+            raise SystemExit("the benchmark servers did not start")
+        time.sleep(0.2)
+    time.sleep(2)  # let every process finish starting, so all share the port
+    return procs
+
+
+def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        p.wait(30)
+
+
+# --- orchestration --------------------------------------------------------------------------
+
+
+async def prepare(settings: Settings, notes: int, workers: int) -> tuple[str, str, float]:
+    """Create a user with a write key and load ``notes`` notes; returns (db url, key, seconds)."""
+    from sqlalchemy import text
+
+    from fable_core.accounts import create_api_key, create_user
+
+    fable = await Fable.open(settings)
+    try:
+        async with fable.db.transaction() as session:
+            user = await create_user(session, "bench", None)
+            _, key = await create_api_key(session, user.id, "bench", "write")
+        caller = Caller(user_id=user.id, username=user.username, surface="internal")
+        seconds = await load(fable, caller, Corpus(seed=7), notes, workers)
+        async with fable.db.engine.begin() as conn:
+            await conn.execute(text("ANALYZE"))
+        return fable.db.url, key, seconds
+    finally:
+        await fable.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def run(args: argparse.Namespace, settings: Settings) -> tuple[list[WrkResult], float]:
+    wrk = ensure_wrk()
+    url, key, load_seconds = asyncio.run(prepare(settings, args.notes, args.workers))
+    results: list[WrkResult] = []
+    with tempfile.TemporaryDirectory(prefix="fable-wrk-") as tmp:
+        script = Path(tmp) / "post.lua"
+        script.write_text(_POST_LUA)
+        for servers in args.servers:
+            port = _free_port()
+            procs = _start_servers(url, port, servers)
+            try:
+                base = f"http://127.0.0.1:{port}"
+                common = {"servers": servers, "duration": args.duration, "connections": args.connections}
+                run_wrk(wrk, f"{base}/api/notes?limit=50", key, name="warmup", servers=servers,
+                        duration=3, connections=args.connections)
+                results.append(run_wrk(wrk, f"{base}/api/notes?limit=50", key,
+                                       name="GET /api/notes?limit=50", **common))
+                results.append(run_wrk(wrk, f"{base}/api/notes", key, name="POST /api/notes",
+                                       script=script, **common))
+            finally:
+                _stop(procs)
+    return results, load_seconds
+
+
+def render(results: list[WrkResult], notes: int, load_seconds: float, connections: int) -> str:
+    cpu = f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}"
+    lines = [
+        "## REST API (`python -m bench.rest`)",
+        "",
+        f"{notes:,} notes loaded through the dispatcher in {load_seconds:.0f} s; then wrk "
+        f"(2 threads, {connections} connections, same machine: {cpu}) against the real app "
+        "(uvicorn + uvloop + httptools, API-key auth, embedded PostgreSQL on the same machine). "
+        "`servers` is the number of app processes sharing the port (stateless replicas).",
+        "",
+        "| request | servers | requests | req/s | p50 ms | p99 ms | errors |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        lines.append(f"| `{r.name}` | {r.servers} | {r.requests:,} | {r.rps:,.0f} | {r.p50_ms:.2f} | "
+                     f"{r.p99_ms:.2f} | {r.errors} |")
+    best = max((r.rps for r in results if r.name.startswith("GET")), default=0.0)
+    lines += ["", f"Target: at least 1,000 req/s for the list on 2 cores with no errors — "
+              f"{'met' if best >= 1000 and all(r.errors == 0 for r in results) else 'NOT met'} "
+              f"(best {best:,.0f} req/s)."]
+    return "\n".join(lines)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m bench.rest", description=__doc__.split("\n\n")[0])
+    p.add_argument("--notes", type=int, default=100_000)
+    p.add_argument("--workers", type=int, default=8, help="concurrent loaders")
+    p.add_argument("--servers", type=int, nargs="+", default=[1, 2], help="app processes to try")
+    p.add_argument("--duration", type=int, default=15, help="seconds per wrk run")
+    p.add_argument("--connections", type=int, default=32)
+    p.add_argument("--database-url", help="use this database instead of a fresh embedded one")
+    p.add_argument("--no-write", action="store_true", help="print, do not update docs/benchmarks.md")
+    p.add_argument("--serve", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
+    if args.serve:
+        import uvloop
+
+        uvloop.run(_serve(args.database_url, args.serve))
+        return 0
+    with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp:
+        database_url = args.database_url
+        if not database_url:   # this process holds the embedded server for the whole run
+            from fable_core.db.embedded import start_embedded
+
+            database_url = start_embedded(Path(tmp) / "pg")
+        settings = load_settings({}, database_url=database_url, fable_data_dir=Path(tmp),
+                                 llm_provider="none", fable_db_pool_size=max(10, args.workers + 2))
+        results, load_seconds = run(args, settings)
+    markdown = render(results, args.notes, load_seconds, args.connections)
+    print(markdown)
+    if not args.no_write:
+        write_section("rest", markdown)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

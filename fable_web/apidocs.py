@@ -1,0 +1,43 @@
+"""The route table of ``docs/api.md``, generated from the registry (never written by hand).
+
+    python -m fable_web.apidocs     rewrite the table between the ``<!-- routes -->`` markers
+
+A test compares the file with :func:`routes_table`, so a tool that gains a route shows up in
+the docs by running the command above.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from fable_core.tools.registry import Registry
+
+__all__ = ["API_MD", "routes_table", "write_routes_table"]
+
+API_MD = Path(__file__).resolve().parents[1] / "docs" / "api.md"
+START, END = "<!-- routes -->", "<!-- /routes -->"
+
+
+def routes_table(registry: Registry) -> str:
+    rows = ["| route | tool | scope | what it does |", "|---|---|---|---|"]
+    for t in registry:
+        if t.route is not None:
+            summary = t.description.splitlines()[0]
+            rows.append(f"| `{t.route.method} /api{t.route.path}` | `{t.name}` | {t.scope} | {summary} |")
+    return "\n".join(rows)
+
+
+def write_routes_table(registry: Registry, path: Path = API_MD) -> None:
+    block = f"{START}\n{routes_table(registry)}\n{END}"
+    text = path.read_text()
+    pattern = re.compile(re.escape(START) + ".*?" + re.escape(END), re.S)
+    path.write_text(pattern.sub(lambda _: block, text) if pattern.search(text) else f"{text}\n{block}\n")
+
+
+if __name__ == "__main__":
+    from fable_core.capabilities import load_capabilities
+    from fable_core.tools import REGISTRY
+
+    load_capabilities()
+    write_routes_table(REGISTRY)
