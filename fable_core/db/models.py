@@ -254,11 +254,13 @@ class Note(Base):
     __table_args__ = (
         Index("ix_notes_tags", "tags", postgresql_using="gin"),
         Index("ix_notes_search_vector", "search_vector", postgresql_using="gin"),
+        # GiST, not GIN: it answers both `title_key % key` and the nearest-first
+        # `ORDER BY title_key <-> key LIMIT n` that duplicate checks need at 100k notes
         Index(
             "ix_notes_title_key_trgm",
             "title_key",
-            postgresql_using="gin",
-            postgresql_ops={"title_key": "gin_trgm_ops"},
+            postgresql_using="gist",
+            postgresql_ops={"title_key": "gist_trgm_ops"},
         ),
         Index("ix_notes_user_title_key", "user_id", "title_key"),
         Index("ix_notes_user_updated", "user_id", "updated_at", "id"),
