@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 import pytest
 import uvicorn
 from browser_session import Session, Watch
-from playwright.async_api import Browser, async_playwright
+from playwright.async_api import Browser, Route, async_playwright
 
 from fable_core.runtime import Fable
 from fable_web.app import create_app
@@ -53,13 +53,34 @@ async def browser() -> AsyncIterator[Browser]:
         await chromium.close()
 
 
+STRICTER_CSP = "style-src 'self'; script-src 'self'"
+
+
+async def _stricter_csp(route: Route) -> None:
+    """Pages also get a policy without 'unsafe-inline' for styles: the UI must not need it.
+
+    A second policy in the same header is enforced on top of the app's own (both must allow),
+    and any violation is logged to the console, which the tests treat as an error.
+    """
+    if route.request.resource_type != "document":
+        await route.continue_()
+        return
+    response = await route.fetch()
+    headers = dict(response.headers)
+    policy = headers.get("content-security-policy")
+    assert policy, "the app sends no Content-Security-Policy"
+    headers["content-security-policy"] = f"{policy}, {STRICTER_CSP}"
+    await route.fulfill(response=response, headers=headers)
+
+
 @pytest.fixture
 async def ui(browser: Browser, base_url: str) -> AsyncIterator[Session]:
     """A fresh context and page at 1280x800 (no transitions, so screenshots never catch one
     half-way); console errors and dialogs are collected."""
     context = await browser.new_context(viewport={"width": 1280, "height": 800}, base_url=base_url,
-                                        reduced_motion="reduce")
+                                        reduced_motion="reduce", locale="en-US", timezone_id="UTC")
     context.set_default_timeout(10_000)
+    await context.route("**/*", _stricter_csp)
     page = await context.new_page()
     watch = Watch()
     page.on("console", watch.console)

@@ -12,7 +12,7 @@ export async function noteView(main, params, query) {
     main.append(editor({ title: query.get("title") || "", body: "", tags: [] }, async (fields) => {
       const created = await api.post("/notes", fields);
       navigate(`/notes/${created.id}`, { replace: true });
-    }, () => history.back()));
+    }, () => (history.length > 1 ? history.back() : navigate("/notes"))));
     main.querySelector(query.get("title") ? "textarea" : ".title-input").focus();
     return;
   }

@@ -61,5 +61,7 @@ function taskControls(task, onChange) {
     try { Object.assign(task, await api.patch(`/notes/${task.id}`, change)); onChange(task); }
     catch (e) { toast(e.message, { bad: true }); }
   }
-  return h("div.task-controls", {}, priority, due, task.tags.map((t) => h("span.muted", {}, `#${t}`)));
+  return h("div.task-controls", {},
+    task.parent_id ? h("a.muted", { href: `/notes/${task.parent_id}`, title: "Open the parent task" }, "↳ sub-task") : null,
+    task.tags.map((t) => h("span.muted", {}, `#${t}`)), priority, due);
 }
