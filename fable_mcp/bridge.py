@@ -36,19 +36,20 @@ __all__ = ["BridgeError", "check_remote", "read_api_key", "run_bridge"]
 _log = logging.getLogger(__name__)
 Ctx = ServerRequestContext[Any, Any]
 
-# method: (request type, result type) — forwarded as they are.
-_FORWARDED: dict[str, tuple[type[Any], type[Any]]] = {
-    "tools/list": (types.ListToolsRequest, types.ListToolsResult),
-    "tools/call": (types.CallToolRequest, types.CallToolResult),
-    "resources/list": (types.ListResourcesRequest, types.ListResourcesResult),
-    "resources/templates/list": (types.ListResourceTemplatesRequest, types.ListResourceTemplatesResult),
-    "resources/read": (types.ReadResourceRequest, types.ReadResourceResult),
-    "resources/subscribe": (types.SubscribeRequest, types.EmptyResult),
-    "resources/unsubscribe": (types.UnsubscribeRequest, types.EmptyResult),
-    "prompts/list": (types.ListPromptsRequest, types.ListPromptsResult),
-    "prompts/get": (types.GetPromptRequest, types.GetPromptResult),
-    "completion/complete": (types.CompleteRequest, types.CompleteResult),
-    "logging/setLevel": (types.SetLevelRequest, types.EmptyResult),
+# method: (request type, its params type, result type) — forwarded as they are.
+_FORWARDED: dict[str, tuple[type[Any], type[Any], type[Any]]] = {
+    "tools/list": (types.ListToolsRequest, types.PaginatedRequestParams, types.ListToolsResult),
+    "tools/call": (types.CallToolRequest, types.CallToolRequestParams, types.CallToolResult),
+    "resources/list": (types.ListResourcesRequest, types.PaginatedRequestParams, types.ListResourcesResult),
+    "resources/templates/list": (types.ListResourceTemplatesRequest, types.PaginatedRequestParams,
+                                 types.ListResourceTemplatesResult),
+    "resources/read": (types.ReadResourceRequest, types.ReadResourceRequestParams, types.ReadResourceResult),
+    "resources/subscribe": (types.SubscribeRequest, types.SubscribeRequestParams, types.EmptyResult),
+    "resources/unsubscribe": (types.UnsubscribeRequest, types.UnsubscribeRequestParams, types.EmptyResult),
+    "prompts/list": (types.ListPromptsRequest, types.PaginatedRequestParams, types.ListPromptsResult),
+    "prompts/get": (types.GetPromptRequest, types.GetPromptRequestParams, types.GetPromptResult),
+    "completion/complete": (types.CompleteRequest, types.CompleteRequestParams, types.CompleteResult),
+    "logging/setLevel": (types.SetLevelRequest, types.SetLevelRequestParams, types.EmptyResult),
 }
 
 
@@ -94,10 +95,8 @@ class Bridge:
         self.local: Connection | None = None
         self.server: Server[Any] = Server("fable-bridge", title="Fable (remote)",
                                           instructions=remote.session.instructions)
-        for method, (request_type, result_type) in _FORWARDED.items():
-            self.server.add_request_handler(
-                method, request_type.model_fields["params"].annotation, self._forward(request_type, result_type)
-            )
+        for method, (request_type, params_type, result_type) in _FORWARDED.items():
+            self.server.add_request_handler(method, params_type, self._forward(request_type, result_type))
 
     def _forward(self, request_type: type[Any], result_type: type[Any]) -> Callable[[Ctx, Any], Awaitable[Any]]:
         async def forward(ctx: Ctx, params: Any) -> Any:

@@ -1,21 +1,35 @@
-"""Domain errors → MCP tool error results: the one place the MCP surface maps them.
+"""Domain errors → MCP results and errors: the one place the MCP surface maps them.
 
 A tool that fails still answers ``tools/call`` normally, with ``isError: true`` and a text an
 agent can act on (the conflicting note, the candidates of an ambiguous project name, the
 fields that failed validation). Errors outside the domain are logged here and reported
-without a traceback.
+without a traceback. Resources, prompts and completions have no error results: their domain
+errors become JSON-RPC errors (:func:`protocol_error`).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 import mcp_types as types
+from mcp.shared.exceptions import MCPError
 
-from fable_core.errors import FableError
+from fable_core.errors import FableError, NotFound
 
-__all__ = ["error_result", "error_text", "unexpected_result"]
+__all__ = [
+    "RESOURCE_NOT_FOUND",
+    "error_result",
+    "error_text",
+    "protocol_error",
+    "protocol_errors",
+    "unexpected_result",
+]
+
+H = TypeVar("H", bound=Callable[..., Awaitable[Any]])
 
 _log = logging.getLogger(__name__)
 
@@ -38,3 +52,32 @@ def unexpected_result(tool: str, exc: BaseException) -> types.CallToolResult:
     _log.error("MCP tool call %s failed unexpectedly", tool, exc_info=exc)
     text = f"internal_error: {tool} failed unexpectedly; the error was logged on the server"
     return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
+
+
+RESOURCE_NOT_FOUND = -32002
+
+
+def protocol_error(error: FableError) -> MCPError:
+    """A domain error met outside tools/call (resources, prompts, completions) as a JSON-RPC error.
+
+    Not-found rows are MCP's "resource not found" (-32002); the rest are invalid params,
+    except unexpected ones, which stay internal and say no more.
+    """
+    if isinstance(error, NotFound):
+        return MCPError(RESOURCE_NOT_FOUND, f"{error.type}: {error.message}")
+    if error.http_status >= 500:
+        return MCPError(types.INTERNAL_ERROR, f"{error.type}: {error.message}")
+    return MCPError(types.INVALID_PARAMS, f"{error.type}: {error.message}")
+
+
+def protocol_errors(handler: H) -> H:
+    """Decorate a request handler so domain errors leave it as :func:`protocol_error`."""
+
+    @functools.wraps(handler)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await handler(*args, **kwargs)
+        except FableError as e:
+            raise protocol_error(e) from e
+
+    return wrapper  # type: ignore[return-value]

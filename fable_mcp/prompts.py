@@ -15,7 +15,6 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from fable_core.caller import Caller
-from fable_core.errors import FableError
 from fable_core.runtime import Fable
 from fable_mcp.lookups import find_note
 from fable_mcp.resources import note_markdown, note_uri, project_uri
@@ -140,8 +139,5 @@ async def get_prompt(fable: Fable, caller: Caller, name: str, arguments: dict[st
     missing = [a.name for a in spec.arguments if a.required and a.name not in args]
     if missing:
         raise MCPError(types.INVALID_PARAMS, f"prompt {name} needs argument(s): {', '.join(missing)}")
-    try:
-        messages = await spec.render(fable, caller, args)
-    except FableError as e:
-        raise MCPError(types.INVALID_PARAMS, f"{e.type}: {e.message}") from e
+    messages = await spec.render(fable, caller, args)
     return types.GetPromptResult(description=spec.description, messages=messages)

@@ -14,8 +14,8 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from fable_core.caller import Caller
-from fable_core.errors import FableError, NotFound
 from fable_core.runtime import Fable
+from fable_mcp.errors import RESOURCE_NOT_FOUND
 
 __all__ = [
     "LISTED_NOTES",
@@ -32,7 +32,6 @@ NOTE_TEMPLATE = "fable://notes/{id}"
 PROJECT_TEMPLATE = "fable://projects/{id}"
 LISTED_NOTES = 50
 MARKDOWN = "text/markdown"
-RESOURCE_NOT_FOUND = -32002
 _URI = re.compile(r"^fable://(notes|projects)/([1-9][0-9]{0,9})$")
 
 
@@ -74,18 +73,13 @@ async def list_resources(fable: Fable, caller: Caller) -> types.ListResourcesRes
 
 
 async def read_resource(fable: Fable, caller: Caller, uri: str) -> types.ReadResourceResult:
-    """Render a note or project as Markdown; unknown URIs and rows are 'resource not found'."""
+    """Render a note or project as Markdown; an unknown URI is 'resource not found'."""
     match = _URI.match(uri)
     if match is None:
         raise MCPError(RESOURCE_NOT_FOUND, f"unknown resource {uri!r}; Fable serves {NOTE_TEMPLATE} "
                                            f"and {PROJECT_TEMPLATE}")
     kind, row_id = match.group(1), int(match.group(2))
-    try:
-        text = await (_note_text if kind == "notes" else _project_text)(fable, caller, row_id)
-    except NotFound as e:
-        raise MCPError(RESOURCE_NOT_FOUND, e.message) from e
-    except FableError as e:
-        raise MCPError(types.INVALID_PARAMS, f"{e.type}: {e.message}") from e
+    text = await (_note_text if kind == "notes" else _project_text)(fable, caller, row_id)
     return types.ReadResourceResult(
         contents=[types.TextResourceContents(uri=uri, mime_type=MARKDOWN, text=text)]
     )

@@ -21,6 +21,7 @@ from mcp.server.context import ServerRequestContext
 from fable_core.caller import Caller
 from fable_core.runtime import Fable
 from fable_mcp import completions, prompts, resources, tools
+from fable_mcp.errors import protocol_errors
 from fable_mcp.identity import connection_of, resolve_caller
 from fable_mcp.instructions import INSTRUCTIONS
 from fable_mcp.subscriptions import Subscriptions
@@ -95,6 +96,7 @@ class FableMcp:
     async def _call_tool(self, ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
         return await tools.call_tool(self.fable, self._caller(ctx), params.name, params.arguments)
 
+    @protocol_errors
     async def _list_resources(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
         return await resources.list_resources(self.fable, self._caller(ctx))
 
@@ -103,9 +105,11 @@ class FableMcp:
     ) -> types.ListResourceTemplatesResult:
         return resources.list_templates()
 
+    @protocol_errors
     async def _read_resource(self, ctx: Ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         return await resources.read_resource(self.fable, self._caller(ctx), str(params.uri))
 
+    @protocol_errors
     async def _subscribe(self, ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
         self.subscriptions.subscribe(ctx, self._caller(ctx), str(params.uri))
         return types.EmptyResult()
@@ -114,6 +118,7 @@ class FableMcp:
         self.subscriptions.unsubscribe(ctx, str(params.uri))
         return types.EmptyResult()
 
+    @protocol_errors
     async def _listen(
         self, ctx: Ctx, params: types.SubscriptionsListenRequestParams
     ) -> types.SubscriptionsListenResult:
@@ -122,9 +127,11 @@ class FableMcp:
     async def _list_prompts(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
         return prompts.list_prompts()
 
+    @protocol_errors
     async def _get_prompt(self, ctx: Ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         return await prompts.get_prompt(self.fable, self._caller(ctx), params.name, params.arguments)
 
+    @protocol_errors
     async def _complete(self, ctx: Ctx, params: types.CompleteRequestParams) -> types.CompleteResult:
         return await completions.complete(self.fable, self._caller(ctx), params)
 

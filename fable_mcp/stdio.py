@@ -1,8 +1,8 @@
 """``fable mcp``: MCP over stdin/stdout for a local user (Claude Desktop and other hosts).
 
-Only protocol goes to stdout: the SDK points fd 1 at stderr while it serves, and the
-database is opened inside that window, so even the embedded PostgreSQL's output cannot reach
-the wire. Logs go to stderr. The user is ``--user``, else the only user; an empty database
+Only protocol goes to stdout: fd 1 points at stderr while the database opens (so even the
+embedded PostgreSQL's output cannot reach the wire), and the SDK diverts it again while it
+serves, writing protocol through a private copy. Logs go to stderr. The user is ``--user``, else the only user; an empty database
 gets its first user (named after ``$USER``), so a fresh install works with no setup.
 """
 
@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import getpass
 import logging
+import os
 import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from mcp.server.stdio import stdio_server
 from sqlalchemy import func, select
@@ -59,22 +62,47 @@ def _default_username() -> str:
     return name if len(name) >= 2 else "me"
 
 
+@contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """Point fd 1 at stderr while starting up, so nothing (not even a child process) can write
+    to the wire before the protocol owns it."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+async def _start(username: str | None) -> tuple[Fable, Caller]:
+    fable = await Fable.open(load_settings())
+    try:
+        return fable, await local_caller(fable, username)
+    except BaseException:
+        await fable.close()
+        raise
+
+
 async def run_stdio(username: str | None = None) -> int:
-    """Serve MCP on stdin/stdout until the client closes stdin; 1 if startup fails."""
-    settings = load_settings()
-    _configure_logging(settings.fable_log_level)
-    async with stdio_server() as (read_stream, write_stream):
-        try:
-            fable = await Fable.open(settings)
-        except FableError as e:
-            print(f"fable mcp: {e.type}: {e.message}", file=sys.stderr)
-            return 1
-        try:
-            mcp = FableMcp(fable, await local_caller(fable, username))
+    """Serve MCP on stdin/stdout until the client closes stdin; 1 if startup fails.
+
+    Startup (database, user) happens before stdin is read, so a failure exits at once with
+    its reason on stderr instead of leaving the client waiting.
+    """
+    _configure_logging(load_settings().fable_log_level)
+    try:
+        with _stdout_to_stderr():
+            fable, caller = await _start(username)
+    except FableError as e:
+        print(f"fable mcp: {e.type}: {e.message}", file=sys.stderr)
+        return 1
+    try:
+        mcp = FableMcp(fable, caller)
+        async with stdio_server() as (read_stream, write_stream):
             await mcp.server.run(read_stream, write_stream, mcp.server.create_initialization_options())
-        except FableError as e:
-            print(f"fable mcp: {e.type}: {e.message}", file=sys.stderr)
-            return 1
-        finally:
-            await fable.close()
+    finally:
+        await fable.close()
     return 0

@@ -1,0 +1,98 @@
+"""``fable mcp --remote URL``: a stdio subprocess forwarding to a real uvicorn /mcp."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+from pathlib import Path
+
+import anyio
+import mcp_types as types
+import pytest
+from conftest import FABLE_BIN, make_key
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from fable_core.caller import Caller
+from fable_core.runtime import Fable
+
+
+def _bridge(url: str, env: dict[str, str], *args: str) -> StdioServerParameters:
+    return StdioServerParameters(command=str(FABLE_BIN), args=["mcp", "--remote", url, *args], env=env)
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_bridge_forwards_everything_to_the_remote(
+    mcp_base_url: str, fable: Fable, alice: Caller, call, tmp_path: Path
+) -> None:
+    key_file = tmp_path / "key"
+    key_file.write_text(await make_key(fable, alice) + "\n")
+    watched = await call("create_note", title="Watched")
+    updates: list[str] = []
+    arrived = anyio.Event()
+
+    async def on_message(message: object) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            updates.append(message.params.uri)
+            arrived.set()
+
+    params = _bridge(f"{mcp_base_url}/mcp", {}, "--api-key-file", str(key_file))
+    async with Client(params, mode="legacy", message_handler=on_message) as client:
+        tools = (await client.list_tools()).tools
+        created = await client.call_tool("create_note", {"title": "Through the bridge"})
+        conflict = await client.call_tool("create_note", {"title": "Through the bridge"})
+        resource = await client.read_resource(f"fable://notes/{created.structured_content['id']}")
+        prompt = await client.get_prompt("daily_review", {})
+        await client.subscribe_resource(f"fable://notes/{watched['id']}")
+        await call("update_note", note_id=watched["id"], body="changed on the server")
+        with anyio.fail_after(15):
+            await arrived.wait()
+        instructions = client.session.instructions
+    assert [t.name for t in tools] == [t.name for t in fable.registry]
+    assert created.structured_content["title"] == "Through the bridge"
+    assert conflict.is_error and conflict.content[0].text.startswith("conflict: ")
+    assert resource.contents[0].text.startswith("# Through the bridge")
+    assert prompt.messages and instructions and "Tasks are notes" in instructions
+    assert updates == [f"fable://notes/{watched['id']}"]
+    owners = {n["title"] for n in (await call("list_notes"))["items"]}
+    assert "Through the bridge" in owners  # written as alice, on the remote
+
+
+async def _run_bridge(url: str, env: dict[str, str]) -> tuple[int, str, str]:
+    environ = {k: v for k, v in os.environ.items() if k != "FABLE_API_KEY"}
+    proc = await asyncio.create_subprocess_exec(
+        str(FABLE_BIN), "mcp", "--remote", url, env={**environ, **env},
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    async with asyncio.timeout(60):
+        stdout, stderr = await proc.communicate(b"")
+    return proc.returncode or 0, stdout.decode(), stderr.decode()
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def test_bridge_reports_a_refused_key(mcp_base_url: str) -> None:
+    code, stdout, stderr = await _run_bridge(f"{mcp_base_url}/mcp", {"FABLE_API_KEY": "fable_0000_wrong"})
+    assert code == 1 and stdout == ""
+    assert "refused the API key (401)" in stderr and "Traceback" not in stderr
+
+
+async def test_bridge_reports_a_remote_that_is_down() -> None:
+    url = f"http://127.0.0.1:{_closed_port()}/mcp"
+    code, stdout, stderr = await _run_bridge(url, {"FABLE_API_KEY": "fable_0000_any"})
+    assert code == 1 and stdout == "" and f"cannot reach the remote Fable at {url}" in stderr
+
+
+async def test_bridge_needs_a_key() -> None:
+    code, _, stderr = await _run_bridge("http://127.0.0.1:1/mcp", {})
+    assert code == 1 and "needs an API key: set FABLE_API_KEY or pass --api-key-file" in stderr
+
+
+async def test_bridge_reports_a_wrong_path(mcp_base_url: str, fable: Fable, alice: Caller) -> None:
+    code, _, stderr = await _run_bridge(f"{mcp_base_url}/nope", {"FABLE_API_KEY": await make_key(fable, alice)})
+    assert code == 1 and "no MCP endpoint" in stderr and "should end in /mcp" in stderr

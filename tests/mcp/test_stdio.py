@@ -1,0 +1,82 @@
+"""``fable mcp`` over stdio: only protocol on stdout, and which user it acts as."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+
+import pytest
+from conftest import FABLE_BIN
+from sqlalchemy import select
+
+from fable_core.caller import Caller
+from fable_core.db.models import Note, User
+from fable_core.runtime import Fable
+
+MESSAGES = [
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+     "params": {"name": "create_note", "arguments": {"title": "Over stdio"}}},
+    {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "no_such_tool"}},
+]
+
+
+async def _run(env: dict[str, str], *args: str, messages: list[dict] = MESSAGES) -> tuple[int, str, str]:
+    """Run ``fable mcp ARGS``, answer-driven: send everything, close stdin once every id answered."""
+    proc = await asyncio.create_subprocess_exec(
+        str(FABLE_BIN), "mcp", *args, env={**os.environ, **env},
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    assert proc.stdin and proc.stdout and proc.stderr
+    proc.stdin.write("".join(json.dumps(m) + "\n" for m in messages).encode())
+    await proc.stdin.drain()
+    waiting = {m["id"] for m in messages if "id" in m}
+    lines = []
+    async with asyncio.timeout(60):
+        while waiting and (line := await proc.stdout.readline()):
+            lines.append(line.decode())
+            waiting.discard(json.loads(line).get("id"))
+        proc.stdin.close()
+        lines += [line.decode() for line in (await proc.stdout.read()).splitlines(keepends=True)]
+        stderr = (await proc.stderr.read()).decode()
+        code = await proc.wait()
+    return code, "".join(lines), stderr
+
+
+async def test_stdout_carries_nothing_but_protocol(stdio_env: dict[str, str], alice: Caller) -> None:
+    code, stdout, _ = await _run({**stdio_env, "FABLE_LOG_LEVEL": "debug"}, "--user", "alice")
+    replies = {m["id"]: m for m in map(json.loads, stdout.splitlines())}
+    assert code == 0 and all(m["jsonrpc"] == "2.0" for m in replies.values())
+    assert replies[1]["result"]["serverInfo"]["name"] == "fable"
+    assert replies[2]["result"]["structuredContent"]["title"] == "Over stdio"
+    assert replies[3]["result"]["isError"] is True
+
+
+async def test_an_empty_database_gets_its_first_user(stdio_env: dict[str, str], fable: Fable) -> None:
+    code, _, stderr = await _run({**stdio_env, "USER": "sam", "LOGNAME": "sam"})
+    assert code == 0 and "created the first user 'sam'" in stderr
+    async with fable.db.transaction() as session:
+        users = (await session.execute(select(User.username, User.role))).all()
+        titles = (await session.execute(select(Note.title))).scalars().all()
+    assert users == [("sam", "admin")] and titles == ["Over stdio"]
+
+
+async def test_the_only_user_is_the_default(stdio_env: dict[str, str], fable: Fable, alice: Caller) -> None:
+    code, _, _ = await _run(stdio_env)
+    async with fable.db.transaction() as session:
+        owners = (await session.execute(select(Note.user_id))).scalars().all()
+    assert code == 0 and owners == [alice.user_id]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ((), "this Fable has 2 users: pass --user NAME"),
+    (("--user", "nobody"), "no user named 'nobody'"),
+])
+async def test_an_ambiguous_or_unknown_user_is_refused_on_stderr(
+    stdio_env: dict[str, str], alice: Caller, bob: Caller, args: tuple[str, ...], message: str
+) -> None:
+    code, stdout, stderr = await _run(stdio_env, *args, messages=MESSAGES[:1])
+    assert code == 1 and stdout == "" and message in stderr
