@@ -57,7 +57,7 @@ async def test_user_apikey_and_call_through_the_real_executable(
     def fable_exe(*argv: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "fable_web.cli", *argv], input=stdin, capture_output=True,
-            text=True, cwd=ROOT, env={**os.environ, **cli_env}, timeout=120,
+            text=True, cwd=ROOT, env={**os.environ, **cli_env}, timeout=120, check=False,
         )
 
     made = await asyncio.to_thread(fable_exe, "user", "create", "carol", "--password-stdin",

@@ -1,0 +1,40 @@
+"""Timing helpers: run a coroutine many times and summarise its latency."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+__all__ = ["Latency", "measure"]
+
+
+@dataclass(frozen=True)
+class Latency:
+    name: str
+    samples: int
+    p50_ms: float
+    p99_ms: float
+    mean_ms: float
+
+    def row(self) -> str:
+        return f"| {self.name} | {self.samples} | {self.p50_ms:.2f} | {self.p99_ms:.2f} | {self.mean_ms:.2f} |"
+
+
+def summarise(name: str, seconds: list[float]) -> Latency:
+    ms = sorted(s * 1000 for s in seconds)
+    p99 = ms[min(len(ms) - 1, round(0.99 * (len(ms) - 1)))]
+    return Latency(name, len(ms), statistics.median(ms), p99, statistics.fmean(ms))
+
+
+async def measure(name: str, runs: int, fn: Callable[[int], Awaitable[object]], warmup: int = 20) -> Latency:
+    """Call ``fn(i)`` ``warmup`` times untimed, then ``runs`` times timed, one after another."""
+    for i in range(warmup):
+        await fn(i)
+    seconds = []
+    for i in range(runs):
+        started = time.perf_counter()
+        await fn(i)
+        seconds.append(time.perf_counter() - started)
+    return summarise(name, seconds)

@@ -1,0 +1,43 @@
+"""The documentation stays true: every setting documented, the README starts with the two commands."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from fable_core.config import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_every_setting_is_documented_in_configuration_md() -> None:
+    documented = set(re.findall(r"^\| `([A-Z0-9_]+)` \|", (ROOT / "docs/configuration.md").read_text(), re.MULTILINE))
+    expected = {name.upper() for name in Settings.model_fields}
+    assert expected - documented == set(), "undocumented settings"
+    assert documented - expected == set(), "documented settings that do not exist"
+
+
+def test_every_setting_has_a_description() -> None:
+    missing = [name for name, field in Settings.model_fields.items() if not field.description]
+    assert missing == []
+
+
+def test_readme_begins_with_make_serve_and_make_test() -> None:
+    readme = (ROOT / "README.md").read_text()
+    first_block = re.search(r"```\w*\n(.*?)```", readme, re.DOTALL)
+    assert first_block is not None
+    commands = [line.split("#")[0].strip() for line in first_block.group(1).splitlines()]
+    assert commands[:2] == ["make serve", "make test"]
+    assert readme.index("```") < readme.index("Fable is"), "the commands come first"
+
+
+def test_makefile_has_the_two_commands_and_bench() -> None:
+    targets = set(re.findall(r"^([a-z-]+):", (ROOT / "Makefile").read_text(), re.MULTILINE))
+    assert {"serve", "test", "bench"} <= targets
+
+
+def test_docs_linked_from_the_readme_exist() -> None:
+    readme = (ROOT / "README.md").read_text()
+    links = re.findall(r"\]\((docs/[^)#]+)\)", readme)
+    assert links, "the README links the docs"
+    assert [link for link in links if not (ROOT / link).exists()] == []
