@@ -46,11 +46,14 @@ class Session:
         assert response.status == 201, await response.text()
 
     async def api(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Call the REST API with this context's cookies, as the page's fetch would."""
+        """Call the REST API with this context's cookies, as the page's fetch would
+        (``body`` is the query string for GET)."""
         me = await self.page.request.get(f"{self.base_url}/api/auth/me")
         token = (await me.json())["csrf_token"]
+        query = body if method == "GET" else None
         response = await self.page.request.fetch(
-            f"{self.base_url}/api{path}", method=method, data=body,
+            f"{self.base_url}/api{path}", method=method, params=query,
+            data=None if method == "GET" else body,
             headers={"Origin": self.base_url, "X-CSRF-Token": token},
         )
         assert response.ok, await response.text()

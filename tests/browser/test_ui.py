@@ -9,7 +9,7 @@ import re
 
 import pytest
 from browser_session import PASSWORD, Session
-from playwright.async_api import expect
+from playwright.async_api import Response, expect
 
 pytestmark = pytest.mark.browser
 
@@ -85,8 +85,17 @@ async def test_register_link_backlink_then_make_the_note_a_task_and_complete_it(
     await expect(done.locator(".task.done")).to_contain_text("Weekly review")
     await page.fill("#new-task", "Water the seedlings")
     await page.keyboard.press("Enter")
-    await expect(page.locator("[data-group=no_date]")).to_contain_text("Water the seedlings")
+    row = page.locator("[data-group=no_date] .task", has_text="Water the seedlings")
+    for change in (row.get_by_label("Priority").select_option("high"),
+                   row.get_by_label("Due date").fill("2031-05-04")):
+        async with page.expect_response(_patched):
+            await change
     await ui.shot("tasks")
+    seedlings = (await ui.api("GET", "/notes", {"text": "seedlings"}))["items"]
+    assert [(t["priority"], t["due_date"]) for t in seedlings] == [("high", "2031-05-04")]
+    await row.get_by_role("checkbox").check()
+    await expect(row).to_have_class(re.compile(r"\bdone\b"))
+    assert (await ui.api("GET", f"/notes/{seedlings[0]['id']}"))["status"] == "done"
     assert not ui.watch.errors and not ui.watch.dialogs
 
 
@@ -110,7 +119,20 @@ async def test_api_key_is_shown_once_with_its_mcp_config(ui: Session) -> None:
     await expect(page.locator("#api-keys tbody")).to_contain_text("Claude Desktop")
     assert await page.locator("#new-key").count() == 0
     assert key not in await page.content()
+
+    await page.get_by_label("Current password").fill(PASSWORD)
+    await page.get_by_label("New password").fill("an even calmer password")
+    await page.get_by_role("button", name="Change password").click()
+    await expect(page.locator(".toast")).to_contain_text("Password changed")
+    await expect(page.get_by_label("Current password")).to_have_value("")
+    login = await page.request.post(f"{ui.base_url}/api/auth/login", headers={"Origin": ui.base_url},
+                                    data={"username": "grace", "password": "an even calmer password"})
+    assert login.status == 200
     assert not ui.watch.errors
+
+
+def _patched(response: Response) -> bool:
+    return response.request.method == "PATCH" and response.ok
 
 
 HOSTILE = """Nothing here may run.
