@@ -170,7 +170,8 @@ async def run(settings: Settings, *, notes: int, workers: int, processes: int, r
             seconds = await load(fable, caller, corpus, notes, workers, deadline)
         async with fable.db.engine.begin() as conn:
             await conn.execute(text("ANALYZE"))
-            loaded = (await conn.execute(text("SELECT count(*) FROM notes"))).scalar_one()
+            loaded = (await conn.execute(
+                text("SELECT count(*) FROM notes WHERE user_id = :u"), {"u": caller.user_id})).scalar_one()
         result = CoreResults(loaded, seconds, workers, processes, requested=notes)
         result.latencies = await latencies(fable, caller, corpus, runs)
         return result

@@ -30,7 +30,7 @@ def summarise(name: str, seconds: list[float]) -> Latency:
 
 async def measure(name: str, runs: int, fn: Callable[[int], Awaitable[object]], warmup: int = 20) -> Latency:
     """Call ``fn(i)`` ``warmup`` times untimed, then ``runs`` times timed, one after another."""
-    for i in range(warmup):
+    for i in range(min(warmup, runs)):
         await fn(i)
     seconds = []
     for i in range(runs):

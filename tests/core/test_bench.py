@@ -1,0 +1,32 @@
+"""The benchmarks keep working as tools change: a tiny run of bench.core on the test database."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench.core import render, run
+from bench.report import write_section
+from fable_core.config import Settings
+
+
+async def test_core_bench_runs_end_to_end_on_a_small_corpus(settings: Settings) -> None:
+    result = await run(settings, notes=40, workers=3, processes=1, runs=4)
+    assert result.notes == 40 and result.requested == 40 and result.load_rate > 0
+    assert [lat.name for lat in result.latencies] == [
+        "create_note", "read_note", "list_notes", "search_notes",
+        "read_note: bare SQL", "read_note: tool, no dispatcher", "read_note: dispatcher",
+    ]
+    assert all(lat.samples == 4 and 0 < lat.p50_ms <= lat.p99_ms for lat in result.latencies)
+    markdown = render(result)
+    assert markdown.startswith("## Core / dispatcher") and "| search_notes p50 |" in markdown
+
+
+def test_write_section_replaces_its_own_section_and_keeps_the_others(tmp_path: Path) -> None:
+    path = tmp_path / "benchmarks.md"
+    write_section("core", "## Core\nfirst", path)
+    write_section("rest", "## REST\nrest numbers", path)
+    write_section("core", "## Core\nsecond", path)
+    text = path.read_text()
+    assert text.startswith("# Benchmarks")
+    assert "second" in text and "first" not in text and "rest numbers" in text
+    assert text.index("## Core") < text.index("## REST")
