@@ -20,9 +20,11 @@ from fable_core.assistant import memory
 from fable_core.assistant.context import build_context
 from fable_core.assistant.conversations import load_conversation, message_count, scope_label
 from fable_core.assistant.generation import Buffer, MessageWriter, StreamEvent
+from fable_core.assistant.providers import NoProvider, unavailable
 from fable_core.assistant.toolloop import LoopResult, run_tool_loop
 from fable_core.caller import Caller
-from fable_core.db.models import Conversation, Message
+from fable_core.access import visible_ids
+from fable_core.db.models import Conversation, Message, Note
 from fable_core.errors import Conflict, FableError, InvalidInput, NotFound
 
 if TYPE_CHECKING:
@@ -46,6 +48,8 @@ def chat_key(conversation_id: int) -> str:
 async def send_message(assistant: Assistant, caller: Caller, conversation_id: int, content: str,
                        note_ids: list[int] | None = None, exclude_note_id: int | None = None) -> dict[str, Any]:
     """Store the user's message and start generating the answer; returns the message ids."""
+    if isinstance(assistant.provider, NoProvider):
+        raise unavailable("LLM_PROVIDER is none", provider="none")
     content = content.strip()
     if not content:
         raise InvalidInput("the message is empty", field="content")
@@ -57,6 +61,7 @@ async def send_message(assistant: Assistant, caller: Caller, conversation_id: in
         if assistant.generations.running(key):
             raise Conflict(f"conversation {conversation_id} is still answering; stop it first",
                            conversation_id=conversation_id)
+        await _check_notes(s, caller, [*(note_ids or []), *([exclude_note_id] if exclude_note_id else [])])
         user_id = await _add(s, conversation, "user", content, "done")
         message_id = await _add(s, conversation, "assistant", "", "generating")
         await s.execute(update(Conversation).where(Conversation.id == conversation_id).values(
@@ -65,6 +70,13 @@ async def send_message(assistant: Assistant, caller: Caller, conversation_id: in
     turn.user_message_id = user_id
     assistant.generations.start(key, message_id, turn.run)
     return {"conversation_id": conversation_id, "user_message_id": user_id, "message_id": message_id}
+
+
+async def _check_notes(s: Any, caller: Caller, note_ids: list[int]) -> None:
+    found = await visible_ids(s, Note, note_ids, caller) if note_ids else set()
+    for note_id in note_ids:
+        if note_id not in found:
+            raise NotFound(f"note {note_id} not found", note_id=note_id)
 
 
 async def _add(s: Any, conversation: Conversation, role: str, content: str, status: str) -> int:

@@ -84,8 +84,10 @@ class Buffer:
             return 0
         return min(max(parsed[1], 0), len(self.events))
 
-    async def follow(self, last_event_id: str | None = None) -> AsyncIterator[StreamEvent]:
-        """Every event after ``last_event_id``, then new ones as they come, until done."""
+    async def follow(self, last_event_id: str | None = None, *,
+                     heartbeat: float | None = None) -> AsyncIterator[StreamEvent | None]:
+        """Every event after ``last_event_id``, then new ones as they come, until done; with
+        ``heartbeat``, ``None`` after that many quiet seconds (for keep-alive comments)."""
         position = self.position_after(last_event_id)
         while True:
             signal = self._signal
@@ -94,7 +96,10 @@ class Buffer:
                 position += 1
             if self.done:
                 return
-            await signal.wait()
+            try:
+                await asyncio.wait_for(signal.wait(), heartbeat)
+            except TimeoutError:
+                yield None
 
 
 Runner = Callable[[Buffer], Awaitable[None]]

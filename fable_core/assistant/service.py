@@ -60,10 +60,11 @@ class Assistant:
     def stop(self, conversation_id: int) -> bool:
         return chat.stop_generation(self, conversation_id)
 
-    async def follow(self, caller: Caller, conversation_id: int,
-                     last_event_id: str | None = None) -> AsyncIterator[StreamEvent]:
+    async def follow(self, caller: Caller, conversation_id: int, last_event_id: str | None = None,
+                     *, heartbeat: float | None = None) -> AsyncIterator[StreamEvent]:
         """The conversation's generation events after ``last_event_id``; with no live buffer
-        (finished over a minute ago, or run by another process) the stored reply."""
+        (finished over a minute ago, or run by another process) the stored reply. With
+        ``heartbeat``, a ``ping`` event (no id) after that many quiet seconds."""
         async with self.db.transaction() as s:
             await chat.load_conversation(s, caller, conversation_id)
         buffer = self.generations.get(chat.chat_key(conversation_id))
@@ -72,8 +73,8 @@ class Assistant:
             if stored is not None:
                 yield stored
             return
-        async for event in buffer.follow(last_event_id):
-            yield event
+        async for event in buffer.follow(last_event_id, heartbeat=heartbeat):
+            yield event if event is not None else StreamEvent("", "ping", {})
 
     async def wait(self, conversation_id: int) -> None:
         await self.generations.wait(chat.chat_key(conversation_id))

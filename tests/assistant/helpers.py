@@ -25,3 +25,47 @@ async def turn(assistant: Assistant, caller: Caller, conversation_id: int, conte
 
 def text_of(events: list[StreamEvent]) -> str:
     return "".join(e.data["text"] for e in events if e.event == "token")
+
+
+# --- real HTTP ----------------------------------------------------------------------------------
+
+import asyncio  # noqa: E402
+import json  # noqa: E402
+from collections.abc import AsyncIterator  # noqa: E402
+from contextlib import asynccontextmanager  # noqa: E402
+
+import httpx  # noqa: E402
+import uvicorn  # noqa: E402
+from starlette.types import ASGIApp  # noqa: E402
+
+
+@asynccontextmanager
+async def serve(app: ASGIApp) -> AsyncIterator[str]:
+    """Run ``app`` under uvicorn on 127.0.0.1 in this event loop; yields its base URL."""
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()
+            raise RuntimeError("uvicorn did not start")
+        await asyncio.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await task
+
+
+async def sse_events(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+    """Parsed SSE frames: {"id", "event", "data" (decoded JSON)}; comments are skipped."""
+    fields: dict[str, Any] = {}
+    async for line in response.aiter_lines():
+        if line == "":
+            if fields:
+                fields["data"] = json.loads(fields.get("data", "null"))
+                yield fields
+                fields = {}
+        elif not line.startswith(":"):
+            name, _, value = line.partition(":")
+            fields[name] = value.removeprefix(" ")

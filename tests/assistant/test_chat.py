@@ -190,3 +190,30 @@ async def test_other_peoples_conversations_do_not_exist(
     with pytest.raises(NotFound):
         await ai_fable.call("get_conversation", {"conversation_id": conv}, bob)
     assert (await ai_fable.call("list_conversations", {}, bob))["items"] == []
+
+
+async def test_urls_in_a_message_are_fetched_through_the_ssrf_guard(
+    ai_fable: Fable, assistant: Assistant, fake: FakeLLM, alice: Caller
+) -> None:
+    from starlette.applications import Starlette
+    from starlette.responses import HTMLResponse
+    from starlette.routing import Route
+
+    from fake_llm import running
+
+    async def page(_):  # noqa: ANN001, ANN202
+        return HTMLResponse("<html><script>x()</script><body><h1>Release notes</h1><p>Version 2 &amp; more</p></body></html>")
+
+    with running(Starlette(routes=[Route("/notes", page)])) as site:
+        conv = await new_conversation(ai_fable, alice)
+        assistant.fetch_allow = (site.removeprefix("http://"),)
+        try:
+            events = await turn(assistant, alice, conv, f"summarise {site}/notes and http://169.254.169.254/latest")
+        finally:
+            assistant.fetch_allow = ()
+    urls = events[0].data["urls"]
+    assert urls[0] == {"url": f"{site}/notes", "ok": True, "chars": len("Release notes Version 2 & more")}
+    assert urls[1]["ok"] is False and "not public" in urls[1]["error"]
+    system = fake.chat_bodies()[0]["messages"][0]["content"]
+    assert f"Content of {site}/notes:\nRelease notes Version 2 & more" in system
+    assert "x()" not in system

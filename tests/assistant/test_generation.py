@@ -1,0 +1,135 @@
+"""Generations outlive their followers: resume with Last-Event-ID without gap or repeat, many
+followers at once, the stored message after the buffer is gone, and a crash mid-answer that
+leaves the partial text in the database (the generating process is killed with SIGKILL)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+from contextlib import aclosing
+from pathlib import Path
+
+from sqlalchemy import select
+
+from fable_core.assistant.generation import Buffer, Generations, parse_event_id
+from fable_core.assistant.service import Assistant
+from fable_core.caller import Caller
+from fable_core.config import Settings
+from fable_core.db.models import Message
+from fable_core.runtime import Fable
+from fake_llm import FakeLLM, Reply
+from helpers import new_conversation, text_of
+
+ANSWER = " ".join(f"token{i}" for i in range(120))
+
+
+async def test_resume_with_last_event_id_has_no_gap_and_no_repeat(
+    ai_fable: Fable, assistant: Assistant, fake: FakeLLM, alice: Caller
+) -> None:
+    conv = await new_conversation(ai_fable, alice)
+    fake.replies.append(Reply(ANSWER, delay=0.002))
+    await assistant.send(alice, conv, "count for me")
+    first = []
+    async with aclosing(assistant.follow(alice, conv)) as stream:
+        async for event in stream:
+            first.append(event)
+            if len([e for e in first if e.event == "token"]) == 17:
+                break  # the client disconnects mid-answer
+    await asyncio.sleep(0.05)  # more tokens arrive while nobody listens
+    rest = [e async for e in assistant.follow(alice, conv, last_event_id=first[-1].id)]
+    events = first + rest
+    assert text_of(events) == ANSWER
+    numbers = [parse_event_id(e.id)[1] for e in events]
+    assert numbers == list(range(1, len(events) + 1)), "consecutive ids: no gap, no repeat"
+    assert events[-1].event == "done"
+
+
+async def test_an_id_from_another_generation_replays_this_one_from_the_start(
+    ai_fable: Fable, assistant: Assistant, fake: FakeLLM, alice: Caller
+) -> None:
+    conv = await new_conversation(ai_fable, alice)
+    fake.replies.append(Reply("one two three"))
+    await assistant.send(alice, conv, "go")
+    events = [e async for e in assistant.follow(alice, conv, last_event_id="99999:3")]
+    assert text_of(events) == "one two three"
+    garbage = [e async for e in assistant.follow(alice, conv, last_event_id="not-an-id")]
+    assert [e.id for e in garbage] == [e.id for e in events]
+
+
+async def test_a_hundred_followers_see_every_event() -> None:
+    generations = Generations(grace=0.5)
+    words = [f"w{i} " for i in range(300)]
+
+    async def runner(buffer: Buffer) -> None:
+        for word in words:
+            buffer.emit("token", {"text": word})
+            if len(buffer.events) % 10 == 0:
+                await asyncio.sleep(0)
+        buffer.emit("done", {})
+
+    async def follow(buffer: Buffer) -> str:
+        return "".join([e.data.get("text", "") async for e in buffer.follow()])
+
+    buffer = generations.start("chat:1", 7, runner)
+    results = await asyncio.gather(*(follow(buffer) for _ in range(100)))
+    assert set(results) == {"".join(words)}
+    await generations.close()
+
+
+async def test_after_the_grace_period_a_reconnect_gets_the_stored_message(
+    ai_fable: Fable, assistant: Assistant, fake: FakeLLM, alice: Caller
+) -> None:
+    conv = await new_conversation(ai_fable, alice)
+    fake.replies.append(Reply("kept for later"))
+    assistant.generations.grace = 0.01
+    try:
+        await assistant.send(alice, conv, "remember this")
+        await assistant.wait(conv)
+        while assistant.generations.get(f"chat:{conv}") is not None:
+            await asyncio.sleep(0.01)
+    finally:
+        assistant.generations.grace = 60.0
+    [event] = [e async for e in assistant.follow(alice, conv, last_event_id="1:3")]
+    assert event.event == "message"
+    assert (event.data["content"], event.data["status"]) == ("kept for later", "done")
+
+
+CHILD = Path(__file__).with_name("generation_child.py")
+
+
+async def test_a_crash_mid_generation_leaves_the_partial_answer(
+    ai_fable: Fable, ai_settings: Settings, fake: FakeLLM, alice: Caller
+) -> None:
+    conv = await new_conversation(ai_fable, alice)
+    answer = " ".join(f"part{i}" for i in range(400))
+    fake.replies.append(Reply(answer, delay=0.01))
+    env = {**os.environ, "DATABASE_URL": ai_settings.database_url or "", "OLLAMA_URL": ai_settings.ollama_url,
+           "LLM_PROVIDER": "ollama", "EMBED_MODEL": ai_settings.embed_model,
+           "FABLE_DATA_DIR": str(ai_settings.fable_data_dir), "FABLE_SECRET_KEY": "x" * 32}
+    child = subprocess.Popen([sys.executable, str(CHILD), "generate", str(alice.user_id), str(conv)],
+                             env=env, stdout=subprocess.DEVNULL)
+    try:
+        content = await _wait_for_flushed_text(ai_fable, min_words=20)
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(10)
+    restarted = subprocess.run([sys.executable, str(CHILD), "restart", str(alice.user_id), str(conv)],
+                               env=env, capture_output=True, timeout=60, check=True)
+    stored = json.loads(restarted.stdout.decode().strip().splitlines()[-1])
+    assert stored["event"] == "message" and stored["status"] == "interrupted"
+    assert answer.startswith(stored["content"]) and len(stored["content"]) >= len(content) > 0
+    assert stored["content"] != answer, "it really was cut off"
+
+
+async def _wait_for_flushed_text(fable: Fable, *, min_words: int) -> str:
+    for _ in range(1000):
+        async with fable.db.transaction() as s:
+            content = await s.scalar(select(Message.content).where(Message.role == "assistant"))
+        if content and len(content.split()) >= min_words:
+            return content
+        await asyncio.sleep(0.02)
+    raise AssertionError("the child never flushed any text")

@@ -1,0 +1,189 @@
+"""Embeddings written on save and backfilled, re-embedding on a model change, hybrid search,
+the semantic near-duplicate check, and retrieval into a chat's context."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from sqlalchemy import select, text
+
+from fable_core.assistant.embeddings import EmbeddingWorker, note_text
+from fable_core.assistant.service import Assistant
+from fable_core.caller import Caller
+from fable_core.config import Settings
+from fable_core.db.models import Note, NoteEmbedding
+from fable_core.errors import NeedsConfirmation
+from fable_core.runtime import Fable
+from fake_llm import FakeLLM, Reply, embed_text
+from helpers import new_conversation, turn
+
+LONG = "Pack the passport, the phone charger, a travel adapter, warm socks and the train tickets for Berlin."
+
+
+def cosine(a: str, b: str) -> float:
+    return sum(x * y for x, y in zip(embed_text(a), embed_text(b), strict=True))
+
+
+@pytest.fixture
+async def worker(assistant: Assistant) -> EmbeddingWorker:
+    assert assistant.worker is not None
+    return assistant.worker
+
+
+async def embeddings(fable: Fable) -> dict[int, tuple[str, int]]:
+    async with fable.db.transaction() as s:
+        rows = await s.execute(select(NoteEmbedding.note_id, NoteEmbedding.model, NoteEmbedding.dims))
+        return {note_id: (model, dims) for note_id, model, dims in rows}
+
+
+async def test_notes_are_embedded_after_save_and_again_when_their_text_changes(
+    ai_fable: Fable, worker: EmbeddingWorker, fake: FakeLLM, alice: Caller
+) -> None:
+    note = await ai_fable.call("create_note", {"title": "Berlin trip", "body": "packing list"}, alice)
+    await worker.idle(backfill=False)
+    assert await embeddings(ai_fable) == {note["id"]: ("fake-embed", 128)}
+    calls = fake.embed_calls
+    await ai_fable.call("update_note", {"note_id": note["id"], "tags": ["travel"]}, alice)
+    await worker.idle(backfill=False)
+    assert fake.embed_calls == calls, "a tag change does not re-embed"
+    await ai_fable.call("update_note", {"note_id": note["id"], "body": "museum tickets"}, alice)
+    await worker.idle(backfill=False)
+    assert fake.embed_calls == calls + 1
+    async with ai_fable.db.transaction() as s:
+        stored = await s.scalar(select(NoteEmbedding.embedding).where(NoteEmbedding.note_id == note["id"]))
+    assert list(stored) == pytest.approx(embed_text(note_text("Berlin trip", "museum tickets")), abs=1e-6)
+    async with ai_fable.db.transaction() as s:
+        index = await s.scalar(text("SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_note_embeddings_hnsw_128'"))
+    assert "hnsw" in index and "vector(128)" in index and "dims = 128" in index
+
+
+async def test_old_notes_are_backfilled(ai_fable: Fable, worker: EmbeddingWorker, alice: Caller) -> None:
+    async with ai_fable.db.transaction() as s:  # written behind the app's back: no events
+        s.add_all([Note(user_id=alice.user_id, title=f"Old note {i}", body="from before", version=1)
+                   for i in range(5)])
+    assert await embeddings(ai_fable) == {}
+    assert await worker.backfill() == 5
+    await worker.idle(backfill=False)
+    assert len(await embeddings(ai_fable)) == 5
+    assert await worker.backfill() == 0
+
+
+@pytest.fixture
+async def other_model(ai_settings: Settings) -> AsyncIterator[Fable]:
+    app = await Fable.open(ai_settings.model_copy(update={"embed_model": "other-embed"}))
+    yield app
+    await app.close()
+
+
+async def test_changing_the_embedding_model_re_embeds(
+    ai_fable: Fable, worker: EmbeddingWorker, other_model: Fable, alice: Caller
+) -> None:
+    for title in ("One", "Two", "Three"):
+        await ai_fable.call("create_note", {"title": title}, alice)
+    await worker.idle(backfill=False)
+    assert {m for m, _ in (await embeddings(ai_fable)).values()} == {"fake-embed"}
+    other: EmbeddingWorker = other_model.services["assistant"].worker
+    assert await other.backfill() == 3
+    await other.idle(backfill=False)
+    assert {m for m, _ in (await embeddings(ai_fable)).values()} == {"other-embed"}
+
+
+async def test_search_is_hybrid_and_finds_notes_by_meaning(
+    ai_fable: Fable, worker: EmbeddingWorker, alice: Caller
+) -> None:
+    packing = await ai_fable.call("create_note", {"title": "Berlin packing", "body": "passport charger adapter socks"}, alice)
+    await ai_fable.call("create_note", {"title": "Tax return", "body": "receipts and forms"}, alice)
+    await worker.idle(backfill=False)
+    query = "berlin passport weekend"  # "weekend" is in no note: full-text alone finds nothing
+    keyword_only = await ai_fable.call("list_notes", {"text": query}, alice)
+    assert keyword_only["items"] == []
+    found = await ai_fable.call("search_notes", {"query": query}, alice)
+    assert found["mode"] == "hybrid"
+    assert [hit["id"] for hit in found["items"]] == [packing["id"]]
+    both = await ai_fable.call("search_notes", {"query": "receipts"}, alice)
+    assert both["items"][0]["title"] == "Tax return" and "**receipts**" in both["items"][0]["snippet"]
+
+
+async def test_hybrid_search_pages_and_filters(ai_fable: Fable, worker: EmbeddingWorker, alice: Caller) -> None:
+    for i in range(7):
+        await ai_fable.call("create_note", {"title": f"Garden plan {i}", "body": "tomatoes basil",
+                                            "tags": ["garden"] if i % 2 else []}, alice)
+    await worker.idle(backfill=False)
+    first = await ai_fable.call("search_notes", {"query": "tomatoes", "limit": 4}, alice)
+    second = await ai_fable.call("search_notes", {"query": "tomatoes", "limit": 4, "cursor": first["next_cursor"]}, alice)
+    ids = [h["id"] for h in first["items"] + second["items"]]
+    assert len(ids) == len(set(ids)) == 7 and second["next_cursor"] is None
+    tagged = await ai_fable.call("search_notes", {"query": "tomatoes", "tag": "garden"}, alice)
+    assert tagged["mode"] == "hybrid" and len(tagged["items"]) == 3
+
+
+async def test_search_without_a_provider_is_keyword_only(fable: Fable, alice: Caller) -> None:
+    await fable.call("create_note", {"title": "Berlin packing", "body": "passport"}, alice)
+    found = await fable.call("search_notes", {"query": "passport"}, alice)
+    assert found["mode"] == "keyword" and len(found["items"]) == 1
+
+
+async def test_a_semantic_near_duplicate_needs_confirmation(
+    ai_fable: Fable, worker: EmbeddingWorker, alice: Caller
+) -> None:
+    first = await ai_fable.call("create_note", {"title": "Trip checklist", "body": LONG}, alice)
+    await worker.idle(backfill=False)
+    assert cosine(note_text("Berlin list", LONG), note_text("Trip checklist", LONG)) >= 0.90
+    with pytest.raises(NeedsConfirmation) as refused:
+        await ai_fable.call("create_note", {"title": "Berlin list", "body": LONG}, alice)
+    assert refused.value.details["similar_note_id"] == first["id"]
+    assert refused.value.details["requires_confirmation"] is True
+    async with ai_fable.db.transaction() as s:
+        assert await s.scalar(select(text("count(*)")).select_from(Note)) == 1, "nothing written"
+    confirmed = await ai_fable.call("create_note", {"title": "Berlin list", "body": LONG, "confirm": True}, alice)
+    assert confirmed["id"] != first["id"]
+    short = await ai_fable.call("create_note", {"title": "Short one", "body": "Trip checklist"}, alice)
+    assert short["id"], "bodies under 80 characters are never checked"
+
+
+async def test_the_model_is_asked_to_confirm_a_near_duplicate(
+    ai_fable: Fable, assistant: Assistant, worker: EmbeddingWorker, fake: FakeLLM, alice: Caller
+) -> None:
+    await ai_fable.call("create_note", {"title": "Trip checklist", "body": LONG}, alice)
+    await worker.idle(backfill=False)
+    conv = await new_conversation(ai_fable, alice)
+    fake.replies.extend([Reply("", [("create_note", {"title": "Berlin list", "body": LONG})]),
+                         Reply("You already have that note.")])
+    events = await turn(assistant, alice, conv, "save my berlin packing list")
+    result = next(e.data for e in events if e.event == "tool_result")
+    assert result["requires_confirmation"] and result["error"]["type"] == "needs_confirmation"
+    assert result["confirm_arguments"] == {"title": "Berlin list", "body": LONG, "confirm": True}
+
+
+async def test_context_injects_close_notes_and_suggests_nearby_ones(
+    ai_fable: Fable, assistant: Assistant, worker: EmbeddingWorker, fake: FakeLLM, alice: Caller
+) -> None:
+    message = "berlin trip packing list"
+    close = ("Berlin trip packing list", "berlin trip packing list " + "x" * 900)
+    near = ("Berlin weekend", "trip packing snacks museums tickets hotel train")
+    far = ("Tax return", "receipts forms deadline")
+    assert cosine(message, note_text(*close)) >= 0.60
+    assert 0.45 <= cosine(message, note_text(*near)) < 0.60
+    assert cosine(message, note_text(*far)) < 0.45
+    ids = {}
+    for title, body in (close, near, far):
+        ids[title] = (await ai_fable.call("create_note", {"title": title, "body": body}, alice))["id"]
+    project = await ai_fable.call("create_project", {"title": "Work"}, alice)
+    await ai_fable.call("create_note", {"title": "Office Q3 planning", "body": "berlin trip packing list",
+                                        "project_id": project["id"]}, alice)
+    attached = await ai_fable.call("create_note", {"title": "Hotel", "body": "Room 12, breakfast at 8."}, alice)
+    await worker.idle(backfill=False)
+    conv = await new_conversation(ai_fable, alice)
+    events = await turn(assistant, alice, conv, message, note_ids=[attached["id"]])
+    context = events[0].data
+    assert [n["id"] for n in context["used"]] == [ids[close[0]]], "the project's note is out of scope"
+    assert [n["id"] for n in context["suggested"]] == [ids[near[0]]]
+    assert context["attached"] == [{"id": attached["id"], "title": "Hotel"}]
+    system = fake.chat_bodies()[0]["messages"][0]["content"]
+    assert "Room 12, breakfast at 8." in system
+    assert "berlin trip packing list " + "x" * 775 in system and "x" * 800 not in system, "800 characters"
+    assert "snacks museums" not in system, "suggested notes are not injected"
+
+    excluded = await turn(assistant, alice, conv, message, exclude_note_id=ids[close[0]])
+    assert excluded[0].data["used"] == []
