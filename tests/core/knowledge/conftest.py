@@ -14,6 +14,7 @@ from fable_core.caller import Caller
 from fable_core.errors import FableError
 from fable_core.runtime import Fable
 
+
 async def _user(fable: Fable, username: str) -> Caller:
     """A real user row without a password: hashing one (argon2) costs more than a whole test."""
     async with fable.db.transaction() as session:
