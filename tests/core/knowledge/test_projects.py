@@ -178,3 +178,18 @@ async def test_project_bad_input_writes_nothing(call, fails, snapshot) -> None:
     await fails(call("list_projects", cursor="bad"), InvalidInput)
     await fails(call("list_projects", status=["paused"]), InvalidInput)
     assert await snapshot() == before
+
+
+async def test_project_changes_are_announced_after_commit(call, fable, alice) -> None:
+    from fable_core.events import NoteChanged, ProjectChanged
+
+    heard: list[object] = []
+    unsubscribe = fable.events.subscribe(heard.append)
+    try:
+        project, _, task, note = await _project_with_notes(call)
+        heard.clear()
+        await call("delete_project", project_id=project["id"])
+    finally:
+        unsubscribe()
+    assert ProjectChanged(alice.user_id, project["id"], "deleted") in heard
+    assert {e.note_id for e in heard if isinstance(e, NoteChanged)} == {task["id"], note["id"]}
