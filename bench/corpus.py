@@ -51,7 +51,7 @@ class Corpus:
 
     def _title(self) -> str:
         while True:
-            words = self.rng.sample(self.words, self.rng.randint(3, 5))
+            words = self.rng.sample(self.words, self.rng.randint(4, 6))
             title = " ".join(words).capitalize()
             if title.casefold() not in self._seen:
                 self._seen.add(title.casefold())
