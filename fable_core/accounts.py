@@ -7,6 +7,7 @@ SHA-256 hash is stored, with the short prefix kept for display. Keys are scoped 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import secrets
@@ -51,8 +52,16 @@ MIN_PASSWORD = 8
 INVITE_TTL = timedelta(days=7)
 RESET_TTL = timedelta(hours=1)
 _REGISTRATION = "open_registration"
-# verifying against a real hash when the user is unknown keeps login timing uniform
-_DUMMY_HASH = _hasher.hash("not-a-password-of-anyone")
+
+
+@functools.cache
+def _dummy_hash() -> str:
+    """A real hash to verify against when the user is unknown, which keeps login timing uniform.
+
+    Made on first use, not at import: hashing costs a tenth of a second and 64 MiB, which every
+    process (``fable mcp`` starting for Claude Desktop, say) would otherwise pay.
+    """
+    return _hasher.hash("not-a-password-of-anyone")
 
 
 def check_password(password: str) -> None:
@@ -162,7 +171,7 @@ async def authenticate(session: AsyncSession, username: str, password: str) -> U
     """The active user with this name and password; Unauthenticated (same message) otherwise."""
     user = await session.scalar(select(User).where(func.lower(User.username) == (username or "").lower()))
     if user is None or not user.is_active:
-        verify_password(_DUMMY_HASH, password)
+        verify_password(_dummy_hash(), password)
         raise Unauthenticated("wrong username or password")
     if not verify_password(user.password_hash, password):
         raise Unauthenticated("wrong username or password")

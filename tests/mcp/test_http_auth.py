@@ -7,11 +7,11 @@ import pytest
 from conftest import http_connect, make_key
 from mcp.shared.exceptions import MCPError
 from mcp_servers import serve
-from sqlalchemy import update
+from sqlalchemy import select, update
 
 from fable_core.caller import Caller
 from fable_core.config import load_settings
-from fable_core.db.models import User
+from fable_core.db.models import ApiKey, User
 from fable_core.runtime import Fable
 from fable_mcp.http import create_app
 
@@ -140,3 +140,11 @@ async def test_a_deactivated_users_key_stops_working(mcp_base_url: str, fable: F
             await session.execute(update(User).where(User.id == alice.user_id).values(is_active=False))
         with pytest.raises(MCPError):  # the SDK client reports the 401 as an error response
             await client.list_tools()
+
+
+async def test_a_used_key_records_when_it_was_last_used(mcp_base_url: str, fable: Fable, alice: Caller) -> None:
+    key = await make_key(fable, alice)
+    assert (await _post(f"{mcp_base_url}/mcp", {"authorization": f"Bearer {key}"})).status_code == 200
+    async with fable.db.transaction() as session:
+        stamps = (await session.execute(select(ApiKey.last_used_at))).scalars().all()
+    assert len(stamps) == 1 and stamps[0] is not None
