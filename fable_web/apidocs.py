@@ -31,7 +31,7 @@ def routes_table(registry: Registry) -> str:
 def write_routes_table(registry: Registry, path: Path = API_MD) -> None:
     block = f"{START}\n{routes_table(registry)}\n{END}"
     text = path.read_text()
-    pattern = re.compile(re.escape(START) + ".*?" + re.escape(END), re.S)
+    pattern = re.compile(re.escape(START) + ".*?" + re.escape(END), re.DOTALL)
     path.write_text(pattern.sub(lambda _: block, text) if pattern.search(text) else f"{text}\n{block}\n")
 
 
