@@ -11,7 +11,9 @@ import argparse
 import asyncio
 import getpass
 import json
+import signal
 import sys
+import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -65,6 +67,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     handler = _HANDLERS[args.command]
+    _exit_cleanly_on_sigterm()
     try:
         return asyncio.run(handler(args)) or 0
     except FableError as e:
@@ -72,6 +75,19 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+
+
+def _exit_cleanly_on_sigterm() -> None:
+    """Make SIGTERM (how hosts and service managers stop ``fable mcp`` and ``fable serve``) exit
+    like Ctrl-C: by unwinding, so exit handlers run and the embedded PostgreSQL is released by
+    its last user. Python's default would end the process on the spot. Servers that install
+    their own handler (uvicorn) replace this one while they run."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _raise_system_exit)
+
+
+def _raise_system_exit(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 async def _with_fable(fn: Callable[[Any], Awaitable[int | None]]) -> int | None:

@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -90,8 +92,21 @@ def handles(pg_dir: Path) -> list[int]:
 
 
 @pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    pg_dir = tmp_path_factory.mktemp("embedded-template") / "pg"
+def scratch() -> Iterator[Path]:
+    """A private directory outside pytest's basetemp.
+
+    pytest resets its ``pytest-of-<user>`` directory to mode 0700 whenever a session starts;
+    with several sessions on one machine that cuts off the server user (PostgreSQL runs as
+    ``pgserver`` when we are root) from data dirs below it.
+    """
+    path = Path(tempfile.mkdtemp(prefix="fable-embedded-test-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def template(scratch: Path) -> Path:
+    pg_dir = scratch / "template" / "pg"
     child = spawn(pg_dir)
     child.exit()
     assert not running(child.postmaster), "the only process exited: the server must stop"
@@ -99,10 +114,11 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def pg_dir(template: Path, tmp_path: Path) -> Iterator[Path]:
-    subprocess.run(["cp", "-a", str(template), str(tmp_path / "pg")], check=True)
-    yield tmp_path / "pg"
-    pidfile = tmp_path / "pg" / "postmaster.pid"
+def pg_dir(template: Path, scratch: Path) -> Iterator[Path]:
+    home = Path(tempfile.mkdtemp(dir=scratch))
+    subprocess.run(["cp", "-a", str(template), str(home / "pg")], check=True)
+    yield home / "pg"
+    pidfile = home / "pg" / "postmaster.pid"
     if pidfile.exists():  # a failed test must not leave a server behind
         pid = int(pidfile.read_text().splitlines()[0])
         if running(pid):
@@ -211,3 +227,30 @@ def test_database_urls_are_normalised_to_asyncpg(given: str, expected: str) -> N
 def test_non_postgres_database_url_is_a_clear_error(bad: str) -> None:
     with pytest.raises(InvalidInput, match="DATABASE_URL"):
         async_url(bad)
+
+
+def test_sigterm_to_fable_mcp_releases_the_embedded_server(pg_dir: Path) -> None:
+    """A host stopping ``fable mcp`` with SIGTERM: the last user's exit stops the server."""
+    env = {**os.environ, "FABLE_DATA_DIR": str(pg_dir.parent), "LLM_PROVIDER": "none"}
+    env.pop("DATABASE_URL", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fable_web.cli", "mcp"], cwd=ROOT, env=env, text=True,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    assert proc.stdin and proc.stdout
+    proc.stdin.write(json.dumps({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "test", "version": "1"}},
+    }) + "\n")
+    proc.stdin.flush()
+    reply = proc.stdout.readline()  # the server is fully up once it answers
+    assert '"id":1' in reply.replace(" ", ""), proc.stderr.read() if not reply else reply
+    postmaster = int((pg_dir / "postmaster.pid").read_text().splitlines()[0])
+    assert handles(pg_dir) == [proc.pid]
+
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert "Traceback" not in err, err
+    assert not running(postmaster), "SIGTERM must exit cleanly enough to stop the server"
+    assert handles(pg_dir) == []
