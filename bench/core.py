@@ -48,6 +48,7 @@ class CoreResults:
     workers: int
     processes: int
     requested: int = 0
+    load_average: float = 0.0  # of the machine (1 min) when loading ended: others' work shows here
     latencies: list[Latency] = field(default_factory=list)
 
     @property
@@ -185,7 +186,8 @@ async def run(settings: Settings, *, notes: int, workers: int, processes: int, r
             await conn.execute(text("ANALYZE"))
             loaded = (await conn.execute(
                 text("SELECT count(*) FROM notes WHERE user_id = :u"), {"u": caller.user_id})).scalar_one()
-        result = CoreResults(loaded, seconds, workers, processes, requested=notes)
+        result = CoreResults(loaded, seconds, workers, processes, requested=notes,
+                             load_average=os.getloadavg()[0])
         result.latencies = await latencies(fable, caller, corpus, runs)
         return result
     finally:
@@ -207,7 +209,8 @@ def render(r: CoreResults) -> str:
         (f"`python -m bench.core`: {r.notes:,} synthetic notes (markdown with headings, lists and "
          "code, 0-3 hierarchical tags, 0-3 wikilinks, every 5th a task) created through the "
          f"dispatcher by {r.processes} process(es) x {r.workers} concurrent callers into a fresh "
-         f"embedded PostgreSQL; then each tool called one at a time. Machine: {cpu}."),
+         f"embedded PostgreSQL; then each tool called one at a time. Machine: {cpu}; its 1-minute "
+         f"load average when loading ended: {r.load_average:.1f}."),
         "",
         f"Load: {r.notes:,} notes in {r.load_seconds:.1f} s = **{r.load_rate:,.0f} notes/s**"
         + (f" (stopped by --time-limit before the {r.requested:,} requested)."
