@@ -19,6 +19,7 @@ _MODULES = (
     "fable_core.knowledge.worklogs",
     "fable_core.assistant.conversations",
     "fable_core.assistant.models",
+    "fable_core.assistant.assist",
 )
 
 

@@ -225,4 +225,5 @@ def _score(wanted: str, field: str) -> float:
         return 1.0 if wanted == field else 0.9
     words = wanted.split()
     hits = sum(1 for w in words if w in field) / len(words) if words else 0.0
-    return max(SequenceMatcher(None, wanted, field[: len(wanted) * 3]).ratio(), 0.8 * hits)
+    ratio = SequenceMatcher(None, wanted, field[: len(wanted) * 3]).ratio()
+    return max(ratio if ratio >= 0.6 else 0.0, 0.8 * hits)

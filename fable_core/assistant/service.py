@@ -14,6 +14,7 @@ from fable_core.assistant import chat
 from fable_core.assistant.embeddings import Embedder, EmbeddingWorker
 from fable_core.assistant.generation import Generations, StreamEvent, recover_interrupted
 from fable_core.assistant.providers import NoProvider, Provider, make_provider
+from fable_core.assistant.summaries import ProjectSummaries
 from fable_core.caller import Caller
 
 if TYPE_CHECKING:
@@ -36,19 +37,25 @@ class Assistant:
         self.generations = Generations(grace=grace)
         self.embedder: Embedder | None = None
         self.worker: EmbeddingWorker | None = None
+        self.summaries: ProjectSummaries | None = None
         if not isinstance(provider, NoProvider):
             self.embedder = Embedder(provider, fable.settings.embed_model)
             self.worker = EmbeddingWorker(fable.db, self.embedder, fable.events, backfill_delay=backfill_delay)
+            self.summaries = ProjectSummaries(fable.db, fable.dispatcher, fable.events)
 
     async def start(self) -> None:
         await recover_interrupted(self.db)
         if self.worker is not None:
             self.worker.start()
+        if self.summaries is not None:
+            self.summaries.start()
 
     async def close(self) -> None:
         await self.generations.close()
         if self.worker is not None:
             await self.worker.stop()
+        if self.summaries is not None:
+            await self.summaries.stop()
         await self.provider.close()
 
     # chat, for surfaces (fable_web.chat) -----------------------------------------------------

@@ -61,14 +61,23 @@ async def ai_fable(ai_settings: Settings) -> AsyncIterator[Fable]:
 
 
 @pytest.fixture
-async def assistant(ai_fable: Fable, fake: FakeLLM) -> AsyncIterator[Assistant]:
+def assistant(ai_fable: Fable, fake: FakeLLM) -> Assistant:
+    return ai_fable.services["assistant"]
+
+
+@pytest.fixture(autouse=True)
+async def _settle(ai_fable: Fable) -> AsyncIterator[None]:
+    """After each test, let the assistant's background work finish (or cancel it) before the
+    tables are truncated: generations, embeddings (incl. the start-up backfill), summaries."""
+    yield
     a: Assistant = ai_fable.services["assistant"]
-    yield a
     for key in list(a.generations._buffers):
         await a.generations.wait(key)
     await a.generations.close()  # ids restart in the next test: no stale buffers
+    if a.summaries is not None:
+        await a.summaries.cancel()
     if a.worker is not None:
-        await a.worker.idle(backfill=False)
+        await a.worker.idle()
 
 
 @pytest.fixture

@@ -1,0 +1,282 @@
+"""The assistant's note features: rewrite a note (or one section) by an instruction into a
+draft the user accepts or rejects, tag suggestions, quick capture of one sentence as a note or
+task, and project auto-summaries (used by ``search_projects``).
+
+Drafts live in ``note_drafts``, one per user and note, with the note version they were written
+against: accepting a draft of a note that changed since is a conflict, never a silent overwrite.
+Changes go through the knowledge tools' own functions (validated by their argument models), so a
+draft or a capture obeys exactly the rules a direct call would.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import date
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
+from sqlalchemy import delete, func, select
+from sqlalchemy.dialects.postgresql import insert
+
+from fable_core.access import get_visible
+from fable_core.assistant.providers import NoProvider, Provider
+from fable_core.db.models import Note, NoteDraft, Project
+from fable_core.errors import Conflict, InvalidInput, NotFound
+from fable_core.knowledge.sections import find_section, outline
+from fable_core.knowledge.types import NoteId, Tag
+from fable_core.knowledge.views import Deleted, NoteSummary
+from fable_core.tools import REGISTRY, Context, Route, tool
+
+__all__ = ["assist_messages", "llm", "run_tool_fn"]
+
+Instruction = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
+SectionName = Annotated[str | None, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)]
+_ASSIST = ("You edit notes. Rewrite the text below following the instruction. Answer with the new "
+           "markdown text only: no preamble, no code fences, keep the user's language.")
+_TAGS = ("Suggest up to {n} short tags for this note, preferring the user's existing tags when they "
+         "fit. Answer with the tags only, comma-separated, lower case; '/' makes a hierarchy.")
+_CAPTURE = ("Turn the user's sentence into one note or task. Today is {today}. Answer with JSON only: "
+            '{{"kind": "task" or "note", "title": short title, "body": details or "", '
+            '"due_date": "YYYY-MM-DD" or null, "priority": "low"/"medium"/"high" or null, "tags": []}}')
+_SUMMARY = ("Summarise this project in at most 80 words: what it is about, its goal and its current "
+            "state. Plain prose, no lists.")
+
+
+def llm(ctx: Context) -> Provider:
+    provider = ctx.services.get("llm")
+    return provider if isinstance(provider, Provider) else NoProvider()
+
+
+async def run_tool_fn(ctx: Context, name: str, arguments: dict[str, Any]) -> Any:
+    """Run another tool's function inside this call's transaction, its arguments validated by
+    that tool's own model (so its rules hold)."""
+    t = REGISTRY.get(name)
+    assert t is not None, name
+    try:
+        model = t.signature.arguments.model_validate(arguments)
+    except ValidationError as e:
+        raise InvalidInput(f"invalid {name} arguments: {e.errors()[0]['msg']}") from e
+    args = {k: getattr(model, k) for k in type(model).model_fields if k in arguments}
+    return await t.fn(ctx, **args)
+
+
+# --- drafts ------------------------------------------------------------------------------------
+
+
+class DraftView(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    note_id: int
+    instruction: str
+    section: str | None = None
+    content: str
+    status: Literal["generating", "ready", "error"]
+    base_version: int = Field(description="The note version the draft was written against.")
+    original: str = Field("", description="The text the draft replaces (whole body or the section).")
+
+
+def target_text(note: Note, section: str | None) -> str:
+    if section is None:
+        return note.body
+    found = find_section(note.body, section)
+    if found is None:
+        names = [s.title for s in outline(note.body)]
+        raise InvalidInput(f"note {note.id} has no section {section!r}; its sections: {names}",
+                           field="section", sections=names)
+    return note.body[found.content_start:found.end]
+
+
+def assist_messages(note: Note, instruction: str, section: str | None) -> list[dict[str, Any]]:
+    where = f"the section {section!r} of" if section else "the whole of"
+    return [{"role": "system", "content": _ASSIST},
+            {"role": "user", "content": f"Instruction: {instruction}\n\nThis is {where} the note "
+                                        f"[[{note.title}]]:\n\n{target_text(note, section)}"}]
+
+
+async def save_draft(ctx_session: Any, note: Note, user_id: int, instruction: str, section: str | None,
+                     content: str, status: str) -> NoteDraft:
+    values = dict(user_id=user_id, note_id=note.id, instruction=instruction, section=section,
+                  content=content, status=status, base_version=note.version)
+    stmt = insert(NoteDraft).values(**values).on_conflict_do_update(
+        constraint="uq_note_drafts_user_note",
+        set_={**{k: v for k, v in values.items() if k not in ("user_id", "note_id")}, "updated_at": func.now()})
+    return (await ctx_session.execute(stmt.returning(NoteDraft))).scalar_one()
+
+
+@tool(title="Rewrite a note with the assistant", scope="write", open_world=False,
+      route=Route("POST", "/notes/{note_id}/assist"))
+async def assist_note(ctx: Context, note_id: NoteId, instruction: Instruction, section: SectionName = None) -> DraftView:
+    """Rewrite a note, or one section of it, following an instruction ("make it shorter",
+    "turn into a checklist"). The result is kept as a draft: accept it with accept_note_draft
+    or drop it with reject_note_draft; the note itself is unchanged until then."""
+    note = await get_visible(ctx.session, Note, note_id, ctx.caller)
+    text = await llm(ctx).complete(assist_messages(note, instruction, section))
+    draft = await save_draft(ctx.session, note, ctx.user_id, instruction, section, text.strip(), "ready")
+    return DraftView(**_draft_fields(draft), original=target_text(note, section))
+
+
+def _draft_fields(draft: NoteDraft) -> dict[str, Any]:
+    return {k: getattr(draft, k) for k in ("note_id", "instruction", "section", "content", "status", "base_version")}
+
+
+async def _draft(ctx: Context, note_id: int) -> tuple[Note, NoteDraft]:
+    note = await get_visible(ctx.session, Note, note_id, ctx.caller)
+    draft = await ctx.session.scalar(select(NoteDraft).where(
+        NoteDraft.note_id == note_id, NoteDraft.user_id == ctx.user_id))
+    if draft is None:
+        raise NotFound(f"note {note_id} has no draft", note_id=note_id)
+    return note, draft
+
+
+@tool(title="Read a note's draft", scope="read", route=Route("GET", "/notes/{note_id}/draft"))
+async def get_note_draft(ctx: Context, note_id: NoteId) -> DraftView:
+    """The assistant's pending rewrite of a note, with the text it would replace."""
+    note, draft = await _draft(ctx, note_id)
+    original = target_text(note, draft.section) if draft.section is None or find_section(note.body, draft.section) else ""
+    return DraftView(**_draft_fields(draft), original=original)
+
+
+@tool(title="Accept a note's draft", scope="write", route=Route("POST", "/notes/{note_id}/draft/accept"))
+async def accept_note_draft(ctx: Context, note_id: NoteId) -> NoteSummary:
+    """Apply the assistant's draft to the note (keeping a version) and drop the draft. Refused
+    with a conflict when the note changed after the draft was written."""
+    note, draft = await _draft(ctx, note_id)
+    if draft.status != "ready":
+        raise Conflict(f"the draft of note {note_id} is {draft.status}, not ready", status=draft.status)
+    if note.version != draft.base_version:
+        raise Conflict(f"note {note_id} changed since the draft was written (version {draft.base_version} "
+                       f"→ {note.version}); ask for a new draft", note_id=note_id, version=note.version)
+    if draft.section is None:
+        result = await run_tool_fn(ctx, "update_note", {"note_id": note_id, "body": draft.content,
+                                                         "expected_version": draft.base_version})
+    else:
+        result = await run_tool_fn(ctx, "edit_note", {"note_id": note_id, "operation": "replace_section",
+                                                       "section": draft.section, "text": draft.content,
+                                                       "expected_version": draft.base_version})
+    await ctx.session.execute(delete(NoteDraft).where(NoteDraft.id == draft.id))
+    return NoteSummary.model_validate(result)
+
+
+@tool(title="Reject a note's draft", scope="write", idempotent=True, route=Route("DELETE", "/notes/{note_id}/draft"))
+async def reject_note_draft(ctx: Context, note_id: NoteId) -> Deleted:
+    """Drop the assistant's draft of a note; the note stays as it is."""
+    _, draft = await _draft(ctx, note_id)
+    await ctx.session.execute(delete(NoteDraft).where(NoteDraft.id == draft.id))
+    return Deleted(id=note_id)
+
+
+# --- tags, capture ------------------------------------------------------------------------------
+
+
+class TagSuggestions(BaseModel):
+    tags: list[str]
+
+
+@tool(title="Suggest tags", scope="read", route=Route("POST", "/assist/suggest-tags"))
+async def suggest_tags(
+    ctx: Context,
+    note_id: NoteId | None = None,
+    text: Annotated[str | None, StringConstraints(max_length=50_000)] = None,
+    limit: Annotated[int, Field(ge=1, le=10)] = 5,
+) -> TagSuggestions:
+    """Suggest tags for a note (by id) or for a text not saved yet; the caller's existing tags are
+    preferred. Tags the note already has are left out."""
+    if (note_id is None) == (text is None):
+        raise InvalidInput("pass note_id or text, not both or neither", field="note_id")
+    have: list[str] = []
+    if note_id is not None:
+        note = await get_visible(ctx.session, Note, note_id, ctx.caller)
+        text, have = f"{note.title}\n\n{note.body}", list(note.tags)
+    tag = func.unnest(Note.tags).label("tag")
+    inner = select(tag).where(Note.user_id == ctx.user_id).subquery()
+    existing = list((await ctx.session.execute(
+        select(inner.c.tag).group_by(inner.c.tag).order_by(func.count().desc()).limit(100))).scalars())
+    answer = await llm(ctx).complete([
+        {"role": "system", "content": _TAGS.format(n=limit)},
+        {"role": "user", "content": f"Existing tags: {', '.join(existing) or '(none)'}\n\nNote:\n{(text or '')[:8000]}"},
+    ], max_tokens=60)
+    return TagSuggestions(tags=[t for t in _parse_tags(answer) if t not in have][:limit])
+
+
+_TAG = TypeAdapter(Tag)
+
+
+def _parse_tags(answer: str) -> list[str]:
+    tags: dict[str, None] = {}
+    for raw in re.split(r"[,\n]", answer):
+        try:
+            tags[_TAG.validate_python(raw.strip().strip("-*• ").replace(" ", "-"))] = None
+        except ValidationError:
+            continue
+    return list(tags)
+
+
+@tool(title="Quick capture", scope="write", route=Route("POST", "/assist/capture"))
+async def quick_capture(
+    ctx: Context,
+    text: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)],
+) -> NoteSummary:
+    """Turn one sentence ("call the bank friday, high priority") into a task or note with its
+    fields filled in: title, due date, priority, tags."""
+    answer = await llm(ctx).complete([
+        {"role": "system", "content": _CAPTURE.format(today=date.today().isoformat())},
+        {"role": "user", "content": text},
+    ], max_tokens=300)
+    fields = _capture_fields(answer, text)
+    try:
+        return NoteSummary.model_validate(await run_tool_fn(ctx, "create_note", fields))
+    except InvalidInput:  # a field the model got wrong: keep the sentence, drop the extras
+        plain = {"title": fields["title"], "body": fields.get("body", "")}
+        if fields.get("status"):
+            plain["status"] = "todo"
+        return NoteSummary.model_validate(await run_tool_fn(ctx, "create_note", plain))
+
+
+def _capture_fields(answer: str, text: str) -> dict[str, Any]:
+    match = re.search(r"\{.*\}", answer, re.S)
+    try:
+        data = json.loads(match.group(0)) if match else {}
+    except json.JSONDecodeError:
+        data = {}
+    if not isinstance(data, dict):
+        data = {}
+    title = str(data.get("title") or text).strip()[:300] or text[:300]
+    fields: dict[str, Any] = {"title": title, "body": str(data.get("body") or "")}
+    if data.get("kind") == "task":
+        fields["status"] = "todo"
+    for key in ("due_date", "priority"):
+        if data.get(key):
+            fields[key] = data[key]
+    if isinstance(data.get("tags"), list):
+        fields["tags"] = [t for t in _parse_tags(",".join(map(str, data["tags"])))][:10]
+    return fields
+
+
+# --- project summaries ---------------------------------------------------------------------------
+
+
+class ProjectSummaryView(BaseModel):
+    project_id: int
+    auto_summary: str
+
+
+@tool(title="Summarise a project", scope="write", idempotent=True,
+      route=Route("POST", "/projects/{project_id}/summarize"))
+async def summarize_project(
+    ctx: Context, project_id: Annotated[int, Field(ge=1, le=2**31 - 1)]
+) -> ProjectSummaryView:
+    """Write the project's automatic summary from its description, goal and newest notes (used
+    by search_projects to match projects by what they contain)."""
+    project = await get_visible(ctx.session, Project, project_id, ctx.caller)
+    notes = (await ctx.session.execute(
+        select(Note.title, Note.body).where(Note.project_id == project_id, Note.user_id == ctx.user_id)
+        .order_by(Note.updated_at.desc()).limit(15))).all()
+    listing = "\n".join(f"- {t}: {b[:200]}" for t, b in notes)
+    summary = await llm(ctx).complete([
+        {"role": "system", "content": _SUMMARY},
+        {"role": "user", "content": f"Project: {project.title}\nDescription: {project.description}\n"
+                                    f"Goal: {project.goal}\nNotes:\n{listing or '(none)'}"},
+    ], max_tokens=200)
+    project.auto_summary, project.summary_updated_at = summary.strip()[:2000], func.now()
+    return ProjectSummaryView(project_id=project_id, auto_summary=project.auto_summary)

@@ -1,0 +1,75 @@
+"""Project auto-summaries, kept fresh in the background: when a note in a project changes, the
+project's summary is rewritten (through the dispatcher, ``summarize_project``) after a short
+delay — at most once per ``debounce`` seconds per project (default one hour), so a burst of
+edits costs one model call. ``search_projects`` matches against these summaries."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import select
+
+from fable_core.caller import Caller
+from fable_core.db.database import Database
+from fable_core.db.models import Note, Project
+from fable_core.errors import FableError
+from fable_core.events import Event, EventBus, NoteChanged
+from fable_core.tools.dispatcher import Dispatcher
+
+__all__ = ["ProjectSummaries"]
+
+_log = logging.getLogger(__name__)
+
+
+class ProjectSummaries:
+    def __init__(self, db: Database, dispatcher: Dispatcher, events: EventBus, *,
+                 delay: float = 30.0, debounce: float = 3600.0) -> None:
+        self.db = db
+        self.dispatcher = dispatcher
+        self.delay = delay
+        self.debounce = debounce
+        self._events = events
+        self._scheduled: dict[int, asyncio.Task[None]] = {}
+        self._unsubscribe = lambda: None
+
+    def start(self) -> None:
+        self._unsubscribe = self._events.subscribe(self._on_event)
+
+    async def stop(self) -> None:
+        self._unsubscribe()
+        await self.cancel()
+
+    async def cancel(self) -> None:
+        """Drop the summaries waiting to run."""
+        tasks = list(self._scheduled.values())
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _on_event(self, event: Event) -> None:
+        if not isinstance(event, NoteChanged) or event.kind == "deleted":
+            return
+        async with self.db.transaction() as s:
+            row = (await s.execute(select(Project.id, Project.summary_updated_at).join(
+                Note, Note.project_id == Project.id).where(Note.id == event.note_id))).first()
+        if row is None or row.id in self._scheduled:
+            return
+        fresh_after = datetime.now(UTC) - timedelta(seconds=self.debounce)
+        if row.summary_updated_at is not None and row.summary_updated_at > fresh_after:
+            return
+        self._scheduled[row.id] = asyncio.create_task(self._summarise(row.id, event.user_id))
+
+    async def _summarise(self, project_id: int, user_id: int) -> None:
+        try:
+            await asyncio.sleep(self.delay)
+            await self.dispatcher.call("summarize_project", {"project_id": project_id},
+                                       Caller(user_id=user_id, surface="internal"))
+        except FableError as e:
+            _log.info("project %s not summarised: %s", project_id, e.message)
+        finally:
+            self._scheduled.pop(project_id, None)
+
+    async def idle(self) -> None:
+        await asyncio.gather(*self._scheduled.values(), return_exceptions=True)

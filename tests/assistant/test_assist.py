@@ -1,0 +1,142 @@
+"""The note AI features against the fake model: drafts (accept, reject, conflicts), tag
+suggestions, quick capture, project summaries and project search."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import select
+
+from fable_core.caller import Caller
+from fable_core.db.models import Note, NoteDraft, Project
+from fable_core.errors import Conflict, InvalidInput, NotFound, Unavailable
+from fable_core.runtime import Fable
+from fake_llm import FakeLLM, Reply
+
+BODY = "# Plan\n\nWe go on monday.\n\n## Packing\n\nsocks, socks, more socks\n\n## Budget\n\n300 euro\n"
+
+
+async def test_a_whole_note_draft_is_accepted(ai_fable: Fable, fake: FakeLLM, alice: Caller) -> None:
+    note = await ai_fable.call("create_note", {"title": "Trip", "body": BODY}, alice)
+    fake.plain_replies.append(Reply("# Plan\n\nMonday.\n"))
+    draft = await ai_fable.call("assist_note", {"note_id": note["id"], "instruction": "make it shorter"}, alice)
+    assert (draft["content"], draft["status"], draft["original"]) == ("# Plan\n\nMonday.", "ready", BODY)
+    sent = fake.chat_bodies()[-1]["messages"][-1]["content"]
+    assert "Instruction: make it shorter" in sent and "socks, socks" in sent
+    unchanged = await ai_fable.call("read_note", {"note_id": note["id"]}, alice)
+    assert unchanged["body"] == BODY, "the note waits for accept"
+    assert (await ai_fable.call("get_note_draft", {"note_id": note["id"]}, alice))["content"] == "# Plan\n\nMonday."
+    accepted = await ai_fable.call("accept_note_draft", {"note_id": note["id"]}, alice)
+    assert accepted["version"] == 2
+    assert (await ai_fable.call("read_note", {"note_id": note["id"]}, alice))["body"] == "# Plan\n\nMonday."
+    with pytest.raises(NotFound):
+        await ai_fable.call("get_note_draft", {"note_id": note["id"]}, alice)
+
+
+async def test_a_section_draft_replaces_only_that_section(ai_fable: Fable, fake: FakeLLM, alice: Caller) -> None:
+    note = await ai_fable.call("create_note", {"title": "Trip", "body": BODY}, alice)
+    fake.plain_replies.append(Reply("- socks\n- charger"))
+    draft = await ai_fable.call("assist_note", {"note_id": note["id"], "instruction": "checklist",
+                                                "section": "Packing"}, alice)
+    assert draft["original"].strip() == "socks, socks, more socks"
+    await ai_fable.call("accept_note_draft", {"note_id": note["id"]}, alice)
+    body = (await ai_fable.call("read_note", {"note_id": note["id"]}, alice))["body"]
+    assert "- socks\n- charger" in body and "## Budget\n\n300 euro" in body and "more socks" not in body
+
+
+async def test_a_stale_draft_is_a_conflict_and_reject_drops_it(ai_fable: Fable, fake: FakeLLM, alice: Caller) -> None:
+    note = await ai_fable.call("create_note", {"title": "Trip", "body": BODY}, alice)
+    fake.plain_replies.append(Reply("new text"))
+    await ai_fable.call("assist_note", {"note_id": note["id"], "instruction": "rewrite"}, alice)
+    await ai_fable.call("edit_note", {"note_id": note["id"], "operation": "append", "text": "edited meanwhile"}, alice)
+    with pytest.raises(Conflict, match="changed since the draft"):
+        await ai_fable.call("accept_note_draft", {"note_id": note["id"]}, alice)
+    assert "edited meanwhile" in (await ai_fable.call("read_note", {"note_id": note["id"]}, alice))["body"]
+    await ai_fable.call("reject_note_draft", {"note_id": note["id"]}, alice)
+    async with ai_fable.db.transaction() as s:
+        assert list((await s.execute(select(NoteDraft))).scalars()) == []
+
+
+async def test_drafts_are_private_and_bad_sections_refused(
+    ai_fable: Fable, fake: FakeLLM, alice: Caller, bob: Caller
+) -> None:
+    note = await ai_fable.call("create_note", {"title": "Trip", "body": BODY}, alice)
+    with pytest.raises(NotFound):
+        await ai_fable.call("assist_note", {"note_id": note["id"], "instruction": "x"}, bob)
+    with pytest.raises(InvalidInput, match="no section 'Nope'"):
+        await ai_fable.call("assist_note", {"note_id": note["id"], "instruction": "x", "section": "Nope"}, alice)
+    fake.plain_replies.append(Reply("mine"))
+    await ai_fable.call("assist_note", {"note_id": note["id"], "instruction": "x"}, alice)
+    with pytest.raises(NotFound):
+        await ai_fable.call("accept_note_draft", {"note_id": note["id"]}, bob)
+
+
+async def test_tag_suggestions_prefer_existing_tags_and_skip_the_notes_own(
+    ai_fable: Fable, fake: FakeLLM, alice: Caller
+) -> None:
+    await ai_fable.call("create_note", {"title": "Other", "tags": ["travel", "work/acme"]}, alice)
+    note = await ai_fable.call("create_note", {"title": "Berlin", "body": "trip", "tags": ["travel"]}, alice)
+    fake.plain_replies.append(Reply("Travel, city trips, #Germany, not a tag!, work/acme"))
+    result = await ai_fable.call("suggest_tags", {"note_id": note["id"]}, alice)
+    assert result == {"tags": ["city-trips", "germany", "work/acme"]}
+    assert "Existing tags: travel, work/acme" in fake.chat_bodies()[-1]["messages"][-1]["content"]
+    with pytest.raises(InvalidInput):
+        await ai_fable.call("suggest_tags", {}, alice)
+
+
+async def test_quick_capture_fills_in_a_task(ai_fable: Fable, fake: FakeLLM, alice: Caller) -> None:
+    fake.plain_replies.append(Reply('Sure! {"kind": "task", "title": "Call the bank", "body": "", '
+                                    '"due_date": "2026-12-04", "priority": "high", "tags": ["Money"]}'))
+    task = await ai_fable.call("quick_capture", {"text": "call the bank friday, urgent"}, alice)
+    assert (task["title"], task["kind"], task["due_date"], task["priority"], task["tags"]) == (
+        "Call the bank", "task", "2026-12-04", "high", ["money"])
+
+
+async def test_quick_capture_survives_a_confused_model(ai_fable: Fable, fake: FakeLLM, alice: Caller) -> None:
+    fake.plain_replies.append(Reply('{"kind": "task", "title": "Water plants", "due_date": "next tuesday"}'))
+    task = await ai_fable.call("quick_capture", {"text": "water the plants next tuesday"}, alice)
+    assert (task["title"], task["kind"], task["due_date"]) == ("Water plants", "task", None)
+    fake.plain_replies.append(Reply("I am not sure what you mean."))
+    note = await ai_fable.call("quick_capture", {"text": "ideas for the garden"}, alice)
+    assert (note["title"], note["kind"]) == ("ideas for the garden", "note")
+
+
+async def test_project_summaries_feed_project_search(ai_fable: Fable, fake: FakeLLM, alice: Caller) -> None:
+    project = await ai_fable.call("create_project", {"title": "Casa", "description": "the house"}, alice)
+    await ai_fable.call("create_note", {"title": "Roof", "body": "new tiles", "project_id": project["id"]}, alice)
+    fake.plain_replies.append(Reply("Renovating the house: roof tiles and the garden."))
+    summary = await ai_fable.call("summarize_project", {"project_id": project["id"]}, alice)
+    assert summary["auto_summary"] == "Renovating the house: roof tiles and the garden."
+    assert "Roof: new tiles" in fake.chat_bodies()[-1]["messages"][-1]["content"]
+    found = await ai_fable.call("search_projects", {"query": "roof tiles"}, alice)
+    assert [p["id"] for p in found["items"]] == [project["id"]]
+    assert (await ai_fable.call("search_projects", {"query": "spaceship"}, alice))["items"] == []
+
+
+async def test_note_changes_refresh_the_project_summary_once(ai_fable: Fable, fake: FakeLLM, alice: Caller) -> None:
+    summaries = ai_fable.services["assistant"].summaries
+    summaries.delay = 0.0
+    try:
+        project = await ai_fable.call("create_project", {"title": "Casa"}, alice)
+        for title in ("Roof", "Garden", "Kitchen"):
+            await ai_fable.call("create_note", {"title": title, "project_id": project["id"]}, alice)
+        await summaries.idle()
+    finally:
+        summaries.delay = 30.0
+    summaries_asked = [b for b in fake.chat_bodies() if "Summarise this project" in b["messages"][0]["content"]]
+    assert len(summaries_asked) == 1
+    async with ai_fable.db.transaction() as s:
+        assert (await s.scalar(select(Project.auto_summary))).startswith("Plain: ")
+    await ai_fable.call("create_note", {"title": "Attic", "project_id": project["id"]}, alice)
+    await summaries.idle()
+    assert len([b for b in fake.chat_bodies() if "Summarise this project" in b["messages"][0]["content"]]) == 1, \
+        "debounced: summarised at most once an hour"
+
+
+async def test_ai_features_without_a_model_say_so(fable: Fable, alice: Caller) -> None:
+    note = await fable.call("create_note", {"title": "Trip", "body": BODY}, alice)
+    for name, args in (("assist_note", {"note_id": note["id"], "instruction": "x"}),
+                       ("suggest_tags", {"text": "hello"}), ("quick_capture", {"text": "hello"})):
+        with pytest.raises(Unavailable, match="^no model available"):
+            await fable.call(name, args, alice)
+    async with fable.db.transaction() as s:
+        assert len(list((await s.execute(select(Note))).scalars())) == 1
