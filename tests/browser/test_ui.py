@@ -38,6 +38,9 @@ async def test_register_link_backlink_then_make_the_note_a_task_and_complete_it(
     await page.keyboard.press("n")
     await page.wait_for_url("**/notes/new")
     await page.fill(".title-input", "Weekly review")
+    await page.locator("#tag-input").press_sequentially("ho")
+    await page.locator(".suggest li", has_text="#home").click()
+    await expect(page.locator(".tag-input .chip")).to_have_text(["#home×"])
     source = page.locator("#note-source")
     await source.click()
     await source.press_sequentially("Check [[Gard")
@@ -78,7 +81,7 @@ async def test_register_link_backlink_then_make_the_note_a_task_and_complete_it(
     await expect(page.locator("#task-status")).to_have_value("done")
     note_id = int(page.url.rsplit("/", 1)[1])
     stored = await ui.api("GET", f"/notes/{note_id}")
-    assert stored["status"] == "done" and stored["completed_at"]
+    assert stored["status"] == "done" and stored["completed_at"] and stored["tags"] == ["home"]
 
     await page.get_by_role("link", name="Tasks").click()
     done = page.locator("[data-group=recently_done]")
