@@ -19,12 +19,20 @@ API_MD = Path(__file__).resolve().parents[1] / "docs" / "api.md"
 START, END = "<!-- routes -->", "<!-- /routes -->"
 
 
+_METHOD_ORDER = {"GET": 0, "POST": 1, "PUT": 2, "PATCH": 3, "DELETE": 4}
+
+
 def routes_table(registry: Registry) -> str:
+    """One row per routed tool, by path then method (import order must not matter)."""
+    routed = sorted(
+        (t for t in registry if t.route is not None),
+        key=lambda t: (t.route.path, _METHOD_ORDER[t.route.method]),  # type: ignore[union-attr]
+    )
     rows = ["| route | tool | scope | what it does |", "|---|---|---|---|"]
-    for t in registry:
-        if t.route is not None:
-            summary = t.description.splitlines()[0]
-            rows.append(f"| `{t.route.method} /api{t.route.path}` | `{t.name}` | {t.scope} | {summary} |")
+    for t in routed:
+        assert t.route is not None
+        summary = t.description.splitlines()[0]
+        rows.append(f"| `{t.route.method} /api{t.route.path}` | `{t.name}` | {t.scope} | {summary} |")
     return "\n".join(rows)
 
 
