@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 
 import pytest
 import uvicorn
 from browser_session import Session, Watch
+from fake_llm import FakeLLM, ollama_app, running
 from playwright.async_api import Browser, Route, async_playwright
 
+from fable_core.assistant.service import Assistant
+from fable_core.config import Settings
 from fable_core.runtime import Fable
 from fable_web.app import create_app
 
@@ -26,9 +30,8 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(scope="session")
-async def base_url(fable: Fable) -> AsyncIterator[str]:
-    """``http://127.0.0.1:<port>`` of a uvicorn serving ``create_app(fable)``."""
+@asynccontextmanager
+async def _serving(fable: Fable) -> AsyncIterator[str]:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
@@ -39,10 +42,19 @@ async def base_url(fable: Fable) -> AsyncIterator[str]:
         if task.done():
             task.result()
         await asyncio.sleep(0.02)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    await task
-    sock.close()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await task
+        sock.close()
+
+
+@pytest.fixture(scope="session")
+async def base_url(fable: Fable) -> AsyncIterator[str]:
+    """``http://127.0.0.1:<port>`` of a uvicorn serving ``create_app(fable)``."""
+    async with _serving(fable) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
@@ -73,10 +85,8 @@ async def _stricter_csp(route: Route) -> None:
     await route.fulfill(response=response, headers=headers)
 
 
-@pytest.fixture
-async def ui(browser: Browser, base_url: str) -> AsyncIterator[Session]:
-    """A fresh context and page at 1280x800 (no transitions, so screenshots never catch one
-    half-way); console errors and dialogs are collected."""
+@asynccontextmanager
+async def _session(browser: Browser, base_url: str) -> AsyncIterator[Session]:
     context = await browser.new_context(viewport={"width": 1280, "height": 800}, base_url=base_url,
                                         reduced_motion="reduce", locale="en-US", timezone_id="UTC")
     context.set_default_timeout(10_000)
@@ -86,5 +96,68 @@ async def ui(browser: Browser, base_url: str) -> AsyncIterator[Session]:
     page.on("console", watch.console)
     page.on("dialog", watch.dialog)
     page.on("pageerror", lambda error: watch.errors.append(f"uncaught: {error}"))
-    yield Session(context, page, watch, base_url)
-    await context.close()
+    try:
+        yield Session(context, page, watch, base_url)
+    finally:
+        await context.close()
+
+
+@pytest.fixture
+async def ui(browser: Browser, base_url: str) -> AsyncIterator[Session]:
+    """A fresh context and page at 1280x800 (no transitions, so screenshots never catch one
+    half-way); console errors and dialogs are collected."""
+    async with _session(browser, base_url) as session:
+        yield session
+
+
+# --- the assistant: an app whose provider is the scripted fake Ollama (tests/fake_llm.py) ---------
+
+
+@pytest.fixture(scope="session")
+def chat_llm_state() -> FakeLLM:
+    return FakeLLM()
+
+
+@pytest.fixture
+def chat_llm(chat_llm_state: FakeLLM) -> Iterator[FakeLLM]:
+    """The fake Ollama's script, empty at the start of each test."""
+    chat_llm_state.replies.clear()
+    chat_llm_state.plain_replies.clear()
+    chat_llm_state.requests.clear()
+    chat_llm_state.models[:] = ["qwen3:8b", "nomic-embed-text"]
+    yield chat_llm_state
+
+
+@pytest.fixture(scope="session")
+async def chat_fable(settings: Settings, chat_llm_state: FakeLLM) -> AsyncIterator[Fable]:
+    """A second Fable on the test database whose assistant talks to the fake Ollama over HTTP."""
+    with running(ollama_app(chat_llm_state)) as url:
+        app = await Fable.open(settings.model_copy(update={
+            "llm_provider": "ollama", "ollama_url": url, "embed_model": "fake-embed"}))
+        app.services["assistant"].flush_interval = 0.05
+        try:
+            yield app
+        finally:
+            await app.close()
+
+
+@pytest.fixture(scope="session")
+async def chat_base_url(chat_fable: Fable) -> AsyncIterator[str]:
+    async with _serving(chat_fable) as url:
+        yield url
+
+
+@pytest.fixture
+async def chat_ui(browser: Browser, chat_base_url: str, chat_fable: Fable, chat_llm: FakeLLM) -> AsyncIterator[Session]:
+    """Like ``ui``, against the app with the fake model. Afterwards the assistant's background
+    work (answers, embeddings, the start-up backfill) settles before the tables are emptied."""
+    async with _session(browser, chat_base_url) as session:
+        yield session
+    assistant: Assistant = chat_fable.services["assistant"]
+    for key in list(assistant.generations._buffers):
+        await assistant.generations.wait(key)
+    await assistant.generations.close()
+    if assistant.summaries is not None:
+        await assistant.summaries.cancel()
+    if assistant.worker is not None:
+        await assistant.worker.idle()

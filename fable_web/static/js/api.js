@@ -43,6 +43,15 @@ async function request(method, path, { params, body } = {}) {
   return data;
 }
 
+/** POST whose answer is streamed (NDJSON): the Response, for its body; errors as ApiError. */
+async function postStream(path, body) {
+  const headers = { Accept: "application/x-ndjson", "Content-Type": "application/json" };
+  if (csrfToken) headers["X-CSRF-Token"] = csrfToken;
+  const response = await fetch(`/api${path}`, { method: "POST", credentials: "same-origin", headers, body: JSON.stringify(body) });
+  if (!response.ok) throw new ApiError(response.status, (await response.json().catch(() => null))?.error);
+  return response;
+}
+
 export const api = {
   get: (path, params) => request("GET", path, { params }),
   post: (path, body = {}) => request("POST", path, { body }),
@@ -50,4 +59,5 @@ export const api = {
   del: (path, params) => request("DELETE", path, { params }),
   /** Any registered tool, by name: POST /api/tools/{name}. */
   tool: (name, args = {}) => request("POST", `/tools/${name}`, { body: args }),
+  stream: postStream,
 };

@@ -11,6 +11,7 @@ import { noteView } from "./views/note.js";
 import { tasksView } from "./views/tasks.js";
 import { projectsView, projectView } from "./views/projects.js";
 import { settingsView } from "./views/settings.js";
+import { chatView } from "./views/chat.js";
 
 route("/", homeView);
 route("/notes", notesView);
@@ -20,12 +21,15 @@ route("/tasks", tasksView);
 route("/projects", projectsView);
 route("/projects/:id", projectView);
 route("/settings", settingsView);
+route("/chat", chatView);
+route("/chat/:id", chatView);
 
 const NAV = [
   ["/", "Home", "◇"],
   ["/notes", "Notes", "¶"],
   ["/tasks", "Tasks", "✓"],
   ["/projects", "Projects", "▦"],
+  ["/chat", "Assistant", "✦"],
   ["/settings", "Settings", "⚙"],
 ];
 

@@ -3,6 +3,7 @@ import { api } from "../api.js";
 import { clear, h, toast } from "../dom.js";
 import { session } from "../session.js";
 import { noteItem, taskRow } from "../widgets/items.js";
+import { modelAvailable, unavailable } from "../widgets/llm.js";
 
 export const GROUP_TITLES = {
   overdue: "Overdue", today: "Today", upcoming: "Upcoming", no_date: "No date", recently_done: "Recently done",
@@ -21,6 +22,19 @@ export function taskGroup(group, options) {
     group.items.map((task) => taskRow(task, options)));
 }
 
+/** The model fills the fields when one answers (quick_capture); otherwise the first sentence is the title. */
+async function capture(value, asTask) {
+  if (await modelAvailable(api)) {
+    try {
+      const created = await api.post("/assist/capture", { text: value });
+      return asTask && created.kind !== "task" ? api.patch(`/notes/${created.id}`, { status: "todo" }) : created;
+    } catch (e) { if (!unavailable(e)) throw e; }
+  }
+  const [first, ...rest] = value.split(/(?<=[.!?])\s+/);
+  const title = first.length > 120 ? `${first.slice(0, 117)}…` : first;
+  return api.post("/notes", { title, body: rest.join(" "), ...(asTask ? { status: "todo" } : {}) });
+}
+
 function captureBox(refresh) {
   const text = h("input#capture", { type: "text", placeholder: "Capture a thought — the first words become the title", "aria-label": "Quick capture", autocomplete: "off" });
   let asTask = false;
@@ -30,10 +44,8 @@ function captureBox(refresh) {
     event.preventDefault();
     const value = text.value.trim();
     if (!value) return;
-    const [first, ...rest] = value.split(/(?<=[.!?])\s+/);
-    const title = first.length > 120 ? `${first.slice(0, 117)}…` : first;
     try {
-      const created = await api.post("/notes", { title, body: rest.join(" "), ...(asTask ? { status: "todo" } : {}) });
+      const created = await capture(value, asTask);
       text.value = "";
       toast(`Saved “${created.title}”`);
       refresh();

@@ -2,6 +2,7 @@
 import { api } from "../api.js";
 import { clear, confirmDialog, debounce, h, relativeTime, toast, trustedHtml } from "../dom.js";
 import { navigate } from "../router.js";
+import { assistPanel, tagSuggestions } from "../widgets/assist.js";
 import { priorityBadge, dueLabel } from "../widgets/items.js";
 import { attachLinkComplete } from "../widgets/links.js";
 import { backlinksPanel, historyPanel, subtasksPanel, taskPanel, workLogPanel } from "../widgets/panels.js";
@@ -21,8 +22,9 @@ export async function noteView(main, params, query) {
   main.append(host);
 
   async function show() {
-    const [note, rendered] = await Promise.all([api.get(`/notes/${id}`), api.get(`/notes/${id}/html`)]);
-    clear(host, reader(note, rendered.html, () => edit(note), show));
+    const [note, rendered, draft] = await Promise.all([api.get(`/notes/${id}`), api.get(`/notes/${id}/html`),
+      api.get(`/notes/${id}/draft`).catch(() => null)]);
+    clear(host, reader(note, rendered.html, () => edit(note), show, draft));
   }
   function edit(note) {
     clear(host, editor(note, async (fields) => {
@@ -34,7 +36,7 @@ export async function noteView(main, params, query) {
   await show();
 }
 
-function reader(note, html, onEdit, reload) {
+function reader(note, html, onEdit, reload, draft = null) {
   const isTask = note.kind === "task";
   async function convert() {
     try { await api.post(`/notes/${note.id}/convert`, { to: isTask ? "note" : "task" }); await reload(); }
@@ -48,6 +50,8 @@ function reader(note, html, onEdit, reload) {
   }
   const body = trustedHtml(h("article.prose#note-body"), html);
   if (!note.body.trim()) body.append(h("p.empty", {}, "This note is empty. Press Edit to write."));
+  const assist = assistPanel(note, draft, reload);
+  assist.classList.toggle("hidden", !draft);
   return h("div.note-layout", {},
     h("div.stack", {},
       h("div.row", {}, isTask ? h("span.badge.badge-task", {}, note.status.replace("_", " ")) : null,
@@ -57,12 +61,16 @@ function reader(note, html, onEdit, reload) {
       h("h1.note-title", {}, note.title),
       h("div.row", {},
         h("button.btn.btn-sm#edit-note", { type: "button", on: { click: onEdit } }, "Edit"),
+        h("button.btn.btn-sm#assist-note", { type: "button", on: { click: () => {
+          assist.classList.toggle("hidden");
+          assist.querySelector("textarea")?.focus();
+        } } }, "Assist"),
         h("button.btn.btn-sm#convert-note", { type: "button", on: { click: convert } }, isTask ? "Make it a note" : "Make it a task"),
         note.project_id ? h("a.btn.btn-ghost.btn-sm", { href: `/projects/${note.project_id}` }, "Open project") : null,
         note.parent_id ? h("a.btn.btn-ghost.btn-sm", { href: `/notes/${note.parent_id}` }, "Parent") : null,
         h("span.spacer"),
         h("button.btn.btn-ghost.btn-sm.btn-danger", { type: "button", on: { click: remove } }, "Delete")),
-      body),
+      assist, body),
     h("aside.side", {},
       isTask ? taskPanel(note, reload) : null,
       isTask ? subtasksPanel(note) : null,
@@ -104,7 +112,7 @@ function editor(note, save, cancel) {
   const form = h("form.stack#note-editor", { on: { submit, keydown: (e) => {
     if ((e.ctrlKey || e.metaKey) && e.key === "s") { e.preventDefault(); submit(); }
   } } },
-  title, tags.el,
+  title, tags.el, tagSuggestions(() => `${title.value}\n\n${source.value}`, tags.add),
   h("div.editor", {},
     h("div.suggest-wrap", {}, h("div.pane-label", {}, "Markdown"), source),
     h("div", {}, h("div.pane-label", {}, "Preview"), preview)),

@@ -2,6 +2,7 @@
 import { api, setCsrfToken } from "../api.js";
 import { clear, confirmDialog, h, relativeTime, toast } from "../dom.js";
 import { session } from "../session.js";
+import { modelsCard } from "../widgets/models.js";
 
 function copyButton(text, label = "Copy") {
   return h("button.btn.btn-sm", { type: "button", on: { click: async (e) => {
@@ -94,5 +95,6 @@ export async function settingsView(main) {
           user.email ? [h("dt", {}, "Email"), h("dd", {}, user.email)] : null,
           h("dt", {}, "Shortcuts"), h("dd", {}, h("kbd", {}, "?"))),
           h("button.btn.btn-sm.sign-out-inline", { type: "button", on: { click: signOut } }, "Sign out")),
-        passwordCard())));
+        passwordCard(),
+        user.role === "admin" ? modelsCard() : null)));
 }

@@ -1,0 +1,63 @@
+// The messages of a conversation. A reply streams in as plain text; once it is complete it is
+// rendered by the server's sanitiser (POST /api/render), never inserted as raw HTML.
+import { api } from "../api.js";
+import { h, trustedHtml } from "../dom.js";
+import { toolCard } from "../widgets/toolcard.js";
+
+export function userMessage(content) {
+  return h("div.msg.msg-user", {}, h("div.msg-text", {}, content));
+}
+
+async function renderMarkdown(el, text) {
+  if (!text.trim()) { el.textContent = ""; return; }
+  try { trustedHtml(el, (await api.post("/render", { body: text })).html); el.classList.add("prose"); }
+  catch { el.textContent = text; }
+}
+
+const NOTES = { stopped: "Stopped.", interrupted: "Interrupted: this is what was saved.", error: "" };
+
+/** An assistant reply: .onEvent(event) while streaming, .show(stored message) for a saved one. */
+export function assistantMessage() {
+  const tools = h("div.msg-tools");
+  const text = h("div.msg-text");
+  const status = h("div.msg-status.small.muted");
+  const el = h("div.msg.msg-assistant", { dataset: { status: "generating" } }, tools, text, status);
+  const streamed = document.createTextNode("");
+  const cards = [];
+  let buffer = "";
+  text.append(streamed, h("span.cursor", { "aria-hidden": "true" }));
+
+  function toolEvents(events) {
+    tools.replaceChildren(...events.map((e) => toolCard(e).settle(e)));
+  }
+
+  async function finish(state, content, note) {
+    el.dataset.status = state;
+    status.textContent = note || "";
+    await renderMarkdown(text, content);
+    el.dataset.rendered = "true";
+  }
+
+  const reply = {
+    el,
+    get text() { return buffer; },
+    onEvent(event) {
+      const data = event.data || {};
+      if (event.event === "token") { buffer += data.text; streamed.appendData(data.text); }
+      else if (event.event === "tool_call") { const card = toolCard(data); cards.push(card); tools.append(card); }
+      else if (event.event === "tool_result") {
+        const card = cards.find((c) => c.dataset.state === "running" && c.dataset.tool === data.name);
+        if (card) card.settle(data); else tools.append(toolCard(data).settle(data));
+      } else if (event.event === "done") return finish(data.stopped ? "stopped" : "done", buffer, data.stopped ? NOTES.stopped : "");
+      else if (event.event === "error") return finish("error", buffer, data.message || "The answer failed.");
+      else if (event.event === "message") return reply.show({ content: data.content, status: data.status, tool_events: data.tool_events });
+      return null;
+    },
+    show(message) {
+      buffer = message.content;
+      toolEvents(message.tool_events || []);
+      return finish(message.status, message.content, NOTES[message.status] ?? "");
+    },
+  };
+  return reply;
+}

@@ -1,0 +1,65 @@
+// Following a server-sent event stream with fetch (EventSource cannot send our headers or stop
+// cleanly): frames are parsed from the ReadableStream, and a dropped connection is resumed with
+// Last-Event-ID, so the server continues exactly after the last event we saw.
+import { ApiError } from "./api.js";
+
+const FINAL = new Set(["done", "error", "message"]);
+const RETRIES = 5;
+
+/** Split a byte stream into SSE frames: {id, event, data (parsed JSON)}; comments are skipped. */
+export async function* frames(body) {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  let pending = "";
+  let frame = {};
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    pending += value;
+    const lines = pending.split(/\r?\n/);
+    pending = lines.pop();
+    for (const line of lines) {
+      if (line === "") {
+        if (frame.event || frame.data !== undefined) yield { ...frame, data: frame.data ? JSON.parse(frame.data) : null };
+        frame = {};
+      } else if (!line.startsWith(":")) {
+        const at = line.indexOf(":");
+        const name = at < 0 ? line : line.slice(0, at);
+        const value = at < 0 ? "" : line.slice(at + 1).replace(/^ /, "");
+        frame[name] = name === "data" && frame.data !== undefined ? `${frame.data}\n${value}` : value;
+      }
+    }
+  }
+}
+
+const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * follow(url, onEvent, {signal, lastEventId}): deliver every event until a final one (done,
+ * error or the stored message). A connection that ends early is reopened with Last-Event-ID;
+ * an HTTP error is thrown as ApiError and not retried.
+ */
+export async function follow(url, onEvent, { signal, lastEventId = null } = {}) {
+  let last = lastEventId;
+  let failures = 0;
+  for (;;) {
+    try {
+      const headers = { Accept: "text/event-stream" };
+      if (last) headers["Last-Event-ID"] = last;
+      const response = await fetch(url, { headers, credentials: "same-origin", signal });
+      if (!response.ok) {
+        const data = await response.json().catch(() => null);
+        throw new ApiError(response.status, data?.error);
+      }
+      for await (const event of frames(response.body)) {
+        if (event.id) last = event.id;
+        failures = 0;
+        onEvent(event);
+        if (FINAL.has(event.event)) return;
+      }
+    } catch (error) {
+      if (error instanceof ApiError || signal?.aborted) throw error;
+    }
+    if (++failures > RETRIES) throw new Error("Lost the connection to the answer. Reload to see what was saved.");
+    await pause(200 * failures);
+  }
+}

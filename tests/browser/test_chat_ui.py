@@ -1,0 +1,297 @@
+"""The assistant in a real Chromium against a real server whose LLM is the scripted fake Ollama
+(tests/fake_llm.py, real HTTP): streamed answers, resume after a dropped stream, tool cards,
+confirm / deny of a near-duplicate, stop, the note assist panel, models admin, and the calm
+notice when there is no model. Screenshots of the chat page and the assist panel go to
+docs/screenshots."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from browser_session import Session
+from fake_llm import FakeLLM, Reply, embed_text
+from playwright.async_api import Route, expect
+
+from fable_core.assistant.embeddings import note_text
+from fable_core.runtime import Fable
+
+pytestmark = pytest.mark.browser
+
+BODY = ("Tomatoes need full sun, deep watering twice a week, and stakes once they reach knee "
+        "height in early June.")
+
+
+async def send(ui: Session, text: str) -> None:
+    await ui.page.fill("#chat-input", text)
+    await ui.page.press("#chat-input", "Enter")
+
+
+async def conversation(ui: Session) -> dict:
+    await expect(ui.page).to_have_url(re.compile(r"/chat/\d+$"))
+    conv_id = int(ui.page.url.rsplit("/", 1)[1])
+    return await ui.api("GET", f"/chat/conversations/{conv_id}")
+
+
+async def test_streamed_answer_is_stored_renamed_and_deleted(chat_ui: Session, chat_llm: FakeLLM) -> None:
+    page = chat_ui.page
+    await chat_ui.register("ada")
+    answer = "The **garden** plan is on track: beds are dug, seeds are ordered, and the fence is next."
+    chat_llm.replies.append(Reply(answer, delay=0.08))
+    await page.goto("/")
+    await page.get_by_role("link", name="Assistant").click()
+    await expect(page.get_by_role("heading", level=1)).to_have_text("New conversation")
+    await send(chat_ui, "How is the garden plan?")
+    streaming = page.locator(".msg-assistant[data-status=generating] .msg-text")
+    await expect(streaming).to_contain_text("**garden**")  # plain text while it streams
+    reply = page.locator(".msg-assistant[data-rendered=true]")
+    await expect(reply.locator("strong")).to_have_text("garden")  # rendered by the server once complete
+    await expect(page.locator("#chat-send")).to_be_visible()
+
+    stored = await conversation(chat_ui)
+    assert [(m["role"], m["status"], m["content"]) for m in stored["messages"]] == [
+        ("user", "done", "How is the garden plan?"), ("assistant", "done", answer)]
+
+    await page.reload()
+    await expect(page.locator(".msg-user")).to_have_text("How is the garden plan?")
+    await expect(page.locator(".msg-assistant strong")).to_have_text("garden")
+    await expect(page.locator(".msg-assistant")).to_contain_text("the fence is next.")
+
+    item = page.locator(f'#conversation-list li[data-id="{stored["id"]}"]')
+    await item.locator(".conv-rename").click()
+    await page.fill(".conv-title-input", "Garden check-in")
+    await page.press(".conv-title-input", "Enter")
+    await expect(item.locator(".title")).to_have_text("Garden check-in")
+    assert (await chat_ui.api("GET", f"/chat/conversations/{stored['id']}"))["title"] == "Garden check-in"
+
+    await item.locator(".conv-delete").click()
+    await page.get_by_role("dialog").get_by_role("button", name="Delete").click()
+    await page.wait_for_url("**/chat")
+    await expect(page.locator("#conversation-list")).to_contain_text("No conversations yet.")
+    assert (await chat_ui.api("GET", "/chat/conversations"))["items"] == []
+    assert not chat_ui.watch.errors and not chat_ui.watch.dialogs
+
+
+async def test_a_dropped_stream_resumes_with_last_event_id(chat_ui: Session, chat_llm: FakeLLM) -> None:
+    """The first connection to the stream is cut after three events; the page reconnects with
+    Last-Event-ID and the text ends up whole, with nothing repeated."""
+    page = chat_ui.page
+    await chat_ui.register("ada")
+    answer = " ".join(f"word{i}" for i in range(40))
+    chat_llm.replies.append(Reply(answer))
+    seen: list[str | None] = []
+
+    async def cut_first(route: Route) -> None:
+        seen.append(route.request.headers.get("last-event-id"))
+        if len(seen) > 1:
+            await route.continue_()
+            return
+        response = await route.fetch()
+        frames = (await response.text()).split("\n\n")
+        await route.fulfill(response=response, body="\n\n".join(frames[:3]) + "\n\n")
+
+    await page.route("**/generation/stream", cut_first)
+    await page.goto("/chat")
+    await send(chat_ui, "count for me")
+    await expect(page.locator(".msg-assistant[data-rendered=true]")).to_have_text(answer)
+    assert len(seen) == 2 and seen[0] is None
+    assert seen[1] and re.fullmatch(r"\d+:3", seen[1]), seen
+    assert not chat_ui.watch.errors
+
+
+async def test_a_tool_call_card_creates_a_task_that_appears_in_tasks(chat_ui: Session, chat_llm: FakeLLM) -> None:
+    page = chat_ui.page
+    await chat_ui.register("ada")
+    chat_llm.replies.extend([
+        Reply("I'll add that.", tool_calls=[("create_note", {"title": "Call the plumber", "status": "todo",
+                                                             "priority": "high"})]),
+        Reply("Added **Call the plumber** to your tasks."),
+    ])
+    await page.goto("/chat")
+    await send(chat_ui, "Remind me to call the plumber, it's urgent")
+    card = page.locator('.tool-card[data-tool="create_note"]')
+    await expect(card).to_have_attribute("data-state", "ok")
+    await expect(card).to_contain_text("Task “Call the plumber”")
+    await card.locator("summary", has_text="Arguments").click()
+    await expect(card.locator(".tool-args pre").first).to_contain_text('"priority": "high"')
+    await expect(page.locator(".msg-assistant[data-rendered=true] strong")).to_have_text("Call the plumber")
+    await chat_ui.shot("chat")
+
+    await page.get_by_role("link", name="Tasks").click()
+    await expect(page.locator("#task-groups")).to_contain_text("Call the plumber")
+    tasks = (await chat_ui.api("GET", "/notes", {"kind": "task"}))["items"]
+    assert [(t["title"], t["priority"]) for t in tasks] == [("Call the plumber", "high")]
+    assert not chat_ui.watch.errors
+
+
+async def test_confirm_and_deny_a_near_duplicate(chat_ui: Session, chat_llm: FakeLLM, chat_fable: Fable) -> None:
+    page = chat_ui.page
+    await chat_ui.register("ada")
+    await chat_ui.api("POST", "/notes", {"title": "Tomato care", "body": BODY})
+    await chat_fable.services["assistant"].worker.idle()  # its embedding is written
+    chat_llm.replies.extend([
+        Reply("", tool_calls=[("create_note", {"title": "Growing tomatoes", "body": BODY})]),
+        Reply("You already have a note like that."),
+        Reply("", tool_calls=[("create_note", {"title": "Tomatoes again", "body": BODY})]),
+        Reply("Same again."),
+    ])
+    await page.goto("/chat")
+    await send(chat_ui, "Save a note on growing tomatoes")
+    first = page.locator(".tool-card").nth(0)
+    await expect(first).to_have_attribute("data-state", "confirm")
+    await expect(first).to_contain_text("Tomato care")
+    await expect(page.locator("#chat-send")).to_be_visible()
+    await first.locator(".tool-confirm").click()
+    await expect(first).to_have_attribute("data-state", "ok")
+    await expect(first).to_contain_text("Note “Growing tomatoes”")
+
+    await send(chat_ui, "And once more")
+    second = page.locator(".tool-card").nth(1)
+    await expect(second).to_have_attribute("data-state", "confirm")
+    await second.locator(".tool-deny").click()
+    await expect(second).to_have_attribute("data-state", "denied")
+    titles = sorted(n["title"] for n in (await chat_ui.api("GET", "/notes"))["items"])
+    assert titles == ["Growing tomatoes", "Tomato care"]
+    assert not chat_ui.watch.errors
+
+
+async def test_stop_keeps_the_partial_answer(chat_ui: Session, chat_llm: FakeLLM) -> None:
+    page = chat_ui.page
+    await chat_ui.register("ada")
+    answer = " ".join(f"word{i}" for i in range(200))
+    chat_llm.replies.append(Reply(answer, delay=0.05))
+    await page.goto("/chat")
+    await send(chat_ui, "count slowly")
+    await expect(page.locator(".msg-assistant .msg-text")).to_contain_text("word3")
+    await page.click("#chat-stop")
+    reply = page.locator(".msg-assistant[data-status=stopped]")
+    await expect(reply).to_contain_text("Stopped.")
+    await expect(page.locator("#chat-send")).to_be_visible()
+    shown = (await reply.locator(".msg-text").inner_text()).strip()
+    stored = (await conversation(chat_ui))["messages"][1]
+    assert stored["status"] == "stopped"
+    assert answer.startswith(stored["content"]) and len(stored["content"]) < len(answer)
+    assert shown == stored["content"].strip()
+    assert not chat_ui.watch.errors
+
+
+async def test_assist_proposes_a_diff_kept_until_accepted_and_tags_are_suggested(
+    chat_ui: Session, chat_llm: FakeLLM
+) -> None:
+    page = chat_ui.page
+    await chat_ui.register("ada")
+    note = await chat_ui.api("POST", "/notes", {"title": "Packing list",
+                                                "body": "## Clothes\n\nsocks\nshirts\n\n## Gear\n\ntent\nstove"})
+    chat_llm.plain_replies.append(Reply("- [ ] socks\n- [ ] shirts\n- [ ] a warm jacket"))
+    await page.goto(f"/notes/{note['id']}")
+    await expect(page.locator("#assist-panel")).to_be_hidden()
+    await page.click("#assist-note")
+    await page.fill("#assist-instruction", "turn it into a checklist and add a jacket")
+    await page.select_option("#assist-section", "Clothes")
+    await page.click("#assist-run")
+    diff = page.locator("#assist-diff")
+    await expect(diff.locator(".add")).to_contain_text(["+ - [ ] socks", "+ - [ ] shirts", "+ - [ ] a warm jacket"])
+    await expect(diff.locator(".del")).to_contain_text(["- socks", "- shirts"])
+    await chat_ui.shot("assist")
+    assert (await chat_ui.api("GET", f"/notes/{note['id']}"))["version"] == note["version"]  # unchanged until accepted
+
+    await page.reload()  # the server kept the draft
+    await expect(page.locator("#assist-pending")).to_contain_text("turn it into a checklist")
+    await page.click("#assist-accept")
+    await expect(page.locator("#note-body")).to_contain_text("a warm jacket")
+    await expect(page.locator("#assist-panel")).to_be_hidden()
+    body = (await chat_ui.api("GET", f"/notes/{note['id']}"))["body"]
+    assert "- [ ] a warm jacket" in body and "## Gear\n\ntent\nstove" in body and "\nsocks" not in body
+
+    chat_llm.plain_replies.append(Reply("camping, travel"))
+    await page.click("#edit-note")
+    await page.click("#suggest-tags")
+    await page.locator(".suggested-tag", has_text="#camping").click()
+    await expect(page.locator(".tag-input .chip")).to_have_text(["#camping×"])
+    await page.click("#save-note")
+    await expect(page.locator("#note-body")).to_be_visible()
+    assert (await chat_ui.api("GET", f"/notes/{note['id']}"))["tags"] == ["camping"]
+    assert not chat_ui.watch.errors
+
+
+async def test_models_admin_lists_pulls_with_progress_and_deletes(chat_ui: Session, chat_llm: FakeLLM) -> None:
+    page = chat_ui.page
+    await chat_ui.register("ada")  # the first user: admin
+    await page.goto("/settings")
+    card = page.locator("#models-card")
+    await expect(card.locator('tr[data-model="qwen3:8b"]')).to_be_visible()
+    await page.fill("#pull-name", "tiny:1b")
+    await page.click("#pull-model")
+    await expect(card.locator('tr[data-model="tiny:1b"]')).to_be_visible()
+    assert await page.locator("#pull-progress").evaluate("el => el.value") == 100
+    await expect(page.locator("#pull-status")).to_have_text("success")
+    await card.locator('tr[data-model="tiny:1b"] .model-delete').click()
+    await page.get_by_role("dialog").get_by_role("button", name="Delete").click()
+    await expect(card.locator('tr[data-model="tiny:1b"]')).to_have_count(0)
+    assert "tiny:1b" not in chat_llm.models
+    assert not chat_ui.watch.errors
+
+
+async def test_without_a_model_the_ai_features_show_a_calm_notice(ui: Session) -> None:
+    """The session's app has no LLM provider: chat and models answer 503, shown inline."""
+    page = ui.page
+    await ui.register("ada")
+    await page.goto("/settings")
+    await expect(page.locator("#models-card .notice")).to_contain_text("No model available")
+    await page.goto("/chat")
+    await send(ui, "hello?")
+    await expect(page.locator("#chat-notice .notice")).to_contain_text("No model available")
+    await expect(page.locator("#chat-input")).to_have_value("hello?")  # nothing lost
+    await page.goto("/")
+    await page.fill("#capture", "Buy stamps. The big ones.")
+    await page.press("#capture", "Enter")
+    await expect(page.locator(".toast")).to_contain_text("Saved “Buy stamps.”")
+    assert [e for e in ui.watch.errors if "503" not in e] == []
+
+
+def _message_suggesting(title: str, body: str) -> str:
+    """A message whose (deterministic, fake) embedding is 0.45–0.60 similar to the note's: the
+    band in which a note is suggested rather than used."""
+    note = embed_text(note_text(title, body))
+    words = re.findall(r"[a-z]{3,}", body.lower())
+    for n in range(1, len(words) + 1):
+        for filler in range(6):
+            text = " ".join(words[:n] + [f"zz{i}q" for i in range(filler)])
+            similarity = sum(a * b for a, b in zip(note, embed_text(text), strict=True))
+            if 0.47 <= similarity <= 0.58:
+                return text
+    raise AssertionError("no message in the suggestion band")
+
+
+async def test_suggested_note_attaches_and_the_scope_chip_follows_the_model(
+    chat_ui: Session, chat_llm: FakeLLM, chat_fable: Fable
+) -> None:
+    page = chat_ui.page
+    await chat_ui.register("ada")
+    await chat_ui.api("POST", "/notes", {"title": "Tomato care", "body": BODY})
+    project = await chat_ui.api("POST", "/projects", {"title": "Kitchen"})
+    await chat_fable.services["assistant"].worker.idle()
+    await page.goto("/chat")
+    await expect(page.locator("#scope-chip")).to_contain_text("Notes outside projects")
+    await send(chat_ui, _message_suggesting("Tomato care", BODY))
+    suggestion = page.locator("#context-suggested .suggested-note", has_text="Tomato care")
+    await suggestion.click()
+    await expect(page.locator("#context-attached .attached-chip")).to_have_text(["Tomato care×"])
+    await expect(page.locator("#attached-count")).to_have_text("1 note attached")
+
+    chat_llm.replies.extend([Reply("", tool_calls=[("set_rag_scope", {"all_notes": True})]), Reply("Now I look at everything.")])
+    await send(chat_ui, "What does my tomato note say? Look at all my notes from now on.")
+    await expect(page.locator("#scope-chip")).to_contain_text("All notes")  # from the done event
+    await expect(page.locator("#context-attached")).to_contain_text("Nothing attached.")
+    asked = [b for b in chat_llm.chat_bodies() if b.get("tools") and "tomato note" in b["messages"][-1]["content"]]
+    system = asked[0]["messages"][0]["content"]
+    assert "Attached note [[Tomato care]]" in system and BODY in system
+
+    await page.click("#scope-chip")
+    await page.get_by_role("dialog").get_by_role("button", name="Project: Kitchen").click()
+    await expect(page.locator("#scope-chip")).to_contain_text("Project: Kitchen")
+    stored = await conversation(chat_ui)
+    assert stored["rag_project_id"] == project["id"]
+    await page.reload()
+    await expect(page.locator("#scope-chip")).to_contain_text("Project: Kitchen")
+    assert not chat_ui.watch.errors
