@@ -136,7 +136,8 @@ class FableMcp:
         return await completions.complete(self.fable, self._caller(ctx), params)
 
     async def _set_level(self, ctx: Ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
-        """Remember the client's log level for its connection (Fable sends it no logs below it)."""
+        """Accept the client's log level and keep it on its connection. Fable's logs go to its own
+        stderr and log table; it sends no ``notifications/message``, so there is nothing to filter."""
         connection_of(ctx).state["log_level"] = params.level
         return types.EmptyResult()
 

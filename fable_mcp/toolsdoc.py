@@ -56,12 +56,13 @@ def _tool(t: Tool) -> list[str]:
 
 
 def render(registry: Registry) -> str:
-    """The generated block: tools grouped by the module that registers them."""
+    """The generated block: tools grouped by the module that registers them, groups A-Z (the
+    registry's order across modules depends on import order; within one it is the source's)."""
     groups: dict[str, list[Tool]] = {}
     for t in registry:
         groups.setdefault(t.group, []).append(t)
     lines = [BEGIN, "", f"{len(registry)} tools.", ""]
-    for group, tools in groups.items():
+    for group, tools in sorted(groups.items()):
         lines += [f"### {group.replace('_', ' ').capitalize()}", ""]
         for t in tools:
             lines += _tool(t)

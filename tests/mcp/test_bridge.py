@@ -49,7 +49,7 @@ async def test_bridge_forwards_everything_to_the_remote(
         with anyio.fail_after(15):
             await arrived.wait()
         instructions = client.session.instructions
-    assert [t.name for t in tools] == [t.name for t in fable.registry]
+    assert sorted(t.name for t in tools) == sorted(t.name for t in fable.registry)
     assert created.structured_content["title"] == "Through the bridge"
     assert conflict.is_error and conflict.content[0].text.startswith("conflict: ")
     assert resource.contents[0].text.startswith("# Through the bridge")
