@@ -96,8 +96,8 @@ def assist_messages(note: Note, instruction: str, section: str | None) -> list[d
 
 async def save_draft(ctx_session: Any, note: Note, user_id: int, instruction: str, section: str | None,
                      content: str, status: str) -> NoteDraft:
-    values = dict(user_id=user_id, note_id=note.id, instruction=instruction, section=section,
-                  content=content, status=status, base_version=note.version)
+    values = {"user_id": user_id, "note_id": note.id, "instruction": instruction, "section": section,
+              "content": content, "status": status, "base_version": note.version}
     stmt = insert(NoteDraft).values(**values).on_conflict_do_update(
         constraint="uq_note_drafts_user_note",
         set_={**{k: v for k, v in values.items() if k not in ("user_id", "note_id")}, "updated_at": func.now()})
@@ -234,7 +234,7 @@ async def quick_capture(
 
 
 def _capture_fields(answer: str, text: str) -> dict[str, Any]:
-    match = re.search(r"\{.*\}", answer, re.S)
+    match = re.search(r"\{.*\}", answer, re.DOTALL)
     try:
         data = json.loads(match.group(0)) if match else {}
     except json.JSONDecodeError:

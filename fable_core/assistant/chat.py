@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, insert, select, update
 
+from fable_core.access import visible_ids
 from fable_core.assistant import memory
-from fable_core.assistant.context import build_context
+from fable_core.assistant.context import add_urls, build_context
 from fable_core.assistant.conversations import load_conversation, message_count, scope_label
 from fable_core.assistant.generation import Buffer, MessageWriter, StreamEvent
 from fable_core.assistant.providers import NoProvider, unavailable
 from fable_core.assistant.toolloop import LoopResult, run_tool_loop
 from fable_core.caller import Caller
-from fable_core.access import visible_ids
 from fable_core.db.models import Conversation, Message, Note
 from fable_core.errors import Conflict, FableError, InvalidInput, NotFound
 
@@ -47,7 +47,10 @@ def chat_key(conversation_id: int) -> str:
 
 async def send_message(assistant: Assistant, caller: Caller, conversation_id: int, content: str,
                        note_ids: list[int] | None = None, exclude_note_id: int | None = None) -> dict[str, Any]:
-    """Store the user's message and start generating the answer; returns the message ids."""
+    """Store the user's message and start generating the answer; returns the message ids.
+
+    The message's embedding (for retrieval) is requested while the messages are being stored,
+    so the model's first token waits for one of the two, not both."""
     if isinstance(assistant.provider, NoProvider):
         raise unavailable("LLM_PROVIDER is none", provider="none")
     content = content.strip()
@@ -55,21 +58,43 @@ async def send_message(assistant: Assistant, caller: Caller, conversation_id: in
         raise InvalidInput("the message is empty", field="content")
     if len(content) > MAX_MESSAGE:
         raise InvalidInput(f"the message is longer than {MAX_MESSAGE} characters", field="content")
-    key = chat_key(conversation_id)
+    embedding = asyncio.create_task(assistant.embedder.embed_query(content)) if assistant.embedder else None
+    try:
+        state, user_id, message_id = await _store(assistant, caller, conversation_id, content,
+                                                  [*(note_ids or []), *([exclude_note_id] if exclude_note_id else [])])
+    except BaseException:
+        if embedding is not None:
+            embedding.cancel()
+        raise
+    turn = _Turn(assistant, caller, state, user_id, message_id, content, note_ids or [], exclude_note_id, embedding)
+    assistant.generations.start(chat_key(conversation_id), message_id, turn.run)
+    return {"conversation_id": conversation_id, "user_message_id": user_id, "message_id": message_id}
+
+
+async def _store(assistant: Assistant, caller: Caller, conversation_id: int, content: str,
+                 note_ids: list[int]) -> tuple[Conversation, int, int]:
+    """Both messages in one transaction, the conversation locked and touched; a snapshot of it."""
     async with assistant.db.transaction() as s:
-        conversation = await load_conversation(s, caller, conversation_id, for_update=True)
-        if assistant.generations.running(key):
+        row = (await s.execute(
+            update(Conversation).where(Conversation.id == conversation_id, Conversation.user_id == caller.user_id)
+            .values(updated_at=func.now())
+            .returning(Conversation.rag_project_id, Conversation.summary, Conversation.summary_message_id)
+        )).first()
+        if row is None:
+            raise NotFound(f"conversation {conversation_id} not found", conversation_id=conversation_id)
+        if assistant.generations.running(chat_key(conversation_id)):
             raise Conflict(f"conversation {conversation_id} is still answering; stop it first",
                            conversation_id=conversation_id)
-        await _check_notes(s, caller, [*(note_ids or []), *([exclude_note_id] if exclude_note_id else [])])
-        user_id = await _add(s, conversation, "user", content, "done")
-        message_id = await _add(s, conversation, "assistant", "", "generating")
-        await s.execute(update(Conversation).where(Conversation.id == conversation_id).values(
-            updated_at=func.now()))
-    turn = _Turn(assistant, caller, conversation_id, message_id, content, note_ids or [], exclude_note_id)
-    turn.user_message_id = user_id
-    assistant.generations.start(key, message_id, turn.run)
-    return {"conversation_id": conversation_id, "user_message_id": user_id, "message_id": message_id}
+        await _check_notes(s, caller, note_ids)
+        ids = dict((await s.execute(insert(Message).values([
+            {"conversation_id": conversation_id, "user_id": caller.user_id, "role": "user",
+             "content": content, "status": "done"},
+            {"conversation_id": conversation_id, "user_id": caller.user_id, "role": "assistant",
+             "content": "", "status": "generating"},
+        ]).returning(Message.role, Message.id))).all())
+    state = Conversation(id=conversation_id, user_id=caller.user_id, rag_project_id=row.rag_project_id,
+                         summary=row.summary, summary_message_id=row.summary_message_id)
+    return state, ids["user"], ids["assistant"]
 
 
 async def _check_notes(s: Any, caller: Caller, note_ids: list[int]) -> None:
@@ -77,12 +102,6 @@ async def _check_notes(s: Any, caller: Caller, note_ids: list[int]) -> None:
     for note_id in note_ids:
         if note_id not in found:
             raise NotFound(f"note {note_id} not found", note_id=note_id)
-
-
-async def _add(s: Any, conversation: Conversation, role: str, content: str, status: str) -> int:
-    return int(await s.scalar(insert(Message).values(
-        conversation_id=conversation.id, user_id=conversation.user_id, role=role,
-        content=content, status=status).returning(Message.id)))
 
 
 def stop_generation(assistant: Assistant, conversation_id: int) -> bool:
@@ -106,18 +125,22 @@ async def stored_reply(assistant: Assistant, caller: Caller, conversation_id: in
 class _Turn:
     """The background part of one turn."""
 
-    def __init__(self, assistant: Assistant, caller: Caller, conversation_id: int, message_id: int,
-                 content: str, note_ids: list[int], exclude_note_id: int | None) -> None:
+    def __init__(self, assistant: Assistant, caller: Caller, conversation: Conversation, user_message_id: int,
+                 message_id: int, content: str, note_ids: list[int], exclude_note_id: int | None,
+                 embedding: asyncio.Task[list[float] | None] | None) -> None:
         self.a = assistant
+        self.conversation = conversation
+        self.conversation_id = conversation.id
         self.caller = Caller(user_id=caller.user_id, username=caller.username, scope=caller.scope,
-                             surface="assistant", role=caller.role, conversation_id=conversation_id,
+                             surface="assistant", role=caller.role, conversation_id=conversation.id,
                              project_id=caller.project_id)
-        self.conversation_id = conversation_id
+        self.user_message_id = user_message_id
         self.message_id = message_id
         self.content = content
         self.note_ids = note_ids
         self.exclude_note_id = exclude_note_id
-        self.user_message_id = message_id
+        self.embedding = embedding
+        self.tool_events: list[dict[str, Any]] = []
 
     async def run(self, buffer: Buffer) -> None:
         writer = MessageWriter(self.a.db, self.message_id, interval=self.a.flush_interval)
@@ -131,7 +154,7 @@ class _Turn:
             try:
                 if buffer.stopped:  # stopped before it started
                     raise asyncio.CancelledError
-                before = await self._prepare_and_loop(emit, result, writer)
+                await self._prepare_and_loop(emit, result, writer)
             except asyncio.CancelledError:
                 writer.content = result.text
                 await asyncio.shield(writer.flush("stopped" if buffer.stopped else "interrupted"))
@@ -142,34 +165,43 @@ class _Turn:
                 await writer.flush("error")
                 buffer.emit("error", {"message_id": self.message_id, **e.to_dict()})
                 return
+            finally:
+                if self.embedding is not None:
+                    self.embedding.cancel()
         writer.content = result.text
         await writer.flush("done")
-        done: dict[str, Any] = {"message_id": self.message_id}
-        async with self.a.db.transaction() as s:
-            conversation = await load_conversation(s, self.caller, self.conversation_id)
-            if conversation.rag_project_id != before:
-                done["rag_scope"] = {"rag_project_id": conversation.rag_project_id,
-                                     "label": await scope_label(s, self.caller, conversation.rag_project_id)}
-        buffer.emit("done", done)
+        buffer.emit("done", await self._done())
         await self._retitle()
 
-    async def _prepare_and_loop(self, emit: Any, result: LoopResult, writer: MessageWriter) -> int | None:
-        a = self.a
-        async with a.db.transaction() as s:
+    async def _done(self) -> dict[str, Any]:
+        done: dict[str, Any] = {"message_id": self.message_id}
+        if not any(e["name"] == "set_rag_scope" and e["ok"] for e in self.tool_events):
+            return done
+        async with self.a.db.transaction() as s:
             conversation = await load_conversation(s, self.caller, self.conversation_id)
+            if conversation.rag_project_id != self.conversation.rag_project_id:
+                done["rag_scope"] = {"rag_project_id": conversation.rag_project_id,
+                                     "label": await scope_label(s, self.caller, conversation.rag_project_id)}
+        return done
+
+    async def _prepare_and_loop(self, emit: Any, result: LoopResult, writer: MessageWriter) -> None:
+        a = self.a
+        self.tool_events = result.tool_events
+        vector = await self.embedding if self.embedding is not None else None
+        async with a.db.transaction() as s:
             pack = await build_context(
-                s, self.caller, self.content, rag_project_id=conversation.rag_project_id,
-                note_ids=self.note_ids, exclude_note_id=self.exclude_note_id, embedder=a.embedder,
-                provider=a.provider, fetch_allow=a.fetch_allow)
-            past = await memory.history(s, conversation, self.user_message_id, a.provider)
-            await s.execute(update(Message).where(Message.id == self.message_id).values(context=pack.meta()))
+                s, self.caller, vector, rag_project_id=self.conversation.rag_project_id,
+                note_ids=self.note_ids, exclude_note_id=self.exclude_note_id,
+                model=a.embedder.model if a.embedder else None)
+            past = await memory.history(s, self.conversation, self.user_message_id, a.provider)
+        await add_urls(pack, self.content, a.provider, a.fetch_allow)
+        writer.context = pack.meta()
         await emit("context", pack.meta())
         system = _SYSTEM.format(who=self.caller.username or "the user", today=date.today().isoformat())
         if pack.blocks:
             system += "\n\nContext:\n\n" + "\n\n---\n\n".join(pack.blocks)
         messages = [{"role": "system", "content": system}, *past, {"role": "user", "content": self.content}]
         await run_tool_loop(a.provider, a.dispatcher, self.caller, messages, emit, result)
-        return conversation.rag_project_id
 
     async def _retitle(self) -> None:
         try:

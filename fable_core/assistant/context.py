@@ -15,11 +15,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.assistant import ssrf
-from fable_core.assistant.embeddings import Embedder, nearest
+from fable_core.assistant.embeddings import nearest
 from fable_core.assistant.providers.base import Provider
 from fable_core.caller import Caller
 from fable_core.db.models import Note
@@ -60,18 +60,23 @@ def scope_clause(rag_project_id: int | None) -> list[Any]:
 
 
 async def build_context(
-    session: AsyncSession, caller: Caller, text: str, *, rag_project_id: int | None,
-    note_ids: list[int], exclude_note_id: int | None, embedder: Embedder | None, provider: Provider,
-    fetch_allow: tuple[str, ...] = (),
+    session: AsyncSession, caller: Caller, vector: list[float] | None, *, rag_project_id: int | None,
+    note_ids: list[int], exclude_note_id: int | None, model: str | None,
 ) -> ContextPack:
+    """Attached notes, then the notes retrieved for the message's embedding ``vector`` (None:
+    no retrieval, e.g. no embedder)."""
     pack = ContextPack()
     await _attach(session, caller, pack, note_ids)
     excluded = set(note_ids) | ({exclude_note_id} if exclude_note_id else set())
-    if embedder is not None:
-        await _retrieve(session, caller, pack, text, rag_project_id, excluded, embedder)
-    for url in list(dict.fromkeys(_URL.findall(text)))[:MAX_URLS]:
-        await _fetch_url(pack, url, provider, fetch_allow)
+    if vector is not None and model is not None:
+        await _retrieve(session, caller, pack, vector, model, rag_project_id, excluded)
     return pack
+
+
+async def add_urls(pack: ContextPack, text: str, provider: Provider, allow: tuple[str, ...] = ()) -> None:
+    """Fetch the URLs in ``text`` (at most two) through the SSRF guard into ``pack``."""
+    for url in list(dict.fromkeys(_URL.findall(text)))[:MAX_URLS]:
+        await _fetch_url(pack, url, provider, allow)
 
 
 async def _attach(session: AsyncSession, caller: Caller, pack: ContextPack, note_ids: list[int]) -> None:
@@ -88,24 +93,17 @@ async def _attach(session: AsyncSession, caller: Caller, pack: ContextPack, note
         pack.attached.append({"id": note.id, "title": note.title})
 
 
-async def _retrieve(session: AsyncSession, caller: Caller, pack: ContextPack, text: str,
-                    rag_project_id: int | None, excluded: set[int], embedder: Embedder) -> None:
-    vector = await embedder.embed_query(text)
-    if vector is None:
-        return
+async def _retrieve(session: AsyncSession, caller: Caller, pack: ContextPack, vector: list[float],
+                    model: str, rag_project_id: int | None, excluded: set[int]) -> None:
     where = [*scope_clause(rag_project_id), Note.id.not_in(excluded or {0})]
-    hits = await nearest(session, caller.user_id, vector, embedder.model, limit=8, where=where,
-                         min_similarity=SUGGEST_SIMILARITY)
-    titles = dict((await session.execute(
-        select(Note.id, Note.title).where(Note.id.in_([h[0] for h in hits])))).all())
-    bodies = dict((await session.execute(
-        select(Note.id, Note.body).where(Note.id.in_([h[0] for h in hits if h[1] >= INJECT_SIMILARITY])))).all())
-    for note_id, similarity in hits:
-        entry = {"id": note_id, "title": titles.get(note_id, ""), "similarity": round(similarity, 3)}
+    hits = await nearest(session, caller.user_id, vector, model, limit=8, where=where,
+                         min_similarity=SUGGEST_SIMILARITY,
+                         columns=(Note.title, func.left(Note.body, INJECT_CHARS + 1)))
+    for note_id, similarity, title, body in hits:
+        entry = {"id": note_id, "title": title, "similarity": round(similarity, 3)}
         if similarity >= INJECT_SIMILARITY and len(pack.used) < MAX_INJECTED:
-            body = bodies.get(note_id, "")
             excerpt = body[:INJECT_CHARS] + ("…" if len(body) > INJECT_CHARS else "")
-            pack.blocks.append(f"Relevant note [[{entry['title']}]] (id {note_id}):\n{excerpt}")
+            pack.blocks.append(f"Relevant note [[{title}]] (id {note_id}):\n{excerpt}")
             pack.used.append(entry)
         elif similarity < INJECT_SIMILARITY:
             pack.suggested.append(entry)
@@ -135,7 +133,7 @@ async def _summarise(provider: Provider, url: str, text: str) -> str:
         return text[:URL_CHARS] + "…"
 
 
-_TAGS = re.compile(r"<(script|style)\b.*?</\1>|<[^>]+>", re.S | re.I)
+_TAGS = re.compile(r"<(script|style)\b.*?</\1>|<[^>]+>", re.DOTALL | re.IGNORECASE)
 
 
 def page_text(markup: str) -> str:

@@ -23,9 +23,9 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import cast, select, text
-from sqlalchemy.ext.asyncio import AsyncSession
 from pgvector.sqlalchemy import Vector
+from sqlalchemy import cast, event, select, text
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from fable_core.assistant.providers.base import Provider
 from fable_core.db.database import Database
@@ -33,7 +33,7 @@ from fable_core.db.models import Note, NoteEmbedding
 from fable_core.errors import Unavailable
 from fable_core.events import Event, EventBus, NoteChanged
 
-__all__ = ["Embedder", "EmbeddingWorker", "ensure_index", "nearest", "note_text"]
+__all__ = ["Embedder", "EmbeddingWorker", "ensure_index", "nearest", "note_text", "scan_filtered_indexes"]
 
 _log = logging.getLogger(__name__)
 MAX_TEXT = 6000
@@ -112,23 +112,34 @@ async def ensure_index(db: Database, dims: int) -> None:
     _known_indexes.add(key)
 
 
+def scan_filtered_indexes(engine: AsyncEngine) -> None:
+    """Make every connection of ``engine`` keep scanning an HNSW index until enough rows pass
+    the query's filters (pgvector's iterative scan): without it a filtered nearest-neighbour
+    query may return fewer rows than asked. Set once per connection, not per query."""
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def _set(dbapi_connection: Any, _: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        cursor.execute("SET hnsw.iterative_scan = relaxed_order")
+        cursor.close()
+
+
 async def nearest(
     session: AsyncSession, user_id: int, vector: Sequence[float], model: str, *,
-    limit: int, where: Sequence[Any] = (), min_similarity: float = 0.0,
-) -> list[tuple[int, float]]:
-    """The caller's notes closest to ``vector`` (cosine similarity, best first), filtered by
-    extra ``where`` clauses on :class:`Note`."""
+    limit: int, where: Sequence[Any] = (), min_similarity: float = 0.0, columns: Sequence[Any] = (),
+) -> list[tuple[Any, ...]]:
+    """The caller's notes closest to ``vector``: ``(note_id, cosine similarity, *columns)``,
+    best first, filtered by extra ``where`` clauses on :class:`Note`."""
     dims = len(vector)
     distance = cast(NoteEmbedding.embedding, Vector(dims)).cosine_distance(cast(list(vector), Vector(dims)))
-    await session.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
     rows = (await session.execute(
-        select(NoteEmbedding.note_id, distance.label("distance"))
+        select(NoteEmbedding.note_id, distance.label("distance"), *columns)
         .join(Note, Note.id == NoteEmbedding.note_id)
         .where(NoteEmbedding.dims == dims, NoteEmbedding.model == model,
                NoteEmbedding.user_id == user_id, *where)
         .order_by(distance).limit(limit)
     )).all()
-    hits = [(note_id, 1.0 - float(d)) for note_id, d in rows]
+    hits = [(row[0], 1.0 - float(row[1]), *row[2:]) for row in rows]
     return sorted((h for h in hits if h[1] >= min_similarity), key=lambda h: -h[1])
 
 
@@ -215,7 +226,7 @@ class EmbeddingWorker:
                 _log.warning("embedding paused for %.0f s: %s", self.retry_after, e.message)
                 await asyncio.sleep(self.retry_after)
                 continue
-            except Exception:
+            except Exception:  # noqa: BLE001 - one bad batch must not stop the worker
                 _log.exception("embedding notes %s failed; skipping them", ids)
             for note_id in ids:
                 self._pending.pop(note_id, None)

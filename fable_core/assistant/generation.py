@@ -22,7 +22,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 from sqlalchemy import func, text, update
 
@@ -137,7 +137,7 @@ class Generations:
         except asyncio.CancelledError:
             if not buffer.stopped:
                 raise
-        except Exception:
+        except Exception:  # noqa: BLE001 - logged; followers get the end of the buffer
             _log.exception("generation %s failed", buffer.key)
         finally:
             buffer.finish()
@@ -184,9 +184,10 @@ class MessageWriter:
         self.interval = interval
         self.content = ""
         self.tool_events: list[dict[str, Any]] = []
+        self.context: dict[str, Any] | None = None
         self._task: asyncio.Task[None] | None = None
 
-    def __enter__(self) -> MessageWriter:
+    def __enter__(self) -> Self:
         self._task = asyncio.create_task(self._loop(), name=f"fable-flush-{self.message_id}")
         return self
 
@@ -199,12 +200,14 @@ class MessageWriter:
             await asyncio.sleep(self.interval)
             try:
                 await self.flush()
-            except Exception:  # a failed flush is retried at the next tick
+            except Exception:  # noqa: BLE001 - a failed flush is retried at the next tick
                 _log.warning("flushing message %s failed", self.message_id, exc_info=True)
 
     async def flush(self, status: str | None = None, **extra: Any) -> None:
         values: dict[str, Any] = {"content": self.content, "tool_events": self.tool_events or None,
                                   "updated_at": func.now(), **extra}
+        if self.context is not None:
+            values["context"] = self.context
         if status is not None:
             values["status"] = status
         async with self.db.transaction() as s:

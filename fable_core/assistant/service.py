@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from fable_core.assistant import chat
-from fable_core.assistant.embeddings import Embedder, EmbeddingWorker
+from fable_core.assistant.embeddings import Embedder, EmbeddingWorker, scan_filtered_indexes
 from fable_core.assistant.generation import Generations, StreamEvent, recover_interrupted
 from fable_core.assistant.providers import NoProvider, Provider, make_provider
 from fable_core.assistant.summaries import ProjectSummaries
@@ -44,6 +44,8 @@ class Assistant:
             self.summaries = ProjectSummaries(fable.db, fable.dispatcher, fable.events)
 
     async def start(self) -> None:
+        scan_filtered_indexes(self.db.engine)
+        await self.db.engine.dispose()  # connections opened before the listener: replace them
         await recover_interrupted(self.db)
         if self.worker is not None:
             self.worker.start()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import select
@@ -32,6 +33,7 @@ class ProjectSummaries:
         self.debounce = debounce
         self._events = events
         self._scheduled: dict[int, asyncio.Task[None]] = {}
+        self._summarised: dict[int, float] = {}  # project → monotonic time of its last summary here
         self._unsubscribe = lambda: None
 
     def start(self) -> None:
@@ -42,7 +44,8 @@ class ProjectSummaries:
         await self.cancel()
 
     async def cancel(self) -> None:
-        """Drop the summaries waiting to run."""
+        """Drop the summaries waiting to run (and forget which ran: ids may be reused)."""
+        self._summarised.clear()
         tasks = list(self._scheduled.values())
         for task in tasks:
             task.cancel()
@@ -58,7 +61,9 @@ class ProjectSummaries:
             return
         fresh_after = datetime.now(UTC) - timedelta(seconds=self.debounce)
         if row.summary_updated_at is not None and row.summary_updated_at > fresh_after:
-            return
+            return  # summarised lately, maybe by another process
+        if time.monotonic() - self._summarised.get(row.id, -self.debounce) < self.debounce:
+            return  # summarised here after the row above was read
         self._scheduled[row.id] = asyncio.create_task(self._summarise(row.id, event.user_id))
 
     async def _summarise(self, project_id: int, user_id: int) -> None:
@@ -66,6 +71,7 @@ class ProjectSummaries:
             await asyncio.sleep(self.delay)
             await self.dispatcher.call("summarize_project", {"project_id": project_id},
                                        Caller(user_id=user_id, surface="internal"))
+            self._summarised[project_id] = time.monotonic()
         except FableError as e:
             _log.info("project %s not summarised: %s", project_id, e.message)
         finally:

@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
+from fake_llm import FakeLLM, ollama_app, openai_app, running
 
 from fable_core.assistant.service import Assistant
 from fable_core.caller import Caller
 from fable_core.config import Settings
 from fable_core.runtime import Fable
-from fake_llm import FakeLLM, ollama_app, openai_app, running
 
 EMBED_MODEL = "fake-embed"
 

@@ -29,14 +29,14 @@ def text_of(events: list[StreamEvent]) -> str:
 
 # --- real HTTP ----------------------------------------------------------------------------------
 
-import asyncio  # noqa: E402
-import json  # noqa: E402
-from collections.abc import AsyncIterator  # noqa: E402
-from contextlib import asynccontextmanager  # noqa: E402
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
-import httpx  # noqa: E402
-import uvicorn  # noqa: E402
-from starlette.types import ASGIApp  # noqa: E402
+import httpx
+import uvicorn
+from starlette.types import ASGIApp
 
 
 @asynccontextmanager

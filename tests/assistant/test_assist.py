@@ -4,13 +4,13 @@ suggestions, quick capture, project summaries and project search."""
 from __future__ import annotations
 
 import pytest
+from fake_llm import FakeLLM, Reply
 from sqlalchemy import select
 
 from fable_core.caller import Caller
 from fable_core.db.models import Note, NoteDraft, Project
 from fable_core.errors import Conflict, InvalidInput, NotFound, Unavailable
 from fable_core.runtime import Fable
-from fake_llm import FakeLLM, Reply
 
 BODY = "# Plan\n\nWe go on monday.\n\n## Packing\n\nsocks, socks, more socks\n\n## Budget\n\n300 euro\n"
 

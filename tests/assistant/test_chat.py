@@ -3,6 +3,8 @@ stored messages, stop, titles, memory, scope changes, and a provider that is dow
 
 from __future__ import annotations
 
+from fake_llm import FakeLLM, Reply
+from helpers import new_conversation, text_of, turn
 from sqlalchemy import select
 
 from fable_core.assistant.service import Assistant
@@ -10,11 +12,9 @@ from fable_core.assistant.toolloop import llm_tools
 from fable_core.caller import Caller
 from fable_core.db.models import AppLog, Conversation, Message, Note
 from fable_core.runtime import Fable
-from fake_llm import FakeLLM, Reply
-from helpers import new_conversation, text_of, turn
 
 
-async def rows(fable: Fable, stmt):  # noqa: ANN001, ANN201
+async def rows(fable: Fable, stmt):
     async with fable.db.transaction() as s:
         return list((await s.execute(stmt)).scalars())
 
@@ -195,13 +195,12 @@ async def test_other_peoples_conversations_do_not_exist(
 async def test_urls_in_a_message_are_fetched_through_the_ssrf_guard(
     ai_fable: Fable, assistant: Assistant, fake: FakeLLM, alice: Caller
 ) -> None:
+    from fake_llm import running
     from starlette.applications import Starlette
     from starlette.responses import HTMLResponse
     from starlette.routing import Route
 
-    from fake_llm import running
-
-    async def page(_):  # noqa: ANN001, ANN202
+    async def page(_):
         return HTMLResponse("<html><script>x()</script><body><h1>Release notes</h1><p>Version 2 &amp; more</p></body></html>")
 
     with running(Starlette(routes=[Route("/notes", page)])) as site:

@@ -7,6 +7,8 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+from fake_llm import FakeLLM, Reply
+from helpers import serve, sse_events
 from sqlalchemy import func, select
 
 from fable_core.accounts import create_api_key
@@ -14,8 +16,6 @@ from fable_core.caller import Caller
 from fable_core.db.models import Message
 from fable_core.runtime import Fable
 from fable_web.app import create_app
-from fake_llm import FakeLLM, Reply
-from helpers import serve, sse_events
 
 ANSWER = " ".join(f"word{i}" for i in range(150))
 

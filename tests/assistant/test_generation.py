@@ -8,11 +8,12 @@ import asyncio
 import json
 import os
 import signal
-import subprocess
 import sys
 from contextlib import aclosing
 from pathlib import Path
 
+from fake_llm import FakeLLM, Reply
+from helpers import new_conversation, text_of
 from sqlalchemy import select
 
 from fable_core.assistant.generation import Buffer, Generations, parse_event_id
@@ -21,8 +22,6 @@ from fable_core.caller import Caller
 from fable_core.config import Settings
 from fable_core.db.models import Message
 from fable_core.runtime import Fable
-from fake_llm import FakeLLM, Reply
-from helpers import new_conversation, text_of
 
 ANSWER = " ".join(f"token{i}" for i in range(120))
 
@@ -110,16 +109,20 @@ async def test_a_crash_mid_generation_leaves_the_partial_answer(
     env = {**os.environ, "DATABASE_URL": ai_settings.database_url or "", "OLLAMA_URL": ai_settings.ollama_url,
            "LLM_PROVIDER": "ollama", "EMBED_MODEL": ai_settings.embed_model,
            "FABLE_DATA_DIR": str(ai_settings.fable_data_dir), "FABLE_SECRET_KEY": "x" * 32}
-    child = subprocess.Popen([sys.executable, str(CHILD), "generate", str(alice.user_id), str(conv)],
-                             env=env, stdout=subprocess.DEVNULL)
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, str(CHILD), "generate", str(alice.user_id), str(conv), env=env,
+        stdout=asyncio.subprocess.DEVNULL)
     try:
         content = await _wait_for_flushed_text(ai_fable, min_words=20)
     finally:
         child.send_signal(signal.SIGKILL)
-        child.wait(10)
-    restarted = subprocess.run([sys.executable, str(CHILD), "restart", str(alice.user_id), str(conv)],
-                               env=env, capture_output=True, timeout=60, check=True)
-    stored = json.loads(restarted.stdout.decode().strip().splitlines()[-1])
+        await child.wait()
+    restarted = await asyncio.create_subprocess_exec(
+        sys.executable, str(CHILD), "restart", str(alice.user_id), str(conv), env=env,
+        stdout=asyncio.subprocess.PIPE)
+    out, _ = await asyncio.wait_for(restarted.communicate(), 60)
+    assert restarted.returncode == 0
+    stored = json.loads(out.decode().strip().splitlines()[-1])
     assert stored["event"] == "message" and stored["status"] == "interrupted"
     assert answer.startswith(stored["content"]) and len(stored["content"]) >= len(content) > 0
     assert stored["content"] != answer, "it really was cut off"

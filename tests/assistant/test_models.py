@@ -7,13 +7,13 @@ import json
 
 import httpx
 import pytest
+from fake_llm import FakeLLM
 
 from fable_core.accounts import create_api_key
 from fable_core.caller import Caller
 from fable_core.errors import Forbidden
 from fable_core.runtime import Fable
 from fable_web.app import create_app
-from fake_llm import FakeLLM
 
 
 async def test_admins_list_pull_delete_and_warm(ai_fable: Fable, fake: FakeLLM, as_admin: Caller) -> None:

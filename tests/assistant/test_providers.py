@@ -4,30 +4,30 @@ health, and the one clear error when the server is down or not configured."""
 from __future__ import annotations
 
 import pytest
+from fake_llm import FakeLLM, Reply, embed_text, free_port
 
 from fable_core.assistant.providers import ChatChunk, NoProvider, ToolCall
 from fable_core.assistant.providers.ollama import OllamaProvider
 from fable_core.assistant.providers.openai import OpenAIProvider
 from fable_core.errors import Unavailable
-from fake_llm import FakeLLM, Reply, embed_text, free_port
 
 TOOLS = [{"type": "function", "function": {"name": "create_note", "description": "Create a note",
                                            "parameters": {"type": "object", "properties": {}}}}]
 
 
 @pytest.fixture(params=["ollama", "openai"])
-async def provider(request: pytest.FixtureRequest, ollama_url: str, openai_url: str):  # noqa: ANN201
+async def provider(request: pytest.FixtureRequest, ollama_url: str, openai_url: str):
     p = (OllamaProvider(ollama_url, "qwen3:8b", "nomic-embed-text") if request.param == "ollama"
          else OpenAIProvider(openai_url, "gpt-test", "embed-test", api_key="test-key"))
     yield p
     await p.close()
 
 
-async def collect(stream) -> list[ChatChunk]:  # noqa: ANN001
+async def collect(stream) -> list[ChatChunk]:
     return [chunk async for chunk in stream]
 
 
-async def test_streams_text_then_tool_calls(provider, fake: FakeLLM) -> None:  # noqa: ANN001
+async def test_streams_text_then_tool_calls(provider, fake: FakeLLM) -> None:
     fake.replies.append(Reply("Creating it now.", [("create_note", {"title": "Buy milk", "status": "todo"})]))
     chunks = await collect(provider.chat_stream([{"role": "user", "content": "remind me"}], TOOLS))
     assert "".join(c.text for c in chunks) == "Creating it now."
@@ -37,7 +37,7 @@ async def test_streams_text_then_tool_calls(provider, fake: FakeLLM) -> None:  #
     assert chunks[-1].done
 
 
-async def test_sends_tool_results_back_in_its_wire_format(provider, fake: FakeLLM) -> None:  # noqa: ANN001
+async def test_sends_tool_results_back_in_its_wire_format(provider, fake: FakeLLM) -> None:
     history = [
         {"role": "user", "content": "make a note"},
         {"role": "assistant", "content": "", "tool_calls": [ToolCall("call_9", "create_note", {"title": "x"}).as_message_part()]},
@@ -54,7 +54,7 @@ async def test_sends_tool_results_back_in_its_wire_format(provider, fake: FakeLL
         assert sent[2]["tool_call_id"] == "call_9"
 
 
-async def test_embeddings_and_health(provider, fake: FakeLLM) -> None:  # noqa: ANN001
+async def test_embeddings_and_health(provider, fake: FakeLLM) -> None:
     vectors = await provider.embed(["berlin trip packing", "tax return"])
     assert vectors == [embed_text("berlin trip packing"), embed_text("tax return")]
     health = await provider.health()

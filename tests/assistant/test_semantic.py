@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
+from fake_llm import FakeLLM, Reply, embed_text
+from helpers import new_conversation, turn
 from sqlalchemy import select, text
 
 from fable_core.assistant.embeddings import EmbeddingWorker, note_text
@@ -15,8 +17,6 @@ from fable_core.config import Settings
 from fable_core.db.models import Note, NoteEmbedding
 from fable_core.errors import NeedsConfirmation
 from fable_core.runtime import Fable
-from fake_llm import FakeLLM, Reply, embed_text
-from helpers import new_conversation, turn
 
 LONG = "Pack the passport, the phone charger, a travel adapter, warm socks and the train tickets for Berlin."
 
@@ -187,3 +187,11 @@ async def test_context_injects_close_notes_and_suggests_nearby_ones(
 
     excluded = await turn(assistant, alice, conv, message, exclude_note_id=ids[close[0]])
     assert excluded[0].data["used"] == []
+
+
+async def test_connections_scan_hnsw_indexes_iteratively(ai_fable: Fable, alice: Caller) -> None:
+    from fable_core.assistant.embeddings import nearest
+
+    async with ai_fable.db.transaction() as s:
+        await nearest(s, alice.user_id, embed_text("anything"), "fake-embed", limit=5)
+        assert await s.scalar(text("SHOW hnsw.iterative_scan")) == "relaxed_order"

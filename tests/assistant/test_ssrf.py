@@ -9,6 +9,7 @@ import socket
 from collections.abc import Iterator
 
 import pytest
+from fake_llm import running
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response, StreamingResponse
@@ -16,7 +17,6 @@ from starlette.routing import Route
 
 from fable_core.assistant import ssrf
 from fable_core.errors import InvalidInput, Unavailable
-from fake_llm import running
 
 
 @pytest.mark.parametrize("url", [
@@ -54,7 +54,7 @@ async def test_only_http_and_https(url: str) -> None:
 async def test_a_hostname_resolving_to_a_private_address_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     real = socket.getaddrinfo
 
-    def fake_dns(host, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202 - the remote DNS server
+    def fake_dns(host, *args, **kwargs):
         if host == "intranet.example.com":
             return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("10.1.2.3", 80)),
                     (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("93.184.216.34", 80))]
@@ -79,7 +79,7 @@ def site() -> Iterator[str]:
         return PlainTextResponse("x" * 3_000_000)
 
     async def slow(_: Request) -> Response:
-        async def trickle():  # noqa: ANN202
+        async def trickle():
             for _ in range(50):
                 await asyncio.sleep(0.1)
                 yield b"."

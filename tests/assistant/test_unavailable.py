@@ -7,6 +7,8 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+from fake_llm import free_port
+from helpers import new_conversation, turn
 from sqlalchemy import select
 
 from fable_core.accounts import create_api_key
@@ -16,8 +18,6 @@ from fable_core.db.models import Message
 from fable_core.errors import Unavailable
 from fable_core.runtime import Fable
 from fable_web.app import create_app
-from fake_llm import free_port
-from helpers import new_conversation, turn
 
 
 @pytest.fixture

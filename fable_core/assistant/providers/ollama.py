@@ -10,7 +10,14 @@ from typing import Any
 import httpx
 import ollama
 
-from fable_core.assistant.providers.base import ChatChunk, Health, Message, Provider, ToolCall, unavailable
+from fable_core.assistant.providers.base import (
+    ChatChunk,
+    Health,
+    Message,
+    Provider,
+    ToolCall,
+    unavailable,
+)
 
 __all__ = ["OllamaProvider"]
 

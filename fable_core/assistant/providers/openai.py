@@ -10,7 +10,14 @@ from typing import Any
 
 import httpx
 
-from fable_core.assistant.providers.base import ChatChunk, Health, Message, Provider, ToolCall, unavailable
+from fable_core.assistant.providers.base import (
+    ChatChunk,
+    Health,
+    Message,
+    Provider,
+    ToolCall,
+    unavailable,
+)
 
 __all__ = ["OpenAIProvider", "sse_data"]
 
@@ -75,7 +82,7 @@ class OpenAIProvider(Provider):
     async def health(self) -> Health:
         try:
             names = [m["name"] for m in await self.list_models()]
-        except Exception as e:  # any failure means "down"; health never raises
+        except Exception as e:  # noqa: BLE001 - any failure means "down"; health never raises
             return Health("openai", "down", self.model, self.embed_model, detail=str(e))
         return Health("openai", "ok", self.model, self.embed_model, models=names)
 
