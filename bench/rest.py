@@ -70,6 +70,7 @@ class WrkResult:
     errors: int
     app_cpu_ms: float = 0.0
     pg_cpu_ms: float = 0.0
+    load_average: float = 0.0  # of the machine (1 min) when the run ended: others' work shows here
 
 
 def ensure_wrk() -> str:
@@ -134,7 +135,7 @@ def _postgres_pids(pg_dir: Path | None) -> list[int]:
 def run_wrk(wrk: str, url: str, key: str, *, name: str, servers: list[int], duration: int,
             connections: int, script: Path | None = None, pg_dir: Path | None = None) -> WrkResult:
     """One wrk run; also the CPU time the app processes and PostgreSQL spent per request."""
-    cmd = [wrk, "-t2", f"-c{connections}", f"-d{duration}s", "--latency",
+    cmd = [wrk, "-t2", f"-c{connections}", f"-d{duration}s", "--latency", "--timeout", "10s",
            "-H", f"Authorization: Bearer {key}", "-H", "Content-Type: application/json"]
     if script is not None:
         cmd += ["-s", str(script)]
@@ -142,6 +143,7 @@ def run_wrk(wrk: str, url: str, key: str, *, name: str, servers: list[int], dura
     app_before, pg_before = _cpu_seconds(servers), _cpu_seconds(pg)
     out = subprocess.run([*cmd, url], check=True, capture_output=True, text=True).stdout
     result = parse_wrk(name, len(servers), out)
+    result.load_average = os.getloadavg()[0]
     if result.requests:
         result.app_cpu_ms = (_cpu_seconds(servers) - app_before) * 1000 / result.requests
         result.pg_cpu_ms = (_cpu_seconds(pg) - pg_before) * 1000 / result.requests
@@ -287,18 +289,20 @@ def render(results: list[WrkResult], notes: int, load_seconds: float, connection
     how = "bulk insert" if loader == "bulk" else "through the dispatcher"
     intro = (
         f"{notes:,} notes loaded ({how}, {load_seconds:.0f} s); then wrk (2 threads, {connections} "
-        f"connections, same machine: {cpu}) against the real app (uvicorn + uvloop + httptools, "
+        f"connections, 10 s timeout, same machine: {cpu}) against the real app (uvicorn + uvloop + httptools, "
         "API-key auth, embedded PostgreSQL on the same machine). `servers` is the number of app "
         "processes sharing the port (stateless replicas); CPU columns are the time the app "
-        "processes and PostgreSQL spent per request."
+        "processes and PostgreSQL spent per request; `load avg` is the machine's 1-minute load "
+        "after the run (above 2, other work shared the 2 cores)."
     )
     header = ("| request | servers | requests | req/s | p50 ms | p99 ms | errors | app CPU ms/req "
-              "| PostgreSQL CPU ms/req |")
+              "| PostgreSQL CPU ms/req | load avg |")
     lines = ["## REST API (`python -m bench.rest`)", "", intro, "", header,
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in results:
         lines.append(f"| `{r.name}` | {r.servers} | {r.requests:,} | {r.rps:,.0f} | {r.p50_ms:.2f} | "
-                     f"{r.p99_ms:.2f} | {r.errors} | {r.app_cpu_ms:.2f} | {r.pg_cpu_ms:.2f} |")
+                     f"{r.p99_ms:.2f} | {r.errors} | {r.app_cpu_ms:.2f} | {r.pg_cpu_ms:.2f} | "
+                     f"{r.load_average:.1f} |")
     best = max((r.rps for r in results if r.name.startswith("GET")), default=0.0)
     met = best >= 1000 and all(r.errors == 0 for r in results)
     verdict = (f"Target: at least 1,000 req/s for the list on 2 cores with no errors: "

@@ -12,7 +12,7 @@ import logging
 from typing import Any
 
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
 from fable_core.errors import FableError, NotFound
@@ -77,6 +77,11 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return JSONResponse({"error": body}, status_code=exc.status_code, headers=exc.headers)
 
 
+async def _client_gone(_: Request, __: Exception) -> Response:
+    """The client hung up while sending its body: nothing to answer, nothing to log."""
+    return Response(status_code=400)
+
+
 async def _unexpected(request: Request, exc: Exception) -> Response:
     _log.exception("unhandled error on %s %s", request.method, request.url.path)
     body = {"type": "internal_error", "message": "unexpected server error; it was logged", "details": {}}
@@ -86,5 +91,6 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
 exception_handlers: dict[Any, Any] = {
     FableError: _fable_error,
     HTTPException: _http_error,
+    ClientDisconnect: _client_gone,
     Exception: _unexpected,
 }

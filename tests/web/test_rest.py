@@ -183,3 +183,35 @@ async def test_unauthenticated_requests_get_401(app: Starlette) -> None:
             r = await c.request(method, path, json={"title": "x"} if method == "POST" else None)
             assert r.status_code == 401 and error_of(r)["type"] == "unauthenticated", (method, path)
             assert r.headers["www-authenticate"].startswith("Bearer")
+
+
+
+async def test_a_client_that_hangs_up_mid_body_is_not_an_error(
+    app: Starlette, fable: Fable, alice, row_counts
+) -> None:
+    """A disconnect while the body is read ends the request quietly: no 500, nothing written."""
+    from fable_core.accounts import create_api_key
+
+    async with fable.db.transaction() as session:
+        _, key = await create_api_key(session, alice.user_id, "hangs up")
+    messages = [{"type": "http.request", "body": b'{"title": ', "more_body": True},
+                {"type": "http.disconnect"}]
+    sent: list[dict] = []
+
+    async def receive() -> dict:
+        return messages.pop(0)
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+        "scheme": "http", "path": "/api/notes", "raw_path": b"/api/notes", "query_string": b"",
+        "root_path": "", "server": ("testserver", 80), "client": ("203.0.113.7", 1),
+        "headers": [(b"host", b"testserver"), (b"content-type", b"application/json"),
+                    (b"authorization", f"Bearer {key}".encode())],
+    }
+    before = await row_counts()
+    await app(scope, receive, send)
+    assert sent[0]["type"] == "http.response.start" and sent[0]["status"] == 400
+    assert await row_counts() == before
