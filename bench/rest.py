@@ -308,6 +308,12 @@ def render(results: list[WrkResult], notes: int, load_seconds: float, connection
     verdict = (f"Target: at least 1,000 req/s for the list on 2 cores with no errors: "
                f"{'met' if met else 'NOT met'} (best {best:,.0f} req/s).")
     lines += ["", verdict]
+    get = [r for r in results if r.name.startswith("GET") and r.app_cpu_ms]
+    if get:
+        cpu = min(r.app_cpu_ms + r.pg_cpu_ms for r in get)
+        ceiling = (f"CPU per list request ({cpu:.1f} ms of app and PostgreSQL time, measured under "
+                   f"the load shown) bounds what 2 idle cores could serve at about {2000 / cpu:,.0f} req/s.")
+        lines += ["", ceiling]
     return "\n".join(lines)
 
 
