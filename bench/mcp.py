@@ -83,6 +83,7 @@ class Results:
     startup_ms: list[float] = field(default_factory=list)
     http_rss_mb: float = 0.0
     stdio_rss_mb: float = 0.0
+    load: list[float] = field(default_factory=list)  # 1-minute load average, start and end
 
     def p50(self, name: str) -> float:
         return next(lat.p50_ms for lat in self.latencies if lat.name == name)
@@ -256,8 +257,9 @@ async def stdio_benchmarks(env: dict[str, str], ids: list[int], runs: int, start
 
 
 async def run(args: argparse.Namespace, database_url: str, data_dir: Path) -> Results:
+    load_before = os.getloadavg()[0]
     key, ids, seconds = await prepare(database_url, data_dir, args.notes)
-    results = Results(len(ids), seconds)
+    results = Results(len(ids), seconds, load=[load_before])
     server, url = start_http_server(database_url)
     try:
         await http_benchmarks(url, key, ids, args.runs, args.duration, results)
@@ -268,6 +270,7 @@ async def run(args: argparse.Namespace, database_url: str, data_dir: Path) -> Re
     env = {"DATABASE_URL": database_url, "FABLE_DATA_DIR": str(data_dir), "LLM_PROVIDER": "none",
            "FABLE_LOG_LEVEL": "warning", "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR", "/tmp")}
     await stdio_benchmarks(env, ids, args.runs, args.starts, results)
+    results.load.append(os.getloadavg()[0])
     return results
 
 
@@ -297,7 +300,9 @@ def render(r: Results) -> str:
          f"(in {r.load_seconds:.0f} s); the official SDK client (`mcp.Client`, default protocol "
          "2026-07-28 over HTTP) calling `fable_mcp.http.create_app` under uvicorn (uvloop, "
          "httptools) in another process with a bearer API key, and `fable mcp` over stdio. "
-         f"Client, server and PostgreSQL share the machine: {cpu}."),
+         f"Client, server and PostgreSQL share the machine: {cpu}; its 1-minute load average "
+         f"was {r.load[0]:.1f} at the start and {r.load[-1]:.1f} at the end (above 2, other work "
+         "competed for the cores and every figure below is inflated by it)."),
         "",
         "One client, calls one after another:",
         "",

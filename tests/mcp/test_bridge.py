@@ -65,8 +65,13 @@ async def _run_bridge(url: str, env: dict[str, str]) -> tuple[int, str, str]:
         str(FABLE_BIN), "mcp", "--remote", url, env={**environ, **env},
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )
-    async with asyncio.timeout(60):
-        stdout, stderr = await proc.communicate(b"")
+    try:
+        async with asyncio.timeout(60):
+            stdout, stderr = await proc.communicate(b"")
+    finally:
+        if proc.returncode is None:  # a hung bridge must not outlive its test
+            proc.kill()
+            await proc.wait()
     return proc.returncode or 0, stdout.decode(), stderr.decode()
 
 

@@ -50,8 +50,13 @@ async def _scenario(url: str, name: str) -> tuple[int, str]:
         str(NODE), str(SUITE), "server", "--url", url, "--scenario", name,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
     )
-    async with asyncio.timeout(120):
-        out, _ = await proc.communicate()
+    try:
+        async with asyncio.timeout(120):
+            out, _ = await proc.communicate()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
     return proc.returncode or 0, out.decode()
 
 

@@ -42,8 +42,13 @@ async def test_the_scripted_agent_example_runs(mcp_base_url: str, fable: Fable, 
         proc = await asyncio.create_subprocess_exec(
             sys.executable, str(ROOT / "examples/mcp_agent.py"), env=env,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-        async with asyncio.timeout(60):
-            out, err = await proc.communicate()
+        try:
+            async with asyncio.timeout(60):
+                out, err = await proc.communicate()
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
         assert proc.returncode == 0, err.decode()
         return out.decode()
 

@@ -35,14 +35,19 @@ async def _run(env: dict[str, str], *args: str, messages: list[dict] = MESSAGES)
     await proc.stdin.drain()
     waiting = {m["id"] for m in messages if "id" in m}
     lines = []
-    async with asyncio.timeout(60):
-        while waiting and (line := await proc.stdout.readline()):
-            lines.append(line.decode())
-            waiting.discard(json.loads(line).get("id"))
-        proc.stdin.close()
-        lines += [line.decode() for line in (await proc.stdout.read()).splitlines(keepends=True)]
-        stderr = (await proc.stderr.read()).decode()
-        code = await proc.wait()
+    try:
+        async with asyncio.timeout(60):
+            while waiting and (line := await proc.stdout.readline()):
+                lines.append(line.decode())
+                waiting.discard(json.loads(line).get("id"))
+            proc.stdin.close()
+            lines += [line.decode() for line in (await proc.stdout.read()).splitlines(keepends=True)]
+            stderr = (await proc.stderr.read()).decode()
+            code = await proc.wait()
+    finally:
+        if proc.returncode is None:  # a hung server must not outlive its test
+            proc.kill()
+            await proc.wait()
     return code, "".join(lines), stderr
 
 
