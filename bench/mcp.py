@@ -327,7 +327,19 @@ def render(r: Results) -> str:
         ("For scale, a popular Markdown MCP knowledge server measured on this machine over stdio at "
          "2,000 notes: 266 ms p50 per write (3.5 writes/s), 41 ms per read, 30 ms per search, "
          "4.3 s cold start, 421 MB resident."),
+        "",
+        _READING,
     ])
+
+
+_READING = """How to read these numbers: every MCP call is the core dispatcher call (see the core section:
+the same read_note costs most of its time there, in database round trips) plus the SDK's
+framing on both ends, plus for HTTP one request through uvicorn and the bearer-key lookup (one
+autocommit query). stdio read_note minus the core's dispatcher read_note is the MCP layer;
+HTTP minus stdio is the transport. `fable mcp`'s start is mostly Python imports (the MCP SDK's
+protocol models and SQLAlchemy: about 1.6 s of CPU on this machine); the database opens in the
+background meanwhile. Rerun `python -m bench.mcp` on an otherwise idle machine to check the
+targets."""
 
 
 def _parser() -> argparse.ArgumentParser:
