@@ -203,6 +203,18 @@ async def test_assist_proposes_a_diff_kept_until_accepted_and_tags_are_suggested
     body = (await chat_ui.api("GET", f"/notes/{note['id']}"))["body"]
     assert "- [ ] a warm jacket" in body and "## Gear\n\ntent\nstove" in body and "\nsocks" not in body
 
+    chat_llm.plain_replies.append(Reply("Just bring the tent."))
+    await page.click("#assist-note")
+    await page.fill("#assist-instruction", "shorter")
+    await page.click("#assist-run")
+    await expect(page.locator("#assist-diff .add")).to_have_text(["+ Just bring the tent."])
+    await page.click("#assist-reject")
+    await expect(page.locator("#assist-diff")).to_have_count(0)
+    after_reject = await chat_ui.api("GET", f"/notes/{note['id']}")
+    assert after_reject["body"] == body
+    drafts = await page.request.get(f"{chat_ui.base_url}/api/notes/{note['id']}/draft")
+    assert drafts.status == 404
+
     chat_llm.plain_replies.append(Reply("camping, travel"))
     await page.click("#edit-note")
     await page.click("#suggest-tags")
