@@ -11,21 +11,25 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import select, text, update
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.access import visible_ids
 from fable_core.assistant import memory
-from fable_core.assistant.context import add_urls, build_context
+from fable_core.assistant.context import ContextPack, add_urls, build_context
 from fable_core.assistant.conversations import load_conversation, message_count, scope_label
 from fable_core.assistant.generation import Buffer, MessageWriter, StreamEvent
 from fable_core.assistant.providers import NoProvider, unavailable
 from fable_core.assistant.toolloop import LoopResult, run_tool_loop
 from fable_core.caller import Caller
+from fable_core.db.database import Database
 from fable_core.db.models import Conversation, Message, Note
-from fable_core.errors import Conflict, FableError, InvalidInput, NotFound
+from fable_core.errors import FableError, InvalidInput, NotFound
 
 if TYPE_CHECKING:
     from fable_core.assistant.service import Assistant
@@ -71,30 +75,45 @@ async def send_message(assistant: Assistant, caller: Caller, conversation_id: in
     return {"conversation_id": conversation_id, "user_message_id": user_id, "message_id": message_id}
 
 
+_STORE = text("""
+WITH conv AS (
+    UPDATE conversations SET updated_at = now() WHERE id = :conversation_id AND user_id = :user_id
+    RETURNING id, rag_project_id, summary, summary_message_id
+), added AS (
+    INSERT INTO messages (conversation_id, user_id, role, content, status)
+    SELECT conv.id, :user_id, v.role, v.content, v.status
+    FROM conv, (VALUES (1, 'user', :content, 'done'), (2, 'assistant', '', 'generating'))
+         AS v(n, role, content, status)
+    ORDER BY v.n
+    RETURNING id, role
+)
+SELECT conv.rag_project_id, conv.summary, conv.summary_message_id,
+       (SELECT id FROM added WHERE role = 'user') AS user_message_id,
+       (SELECT id FROM added WHERE role = 'assistant') AS message_id
+FROM conv
+""")
+
+
 async def _store(assistant: Assistant, caller: Caller, conversation_id: int, content: str,
                  note_ids: list[int]) -> tuple[Conversation, int, int]:
-    """Both messages in one transaction, the conversation locked and touched; a snapshot of it."""
-    async with assistant.db.transaction() as s:
-        row = (await s.execute(
-            update(Conversation).where(Conversation.id == conversation_id, Conversation.user_id == caller.user_id)
-            .values(updated_at=func.now())
-            .returning(Conversation.rag_project_id, Conversation.summary, Conversation.summary_message_id)
-        )).first()
-        if row is None:
-            raise NotFound(f"conversation {conversation_id} not found", conversation_id=conversation_id)
-        if assistant.generations.running(chat_key(conversation_id)):
-            raise Conflict(f"conversation {conversation_id} is still answering; stop it first",
-                           conversation_id=conversation_id)
-        await _check_notes(s, caller, note_ids)
-        ids = dict((await s.execute(insert(Message).values([
-            {"conversation_id": conversation_id, "user_id": caller.user_id, "role": "user",
-             "content": content, "status": "done"},
-            {"conversation_id": conversation_id, "user_id": caller.user_id, "role": "assistant",
-             "content": "", "status": "generating"},
-        ]).returning(Message.role, Message.id))).all())
+    """Touch the conversation and add both messages in one statement (one round trip, atomic);
+    a snapshot of the conversation for the turn."""
+    key = chat_key(conversation_id)
+    assistant.generations.reserve(key)  # Conflict while this conversation is answering
+    try:
+        async with autocommit(assistant.db) as s:
+            await _check_notes(s, caller, note_ids)
+            row = (await s.execute(_STORE, {"conversation_id": conversation_id, "user_id": caller.user_id,
+                                            "content": content})).first()
+    except BaseException:
+        assistant.generations.release(key)
+        raise
+    if row is None:
+        assistant.generations.release(key)
+        raise NotFound(f"conversation {conversation_id} not found", conversation_id=conversation_id)
     state = Conversation(id=conversation_id, user_id=caller.user_id, rag_project_id=row.rag_project_id,
                          summary=row.summary, summary_message_id=row.summary_message_id)
-    return state, ids["user"], ids["assistant"]
+    return state, row.user_message_id, row.message_id
 
 
 async def _check_notes(s: Any, caller: Caller, note_ids: list[int]) -> None:
@@ -102,6 +121,15 @@ async def _check_notes(s: Any, caller: Caller, note_ids: list[int]) -> None:
     for note_id in note_ids:
         if note_id not in found:
             raise NotFound(f"note {note_id} not found", note_id=note_id)
+
+
+@asynccontextmanager
+async def autocommit(db: Database) -> AsyncIterator[AsyncSession]:
+    """A session whose statements commit one by one: reads with no BEGIN/COMMIT round trips."""
+    async with db.engine.connect() as conn:
+        await conn.execution_options(isolation_level="AUTOCOMMIT")
+        async with AsyncSession(bind=conn, expire_on_commit=False) as session:
+            yield session
 
 
 def stop_generation(assistant: Assistant, conversation_id: int) -> bool:
@@ -187,13 +215,7 @@ class _Turn:
     async def _prepare_and_loop(self, emit: Any, result: LoopResult, writer: MessageWriter) -> None:
         a = self.a
         self.tool_events = result.tool_events
-        vector = await self.embedding if self.embedding is not None else None
-        async with a.db.transaction() as s:
-            pack = await build_context(
-                s, self.caller, vector, rag_project_id=self.conversation.rag_project_id,
-                note_ids=self.note_ids, exclude_note_id=self.exclude_note_id,
-                model=a.embedder.model if a.embedder else None)
-            past = await memory.history(s, self.conversation, self.user_message_id, a.provider)
+        past, pack = await asyncio.gather(self._history(), self._context())
         await add_urls(pack, self.content, a.provider, a.fetch_allow)
         writer.context = pack.meta()
         await emit("context", pack.meta())
@@ -202,6 +224,19 @@ class _Turn:
             system += "\n\nContext:\n\n" + "\n\n---\n\n".join(pack.blocks)
         messages = [{"role": "system", "content": system}, *past, {"role": "user", "content": self.content}]
         await run_tool_loop(a.provider, a.dispatcher, self.caller, messages, emit, result)
+
+    async def _history(self) -> list[dict[str, Any]]:
+        """The conversation so far; read while the message's embedding is still on its way."""
+        async with autocommit(self.a.db) as s:
+            return await memory.history(s, self.conversation, self.user_message_id, self.a.provider)
+
+    async def _context(self) -> ContextPack:
+        vector = await self.embedding if self.embedding is not None else None
+        async with autocommit(self.a.db) as s:
+            return await build_context(
+                s, self.caller, vector, rag_project_id=self.conversation.rag_project_id,
+                note_ids=self.note_ids, exclude_note_id=self.exclude_note_id,
+                model=self.a.embedder.model if self.a.embedder else None)
 
     async def _retitle(self) -> None:
         try:

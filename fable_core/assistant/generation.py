@@ -112,16 +112,28 @@ class Generations:
         self.grace = grace
         self._buffers: dict[str, Buffer] = {}
         self._drops: dict[str, asyncio.TimerHandle] = {}
+        self._reserved: set[str] = set()
 
     def get(self, key: str) -> Buffer | None:
         return self._buffers.get(key)
 
     def running(self, key: str) -> bool:
         buffer = self._buffers.get(key)
-        return buffer is not None and not buffer.done
+        return key in self._reserved or (buffer is not None and not buffer.done)
+
+    def reserve(self, key: str) -> None:
+        """Claim ``key`` for a generation about to start; Conflict if one runs or is starting."""
+        if self.running(key):
+            raise Conflict("a generation is already running here; stop it or wait for it", key=key)
+        self._reserved.add(key)
+
+    def release(self, key: str) -> None:
+        self._reserved.discard(key)
 
     def start(self, key: str, message_id: int, runner: Runner) -> Buffer:
-        if self.running(key):
+        if key in self._reserved:
+            self._reserved.discard(key)
+        elif self.running(key):
             raise Conflict("a generation is already running here; stop it or wait for it", key=key)
         if key in self._drops:
             self._drops.pop(key).cancel()

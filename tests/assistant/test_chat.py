@@ -216,3 +216,25 @@ async def test_urls_in_a_message_are_fetched_through_the_ssrf_guard(
     system = fake.chat_bodies()[0]["messages"][0]["content"]
     assert f"Content of {site}/notes:\nRelease notes Version 2 & more" in system
     assert "x()" not in system
+
+
+async def test_the_same_turn_works_over_an_openai_compatible_server(
+    ai_settings, openai_url: str, fake: FakeLLM, alice: Caller  # noqa: ANN001
+) -> None:
+    settings = ai_settings.model_copy(update={"llm_provider": "openai", "openai_base_url": openai_url,
+                                              "openai_api_key": "test-key", "openai_model": "gpt-test"})
+    app = await Fable.open(settings)
+    try:
+        assistant = app.services["assistant"]
+        conv = await new_conversation(app, alice)
+        fake.replies.extend([Reply("On it.", [("create_note", {"title": "Renew passport", "status": "todo"})]),
+                             Reply("Done.")])
+        events = await turn(assistant, alice, conv, "remind me to renew my passport")
+        assert text_of(events) == "On it.Done."
+        [task] = await rows(app, select(Note))
+        assert (task.title, task.status) == ("Renew passport", "todo")
+        assert fake.chat_bodies()[0]["model"] == "gpt-test"
+        if assistant.worker is not None:
+            await assistant.worker.idle(backfill=False)
+    finally:
+        await app.close()
