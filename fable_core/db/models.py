@@ -238,6 +238,7 @@ class Note(Base):
     created_at: Mapped[datetime] = _created()
     updated_at: Mapped[datetime] = _updated()
     title_key: Mapped[str] = mapped_column(Text, nullable=False)
+    title_key_reversed: Mapped[str] = mapped_column(Text, Computed("reverse(title_key)", persisted=True))
     search_vector: Mapped[Any] = mapped_column(
         TSVECTOR, Computed(SEARCH_VECTOR_SQL, persisted=True)
     )
@@ -262,7 +263,12 @@ class Note(Base):
             postgresql_using="gist",
             postgresql_ops={"title_key": "gist_trgm_ops"},
         ),
-        Index("ix_notes_user_title_key", "user_id", "title_key"),
+        # Prefix and suffix scans (LIKE 'abc%') for the near-duplicate title check; the first
+        # also serves exact title-key lookups (wikilinks, exact duplicates).
+        Index("ix_notes_user_title_key", "user_id", "title_key",
+              postgresql_ops={"title_key": "text_pattern_ops"}),
+        Index("ix_notes_user_title_key_reversed", "user_id", "title_key_reversed",
+              postgresql_ops={"title_key_reversed": "text_pattern_ops"}),
         Index("ix_notes_user_updated", "user_id", "updated_at", "id"),
         Index("ix_notes_user_status_due", "user_id", "status", "due_date"),
     )

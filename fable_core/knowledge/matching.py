@@ -4,7 +4,8 @@ Duplicate rule (refused by ``create_note``): the same title key (case and punctu
 or a title at least 82 % similar (``difflib`` ratio over title keys) and carrying the same
 numbers (so dated series such as "Standup 2026-12-01" / "-02" are not duplicates), among the
 caller's notes.
-pg_trgm's index narrows the candidates; difflib decides, as in the system Fable grew from.
+Titles sharing a prefix or suffix are the candidates (two index range scans); difflib decides,
+as in the system Fable grew from.
 
 Project names resolve in four steps: exact (case-insensitive), the name inside a title, a title
 inside the name, then similarity >= 0.55. More than one candidate at the first step that finds
@@ -13,10 +14,11 @@ any is ambiguous: the error lists them.
 
 from __future__ import annotations
 
+import math
 import re
 from difflib import SequenceMatcher
 
-from sqlalchemy import func, select
+from sqlalchemy import select, union
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.access import get_visible
@@ -33,6 +35,10 @@ __all__ = [
 ]
 
 DUPLICATE_RATIO = 0.82
+# A title differing from another in one place shares >= 41 % of its characters with it at
+# one end when the two are >= 82 % alike; 40 % keeps a margin.
+AFFIX_SHARE = 0.4
+_CANDIDATES = 50
 PROJECT_RATIO = 0.55
 
 
@@ -49,20 +55,37 @@ def _near_duplicate(a: str, b: str) -> bool:
     return _numbers(a) == _numbers(b) and _ratio(a, b) >= DUPLICATE_RATIO
 
 
+def _affix_length(key: str) -> int:
+    return max(3, math.ceil(AFFIX_SHARE * len(key)))
+
+
+def _like_prefix(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
 async def check_duplicate_title(
     session: AsyncSession, caller: Caller, title: str, *, exclude_id: int | None = None, fuzzy: bool = True
 ) -> None:
-    """Raise Conflict naming the existing note when ``title`` duplicates one of the caller's."""
+    """Raise Conflict naming the existing note when ``title`` duplicates one of the caller's.
+
+    Fuzzy candidates are the titles sharing this one's first or last 40 % (see ``AFFIX_SHARE``):
+    two index range scans whatever the number of notes; difflib then decides.
+    """
     key = title_key(title)
-    stmt = select(Note.id, Note.title, Note.title_key).where(Note.user_id == caller.user_id)
+    columns = (Note.id, Note.title, Note.title_key)
+    mine = [Note.user_id == caller.user_id]
     if exclude_id is not None:
-        stmt = stmt.where(Note.id != exclude_id)
+        mine.append(Note.id != exclude_id)
     if fuzzy and len(key) >= 4:
-        stmt = stmt.where((Note.title_key == key) | Note.title_key.op("%")(key))
-        stmt = stmt.order_by(func.similarity(Note.title_key, key).desc()).limit(20)
+        n = _affix_length(key)
+        prefix = select(*columns).where(*mine, Note.title_key.like(_like_prefix(key[:n]))).limit(_CANDIDATES)
+        suffix = select(*columns).where(
+            *mine, Note.title_key_reversed.like(_like_prefix(key[::-1][:n]))).limit(_CANDIDATES)
+        stmt = union(prefix, suffix)
     else:
-        stmt = stmt.where(Note.title_key == key).limit(1)
-    for note_id, existing, existing_key in (await session.execute(stmt)).all():
+        stmt = select(*columns).where(*mine, Note.title_key == key).limit(1)
+    rows = sorted((await session.execute(stmt)).all(), key=lambda r: r[2] != key)
+    for note_id, existing, existing_key in rows:
         exact = existing_key == key
         if exact or (fuzzy and _near_duplicate(existing_key, key)):
             how = "the same title" if exact else "a very similar title"
