@@ -7,7 +7,10 @@ other processes (``fable mcp`` over stdio, uvicorn servers) against the same dat
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -31,9 +34,16 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def database_url(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """URL of the session's test database on a fresh embedded server."""
-    return start_embedded(tmp_path_factory.mktemp("pg") / "pg", database="fable_test")
+def database_url() -> str:
+    """URL of the session's test database on a fresh embedded server.
+
+    The cluster lives outside pytest's basetemp: pytest re-chmods that tree to 0700 when another
+    session starts, which locks out the ``pgserver`` system user PostgreSQL runs as (as root).
+    It is removed at exit, after pgserver's own exit hook (registered later, run earlier) stops it.
+    """
+    root = Path(tempfile.mkdtemp(prefix="fable-test-pg-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    return start_embedded(root / "pg", database="fable_test")
 
 
 @pytest.fixture(scope="session")
