@@ -575,7 +575,7 @@ async def _fuzzy_title_hits(ctx: Context, where: list[Any], query: str, limit: i
     return list((await ctx.session.execute(
         select(Note, sim, literal(""))
         .where(and_(*where), Note.title_key.op("%")(key))
-        .order_by(sim.desc(), Note.id.desc()).limit(limit)
+        .order_by(Note.title_key.op("<->")(key), Note.id.desc()).limit(limit)
     )).all())
 
 
