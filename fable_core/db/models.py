@@ -212,6 +212,9 @@ class Note(Base):
     """A note; with a non-NULL ``status`` it is a task."""
 
     __tablename__ = "notes"
+    # server-side timestamps and generated columns come back with INSERT/UPDATE ... RETURNING,
+    # so no tool needs a refresh round trip after saving
+    __mapper_args__ = {"eager_defaults": True}
 
     id: Mapped[int] = mapped_column(primary_key=True)
     user_id: Mapped[int] = _owner()

@@ -6,7 +6,7 @@ announces the change, so no tool can forget one of them.
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import UTC, date, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
@@ -129,7 +129,7 @@ async def save_changes(ctx: Context, note: Note, *, created: bool = False, old_t
     await s.flush()
     await snapshot(s, note)
     if body_changed:
-        await wikilinks.sync_links(s, note)
+        await wikilinks.sync_links(s, note, created=created)
     if created or (old_title is not None and old_title != note.title):
         await wikilinks.resolve_pending(s, note)
     if old_title is not None and old_title != note.title:
@@ -138,7 +138,6 @@ async def save_changes(ctx: Context, note: Note, *, created: bool = False, old_t
             await s.flush()
             await snapshot(s, source)
             ctx.emit(NoteChanged(note.user_id, source.id, "updated"))
-    await s.refresh(note, ["updated_at"])
     ctx.emit(NoteChanged(note.user_id, note.id, "created" if created else "updated"))
 
 
@@ -208,12 +207,11 @@ async def create_note(
     )
     _check_task_fields(note)
     if status == "done":
-        note.completed_at = func.now()
+        note.completed_at = datetime.now(UTC)
     await set_placement(ctx, note, project_id=project_id, project=project,
                         milestone_id=milestone_id, parent_id=parent_id)
     ctx.session.add(note)
     await save_changes(ctx, note, created=True)
-    await ctx.session.refresh(note, ["completed_at"])
     return NoteSummary.model_validate(note)
 
 

@@ -9,7 +9,7 @@ Each occurrence counts from its own due date, so a ``COUNT=n`` rule moves on as 
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, time
+from datetime import UTC, date, datetime, time
 from typing import Annotated, Any, Literal
 
 from dateutil.rrule import rrulestr
@@ -53,7 +53,7 @@ async def apply_status(ctx: Context, note: Note, status: Status) -> Note | None:
         return None
     if previous == "done":
         return None
-    note.completed_at = func.now()
+    note.completed_at = datetime.now(UTC)
     if not (note.recurrence_rule and note.due_date):
         return None
     following = next_occurrence(note.recurrence_rule, note.due_date)
@@ -99,7 +99,6 @@ async def complete_task(ctx: Context, note_id: NoteId) -> CompletedTask:
         return CompletedTask(task=NoteSummary.model_validate(note))
     successor = await apply_status(ctx, note, "done")
     await save_changes(ctx, note, body_changed=False)
-    await ctx.session.refresh(note, ["completed_at"])
     return CompletedTask(
         task=NoteSummary.model_validate(note),
         next_occurrence=NoteSummary.model_validate(successor) if successor else None,

@@ -32,9 +32,10 @@ def parse_links(body: str) -> dict[str, str]:
     return found
 
 
-async def sync_links(session: AsyncSession, note: Note) -> None:
+async def sync_links(session: AsyncSession, note: Note, *, created: bool = False) -> None:
     """Make ``note``'s outgoing links match its body, resolving each against existing titles."""
-    await session.execute(delete(NoteLink).where(NoteLink.source_id == note.id))
+    if not created:  # a new note has no links to replace
+        await session.execute(delete(NoteLink).where(NoteLink.source_id == note.id))
     links = parse_links(note.body)
     if not links:
         return
