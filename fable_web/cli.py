@@ -64,12 +64,21 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _run(coro: Awaitable[int | None]) -> int | None:
+    """Run on uvloop where it is installed (the servers' throughput depends on it)."""
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - uvloop is a dependency except on Windows
+        return asyncio.run(coro)  # type: ignore[arg-type]
+    return uvloop.run(coro)  # type: ignore[arg-type]
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     handler = _HANDLERS[args.command]
     _exit_cleanly_on_sigterm()
     try:
-        return asyncio.run(handler(args)) or 0
+        return _run(handler(args)) or 0
     except FableError as e:
         print(f"error: {e.type}: {e.message}", file=sys.stderr)
         return 1

@@ -242,8 +242,9 @@ class Note(Base):
     updated_at: Mapped[datetime] = _updated()
     title_key: Mapped[str] = mapped_column(Text, nullable=False)
     title_key_reversed: Mapped[str] = mapped_column(Text, Computed("reverse(title_key)", persisted=True))
+    # only PostgreSQL reads it (search); never loaded into Python
     search_vector: Mapped[Any] = mapped_column(
-        TSVECTOR, Computed(SEARCH_VECTOR_SQL, persisted=True)
+        TSVECTOR, Computed(SEARCH_VECTOR_SQL, persisted=True), deferred=True
     )
 
     @validates("title")

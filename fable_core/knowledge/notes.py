@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StringConstraints
 from sqlalchemy import ColumnElement, and_, delete, exists, func, literal, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import defer
 
 from fable_core.access import get_visible, owned_by
 from fable_core.db.models import Milestone, Note, NoteLink
@@ -486,7 +487,8 @@ async def list_notes(
         )
     order = (key.desc(), Note.id.desc()) if descending else (key.asc(), Note.id.asc())
     rows = (await ctx.session.execute(
-        select(Note, key.label("sort_key")).where(and_(*where)).order_by(*order).limit(limit + 1)
+        select(Note, key.label("sort_key")).options(defer(Note.body))
+        .where(and_(*where)).order_by(*order).limit(limit + 1)
     )).all()
     items = [NoteSummary.model_validate(r[0]) for r in rows[:limit]]
     next_cursor = None

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from dateutil.rrule import rrulestr
 from pydantic import BaseModel, Field
 from sqlalchemy import ColumnElement, and_, func, select
+from sqlalchemy.orm import defer
 
 from fable_core.access import get_visible, owned_by
 from fable_core.db.models import Note
@@ -180,7 +181,8 @@ async def _page(ctx: Context, name: str, group: _Group, where: list[ColumnElemen
         clauses.append(row < at if group.descending else row > at)
     order = (group.key.desc(), Note.id.desc()) if group.descending else (group.key.asc(), Note.id.asc())
     notes = (await ctx.session.execute(
-        select(Note).where(*clauses).order_by(*order).limit(limit + 1))).scalars().all()
+        select(Note).options(defer(Note.body)).where(*clauses).order_by(*order).limit(limit + 1)
+    )).scalars().all()
     items = [NoteSummary.model_validate(n) for n in notes[:limit]]
     if len(notes) <= limit:
         return items, None
