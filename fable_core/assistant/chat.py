@@ -199,6 +199,7 @@ class _Turn:
         writer.content = result.text
         await writer.flush("done")
         buffer.emit("done", await self._done())
+        buffer.finish()  # followers' streams end here; retitling is not part of the answer
         await self._retitle()
 
     async def _done(self) -> dict[str, Any]:
