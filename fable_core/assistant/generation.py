@@ -222,8 +222,13 @@ class MessageWriter:
             values["context"] = self.context
         if status is not None:
             values["status"] = status
+        where = [Message.id == self.message_id]
+        if status is None:
+            # A periodic flush that lost the race to the final one (it read older text) must not
+            # overwrite the final text: it only touches a message still generating.
+            where.append(Message.status == "generating")
         async with self.db.transaction() as s:
-            await s.execute(update(Message).where(Message.id == self.message_id).values(**values))
+            await s.execute(update(Message).where(*where).values(**values))
 
 
 async def recover_interrupted(db: Database, *, stale_after: float = 30.0) -> int:

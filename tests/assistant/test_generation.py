@@ -16,7 +16,7 @@ from fake_llm import FakeLLM, Reply
 from helpers import new_conversation, text_of
 from sqlalchemy import select
 
-from fable_core.assistant.generation import Buffer, Generations, parse_event_id
+from fable_core.assistant.generation import Buffer, Generations, MessageWriter, parse_event_id
 from fable_core.assistant.service import Assistant
 from fable_core.caller import Caller
 from fable_core.config import Settings
@@ -95,6 +95,23 @@ async def test_after_the_grace_period_a_reconnect_gets_the_stored_message(
     [event] = [e async for e in assistant.follow(alice, conv, last_event_id="1:3")]
     assert event.event == "message"
     assert (event.data["content"], event.data["status"]) == ("kept for later", "done")
+
+
+async def test_a_late_periodic_flush_never_overwrites_the_final_text(
+    ai_fable: Fable, assistant: Assistant, fake: FakeLLM, alice: Caller
+) -> None:
+    conv = await new_conversation(ai_fable, alice)
+    fake.replies.append(Reply("the final answer"))
+    await assistant.send(alice, conv, "hello")
+    await assistant.wait(conv)
+    message = (await ai_fable.call("get_conversation", {"conversation_id": conv}, alice))
+    message_id = message["messages"][-1]["id"]
+    late = MessageWriter(ai_fable.db, message_id)
+    late.content = "the fin"  # what a periodic flush read before the final flush ran
+    await late.flush()
+    async with ai_fable.db.transaction() as s:
+        stored = await s.scalar(select(Message).where(Message.id == message_id))
+    assert (stored.content, stored.status) == ("the final answer", "done")
 
 
 CHILD = Path(__file__).with_name("generation_child.py")
