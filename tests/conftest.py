@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 from sqlalchemy import text
+from users import make_user
 
-from fable_core.accounts import create_user
 from fable_core.caller import Caller
 from fable_core.config import Settings, load_settings
 from fable_core.db.embedded import start_embedded
@@ -71,20 +71,14 @@ async def _clean_database(fable: Fable) -> AsyncIterator[None]:
         await conn.execute(text(f"TRUNCATE {_TABLES} RESTART IDENTITY CASCADE"))
 
 
-async def _make_user(fable: Fable, username: str, role: str | None = None) -> Caller:
-    async with fable.db.transaction() as session:
-        user = await create_user(session, username, "correct horse battery", role=role)
-    return Caller(user_id=user.id, username=user.username, role=user.role, surface="internal")
-
-
 @pytest.fixture
 async def alice(fable: Fable) -> Caller:
-    return await _make_user(fable, "alice")
+    return await make_user(fable, "alice")
 
 
 @pytest.fixture
 async def bob(fable: Fable) -> Caller:
-    return await _make_user(fable, "bob")
+    return await make_user(fable, "bob")
 
 
 Call = Callable[..., Awaitable[dict[str, Any]]]

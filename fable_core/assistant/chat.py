@@ -13,6 +13,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
@@ -159,9 +160,7 @@ class _Turn:
         self.a = assistant
         self.conversation = conversation
         self.conversation_id = conversation.id
-        self.caller = Caller(user_id=caller.user_id, username=caller.username, scope=caller.scope,
-                             surface="assistant", role=caller.role, conversation_id=conversation.id,
-                             project_id=caller.project_id)
+        self.caller = replace(caller, surface="assistant", conversation_id=conversation.id)
         self.user_message_id = user_message_id
         self.message_id = message_id
         self.content = content

@@ -8,28 +8,21 @@ from typing import Any
 
 import pytest
 from sqlalchemy import text
+from users import make_user
 
-from fable_core.accounts import create_user
 from fable_core.caller import Caller
 from fable_core.errors import FableError
 from fable_core.runtime import Fable
 
 
-async def _user(fable: Fable, username: str) -> Caller:
-    """A real user row without a password: hashing one (argon2) costs more than a whole test."""
-    async with fable.db.transaction() as session:
-        user = await create_user(session, username)
-    return Caller(user_id=user.id, username=user.username, role=user.role, surface="internal")
-
-
 @pytest.fixture
 async def alice(fable: Fable) -> Caller:
-    return await _user(fable, "alice")
+    return await make_user(fable, "alice", password=None)  # argon2 would dominate
 
 
 @pytest.fixture
 async def bob(fable: Fable) -> Caller:
-    return await _user(fable, "bob")
+    return await make_user(fable, "bob", password=None)
 
 
 # Everything a knowledge tool may write; app_logs is left out because failures are logged there.

@@ -1,0 +1,19 @@
+"""Real test users, shared by the fixtures of every test directory."""
+
+from __future__ import annotations
+
+from fable_core.accounts import create_user
+from fable_core.caller import Caller
+from fable_core.runtime import Fable
+
+__all__ = ["PASSWORD", "make_user"]
+
+PASSWORD = "correct horse battery"
+
+
+async def make_user(fable: Fable, username: str, role: str | None = None,
+                    password: str | None = PASSWORD) -> Caller:
+    """A real user; ``password=None`` skips argon2, which costs more than most tests."""
+    async with fable.db.transaction() as session:
+        user = await create_user(session, username, password, role=role)
+    return Caller(user_id=user.id, username=user.username, role=user.role, surface="internal")
