@@ -52,6 +52,7 @@ class Fable:
         assistant = self.services.get("assistant")
         if assistant is not None:
             await assistant.close()
+        await self.dispatcher.usage.close()
         await self.db.close()
 
     async def __aenter__(self) -> Fable:

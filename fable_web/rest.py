@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -22,7 +23,7 @@ from fable_core.tools.registry import Registry, Tool
 from fable_web.context import web
 from fable_web.payload import read_json_object
 
-__all__ = ["QUERY_METHODS", "array_params", "routes", "tool_json"]
+__all__ = ["QUERY_METHODS", "array_params", "model_response", "routes", "tool_json"]
 
 QUERY_METHODS = frozenset({"GET", "DELETE"})
 Endpoint = Callable[[Request], Awaitable[Response]]
@@ -103,8 +104,8 @@ def _endpoint(t: Tool) -> Endpoint:
             args = _query_args(request, arrays)
         else:
             args = await read_json_object(request)
-        result = await w.fable.call(t.name, _merge_path(args, request.path_params), caller)
-        return JSONResponse(result)
+        result = await w.fable.dispatcher.run(t.name, _merge_path(args, request.path_params), caller)
+        return model_response(result)
 
     endpoint.__name__ = t.name
     endpoint.__doc__ = t.description
@@ -115,7 +116,12 @@ async def _call_tool(request: Request) -> Response:
     w = web(request)
     caller = await w.auth.caller(request)
     args = await read_json_object(request)
-    return JSONResponse(await w.fable.call(request.path_params["name"], args, caller))
+    return model_response(await w.fable.dispatcher.run(request.path_params["name"], args, caller))
+
+
+def model_response(result: BaseModel) -> Response:
+    """A tool's result as JSON, serialised by pydantic's own encoder straight from the model."""
+    return Response(result.model_dump_json(), media_type="application/json")
 
 
 async def _list_tools(request: Request) -> Response:

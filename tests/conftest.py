@@ -67,6 +67,7 @@ _TABLES = ", ".join(t.name for t in Base.metadata.sorted_tables)
 @pytest.fixture(autouse=True)
 async def _clean_database(fable: Fable) -> AsyncIterator[None]:
     yield
+    await fable.dispatcher.usage.flush()  # this test's usage rows, before their users go
     async with fable.db.engine.begin() as conn:
         await conn.execute(text(f"TRUNCATE {_TABLES} RESTART IDENTITY CASCADE"))
 

@@ -63,6 +63,9 @@ class Database:
         self.engine = engine
         self.url = url
         self.sessions = async_sessionmaker(engine, expire_on_commit=False, autoflush=False)
+        self._reading = async_sessionmaker(
+            engine.execution_options(isolation_level="AUTOCOMMIT"), expire_on_commit=False, autoflush=False
+        )
 
     @classmethod
     async def open(cls, settings: Settings, *, migrate: bool = True) -> Database:
@@ -100,6 +103,18 @@ class Database:
     async def transaction(self) -> AsyncIterator[AsyncSession]:
         """A session inside one transaction: committed on success, rolled back on any error."""
         async with self.sessions() as session, session.begin():
+            yield session
+
+    @asynccontextmanager
+    async def reading(self) -> AsyncIterator[AsyncSession]:
+        """A session for calls that only read: no BEGIN and COMMIT round trips.
+
+        Under PostgreSQL's READ COMMITTED every statement takes its own snapshot, in a
+        transaction or not, so a reader sees exactly what it would inside one; it just skips
+        two round trips. Anything it writes would commit statement by statement: writers use
+        :meth:`transaction`.
+        """
+        async with self._reading() as session:
             yield session
 
     async def close(self) -> None:

@@ -1,8 +1,9 @@
 """The dispatcher: the one path every tool call takes, whatever the surface.
 
-validate arguments → authorise → run in one transaction → validate the result → record usage →
-publish events after commit. Errors leave as :mod:`fable_core.errors` types; nothing is written
-when a call fails (its failure is logged in a transaction of its own).
+validate arguments → authorise → run in one transaction → validate the result → publish events
+after commit → record usage. Errors leave as :mod:`fable_core.errors` types; nothing is written
+when a call fails. Usage and failure rows go to ``app_logs`` in batches (:mod:`.usage`), outside
+the call's transaction.
 """
 
 from __future__ import annotations
@@ -11,34 +12,25 @@ import logging
 import time
 import traceback
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import ValidationError
-from sqlalchemy import insert, text
+from pydantic import BaseModel, ValidationError
 from sqlalchemy.exc import DBAPIError
 
 from fable_core.caller import Caller
 from fable_core.config import Settings
 from fable_core.db.database import Database
 from fable_core.db.errors import translate_db_error
-from fable_core.db.models import AppLog
 from fable_core.errors import FableError, Forbidden, InvalidInput, UnknownTool
 from fable_core.events import EventBus
 from fable_core.tools.context import Context
 from fable_core.tools.registry import REGISTRY, Registry, Tool
+from fable_core.tools.usage import UsageLog
 
 __all__ = ["Dispatcher", "InternalError", "validation_problems"]
 
 _log = logging.getLogger(__name__)
-# A read tool's transaction writes nothing but its usage row; losing that row in a crash is
-# harmless, so its commit need not wait for the WAL flush (the slowest part of a read call).
-# One statement both relaxes the commit and inserts the row: a round trip fewer per read.
-_READ_USAGE = text(
-    "WITH async_commit AS (SELECT set_config('synchronous_commit', 'off', true)) "
-    "INSERT INTO app_logs (category, user_id, username, action, surface, duration_ms) "
-    "SELECT :category, CAST(:user_id AS integer), :username, :action, :surface, "
-    "CAST(:duration_ms AS double precision) FROM async_commit"
-)
 
 
 class InternalError(FableError):
@@ -70,12 +62,14 @@ class Dispatcher:
         registry: Registry = REGISTRY,
         events: EventBus | None = None,
         services: dict[str, Any] | None = None,
+        usage: UsageLog | None = None,
     ) -> None:
         self.db = db
         self.settings = settings
         self.registry = registry
         self.events = events or EventBus()
         self.services: dict[str, Any] = services if services is not None else {}
+        self.usage = usage or UsageLog(db)
 
     def tool(self, name: str) -> Tool:
         found = self.registry.get(name)
@@ -85,23 +79,32 @@ class Dispatcher:
 
     async def call(self, name: str, arguments: Mapping[str, Any] | None, caller: Caller) -> dict[str, Any]:
         """Run tool ``name`` as ``caller``; return its result as JSON-ready data."""
+        return (await self.run(name, arguments, caller)).model_dump(mode="json")
+
+    async def run(self, name: str, arguments: Mapping[str, Any] | None, caller: Caller) -> BaseModel:
+        """Run tool ``name`` as ``caller``; return its validated result model.
+
+        Surfaces that write JSON (REST) serialise the model directly, which is much faster
+        than building the dict of :meth:`call` and encoding that.
+        """
         started = time.perf_counter()
         t = self.tool(name)
         try:
             args = self._validate(t, arguments, caller)
-            result, events = await self._run(t, args, caller, started)
+            result, events = await self._run(t, args, caller)
         except FableError as e:
-            await self._log_failure(t.name, caller, started, e, None)
+            self._log_failure(t.name, caller, started, e, None)
             raise
         except DBAPIError as e:
             err = translate_db_error(e)
-            await self._log_failure(t.name, caller, started, err, None)
+            self._log_failure(t.name, caller, started, err, None)
             raise err from e
         except Exception as e:
             _log.exception("tool %s failed", t.name)
             err = InternalError(f"{t.name} failed unexpectedly; the error was logged")
-            await self._log_failure(t.name, caller, started, err, traceback.format_exc())
+            self._log_failure(t.name, caller, started, err, traceback.format_exc())
             raise err from e
+        self.usage.record(_usage(t.name, caller, started))
         await self.events.publish(events)
         return result
 
@@ -118,10 +121,8 @@ class Dispatcher:
             raise Forbidden(f"{t.name} changes data; this credential has read-only scope", tool=t.name)
         return {k: getattr(model, k) for k in type(model).model_fields}
 
-    async def _run(
-        self, t: Tool, args: dict[str, Any], caller: Caller, started: float
-    ) -> tuple[dict[str, Any], list[Any]]:
-        async with self.db.transaction() as session:
+    async def _run(self, t: Tool, args: dict[str, Any], caller: Caller) -> tuple[BaseModel, list[Any]]:
+        async with (self.db.transaction() if t.scope == "write" else self.db.reading()) as session:
             ctx = Context(caller=caller, session=session, settings=self.settings, services=self.services)
             if t.signature.context_param:
                 args[t.signature.context_param] = ctx
@@ -130,16 +131,9 @@ class Dispatcher:
                 result = t.signature.output.model_validate(raw, from_attributes=True)
             except ValidationError as e:
                 raise InternalError(f"{t.name} produced an invalid result") from e
-            usage = _usage(t.name, caller, started)
-            if t.scope == "read":
-                await session.execute(_READ_USAGE, usage)
-            else:
-                await session.execute(insert(AppLog), [usage])
-        return result.model_dump(mode="json", exclude_none=False), ctx.events
+        return result, ctx.events
 
-    async def _log_failure(
-        self, name: str, caller: Caller, started: float, err: FableError, tb: str | None
-    ) -> None:
+    def _log_failure(self, name: str, caller: Caller, started: float, err: FableError, tb: str | None) -> None:
         row = _usage(name, caller, started)
         row.update(
             category="error" if tb else "usage",
@@ -147,19 +141,19 @@ class Dispatcher:
             error_message=err.message[:2000],
             traceback=tb,
         )
-        try:
-            async with self.db.transaction() as session:
-                await session.execute(insert(AppLog), [row])
-        except Exception:  # the database itself may be what failed
-            _log.warning("could not record failure of %s", name, exc_info=True)
+        self.usage.record(row)
 
 
 def _usage(name: str, caller: Caller, started: float) -> dict[str, Any]:
     return {
+        "created_at": datetime.now(UTC),  # the call's time, not the batch's
         "category": "usage",
         "user_id": caller.user_id,
         "username": caller.username,
         "action": name,
         "surface": caller.surface,
         "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+        "error_type": None,
+        "error_message": None,
+        "traceback": None,
     }

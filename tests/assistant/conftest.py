@@ -78,6 +78,7 @@ async def _settle(ai_fable: Fable) -> AsyncIterator[None]:
         await a.summaries.cancel()
     if a.worker is not None:
         await a.worker.idle()
+    await ai_fable.dispatcher.usage.flush()  # this test's usage rows, before their users go
 
 
 @pytest.fixture

@@ -56,6 +56,7 @@ async def test_every_assistant_tool_call_is_logged_with_surface_assistant(
     results = [e.data for e in events if e.event == "tool_result"]
     assert [r["ok"] for r in results] == [True, False]
     assert results[1]["error"]["type"] == "invalid_input"
+    await ai_fable.dispatcher.usage.flush()
     logs = await rows(ai_fable, select(AppLog).where(AppLog.action.in_(["list_notes", "create_note"])))
     assert sorted((log.action, log.surface) for log in logs) == [
         ("create_note", "assistant"), ("list_notes", "assistant")]

@@ -161,3 +161,4 @@ async def chat_ui(browser: Browser, chat_base_url: str, chat_fable: Fable, chat_
         await assistant.summaries.cancel()
     if assistant.worker is not None:
         await assistant.worker.idle()
+    await chat_fable.dispatcher.usage.flush()  # this test's usage rows, before their users go

@@ -89,7 +89,8 @@ async def count_projects(ctx: Context) -> Made:
 @pytest.fixture
 def dispatcher(fable: Fable) -> Dispatcher:
     ran.clear()
-    return Dispatcher(fable.db, fable.settings, registry=registry, events=EventBus())
+    return Dispatcher(fable.db, fable.settings, registry=registry, events=EventBus(),
+                      usage=fable.dispatcher.usage)
 
 
 async def projects(fable: Fable) -> int:
@@ -98,6 +99,7 @@ async def projects(fable: Fable) -> int:
 
 
 async def logs(fable: Fable) -> list[AppLog]:
+    await fable.dispatcher.usage.flush()  # rows are written in batches
     async with fable.db.transaction() as s:
         return list(await s.scalars(select(AppLog).order_by(AppLog.id)))
 

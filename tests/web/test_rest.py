@@ -30,6 +30,7 @@ async def test_every_routed_tool_reaches_the_dispatcher(as_alice: httpx.AsyncCli
         if r.status_code >= 400:
             assert error_of(r)["type"] in ("not_found", "invalid_input", "conflict", "unavailable")
             assert "no such endpoint" not in r.text
+    await fable.dispatcher.usage.flush()
     async with fable.db.transaction() as session:
         actions = set(await session.scalars(select(AppLog.action)))
     assert {t.name for t in ROUTED} <= actions

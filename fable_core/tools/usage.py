@@ -1,0 +1,111 @@
+"""Usage and failure rows for ``app_logs``, written in batches off the call's path.
+
+Every tool call leaves a row (who, what, which surface, how long, and for failures the error and
+traceback). Writing it inside the call's own transaction cost each call a round trip and, for
+reads, turned a read-only transaction into a write. Instead the dispatcher hands rows to this
+recorder, which inserts them in one statement per batch: after ``FLUSH_SECONDS``, as soon as
+``FLUSH_ROWS`` are waiting, and when the process closes. A crash (``kill -9``) can lose the rows
+of at most the last ``FLUSH_SECONDS``; the notes, tasks and everything else a call changed are
+committed before the call returns, as always. Rows of a failed flush are kept and retried, up
+to ``MAX_PENDING`` of them (beyond that, when the database is gone for long, the oldest are
+dropped with a warning rather than letting memory grow).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+from sqlalchemy import bindparam, insert, select
+from sqlalchemy.exc import SQLAlchemyError
+
+from fable_core.db.database import Database
+from fable_core.db.models import AppLog, User
+
+__all__ = ["UsageLog"]
+
+FLUSH_SECONDS = 1.0
+FLUSH_ROWS = 500
+MAX_PENDING = 50_000
+ATTEMPTS = 3  # a batch the database refuses this often is dropped, so one bad row cannot block the rest
+_COLUMNS = ("created_at", "category", "username", "action", "surface", "duration_ms",
+            "error_type", "error_message", "traceback")
+# A user deleted between the call and the flush leaves user_id NULL (the username stays), as
+# the foreign key's ON DELETE SET NULL does for rows written earlier.
+_INSERT = insert(AppLog).values(
+    user_id=select(User.id).where(User.id == bindparam("row_user_id")).scalar_subquery(),
+    **{name: bindparam(name) for name in _COLUMNS},
+)
+_log = logging.getLogger(__name__)
+
+
+class UsageLog:
+    """Buffers ``app_logs`` rows and writes them in batches; one per dispatcher."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._pending: list[dict[str, Any]] = []
+        self._wake = asyncio.Event()
+        self._writer: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+        self._closed = False
+        self._failures = 0
+
+    def record(self, row: dict[str, Any]) -> None:
+        """Queue one row; never blocks the caller and never fails its call."""
+        self._pending.append(row)
+        if len(self._pending) > MAX_PENDING:
+            dropped = len(self._pending) - MAX_PENDING
+            del self._pending[:dropped]
+            _log.warning("app_logs: dropped %d usage rows the database did not take", dropped)
+        if self._closed:
+            return
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.get_running_loop().create_task(self._run(), name="fable-usage-log")
+        if len(self._pending) >= FLUSH_ROWS:
+            self._wake.set()
+
+    async def flush(self) -> None:
+        """Write every queued row now (tests and shutdown call this)."""
+        async with self._lock:
+            while self._pending:
+                batch, self._pending = self._pending[:FLUSH_ROWS], self._pending[FLUSH_ROWS:]
+                params = [{"row_user_id": row["user_id"], **{c: row[c] for c in _COLUMNS}} for row in batch]
+                try:
+                    async with self._db.engine.begin() as conn:
+                        await conn.execute(_INSERT, params)
+                except BaseException:
+                    self._failures += 1
+                    if self._failures < ATTEMPTS:
+                        self._pending[:0] = batch  # keep them for the next attempt
+                    else:
+                        self._failures = 0
+                        _log.warning("app_logs: dropped %d usage rows after %d failed writes",
+                                     len(batch), ATTEMPTS)
+                    raise
+                self._failures = 0
+
+    async def close(self) -> None:
+        """Stop the background writer and write what is left."""
+        self._closed = True
+        if self._writer is not None:
+            self._writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._writer
+        try:
+            await self.flush()
+        except (SQLAlchemyError, OSError):
+            _log.warning("app_logs: could not write %d usage rows at close", len(self._pending),
+                         exc_info=True)
+
+    async def _run(self) -> None:
+        while self._pending:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), FLUSH_SECONDS)
+            self._wake.clear()
+            try:
+                await self.flush()
+            except (SQLAlchemyError, OSError):
+                _log.warning("app_logs: writing usage rows failed; will retry", exc_info=True)
