@@ -6,29 +6,47 @@ Drafts live in ``note_drafts``, one per user and note, with the note version the
 against: accepting a draft of a note that changed since is a conflict, never a silent overwrite.
 Changes go through the knowledge tools' own functions (validated by their argument models), so a
 draft or a capture obeys exactly the rules a direct call would.
+
+A rewrite has two ways out, sharing one code path (:func:`plan_rewrite` builds the prompt after
+the access checks, :func:`keep_draft` saves the answer): the ``assist_note`` tool returns the
+whole draft in one result (MCP, the assistant, REST), and :func:`open_rewrite` streams the
+model's words as they come (the web UI) and saves the draft only once the model has finished.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import re
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
 from datetime import date
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
 from sqlalchemy import delete, func, select
 from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.access import get_visible
-from fable_core.assistant.providers import NoProvider, Provider
+from fable_core.assistant.generation import StreamEvent
+from fable_core.assistant.providers import ChatChunk, NoProvider, Provider
+from fable_core.caller import Caller
+from fable_core.db.database import Database
+from fable_core.db.errors import translate_db_error
 from fable_core.db.models import Note, NoteDraft, Project
-from fable_core.errors import Conflict, InvalidInput, NotFound
+from fable_core.errors import Conflict, FableError, Forbidden, InvalidInput, NotFound
 from fable_core.knowledge.sections import find_section, outline
 from fable_core.knowledge.types import NoteId, Tag
 from fable_core.knowledge.views import Deleted, NoteSummary
 from fable_core.tools import REGISTRY, Context, Route, tool
+from fable_core.tools.dispatcher import InternalError, validation_problems
 
-__all__ = ["assist_messages", "llm", "run_tool_fn"]
+__all__ = ["Rewrite", "assist_messages", "keep_draft", "llm", "open_rewrite", "plan_rewrite", "run_tool_fn"]
+
+_log = logging.getLogger(__name__)
 
 Instruction = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
 SectionName = Annotated[str | None, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)]
@@ -44,7 +62,11 @@ _SUMMARY = ("Summarise this project in at most 80 words: what it is about, its g
 
 
 def llm(ctx: Context) -> Provider:
-    provider = ctx.services.get("llm")
+    return _provider(ctx.services)
+
+
+def _provider(services: Mapping[str, Any]) -> Provider:
+    provider = services.get("llm")
     return provider if isinstance(provider, Provider) else NoProvider()
 
 
@@ -94,14 +116,42 @@ def assist_messages(note: Note, instruction: str, section: str | None) -> list[d
                                         f"[[{note.title}]]:\n\n{target_text(note, section)}"}]
 
 
-async def save_draft(ctx_session: Any, note: Note, user_id: int, instruction: str, section: str | None,
-                     content: str, status: str) -> NoteDraft:
-    values = {"user_id": user_id, "note_id": note.id, "instruction": instruction, "section": section,
-              "content": content, "status": status, "base_version": note.version}
+@dataclass(frozen=True, slots=True)
+class Rewrite:
+    """A rewrite the caller may ask for: the prompt for the model and what its draft records.
+
+    Plain data, so a stream can build it in one short read and save the draft in a
+    transaction of its own, holding no database connection while the model writes."""
+
+    note_id: int
+    instruction: str
+    section: str | None
+    base_version: int
+    original: str
+    messages: list[dict[str, Any]]
+
+
+async def plan_rewrite(session: AsyncSession, caller: Caller, note_id: int, instruction: str,
+                       section: str | None) -> Rewrite:
+    """Check that the caller sees the note (and that the section exists) and build the prompt."""
+    note = await get_visible(session, Note, note_id, caller)
+    return Rewrite(note.id, instruction, section, note.version, target_text(note, section),
+                   assist_messages(note, instruction, section))
+
+
+async def keep_draft(session: AsyncSession, caller: Caller, rewrite: Rewrite, text: str) -> DraftView:
+    """Save the model's answer as the caller's draft of the note (replacing an older one),
+    against the version the prompt was built from. The note is looked up again: a stream
+    saves after the model has finished, and the note may have gone meanwhile (NotFound)."""
+    await get_visible(session, Note, rewrite.note_id, caller)
+    values = {"user_id": caller.user_id, "note_id": rewrite.note_id, "instruction": rewrite.instruction,
+              "section": rewrite.section, "content": text.strip(), "status": "ready",
+              "base_version": rewrite.base_version}
     stmt = insert(NoteDraft).values(**values).on_conflict_do_update(
         constraint="uq_note_drafts_user_note",
         set_={**{k: v for k, v in values.items() if k not in ("user_id", "note_id")}, "updated_at": func.now()})
-    return (await ctx_session.execute(stmt.returning(NoteDraft))).scalar_one()
+    draft = (await session.execute(stmt.returning(NoteDraft))).scalar_one()
+    return DraftView(**_draft_fields(draft), original=rewrite.original)
 
 
 @tool(title="Rewrite a note with the assistant", scope="write", open_world=False,
@@ -110,10 +160,99 @@ async def assist_note(ctx: Context, note_id: NoteId, instruction: Instruction, s
     """Rewrite a note, or one section of it, following an instruction ("make it shorter",
     "turn into a checklist"). The result is kept as a draft: accept it with accept_note_draft
     or drop it with reject_note_draft; the note itself is unchanged until then."""
-    note = await get_visible(ctx.session, Note, note_id, ctx.caller)
-    text = await llm(ctx).complete(assist_messages(note, instruction, section))
-    draft = await save_draft(ctx.session, note, ctx.user_id, instruction, section, text.strip(), "ready")
-    return DraftView(**_draft_fields(draft), original=target_text(note, section))
+    rewrite = await plan_rewrite(ctx.session, ctx.caller, note_id, instruction, section)
+    text = await llm(ctx).complete(rewrite.messages)
+    return await keep_draft(ctx.session, ctx.caller, rewrite, text)
+
+
+# --- the same rewrite, streamed ------------------------------------------------------------------
+
+
+async def open_rewrite(db: Database, services: Mapping[str, Any], caller: Caller, arguments: Mapping[str, Any],
+                       *, heartbeat: float | None = None) -> AsyncIterator[StreamEvent]:
+    """``assist_note`` as the model writes it: ``token`` events (``{"text"}``), then ``done``
+    with the saved draft (a DraftView) or ``error`` (``{"type", "message", "details"}``).
+
+    What can be known before the model starts raises here, as the tool would: invalid
+    arguments, a read-only caller, a note the caller cannot see, a missing section, no model
+    configured. The draft is saved in its own transaction once the model has finished, so a
+    model that fails mid-way, or a stream closed or cancelled early (the client went away),
+    saves nothing. With ``heartbeat``, a ``ping`` event after that many quiet seconds."""
+    args = _assist_arguments(caller, arguments)
+    async with db.reading() as session:
+        rewrite = await plan_rewrite(session, caller, **args)
+    chunks = _provider(services).chat_stream(rewrite.messages)  # NoProvider refuses right here
+    return _rewrite_events(db, caller, rewrite, chunks, heartbeat)
+
+
+def _assist_arguments(caller: Caller, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """``arguments`` checked by assist_note's own model and scope, as the dispatcher checks them."""
+    t = REGISTRY.get("assist_note")
+    assert t is not None
+    try:
+        model = t.signature.arguments.model_validate(dict(arguments))
+    except ValidationError as e:
+        problems = validation_problems(e)
+        summary = "; ".join(f"{p['field']}: {p['message']}" for p in problems)
+        raise InvalidInput(f"invalid arguments for {t.name}: {summary}", errors=problems) from e
+    if not t.allows(caller):
+        raise Forbidden(f"{t.name} changes data; this credential has read-only scope", tool=t.name)
+    return {k: getattr(model, k) for k in type(model).model_fields}
+
+
+async def _rewrite_events(db: Database, caller: Caller, rewrite: Rewrite, chunks: AsyncIterator[ChatChunk],
+                          heartbeat: float | None) -> AsyncIterator[StreamEvent]:
+    parts: list[str] = []
+    try:
+        async for text in _texts(chunks, heartbeat):
+            if text is None:
+                yield StreamEvent("", "ping", {})
+                continue
+            parts.append(text)
+            yield StreamEvent("", "token", {"text": text})
+        async with db.transaction() as session:
+            draft = await keep_draft(session, caller, rewrite, "".join(parts))
+    except FableError as e:
+        yield StreamEvent("", "error", e.to_dict())
+        return
+    except DBAPIError as e:
+        yield StreamEvent("", "error", translate_db_error(e).to_dict())
+        return
+    except Exception:  # noqa: BLE001 - logged; the client gets an error event, never a traceback
+        _log.exception("the streamed rewrite of note %s failed", rewrite.note_id)
+        failed = InternalError("the rewrite failed unexpectedly; the error was logged")
+        yield StreamEvent("", "error", failed.to_dict())
+        return
+    yield StreamEvent("", "done", draft.model_dump(mode="json"))
+
+
+async def _texts(chunks: AsyncIterator[ChatChunk], heartbeat: float | None) -> AsyncIterator[str | None]:
+    """The answer's text as it arrives; None after each ``heartbeat`` quiet seconds.
+
+    The next chunk is awaited in a task of its own, so a heartbeat never cancels the model's
+    stream half-way through a read; closing this iterator (or cancelling its reader) cancels
+    that task and closes the model's stream."""
+    step: asyncio.Future[ChatChunk | None] | None = None
+    try:
+        while True:
+            if step is None:
+                step = asyncio.ensure_future(anext(chunks, None))
+            done, _ = await asyncio.wait({step}, timeout=heartbeat)
+            if not done:
+                yield None
+                continue
+            chunk, step = step.result(), None
+            if chunk is None:
+                return
+            if chunk.text:
+                yield chunk.text
+    finally:
+        if step is not None:
+            step.cancel()
+            await asyncio.gather(step, return_exceptions=True)
+        close = getattr(chunks, "aclose", None)  # every provider's stream is an async generator
+        if close is not None:
+            await close()
 
 
 def _draft_fields(draft: NoteDraft) -> dict[str, Any]:

@@ -182,16 +182,20 @@ async def test_assist_proposes_a_diff_kept_until_accepted_and_tags_are_suggested
     await chat_ui.register("ada")
     note = await chat_ui.api("POST", "/notes", {"title": "Packing list",
                                                 "body": "## Clothes\n\nsocks\nshirts\n\n## Gear\n\ntent\nstove"})
-    chat_llm.plain_replies.append(Reply("- [ ] socks\n- [ ] shirts\n- [ ] a warm jacket"))
+    proposal = "- [ ] socks\n- [ ] shirts\n- [ ] a warm jacket"
+    chat_llm.plain_replies.append(Reply(proposal, delay=0.05))
     await page.goto(f"/notes/{note['id']}")
     await expect(page.locator("#assist-panel")).to_be_hidden()
     await page.click("#assist-note")
     await page.fill("#assist-instruction", "turn it into a checklist and add a jacket")
     await page.select_option("#assist-section", "Clothes")
+    await page.evaluate(_RECORD_STREAMED_TEXT)
     await page.click("#assist-run")
     diff = page.locator("#assist-diff")
     await expect(diff.locator(".add")).to_contain_text(["+ - [ ] socks", "+ - [ ] shirts", "+ - [ ] a warm jacket"])
     await expect(diff.locator(".del")).to_contain_text(["- socks", "- shirts"])
+    grown = [t for t in dict.fromkeys(await page.evaluate("window.streamedTexts")) if t]
+    assert len(grown) >= 3 and all(proposal.startswith(t) for t in grown), grown  # it grew as it streamed
     await chat_ui.shot("assist")
     assert (await chat_ui.api("GET", f"/notes/{note['id']}"))["version"] == note["version"]  # unchanged until accepted
 
@@ -226,6 +230,15 @@ async def test_assist_proposes_a_diff_kept_until_accepted_and_tags_are_suggested
     assert not chat_ui.watch.errors
 
 
+_RECORD_STREAMED_TEXT = """() => {
+  window.streamedTexts = [];
+  new MutationObserver(() => {
+    const streamed = document.querySelector("#assist-stream");
+    if (streamed) window.streamedTexts.push(streamed.textContent);
+  }).observe(document.body, { subtree: true, childList: true, characterData: true });
+}"""
+
+
 async def test_models_admin_lists_pulls_with_progress_and_deletes(chat_ui: Session, chat_llm: FakeLLM) -> None:
     page = chat_ui.page
     await chat_ui.register("ada")  # the first user: admin
@@ -245,7 +258,7 @@ async def test_models_admin_lists_pulls_with_progress_and_deletes(chat_ui: Sessi
 
 
 async def test_without_a_model_the_ai_features_show_a_calm_notice(ui: Session) -> None:
-    """The session's app has no LLM provider: chat and models answer 503, shown inline."""
+    """The session's app has no LLM provider: chat, models and assist answer 503, shown inline."""
     page = ui.page
     await ui.register("ada")
     await page.goto("/settings")
@@ -254,6 +267,13 @@ async def test_without_a_model_the_ai_features_show_a_calm_notice(ui: Session) -
     await send(ui, "hello?")
     await expect(page.locator("#chat-notice .notice")).to_contain_text("No model available")
     await expect(page.locator("#chat-input")).to_have_value("hello?")  # nothing lost
+    note = await ui.api("POST", "/notes", {"title": "Packing list", "body": "socks"})
+    await page.goto(f"/notes/{note['id']}")
+    await page.click("#assist-note")
+    await page.fill("#assist-instruction", "shorter")
+    await page.click("#assist-run")
+    await expect(page.locator("#assist-panel .notice")).to_contain_text("No model available")
+    await expect(page.locator("#assist-instruction")).to_have_value("shorter")
     await page.goto("/")
     await page.fill("#capture", "Buy stamps. The big ones.")
     await page.press("#capture", "Enter")

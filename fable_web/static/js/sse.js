@@ -1,6 +1,7 @@
 // Following a server-sent event stream with fetch (EventSource cannot send our headers or stop
 // cleanly): frames are parsed from the ReadableStream, and a dropped connection is resumed with
-// Last-Event-ID, so the server continues exactly after the last event we saw.
+// Last-Event-ID, so the server continues exactly after the last event we saw. A stream that
+// answers a POST (the note assist) cannot be resumed: answer() reads it once, to its end.
 import { ApiError } from "./api.js";
 
 const FINAL = new Set(["done", "error", "message"]);
@@ -62,4 +63,19 @@ export async function follow(url, onEvent, { signal, lastEventId = null } = {}) 
     if (++failures > RETRIES) throw new Error("Lost the connection to the answer. Reload to see what was saved.");
     await pause(200 * failures);
   }
+}
+
+/**
+ * answer(response, onEvent): deliver the events of a streamed response that cannot be resumed
+ * (a POST's, e.g. from api.stream) until a final one, and return that one. An `error` event is
+ * thrown as ApiError (status 0: the failure came after the answer began); a stream that ends
+ * without a final event throws too.
+ */
+export async function answer(response, onEvent) {
+  for await (const event of frames(response.body)) {
+    onEvent(event);
+    if (event.event === "error") throw new ApiError(0, event.data);
+    if (FINAL.has(event.event)) return event;
+  }
+  throw new Error("The connection ended before the answer was complete.");
 }

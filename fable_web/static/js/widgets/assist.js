@@ -1,9 +1,11 @@
 // The assist panel of a note: an instruction and a target (the whole note or one "##"
-// section), the assistant's proposal as a line diff against the current text, and Accept /
-// Reject. The server keeps the proposal as the user's draft until one of them is pressed, so a
-// note reopened later shows its pending draft here.
+// section), the assistant's proposal growing as the model writes it (streamed over SSE), then
+// as a line diff against the current text, with Accept / Reject. The server keeps the proposal
+// as the user's draft until one of them is pressed, so a note reopened later shows its pending
+// draft here.
 import { api } from "../api.js";
 import { clear, h, toast } from "../dom.js";
+import { answer } from "../sse.js";
 import { diffBlock } from "./linediff.js";
 import { llmNotice } from "./llm.js";
 
@@ -34,10 +36,17 @@ export function assistPanel(note, draft, onAccepted) {
     event.preventDefault();
     if (!instruction.value.trim()) return;
     run.disabled = true;
-    clear(result, h("p.muted.small#assist-working", { role: "status" }, "Writing a proposal…"));
+    const streamed = document.createTextNode("");
+    const written = h("div.diff#assist-stream", { "aria-label": "The proposal so far" }, streamed);
+    clear(result, h("p.muted.small#assist-working", { role: "status" }, "Writing a proposal…"), written);
     try {
-      const proposed = await api.post(`/notes/${note.id}/assist`, { instruction: instruction.value.trim(), section: section.value || undefined });
-      showDraft(proposed);
+      const response = await api.stream(`/notes/${note.id}/assist/stream`, { instruction: instruction.value.trim(), section: section.value || undefined });
+      const done = await answer(response, (event) => {
+        if (event.event !== "token") return;
+        streamed.appendData(event.data.text);
+        written.scrollTop = written.scrollHeight;
+      });
+      showDraft(done.data);
     } catch (e) { clear(result, llmNotice(e)); }
     finally { run.disabled = false; }
   }
