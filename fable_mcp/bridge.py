@@ -3,8 +3,8 @@
 Claude Desktop on a laptop speaks stdio; Fable runs on a home server. The bridge connects to
 the remote with the API key (``FABLE_API_KEY`` or ``--api-key-file``), then answers every
 request from the local client by sending the same request to the remote and returning its
-answer unchanged; resource-update notifications flow back the other way. It declares no tool
-itself: the remote's registry is the only source.
+answer unchanged; resource-update notifications and log messages flow back the other way. It
+declares no tool itself: the remote's registry is the only source.
 
 Before serving, one plain HTTP request checks the remote, so a server that is down, a wrong URL
 or a refused key is reported on stderr in words, with exit status 1.
@@ -29,6 +29,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
+from fable_mcp.client_log import relay
 from fable_mcp.identity import connection_of
 
 __all__ = ["BridgeError", "check_remote", "read_api_key", "run_bridge"]
@@ -112,9 +113,13 @@ class Bridge:
         return forward
 
     async def on_remote_message(self, message: Any) -> None:
-        """Pass resource updates from the remote on to the local client."""
-        if isinstance(message, types.ResourceUpdatedNotification) and self.local is not None:
+        """Pass resource updates and log messages from the remote on to the local client."""
+        if self.local is None:
+            return
+        if isinstance(message, types.ResourceUpdatedNotification):
             await self.local.send_resource_updated(message.params.uri)
+        elif isinstance(message, types.LoggingMessageNotification):
+            await relay(self.local, message.params)
 
 
 async def run_bridge(url: str, api_key_file: str | None = None) -> int:

@@ -1,8 +1,9 @@
 """Notes and projects as MCP resources: ``fable://notes/{id}`` and ``fable://projects/{id}``.
 
-Listing shows the caller's most recently changed notes and their projects; templates cover
-everything else. Notes are read through the ``read_note`` tool (so access rules hold); a
-project reads as ``get_project`` plus its notes, listed by ``list_notes``.
+Listing pages through all of the caller's projects, then all their notes, newest first, with
+an opaque ``nextCursor`` (keyset, :func:`fable_mcp.lookups.resource_rows`); templates name the
+same URIs. Notes are read through the ``read_note`` tool (so access rules hold); a project
+reads as ``get_project`` plus its notes, listed by ``list_notes``.
 """
 
 from __future__ import annotations
@@ -14,12 +15,15 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from fable_core.caller import Caller
+from fable_core.errors import InvalidInput
+from fable_core.knowledge.paging import decode_cursor, encode_cursor
 from fable_core.runtime import Fable
 from fable_mcp.errors import RESOURCE_NOT_FOUND
+from fable_mcp.lookups import Section, resource_rows
 
 __all__ = [
-    "LISTED_NOTES",
     "NOTE_TEMPLATE",
+    "PAGE_SIZE",
     "PROJECT_TEMPLATE",
     "list_resources",
     "list_templates",
@@ -30,7 +34,9 @@ __all__ = [
 
 NOTE_TEMPLATE = "fable://notes/{id}"
 PROJECT_TEMPLATE = "fable://projects/{id}"
-LISTED_NOTES = 50
+PAGE_SIZE = 50
+_CURSOR_KIND = "mcp:resources"
+_MAX_ID = 2**31 - 1  # ids are PostgreSQL integers
 MARKDOWN = "text/markdown"
 _URI = re.compile(r"^fable://(notes|projects)/([1-9][0-9]{0,9})$")
 
@@ -56,20 +62,43 @@ def list_templates() -> types.ListResourceTemplatesResult:
     ])
 
 
-async def list_resources(fable: Fable, caller: Caller) -> types.ListResourcesResult:
-    """Recently changed notes, then the caller's projects."""
-    page = await fable.dispatcher.call("list_notes", {"limit": LISTED_NOTES}, caller)
-    notes = [
-        types.Resource(uri=note_uri(n["id"]), name=n["title"], title=n["title"], mime_type=MARKDOWN,
-                       description=_note_line(n))
-        for n in page["items"]
-    ]
-    projects = [
-        types.Resource(uri=project_uri(p["id"]), name=p["title"], title=p["title"], mime_type=MARKDOWN,
-                       description=f"project {p['id']} · {p['status']}")
-        for p in await visible_projects(fable, caller)
-    ]
-    return types.ListResourcesResult(resources=notes + projects)
+async def list_resources(
+    fable: Fable, caller: Caller, cursor: str | None = None
+) -> types.ListResourcesResult:
+    """One page: projects first, then notes, each newest first; ``nextCursor`` while more remain.
+
+    A walk lists everything that existed when it began exactly once; what is created during it
+    sorts before the cursor and waits for the next walk. A cursor that is not one of ours is
+    invalid input (-32602).
+    """
+    section, before = _position(cursor)
+    rows = await resource_rows(fable, caller, section, before, PAGE_SIZE + 1)
+    page = rows[:PAGE_SIZE]
+    next_cursor = None
+    if len(rows) > PAGE_SIZE:
+        last_section, last = page[-1]
+        next_cursor = encode_cursor(_CURSOR_KIND, [last_section, last["id"]])
+    return types.ListResourcesResult(resources=[_resource(kind, row) for kind, row in page],
+                                     next_cursor=next_cursor)
+
+
+def _position(cursor: str | None) -> tuple[Section, int | None]:
+    """Where a page starts: after ``(section, id)``, or at the first project."""
+    if cursor is None:
+        return "projects", None
+    match decode_cursor(cursor, _CURSOR_KIND):
+        case ["projects" | "notes" as section, int(row_id)] if type(row_id) is int and 0 < row_id <= _MAX_ID:
+            return section, row_id
+    raise InvalidInput("cursor is not valid for this listing; pass nextCursor from resources/list "
+                       "unchanged", field="cursor")
+
+
+def _resource(section: Section, row: dict[str, Any]) -> types.Resource:
+    if section == "projects":
+        return types.Resource(uri=project_uri(row["id"]), name=row["title"], title=row["title"],
+                              mime_type=MARKDOWN, description=f"project {row['id']} · {row['status']}")
+    return types.Resource(uri=note_uri(row["id"]), name=row["title"], title=row["title"], mime_type=MARKDOWN,
+                          description=_note_line(row))
 
 
 async def read_resource(fable: Fable, caller: Caller, uri: str) -> types.ReadResourceResult:

@@ -1,9 +1,10 @@
 """The Fable MCP server: the SDK's low-level ``Server`` wired to the registry and dispatcher.
 
 The low-level server takes the registry's schemas as they are (the high-level ``MCPServer``
-would re-derive them from signatures) and handles ``logging/setLevel`` and resource
-subscriptions. One :class:`FableMcp` serves every transport: stdio and in-memory with a fixed
-local caller, HTTP with the caller each request authenticated as.
+would re-derive them from signatures) and handles ``logging/setLevel`` (log messages:
+:mod:`fable_mcp.client_log`) and resource subscriptions. One :class:`FableMcp` serves every
+transport: stdio and in-memory with a fixed local caller, HTTP with the caller each request
+authenticated as.
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ from mcp.server.context import ServerRequestContext
 
 from fable_core.caller import Caller
 from fable_core.runtime import Fable
-from fable_mcp import completions, prompts, resources, tools
+from fable_mcp import client_log, completions, prompts, resources, tools
+from fable_mcp.client_log import ClientLog
 from fable_mcp.errors import protocol_errors
-from fable_mcp.identity import connection_of, resolve_caller
+from fable_mcp.identity import resolve_caller
 from fable_mcp.instructions import INSTRUCTIONS
 from fable_mcp.subscriptions import Subscriptions
 
@@ -94,11 +96,13 @@ class FableMcp:
         return tools.list_tools(self.fable, self._caller(ctx))
 
     async def _call_tool(self, ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
-        return await tools.call_tool(self.fable, self._caller(ctx), params.name, params.arguments)
+        log = ClientLog(ctx)
+        return await tools.call_tool(self.fable, self._caller(ctx), params.name, params.arguments, log)
 
     @protocol_errors
     async def _list_resources(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
-        return await resources.list_resources(self.fable, self._caller(ctx))
+        cursor = params.cursor if params else None
+        return await resources.list_resources(self.fable, self._caller(ctx), cursor)
 
     async def _list_templates(
         self, ctx: Ctx, params: types.PaginatedRequestParams | None
@@ -136,9 +140,8 @@ class FableMcp:
         return await completions.complete(self.fable, self._caller(ctx), params)
 
     async def _set_level(self, ctx: Ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
-        """Accept the client's log level and keep it on its connection. Fable's logs go to its own
-        stderr and log table; it sends no ``notifications/message``, so there is nothing to filter."""
-        connection_of(ctx).state["log_level"] = params.level
+        """Keep the client's log level for its session: later log messages below it are not sent."""
+        client_log.set_level(ctx, params.level)
         return types.EmptyResult()
 
 

@@ -3,11 +3,14 @@
 Each registered tool becomes an MCP tool with its title, description, flat input schema,
 output schema and annotations. Calls go through the one dispatcher as the request's caller;
 results come back both as ``structuredContent`` and as compact JSON text for older clients.
+Each call is also reported to the client's log (:mod:`fable_mcp.client_log`): failures as
+warnings or errors, every call as a debug line with its duration.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import mcp_types as types
@@ -16,6 +19,7 @@ from fable_core.caller import Caller
 from fable_core.errors import FableError
 from fable_core.runtime import Fable
 from fable_core.tools.registry import Tool
+from fable_mcp.client_log import ClientLog
 from fable_mcp.errors import error_result, unexpected_result
 
 __all__ = ["call_tool", "list_tools", "mcp_tool"]
@@ -46,14 +50,21 @@ def list_tools(fable: Fable, caller: Caller) -> types.ListToolsResult:
 
 
 async def call_tool(
-    fable: Fable, caller: Caller, name: str, arguments: dict[str, Any] | None
+    fable: Fable, caller: Caller, name: str, arguments: dict[str, Any] | None, log: ClientLog
 ) -> types.CallToolResult:
-    """Run a tool through the dispatcher; every failure becomes an error result."""
+    """Run a tool through the dispatcher; every failure becomes an error result (and a log message)."""
+    started = time.perf_counter()
     try:
         result = await fable.dispatcher.call(name, arguments or {}, caller)
     except FableError as e:
-        return error_result(e)
+        await log.tool_failed(name, e)
+        outcome = error_result(e)
     except Exception as e:  # noqa: BLE001 - the surface boundary: logged, never raised to clients
-        return unexpected_result(name, e)
-    text = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
-    return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=result)
+        outcome = unexpected_result(name, e)
+        await log.send("error", {"tool": name, "type": "internal_error",
+                                 "message": f"{name} failed unexpectedly; the error was logged on the server"})
+    else:
+        text = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
+        outcome = types.CallToolResult(content=[types.TextContent(text=text)], structured_content=result)
+    await log.tool_called(name, not outcome.is_error, time.perf_counter() - started)
+    return outcome

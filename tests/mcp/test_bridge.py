@@ -30,6 +30,7 @@ async def test_bridge_forwards_everything_to_the_remote(
     key_file.write_text(await make_key(fable, alice) + "\n")
     watched = await call("create_note", title="Watched")
     updates: list[str] = []
+    logged: list[tuple[str, str | None, dict]] = []
     arrived = anyio.Event()
 
     async def on_message(message: object) -> None:
@@ -37,11 +38,16 @@ async def test_bridge_forwards_everything_to_the_remote(
             updates.append(message.params.uri)
             arrived.set()
 
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logged.append((params.level, params.logger, params.data))
+
     params = _bridge(f"{mcp_base_url}/mcp", {}, "--api-key-file", str(key_file))
-    async with Client(params, mode="legacy", message_handler=on_message) as client:
+    async with Client(params, mode="legacy", message_handler=on_message, logging_callback=on_log) as client:
         tools = (await client.list_tools()).tools
+        await client.set_logging_level("warning")  # forwarded: the remote filters
         created = await client.call_tool("create_note", {"title": "Through the bridge"})
         conflict = await client.call_tool("create_note", {"title": "Through the bridge"})
+        await client.send_ping()
         resource = await client.read_resource(f"fable://notes/{created.structured_content['id']}")
         prompt = await client.get_prompt("daily_review", {})
         await client.subscribe_resource(f"fable://notes/{watched['id']}")
@@ -52,6 +58,8 @@ async def test_bridge_forwards_everything_to_the_remote(
     assert sorted(t.name for t in tools) == sorted(t.name for t in fable.registry)
     assert created.structured_content["title"] == "Through the bridge"
     assert conflict.is_error and conflict.content[0].text.startswith("conflict: ")
+    assert [(level, logger, data["tool"], data["type"]) for level, logger, data in logged] == [
+        ("warning", "fable", "create_note", "conflict")]
     assert resource.contents[0].text.startswith("# Through the bridge")
     assert prompt.messages and instructions and "Tasks are notes" in instructions
     assert updates == [f"fable://notes/{watched['id']}"]

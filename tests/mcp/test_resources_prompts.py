@@ -11,18 +11,86 @@ from mcp.shared.exceptions import MCPError
 from fable_core.caller import Caller
 
 
-async def test_recent_notes_and_projects_are_listed_and_templated(connect, call) -> None:
+async def test_projects_then_notes_are_listed_newest_first_and_templated(connect, call) -> None:
     project = await call("create_project", title="Garden")
     first = await call("create_note", title="Seeds", tags=["home"], project_id=project["id"])
     second = await call("create_note", title="Buy compost", status="todo")
+    await call("update_note", note_id=first["id"], body="edited last: the order stays by id")
     async with connect() as client:
-        listed = (await client.list_resources()).resources
+        listed = await client.list_resources()
         templates = (await client.list_resource_templates()).resource_templates
-    assert [r.uri for r in listed] == [f"fable://notes/{second['id']}", f"fable://notes/{first['id']}",
-                                       f"fable://projects/{project['id']}"]
-    assert listed[0].name == "Buy compost" and listed[0].mime_type == "text/markdown"
-    assert "status: todo" in listed[0].description
+    assert [r.uri for r in listed.resources] == [f"fable://projects/{project['id']}",
+                                                 f"fable://notes/{second['id']}", f"fable://notes/{first['id']}"]
+    assert listed.next_cursor is None
+    compost = listed.resources[1]
+    assert compost.name == "Buy compost" and compost.mime_type == "text/markdown"
+    assert compost.description == f"task {second['id']} · status: todo"
+    assert listed.resources[2].description == f"note {first['id']} · project: {project['id']} · tags: home"
     assert [t.uri_template for t in templates] == ["fable://notes/{id}", "fable://projects/{id}"]
+
+
+async def _walk(client, first_page_done=None) -> tuple[list[str], list[int]]:
+    """Every page of resources/list: the URIs in order and the size of each page."""
+    uris: list[str] = []
+    sizes: list[int] = []
+    cursor = None
+    while True:
+        page = await client.list_resources(cursor=cursor)
+        uris += [r.uri for r in page.resources]
+        sizes.append(len(page.resources))
+        if first_page_done is not None and len(sizes) == 1:
+            await first_page_done()
+        if page.next_cursor is None:
+            return uris, sizes
+        cursor = page.next_cursor
+
+
+async def test_resources_are_paged_with_no_gaps_or_duplicates(connect_fast, call, bob: Caller) -> None:
+    projects = [await call("create_project", title=f"Project {i}") for i in range(3)]
+    notes = [await call("create_note", title=f"Note {i}") for i in range(110)]
+    await call("create_note", title="Bob's", as_=bob)
+    expected = ([f"fable://projects/{p['id']}" for p in reversed(projects)]
+                + [f"fable://notes/{n['id']}" for n in reversed(notes)])
+    added: list[dict] = []
+
+    async def meanwhile() -> None:  # between the first and second page
+        added.append(await call("create_note", title="Created during the walk"))
+        await call("update_note", note_id=notes[0]["id"], body="edited during the walk")
+        await call("update_note", note_id=notes[60]["id"], body="edited during the walk")
+
+    async with connect_fast() as client:
+        walked, sizes = await _walk(client, meanwhile)
+        again, _ = await _walk(client)
+    assert sizes == [50, 50, 13]
+    assert walked == expected  # complete, once each, in order
+    assert again == [*expected[:3], f"fable://notes/{added[0]['id']}", *expected[3:]]  # a new walk sees it
+
+
+async def test_a_full_page_of_projects_continues_with_the_notes(connect_fast, call) -> None:
+    for i in range(50):
+        await call("create_project", title=f"Project {i}")
+    note = await call("create_note", title="The only note")
+    async with connect_fast() as client:
+        walked, sizes = await _walk(client)
+        first = await client.list_resources()
+    assert sizes == [50, 1] and walked[-1] == f"fable://notes/{note['id']}"
+    assert first.next_cursor is not None
+
+
+@pytest.mark.parametrize("cursor", [
+    "not a cursor",
+    "",
+    "eyJrIjoibm90ZXM6dXBkYXRlZCIsInAiOlsiMjAyNi0wMS0wMSIsMV19",  # a list_notes cursor, not ours
+    "eyJrIjoibWNwOnJlc291cmNlcyIsInAiOlsidGFza3MiLDFdfQ",  # our kind, unknown section
+    "eyJrIjoibWNwOnJlc291cmNlcyIsInAiOlsibm90ZXMiLDk5OTk5OTk5OTk5XX0",  # id beyond any row
+    "eyJrIjoibWNwOnJlc291cmNlcyIsInAiOlsibm90ZXMiLHRydWVdfQ",  # id not an integer
+])
+async def test_a_bad_cursor_is_invalid_params(connect_fast, cursor: str) -> None:
+    async with connect_fast() as client:
+        with pytest.raises(MCPError) as failed:
+            await client.list_resources(cursor=cursor)
+    assert failed.value.error.code == -32602
+    assert "cursor is not valid" in failed.value.error.message
 
 
 async def test_read_note_and_project_resources(connect_fast, call) -> None:

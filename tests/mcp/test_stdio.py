@@ -52,12 +52,18 @@ async def _run(env: dict[str, str], *args: str, messages: list[dict] = MESSAGES)
 
 
 async def test_stdout_carries_nothing_but_protocol(stdio_env: dict[str, str], alice: Caller) -> None:
-    code, stdout, _ = await _run({**stdio_env, "FABLE_LOG_LEVEL": "debug"}, "--user", "alice")
-    replies = {m["id"]: m for m in map(json.loads, stdout.splitlines())}
-    assert code == 0 and all(m["jsonrpc"] == "2.0" for m in replies.values())
+    code, stdout, stderr = await _run({**stdio_env, "FABLE_LOG_LEVEL": "debug"}, "--user", "alice")
+    messages = list(map(json.loads, stdout.splitlines()))
+    replies = {m["id"]: m for m in messages if "id" in m}
+    notifications = [m for m in messages if "id" not in m]
+    assert code == 0 and all(m["jsonrpc"] == "2.0" for m in messages)
     assert replies[1]["result"]["serverInfo"]["name"] == "fable"
     assert replies[2]["result"]["structuredContent"]["title"] == "Over stdio"
     assert replies[3]["result"]["isError"] is True
+    assert notifications == [{"jsonrpc": "2.0", "method": "notifications/message", "params": {
+        "level": "warning", "logger": "fable",
+        "data": {"tool": "no_such_tool", "type": "unknown_tool", "message": "no tool named 'no_such_tool'"}}}]
+    assert "DeprecationWarning" not in stderr  # sending log messages to 2025 clients is deliberate
 
 
 async def test_an_empty_database_gets_its_first_user(stdio_env: dict[str, str], fable: Fable) -> None:
