@@ -48,8 +48,11 @@ class CoreResults:
     workers: int
     processes: int
     requested: int = 0
+    batch: int = 1
     load_average: float = 0.0  # of the machine (1 min) when loading ended: others' work shows here
     latencies: list[Latency] = field(default_factory=list)
+    single_notes: int = 0  # created one create_note call each, after the load, for comparison
+    single_seconds: float = 0.0
 
     @property
     def load_rate(self) -> float:
@@ -80,30 +83,38 @@ async def create(fable: Fable, caller: Caller, corpus: Corpus, spec: NoteSpec | 
 
 
 async def load(fable: Fable, caller: Caller, corpus: Corpus, count: int, workers: int,
-               deadline: float | None = None) -> float:
+               deadline: float | None = None, batch: int = 1) -> float:
     """Create ``count`` notes with ``workers`` concurrent callers (stopping at the monotonic
-    ``deadline``, if any); return the seconds taken."""
-    specs = iter(corpus.notes(count))
-    done = 0
+    ``deadline``, if any): one create_note per note with ``batch`` 1, else import_notes calls of
+    ``batch`` notes (its skipped near-duplicates replaced by fresh notes). Returns the seconds taken."""
+    done = claimed = 0  # claimed: created or in flight, so concurrent workers never overshoot
     started = time.perf_counter()
+    reported = 0
 
     async def worker() -> None:
-        nonlocal done
-        for spec in specs:
-            await create(fable, caller, corpus, spec)
-            done += 1
-            if done % 5000 == 0:
+        nonlocal done, claimed, reported
+        while claimed < count and (deadline is None or time.monotonic() < deadline):
+            size = min(batch, count - claimed)
+            claimed += size
+            if batch == 1:
+                await create(fable, caller, corpus)
+                done += 1
+            else:
+                notes = [spec.arguments() for spec in corpus.notes(size)]
+                result = await fable.call("import_notes", {"notes": notes}, caller)
+                done += result["created"]
+                claimed -= size - result["created"]  # skipped near-duplicates: load others instead
+            if done - reported >= 5000:
+                reported = done
                 rate = done / (time.perf_counter() - started)
                 print(f"pid {os.getpid()}: {done} notes, {rate:.0f}/s", file=sys.stderr, flush=True)
-            if deadline is not None and time.monotonic() > deadline:
-                return
 
     await asyncio.gather(*(worker() for _ in range(workers)))
     return time.perf_counter() - started
 
 
 def _load_in_subprocesses(url: str, user_id: int, count: int, processes: int, workers: int,
-                          time_limit: float | None) -> float:
+                          time_limit: float | None, batch: int) -> float:
     """Each process loads its share with its own corpus seed (titles stay distinct)."""
     import subprocess
 
@@ -112,7 +123,7 @@ def _load_in_subprocesses(url: str, user_id: int, count: int, processes: int, wo
     procs = [
         subprocess.Popen([sys.executable, "-m", "bench.core", "--load-only", "--database-url", url,
                           "--user-id", str(user_id), "--notes", str(share + (i < count % processes)),
-                          "--workers", str(workers), "--seed", str(1000 + i),
+                          "--workers", str(workers), "--seed", str(1000 + i), "--batch", str(batch),
                           *(["--time-limit", str(time_limit)] if time_limit else [])])
         for i in range(processes)
     ]
@@ -168,7 +179,7 @@ async def overhead(fable: Fable, caller: Caller, picks: list[int], runs: int) ->
 
 
 async def run(settings: Settings, *, notes: int, workers: int, processes: int, runs: int,
-              time_limit: float | None = None) -> CoreResults:
+              time_limit: float | None = None, batch: int = 250, single_seconds: float = 15) -> CoreResults:
     fable = await Fable.open(settings)
     try:
         caller = await _make_user(fable)
@@ -176,19 +187,26 @@ async def run(settings: Settings, *, notes: int, workers: int, processes: int, r
         if processes > 1:
             seconds = await asyncio.to_thread(
                 _load_in_subprocesses, fable.db.url, caller.user_id, notes, processes, workers,
-                time_limit)
+                time_limit, batch)
             for _ in range(2000):  # give this corpus titles to link to and to search for
                 corpus.note()
         else:
             deadline = time.monotonic() + time_limit if time_limit else None
-            seconds = await load(fable, caller, corpus, notes, workers, deadline)
+            seconds = await load(fable, caller, corpus, notes, workers, deadline, batch)
         async with fable.db.engine.begin() as conn:
             await conn.execute(text("ANALYZE"))
             loaded = (await conn.execute(
                 text("SELECT count(*) FROM notes WHERE user_id = :u"), {"u": caller.user_id})).scalar_one()
-        result = CoreResults(loaded, seconds, workers, processes, requested=notes,
+        result = CoreResults(loaded, seconds, workers, processes, requested=notes, batch=batch,
                              load_average=os.getloadavg()[0])
         result.latencies = await latencies(fable, caller, corpus, runs)
+        if batch > 1 and single_seconds > 0:  # the same corpus one create_note at a time, for scale
+            async with fable.db.engine.connect() as conn:
+                before = (await conn.execute(text("SELECT count(*) FROM notes"))).scalar_one()
+            result.single_seconds = await load(fable, caller, corpus, 10**9, workers,
+                                               time.monotonic() + single_seconds)
+            async with fable.db.engine.connect() as conn:
+                result.single_notes = (await conn.execute(text("SELECT count(*) FROM notes"))).scalar_one() - before
         return result
     finally:
         await fable.close()
@@ -209,12 +227,22 @@ def render(r: CoreResults) -> str:
         (f"`python -m bench.core`: {r.notes:,} synthetic notes (markdown with headings, lists and "
          "code, 0-3 hierarchical tags, 0-3 wikilinks, every 5th a task) created through the "
          f"dispatcher by {r.processes} process(es) x {r.workers} concurrent callers into a fresh "
-         f"embedded PostgreSQL; then each tool called one at a time. Machine: {cpu}; its 1-minute "
+         "embedded PostgreSQL, "
+         + (f"with `import_notes` calls of {r.batch} notes each (duplicate checks, versions and "
+            "links per batch; near-duplicate titles the corpus produces are skipped and replaced)"
+            if r.batch > 1 else "one `create_note` call per note")
+         + f"; then each tool called one at a time. Machine: {cpu}; its 1-minute "
          f"load average when loading ended: {r.load_average:.1f}."),
         "",
         f"Load: {r.notes:,} notes in {r.load_seconds:.1f} s = **{r.load_rate:,.0f} notes/s**"
         + (f" (stopped by --time-limit before the {r.requested:,} requested)."
            if r.notes < r.requested else "."),
+        *([
+            "",
+            (f"For scale, one `create_note` call per note ({r.workers} concurrent callers, one "
+             f"process, at {r.notes:,} notes): {r.single_notes:,} notes in {r.single_seconds:.1f} s = "
+             f"{r.single_notes / r.single_seconds:,.0f} notes/s."),
+        ] if r.single_seconds else []),
         "",
         "| Call (at the loaded size) | Samples | p50 ms | p99 ms | mean ms |",
         "|---|---|---|---|---|",
@@ -240,6 +268,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--database-url", help="use this database instead of a fresh embedded one")
     p.add_argument("--data-dir", type=Path, help="keep the embedded server here (default: a temp dir)")
     p.add_argument("--time-limit", type=float, help="stop loading after this many seconds")
+    p.add_argument("--batch", type=int, default=250,
+                   help="notes per import_notes call when loading (1: one create_note per note)")
     p.add_argument("--no-write", action="store_true", help="print, do not update docs/benchmarks.md")
     p.add_argument("--load-only", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--user-id", type=int, help=argparse.SUPPRESS)
@@ -253,7 +283,7 @@ async def _load_only(args: argparse.Namespace) -> None:
     try:
         caller = Caller(user_id=args.user_id, surface="internal")
         deadline = time.monotonic() + args.time_limit if args.time_limit else None
-        await load(fable, caller, Corpus(seed=args.seed), args.notes, args.workers, deadline)
+        await load(fable, caller, Corpus(seed=args.seed), args.notes, args.workers, deadline, args.batch)
     finally:
         await fable.close()
 
@@ -272,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         result = asyncio.run(run(settings, notes=args.notes, workers=args.workers,
                                  processes=args.processes, runs=args.runs,
-                                 time_limit=args.time_limit))
+                                 time_limit=args.time_limit, batch=args.batch))
     markdown = render(result)
     print(markdown)
     if not args.no_write:

@@ -12,6 +12,7 @@ __all__ = ["load_capabilities"]
 
 _MODULES = (
     "fable_core.knowledge.notes",
+    "fable_core.knowledge.importing",
     "fable_core.knowledge.versions",
     "fable_core.knowledge.tasks",
     "fable_core.knowledge.projects",

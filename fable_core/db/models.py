@@ -257,8 +257,10 @@ class Note(Base):
         return "task" if self.status is not None else "note"
 
     __table_args__ = (
-        Index("ix_notes_tags", "tags", postgresql_using="gin"),
-        Index("ix_notes_search_vector", "search_vector", postgresql_using="gin"),
+        # a small pending list: searches scan it linearly until autovacuum merges it (0006)
+        Index("ix_notes_tags", "tags", postgresql_using="gin", postgresql_with={"gin_pending_list_limit": 256}),
+        Index("ix_notes_search_vector", "search_vector", postgresql_using="gin",
+              postgresql_with={"gin_pending_list_limit": 256}),
         # GiST, not GIN: it answers both `title_key % key` and the nearest-first
         # `ORDER BY title_key <-> key LIMIT n` that duplicate checks need at 100k notes
         Index(

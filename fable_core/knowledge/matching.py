@@ -29,7 +29,9 @@ from fable_core.errors import Conflict, InvalidInput, NotFound
 __all__ = [
     "DUPLICATE_RATIO",
     "PROJECT_RATIO",
+    "affix_length",
     "check_duplicate_title",
+    "is_duplicate",
     "project_ref",
     "resolve_project",
 ]
@@ -55,8 +57,14 @@ def _near_duplicate(a: str, b: str) -> bool:
     return _numbers(a) == _numbers(b) and _ratio(a, b) >= DUPLICATE_RATIO
 
 
-def _affix_length(key: str) -> int:
+def affix_length(key: str) -> int:
+    """How many leading (or trailing) characters a duplicate candidate must share with ``key``."""
     return max(3, math.ceil(AFFIX_SHARE * len(key)))
+
+
+def is_duplicate(existing_key: str, key: str, *, fuzzy: bool = True) -> bool:
+    """The duplicate rule for two title keys (see the module's docstring)."""
+    return existing_key == key or (fuzzy and len(key) >= 4 and _near_duplicate(existing_key, key))
 
 
 def _like_prefix(value: str) -> str:
@@ -77,7 +85,7 @@ async def check_duplicate_title(
     if exclude_id is not None:
         mine.append(Note.id != exclude_id)
     if fuzzy and len(key) >= 4:
-        n = _affix_length(key)
+        n = affix_length(key)
         prefix = select(*columns).where(*mine, Note.title_key.like(_like_prefix(key[:n]))).limit(_CANDIDATES)
         suffix = select(*columns).where(
             *mine, Note.title_key_reversed.like(_like_prefix(key[::-1][:n]))).limit(_CANDIDATES)

@@ -37,7 +37,7 @@ class ToolSignature:
         self.arguments = arguments
         self.output = output
         self.context_param = context_param
-        self.input_schema = _clean(arguments.model_json_schema())
+        self.input_schema = _clean(_inline_refs(arguments.model_json_schema()))
         self.output_schema = _clean(output.model_json_schema(mode="serialization"))
 
 
@@ -119,6 +119,29 @@ def _clean(schema: dict[str, Any]) -> dict[str, Any]:
     cleaned = strip(schema)
     cleaned.pop("title", None)
     return cleaned
+
+
+def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """Replace ``$ref``s to ``$defs`` by the definitions themselves, so that an argument that is a
+    list of objects (``import_notes``'s notes) reads as one self-contained schema: some LLM tool
+    callers and MCP hosts do not follow references. Argument models are never recursive."""
+    defs = schema.get("$defs", {})
+
+    def inline(node: Any, seen: tuple[str, ...] = ()) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                name = ref.removeprefix("#/$defs/")
+                if name in seen:
+                    raise TypeError(f"recursive argument type {name!r} cannot be inlined")
+                rest = {k: v for k, v in node.items() if k != "$ref"}
+                return {**inline(defs[name], (*seen, name)), **inline(rest, seen)}
+            return {k: inline(v, seen) for k, v in node.items() if k != "$defs"}
+        if isinstance(node, list):
+            return [inline(v, seen) for v in node]
+        return node
+
+    return inline(schema) if defs else schema
 
 
 def _without_title(prop: Any) -> Any:

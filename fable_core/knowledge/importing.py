@@ -1,0 +1,284 @@
+"""Bulk import: many notes and tasks in one call, e.g. a Markdown vault or another app's export.
+
+Each note obeys the rules ``create_note`` does: a title may not duplicate one of the caller's
+notes (same key, or the fuzzy rule of :mod:`.matching`), task fields imply a task, wikilinks
+resolve in both directions (to notes that exist, to notes of the same batch, and links that were
+waiting for one of these titles), and every note gets its first version. What differs is the
+cost: the work is done per batch (one duplicate query, one insert per table) instead of per
+note, so a vault of thousands of notes loads in seconds. A batch is one transaction: it all
+lands or none of it does. A duplicate is skipped and reported (``on_duplicate="skip"``) or
+fails the whole batch (``"fail"``). The semantic near-duplicate question ``create_note`` asks
+is not asked: an import is deliberate.
+"""
+
+from __future__ import annotations
+
+import bisect
+from datetime import UTC, date, datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy import Integer, Text, func, insert, literal, select, true, update
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from fable_core.access import get_visible
+from fable_core.caller import Caller
+from fable_core.db.models import Note, NoteLink, NoteVersion, Project, title_key
+from fable_core.errors import Conflict, InvalidInput
+from fable_core.events import NoteChanged
+from fable_core.knowledge import wikilinks
+from fable_core.knowledge.matching import affix_length, is_duplicate, resolve_project
+from fable_core.knowledge.types import (
+    Body,
+    Priority,
+    ProjectRef,
+    RecurrenceRule,
+    RowId,
+    Status,
+    Tags,
+    Title,
+)
+from fable_core.tools import Context, Route, tool
+
+__all__ = ["ImportResult", "ImportedNote", "import_notes"]
+
+MAX_BATCH = 500
+_CANDIDATES = 50
+
+
+class ImportedNote(BaseModel):
+    """One note or task to import; the fields mean what they mean in create_note."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title: Title
+    body: Body = ""
+    tags: Tags | None = None
+    status: Status | None = None
+    priority: Priority | None = None
+    due_date: date | None = None
+    recurrence_rule: RecurrenceRule | None = None
+    project_id: RowId | None = None
+    project: ProjectRef = None
+
+
+class SkippedNote(BaseModel):
+    index: int = Field(description="Position of the note in `notes`.")
+    title: str
+    reason: str
+    existing_note_id: int | None = Field(None, description="The note it duplicates, if it exists already.")
+
+
+class ImportResult(BaseModel):
+    created: int
+    ids: list[int | None] = Field(description="The new note's id for each entry of `notes`; null if skipped.")
+    skipped: list[SkippedNote]
+
+
+@tool(title="Import notes", scope="write", route=Route("POST", "/notes/import"))
+async def import_notes(
+    ctx: Context,
+    notes: Annotated[list[ImportedNote], Field(min_length=1, max_length=MAX_BATCH)],
+    on_duplicate: Literal["skip", "fail"] = "skip",
+) -> ImportResult:
+    """Import up to 500 notes and tasks in one call, all or nothing (e.g. from a Markdown vault).
+
+    Titles must not duplicate the caller's notes or each other (as in create_note): a duplicate
+    is skipped and reported, or with on_duplicate="fail" refuses the whole batch. [[Wikilinks]]
+    resolve to existing notes and to notes of the same batch.
+
+    Args:
+        notes: The notes, each with title and optional body, tags, task fields and project.
+        on_duplicate: skip (report duplicates and import the rest) or fail (import nothing).
+    """
+    s, caller = ctx.session, ctx.caller
+    keys = [title_key(n.title) for n in notes]
+    clashes = await _duplicates(s, caller, keys)
+    skipped: list[SkippedNote] = []
+    taken: list[int] = []
+    for i, note in enumerate(notes):
+        reason = clashes.get(i)
+        if reason is not None:
+            skipped.append(SkippedNote(index=i, title=note.title, reason=reason[0], existing_note_id=reason[1]))
+        else:
+            taken.append(i)
+    if skipped and on_duplicate == "fail":
+        first = skipped[0]
+        raise Conflict(
+            f"{len(skipped)} of {len(notes)} notes duplicate a title; first: #{first.index} "
+            f"{first.title!r}: {first.reason}. Nothing was imported.",
+            duplicates=[d.model_dump() for d in skipped[:50]],
+        )
+    projects = await _projects(s, caller, [notes[i] for i in taken])
+    now = datetime.now(UTC)
+    rows = [_row(ctx.user_id, notes[i], keys[i], projects, now) for i in taken]
+    ids: list[int | None] = [None] * len(notes)
+    if rows:
+        new_ids = (await s.execute(
+            insert(Note).returning(Note.id, sort_by_parameter_order=True), rows)).scalars().all()
+        for i, note_id in zip(taken, new_ids, strict=True):
+            ids[i] = note_id
+        await s.execute(insert(NoteVersion), [
+            {"note_id": ids[i], "user_id": ctx.user_id, "version": 1, "title": r["title"],
+             "body": r["body"], "tags": r["tags"]} for i, r in zip(taken, rows, strict=True)])
+        await _link(s, ctx.user_id, [(ids[i], keys[i], notes[i].body) for i in taken])  # type: ignore[misc]
+        for i in taken:
+            ctx.emit(NoteChanged(ctx.user_id, ids[i], "created"))  # type: ignore[arg-type]
+    return ImportResult(created=len(taken), ids=ids, skipped=skipped)
+
+
+def _row(user_id: int, note: ImportedNote, key: str, projects: dict[object, int], now: datetime) -> dict[str, object]:
+    status = note.status
+    if status is None and (note.priority or note.due_date or note.recurrence_rule):
+        status = "todo"
+    if note.recurrence_rule and note.due_date is None:
+        raise InvalidInput(f"{note.title!r}: a recurring task needs a due_date to recur from",
+                           field="recurrence_rule")
+    project = note.project_id if note.project_id is not None else note.project
+    return {
+        "user_id": user_id, "title": note.title, "title_key": key, "body": note.body,
+        "tags": note.tags or [], "status": status, "priority": note.priority, "due_date": note.due_date,
+        "recurrence_rule": note.recurrence_rule, "version": 1,
+        "project_id": projects.get(project) if project is not None else None,
+        "completed_at": now if status == "done" else None,
+    }
+
+
+async def _projects(s: AsyncSession, caller: Caller, notes: list[ImportedNote]) -> dict[object, int]:
+    """Each distinct project id or name of the batch, checked or resolved once."""
+    found: dict[object, int] = {}
+    for note in notes:
+        if note.project_id is not None and note.project is not None:
+            raise InvalidInput(f"{note.title!r}: pass project_id or project (a name), not both",
+                               field="project")
+        if note.project_id is not None and note.project_id not in found:
+            found[note.project_id] = (await get_visible(s, Project, note.project_id, caller)).id
+        elif note.project is not None and note.project not in found:
+            found[note.project] = (await resolve_project(s, caller, note.project)).id
+    return found
+
+
+async def _duplicates(s: AsyncSession, caller: Caller, keys: list[str]) -> dict[int, tuple[str, int | None]]:
+    """Index in ``keys`` → (why it is a duplicate, the existing note's id or None)."""
+    existing = await _existing_candidates(s, caller.user_id, keys)
+    clashes: dict[int, tuple[str, int | None]] = {}
+    accepted: list[str] = []  # kept sorted, with a reversed twin, for the affix lookups below
+    accepted_reversed: list[str] = []
+    for i, key in enumerate(keys):
+        for note_id, title, existing_key in existing.get(i, ()):
+            if is_duplicate(existing_key, key):
+                how = "the same title" if existing_key == key else "a very similar title"
+                clashes[i] = (f"note {note_id} {title!r} already has {how}", note_id)
+                break
+        else:
+            earlier = _earlier_duplicate(key, accepted, accepted_reversed)
+            if earlier is not None:
+                clashes[i] = (f"an earlier note of this batch has the same or a very similar title ({earlier!r})",
+                              None)
+            else:
+                bisect.insort(accepted, key)
+                bisect.insort(accepted_reversed, key[::-1])
+    return clashes
+
+
+def _earlier_duplicate(key: str, keys: list[str], reversed_keys: list[str]) -> str | None:
+    if len(key) < 4:
+        return key if _starting_with(keys, key, exact=True) else None
+    n = affix_length(key)
+    for candidate in _starting_with(keys, key[:n]):
+        if is_duplicate(candidate, key):
+            return candidate
+    for candidate in _starting_with(reversed_keys, key[::-1][:n]):
+        if is_duplicate(candidate[::-1], key):
+            return candidate[::-1]
+    return None
+
+
+def _starting_with(sorted_keys: list[str], prefix: str, *, exact: bool = False) -> list[str]:
+    start = bisect.bisect_left(sorted_keys, prefix)
+    if exact:
+        return [prefix] if start < len(sorted_keys) and sorted_keys[start] == prefix else []
+    end = bisect.bisect_left(sorted_keys, _after_prefix(prefix))
+    return sorted_keys[start:min(end, start + _CANDIDATES)]
+
+
+def _after_prefix(prefix: str) -> str:
+    """The least string greater than every string starting with ``prefix`` (code-point order,
+    which is what ``text_pattern_ops`` compares)."""
+    return prefix[:-1] + chr(ord(prefix[-1]) + 1)
+
+
+async def _existing_candidates(
+    s: AsyncSession, user_id: int, keys: list[str]
+) -> dict[int, list[tuple[int, str, str]]]:
+    """The caller's notes each new key could duplicate: same key, or sharing its first or last
+    characters (``affix_length``), found by index range scans, at most 50 per end and key."""
+    exact = [(i, key) for i, key in enumerate(keys) if len(key) < 4]
+    fuzzy = [(i, key) for i, key in enumerate(keys) if len(key) >= 4]
+    found: dict[int, list[tuple[int, str, str]]] = {}
+    if exact:
+        rows = await s.execute(
+            select(Note.id, Note.title, Note.title_key)
+            .where(Note.user_id == user_id, Note.title_key.in_([k for _, k in exact])))
+        by_key: dict[str, list[tuple[int, str, str]]] = {}
+        for row in rows:
+            by_key.setdefault(row.title_key, []).append(tuple(row))  # type: ignore[arg-type]
+        for i, key in exact:
+            found[i] = by_key.get(key, [])
+    if fuzzy:
+        starts = [key[:affix_length(key)] for _, key in fuzzy]
+        ends = [key[::-1][:affix_length(key)] for _, key in fuzzy]
+        for column, affixes in ((Note.title_key, starts), (Note.title_key_reversed, ends)):
+            ranges = func.unnest(
+                _ints([i for i, _ in fuzzy]), _texts(affixes), _texts([_after_prefix(a) for a in affixes])
+            ).table_valued("i", "lo", "hi").render_derived("want")
+            candidates = (
+                select(Note.id, Note.title, Note.title_key)
+                .where(Note.user_id == user_id, column.op("~>=~")(ranges.c.lo), column.op("~<~")(ranges.c.hi))
+                .limit(_CANDIDATES).lateral("candidate")
+            )
+            rows = await s.execute(
+                select(ranges.c.i, candidates.c.id, candidates.c.title, candidates.c.title_key)
+                .select_from(ranges).join(candidates, true()))
+            for i, note_id, title, existing_key in rows:
+                found.setdefault(i, []).append((note_id, title, existing_key))
+    return found
+
+
+async def _link(s: AsyncSession, user_id: int, new: list[tuple[int, str, str]]) -> None:
+    """Links of the new notes (to old and new titles), and old links waiting for a new title."""
+    outgoing = [(note_id, wikilinks.parse_links(body)) for note_id, _, body in new]
+    wanted = {key for _, links in outgoing for key in links}
+    targets: dict[str, int] = {}
+    if wanted:
+        rows = await s.execute(
+            select(Note.title_key, Note.id)
+            .where(Note.user_id == user_id, Note.title_key.in_(list(wanted))).order_by(Note.id))
+        for key, note_id in rows:  # includes this batch's notes: they were inserted above
+            targets.setdefault(key, note_id)
+    links = [
+        {"user_id": user_id, "source_id": note_id, "target_id": targets.get(key), "target_key": key,
+         "target_title": title}
+        for note_id, found in outgoing for key, title in found.items()
+    ]
+    if links:
+        await s.execute(insert(NoteLink), links)
+    first_by_key: dict[str, int] = {}
+    for note_id, key, _ in new:
+        first_by_key.setdefault(key, note_id)
+    waiting = func.unnest(_texts(list(first_by_key)), _ints(list(first_by_key.values()))).table_valued(
+        "key", "note_id").render_derived("titled")
+    await s.execute(
+        update(NoteLink)
+        .where(NoteLink.user_id == user_id, NoteLink.target_id.is_(None), NoteLink.target_key == waiting.c.key)
+        .values(target_id=waiting.c.note_id)
+    )
+
+
+def _ints(values: list[int]) -> object:
+    return literal(values, ARRAY(Integer))
+
+
+def _texts(values: list[str]) -> object:
+    return literal(values, ARRAY(Text))
