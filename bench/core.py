@@ -164,7 +164,7 @@ async def overhead(fable: Fable, caller: Caller, picks: list[int], runs: int) ->
             (await conn.execute(_BARE_READ, {"id": picks[i], "user_id": caller.user_id})).one()
 
     async def direct(i: int) -> None:
-        async with fable.db.transaction() as session:
+        async with fable.db.reading() as session:  # as the dispatcher runs read tools
             ctx = Context(caller=caller, session=session, settings=fable.settings, services=fable.services)
             (await read_note(ctx, note_id=picks[i])).model_dump(mode="json")
 

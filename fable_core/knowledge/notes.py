@@ -494,10 +494,12 @@ async def list_notes(
             else (func.row(key, Note.id) > func.row(value, position[1]))
         )
     order = (key.desc(), Note.id.desc()) if descending else (key.asc(), Note.id.asc())
-    rows = (await ctx.session.execute(
+    result = await ctx.session.execute(
         select(*SUMMARY_COLUMNS, key.label("sort_key")).where(and_(*where)).order_by(*order).limit(limit + 1)
-    )).all()
-    items = [NoteSummary.model_validate(dict(row._mapping)) for row in rows[:limit]]
+    )
+    names = tuple(result.keys())
+    rows = result.all()
+    items = [NoteSummary.model_validate(dict(zip(names, row, strict=True))) for row in rows[:limit]]
     next_cursor = None
     if len(rows) > limit:
         last = rows[limit - 1]

@@ -8,6 +8,7 @@ the call's transaction.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 import traceback
@@ -70,6 +71,11 @@ class Dispatcher:
         self.events = events or EventBus()
         self.services: dict[str, Any] = services if services is not None else {}
         self.usage = usage or UsageLog(db)
+        # At most as many calls in the database as the pool has connections: more would open
+        # overflow connections that are closed again on return, and a new connection costs more
+        # (connect, and re-preparing every statement) than waiting a moment for a pooled one.
+        # Other users of the pool (auth lookups, usage flushes, the assistant) keep the overflow.
+        self._slots = asyncio.Semaphore(settings.fable_db_pool_size)
 
     def tool(self, name: str) -> Tool:
         found = self.registry.get(name)
@@ -122,7 +128,7 @@ class Dispatcher:
         return {k: getattr(model, k) for k in type(model).model_fields}
 
     async def _run(self, t: Tool, args: dict[str, Any], caller: Caller) -> tuple[BaseModel, list[Any]]:
-        async with (self.db.transaction() if t.scope == "write" else self.db.reading()) as session:
+        async with self._slots, (self.db.transaction() if t.scope == "write" else self.db.reading()) as session:
             ctx = Context(caller=caller, session=session, settings=self.settings, services=self.services)
             if t.signature.context_param:
                 args[t.signature.context_param] = ctx
