@@ -315,7 +315,11 @@ class NoteLink(Base):
     target_key: Mapped[str] = mapped_column(Text, nullable=False)
     target_title: Mapped[str] = mapped_column(String(300), nullable=False)
 
-    __table_args__ = (Index("ix_note_links_user_target_key", "user_id", "target_key"),)
+    __table_args__ = (
+        Index("ix_note_links_user_target_key", "user_id", "target_key"),
+        # the links still waiting for their title: what every new or renamed note looks up (0007)
+        Index("ix_note_links_unresolved", "user_id", "target_key", postgresql_where=text("target_id IS NULL")),
+    )
 
 
 class TaskLog(Base):

@@ -271,7 +271,10 @@ async def _link(s: AsyncSession, user_id: int, new: list[tuple[int, str, str]]) 
         "key", "note_id").render_derived("titled")
     await s.execute(
         update(NoteLink)
-        .where(NoteLink.user_id == user_id, NoteLink.target_id.is_(None), NoteLink.target_key == waiting.c.key)
+        # ``= ANY`` as well as the join: it lets the planner use the index of unresolved links
+        # whatever its (possibly stale, after a bulk load) idea of how many links there are
+        .where(NoteLink.user_id == user_id, NoteLink.target_id.is_(None),
+               NoteLink.target_key == func.any(_texts(list(first_by_key))), NoteLink.target_key == waiting.c.key)
         .values(target_id=waiting.c.note_id)
     )
 
