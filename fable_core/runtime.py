@@ -12,6 +12,7 @@ from fable_core.caller import Caller
 from fable_core.config import Settings, load_settings
 from fable_core.db.database import Database
 from fable_core.events import EventBus
+from fable_core.key_callers import KeyCallers
 from fable_core.tools.dispatcher import Dispatcher
 from fable_core.tools.registry import REGISTRY, Registry
 
@@ -27,6 +28,7 @@ class Fable:
         self.registry = registry
         self.events = EventBus()
         self.services: dict[str, Any] = {}
+        self.keys = KeyCallers(db)
         self.dispatcher = Dispatcher(
             db, settings, registry=registry, events=self.events, services=self.services
         )

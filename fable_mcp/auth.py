@@ -22,11 +22,9 @@ from urllib.parse import urlsplit
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
-from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from fable_core.accounts import caller_for_key
 from fable_core.caller import Caller
 from fable_core.config import Settings
 from fable_core.errors import Unauthenticated
@@ -74,11 +72,7 @@ class BearerKeyAuth:
         scheme, _, key = header.partition(" ")
         if scheme.lower() != "bearer" or not key.strip():
             raise Unauthenticated("this endpoint needs 'Authorization: Bearer <Fable API key>'")
-        # Autocommit: one round trip for the lookup (and the rare last-used stamp), not three.
-        async with self.fable.db.engine.connect() as conn:
-            conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
-            async with AsyncSession(bind=conn, expire_on_commit=False) as session:
-                return await caller_for_key(session, key.strip(), "mcp")
+        return await self.fable.keys.caller(key, "mcp")
 
 
 class RequireCaller:

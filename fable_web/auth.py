@@ -1,7 +1,8 @@
 """Who is calling an /api route: an API key (``Authorization: Bearer``) or a session cookie.
 
 Keys and sessions are checked against the database, but the answer is remembered for a couple
-of seconds per process, so a busy client costs one signature check per request, not a query.
+of seconds per process (keys in ``fable_core.key_callers``, shared with MCP), so a busy client
+costs one signature check or hash per request, not a query.
 A password change or key revocation clears this process's memory at once; other replicas
 follow within :data:`TTL` seconds.
 
@@ -12,7 +13,6 @@ safe methods.
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import time
 from dataclasses import dataclass
@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from starlette.requests import Request
 
-from fable_core.accounts import caller_for_key
 from fable_core.caller import Caller
 from fable_core.db.models import User
 from fable_core.errors import Forbidden, Unauthenticated
@@ -51,7 +50,6 @@ class Authenticator:
         self.fable = fable
         self.codec = codec
         self._accounts: dict[int, tuple[float, _Account | None]] = {}
-        self._keys: dict[str, tuple[float, Caller]] = {}
 
     async def caller(self, request: Request) -> Caller:
         """The authenticated caller, or Unauthenticated / Forbidden."""
@@ -74,9 +72,10 @@ class Authenticator:
 
     def forget_user(self, user_id: int) -> None:
         self._accounts.pop(user_id, None)
+        self.fable.keys.forget()  # the user's keys may have lost their reach too
 
     def forget_keys(self) -> None:
-        self._keys.clear()
+        self.fable.keys.forget()
 
     def _check_csrf(self, request: Request, session: Session) -> None:
         if is_same_origin(request, self.fable.settings.fable_base_url):
@@ -94,15 +93,7 @@ class Authenticator:
         scheme, _, key = header.partition(" ")
         if scheme.lower() != "bearer" or not key.strip():
             raise Unauthenticated("the Authorization header must be 'Bearer <API key>'")
-        digest = hashlib.sha256(key.strip().encode()).hexdigest()
-        now = time.monotonic()
-        cached = self._keys.get(digest)
-        if cached is not None and cached[0] > now:
-            caller = cached[1]
-        else:
-            async with self.fable.db.transaction() as s:
-                caller = await caller_for_key(s, key, "rest")
-            self._remember(self._keys, digest, (now + TTL, caller))
+        caller = await self.fable.keys.caller(key, "rest")
         if request.method not in SAFE_METHODS and not caller.can_write:
             raise Forbidden(f"this API key has read-only scope; {request.method} needs a write key")
         return caller
