@@ -1,6 +1,12 @@
-"""One chat turn, end to end: store the user's message, then in the background build the
-context, recall the conversation (summarising when long), run the tool loop while streaming
-into the buffer, store the answer, and retitle the conversation when due.
+"""One chat turn, end to end: store the user's message (recalling the conversation in the same
+statement), then in the background build the context, run the tool loop while streaming into the
+buffer, store the answer, and — once followers have their answer — retitle and summarise the
+conversation when due.
+
+Everything before the first token is on the user's clock, so it is kept to what the answer
+needs: one statement stores both messages and reads the history while the message is being
+embedded; one query retrieves the context once the embedding is back; model calls that are not
+about this answer (title, summary) run after it.
 
 Events a follower sees: ``context`` (notes used, suggested, attached; URLs), ``token``,
 ``tool_call``, ``tool_result``, then ``done`` (with ``rag_scope`` when the model changed the
@@ -13,18 +19,20 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import date
 from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
 
 from sqlalchemy import select, text, update
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from fable_core.access import visible_ids
 from fable_core.assistant import memory
 from fable_core.assistant.context import ContextPack, add_urls, build_context
-from fable_core.assistant.conversations import load_conversation, message_count, scope_label
+from fable_core.assistant.conversations import load_conversation, scope_label
 from fable_core.assistant.generation import Buffer, MessageWriter, StreamEvent
+from fable_core.assistant.memory import Past
 from fable_core.assistant.providers import NoProvider, unavailable
 from fable_core.assistant.toolloop import LoopResult, run_tool_loop
 from fable_core.caller import Caller
@@ -65,15 +73,16 @@ async def send_message(assistant: Assistant, caller: Caller, conversation_id: in
         raise InvalidInput(f"the message is longer than {MAX_MESSAGE} characters", field="content")
     embedding = asyncio.create_task(assistant.embedder.embed_query(content)) if assistant.embedder else None
     try:
-        state, user_id, message_id = await _store(assistant, caller, conversation_id, content,
-                                                  [*(note_ids or []), *([exclude_note_id] if exclude_note_id else [])])
+        stored = await _store(assistant, caller, conversation_id, content,
+                              [*(note_ids or []), *([exclude_note_id] if exclude_note_id else [])])
     except BaseException:
         if embedding is not None:
             embedding.cancel()
         raise
-    turn = _Turn(assistant, caller, state, user_id, message_id, content, note_ids or [], exclude_note_id, embedding)
-    assistant.generations.start(chat_key(conversation_id), message_id, turn.run)
-    return {"conversation_id": conversation_id, "user_message_id": user_id, "message_id": message_id}
+    turn = _Turn(assistant, caller, stored, content, note_ids or [], exclude_note_id, embedding)
+    assistant.generations.start(chat_key(conversation_id), stored.message_id, turn.run, owner=caller.user_id)
+    return {"conversation_id": conversation_id, "user_message_id": stored.user_message_id,
+            "message_id": stored.message_id}
 
 
 _STORE = text("""
@@ -90,22 +99,39 @@ WITH conv AS (
 )
 SELECT conv.rag_project_id, conv.summary, conv.summary_message_id,
        (SELECT id FROM added WHERE role = 'user') AS user_message_id,
-       (SELECT id FROM added WHERE role = 'assistant') AS message_id
+       (SELECT id FROM added WHERE role = 'assistant') AS message_id,
+       (SELECT count(*) FROM messages m WHERE m.conversation_id = conv.id) AS earlier,
+       (SELECT json_agg(json_build_array(m.id, m.role, m.content) ORDER BY m.id) FROM messages m
+        WHERE m.conversation_id = conv.id AND m.id > coalesce(conv.summary_message_id, 0)
+          AND m.role IN ('user', 'assistant') AND m.status <> 'generating') AS past
 FROM conv
 """)
 
 
+@dataclass
+class _Stored:
+    """What storing a turn's messages tells the turn: the conversation as it was, the new
+    message ids, how many messages there were before, and the messages since the summary
+    (the statement's snapshot predates its own inserts, so the new ones are not among them)."""
+
+    conversation: Conversation
+    user_message_id: int
+    message_id: int
+    earlier: int
+    past: list[Past]
+
+
 async def _store(assistant: Assistant, caller: Caller, conversation_id: int, content: str,
-                 note_ids: list[int]) -> tuple[Conversation, int, int]:
-    """Touch the conversation and add both messages in one statement (one round trip, atomic);
-    a snapshot of the conversation for the turn."""
+                 note_ids: list[int]) -> _Stored:
+    """Touch the conversation, add both messages and read the history in one statement (one
+    round trip, atomic)."""
     key = chat_key(conversation_id)
     assistant.generations.reserve(key)  # Conflict while this conversation is answering
     try:
-        async with autocommit(assistant.db) as s:
-            await _check_notes(s, caller, note_ids)
-            row = (await s.execute(_STORE, {"conversation_id": conversation_id, "user_id": caller.user_id,
-                                            "content": content})).first()
+        async with autocommit(assistant.db) as conn:
+            await _check_notes(conn, caller, note_ids)
+            row = (await conn.execute(_STORE, {"conversation_id": conversation_id, "user_id": caller.user_id,
+                                               "content": content})).first()
     except BaseException:
         assistant.generations.release(key)
         raise
@@ -114,7 +140,8 @@ async def _store(assistant: Assistant, caller: Caller, conversation_id: int, con
         raise NotFound(f"conversation {conversation_id} not found", conversation_id=conversation_id)
     state = Conversation(id=conversation_id, user_id=caller.user_id, rag_project_id=row.rag_project_id,
                          summary=row.summary, summary_message_id=row.summary_message_id)
-    return state, row.user_message_id, row.message_id
+    past = [Past(*m) for m in row.past or []]  # json_agg, decoded by the driver; NULL when there is none
+    return _Stored(state, row.user_message_id, row.message_id, row.earlier, past)
 
 
 async def _check_notes(s: Any, caller: Caller, note_ids: list[int]) -> None:
@@ -124,13 +151,18 @@ async def _check_notes(s: Any, caller: Caller, note_ids: list[int]) -> None:
             raise NotFound(f"note {note_id} not found", note_id=note_id)
 
 
+_autocommit_engines: WeakKeyDictionary[Database, AsyncEngine] = WeakKeyDictionary()
+
+
 @asynccontextmanager
-async def autocommit(db: Database) -> AsyncIterator[AsyncSession]:
-    """A session whose statements commit one by one: reads with no BEGIN/COMMIT round trips."""
-    async with db.engine.connect() as conn:
-        await conn.execution_options(isolation_level="AUTOCOMMIT")
-        async with AsyncSession(bind=conn, expire_on_commit=False) as session:
-            yield session
+async def autocommit(db: Database) -> AsyncIterator[AsyncConnection]:
+    """A connection whose statements commit one by one: single statements (atomic on their own)
+    without BEGIN/COMMIT round trips, and without an ORM session around them."""
+    engine = _autocommit_engines.get(db)
+    if engine is None:
+        engine = _autocommit_engines[db] = db.engine.execution_options(isolation_level="AUTOCOMMIT")
+    async with engine.connect() as conn:
+        yield conn
 
 
 def stop_generation(assistant: Assistant, conversation_id: int) -> bool:
@@ -154,15 +186,14 @@ async def stored_reply(assistant: Assistant, caller: Caller, conversation_id: in
 class _Turn:
     """The background part of one turn."""
 
-    def __init__(self, assistant: Assistant, caller: Caller, conversation: Conversation, user_message_id: int,
-                 message_id: int, content: str, note_ids: list[int], exclude_note_id: int | None,
-                 embedding: asyncio.Task[list[float] | None] | None) -> None:
+    def __init__(self, assistant: Assistant, caller: Caller, stored: _Stored, content: str, note_ids: list[int],
+                 exclude_note_id: int | None, embedding: asyncio.Task[list[float] | None] | None) -> None:
         self.a = assistant
-        self.conversation = conversation
-        self.conversation_id = conversation.id
-        self.caller = replace(caller, surface="assistant", conversation_id=conversation.id)
-        self.user_message_id = user_message_id
-        self.message_id = message_id
+        self.conversation = stored.conversation
+        self.conversation_id = stored.conversation.id
+        self.caller = replace(caller, surface="assistant", conversation_id=self.conversation_id)
+        self.stored = stored
+        self.message_id = stored.message_id
         self.content = content
         self.note_ids = note_ids
         self.exclude_note_id = exclude_note_id
@@ -198,8 +229,9 @@ class _Turn:
         writer.content = result.text
         await writer.flush("done")
         buffer.emit("done", await self._done())
-        buffer.finish()  # followers' streams end here; retitling is not part of the answer
+        buffer.finish()  # followers' streams end here; the title and the summary are not part of the answer
         await self._retitle()
+        await self._remember(result.text)
 
     async def _done(self) -> dict[str, Any]:
         done: dict[str, Any] = {"message_id": self.message_id}
@@ -215,40 +247,50 @@ class _Turn:
     async def _prepare_and_loop(self, emit: Any, result: LoopResult, writer: MessageWriter) -> None:
         a = self.a
         self.tool_events = result.tool_events
-        past, pack = await asyncio.gather(self._history(), self._context())
+        past = self.stored.past
+        if memory.summary_due(past, before_answer=True):  # far behind: bound the prompt first
+            past = await memory.summarise(a.db, a.provider, self.conversation, past)
+            self.stored.past = past
+        pack = await self._context()
         await add_urls(pack, self.content, a.provider, a.fetch_allow)
         writer.context = pack.meta()
         await emit("context", pack.meta())
         system = _SYSTEM.format(who=self.caller.username or "the user", today=date.today().isoformat())
         if pack.blocks:
             system += "\n\nContext:\n\n" + "\n\n---\n\n".join(pack.blocks)
-        messages = [{"role": "system", "content": system}, *past, {"role": "user", "content": self.content}]
+        messages = [{"role": "system", "content": system}, *memory.prompt(self.conversation.summary, past),
+                    {"role": "user", "content": self.content}]
         await run_tool_loop(a.provider, a.dispatcher, self.caller, messages, emit, result)
-
-    async def _history(self) -> list[dict[str, Any]]:
-        """The conversation so far; read while the message's embedding is still on its way."""
-        async with autocommit(self.a.db) as s:
-            return await memory.history(s, self.conversation, self.user_message_id, self.a.provider)
 
     async def _context(self) -> ContextPack:
         vector = await self.embedding if self.embedding is not None else None
-        async with autocommit(self.a.db) as s:
+        async with autocommit(self.a.db) as conn:
             return await build_context(
-                s, self.caller, vector, rag_project_id=self.conversation.rag_project_id,
+                conn, self.caller, vector, rag_project_id=self.conversation.rag_project_id,
                 note_ids=self.note_ids, exclude_note_id=self.exclude_note_id,
                 model=self.a.embedder.model if self.a.embedder else None)
 
     async def _retitle(self) -> None:
+        if not memory.wants_title(self.stored.earlier + 2):
+            return
         try:
-            async with self.a.db.transaction() as s:
-                count = await message_count(s, self.conversation_id)
-                if not memory.wants_title(count):
-                    return
-                rows = (await s.execute(select(Message.role, Message.content).where(
-                    Message.conversation_id == self.conversation_id).order_by(Message.id))).all()
-            title = await memory.make_title(self.a.provider, [{"role": r, "content": c} for r, c in rows])
-            async with self.a.db.transaction() as s:
-                await s.execute(update(Conversation).where(Conversation.id == self.conversation_id)
-                                .values(title=title))
-        except (FableError, NotFound) as e:
+            async with autocommit(self.a.db) as conn:
+                rows = (await conn.execute(select(Message.role, Message.content).where(
+                    Message.conversation_id == self.conversation_id).order_by(Message.id.desc()).limit(10))).all()
+            title = await memory.make_title(self.a.provider, [{"role": r, "content": c} for r, c in reversed(rows)])
+            async with autocommit(self.a.db) as conn:
+                await conn.execute(update(Conversation).where(Conversation.id == self.conversation_id)
+                                   .values(title=title))
+        except FableError as e:
             _log.info("could not title conversation %s: %s", self.conversation_id, e)
+
+    async def _remember(self, answer: str) -> None:
+        """Fold the conversation into its summary once it is long (see :mod:`memory`)."""
+        rows = [*self.stored.past, Past(self.stored.user_message_id, "user", self.content),
+                Past(self.message_id, "assistant", answer)]
+        if not memory.summary_due(rows):
+            return
+        try:
+            await memory.summarise(self.a.db, self.a.provider, self.conversation, rows)
+        except FableError as e:
+            _log.info("could not summarise conversation %s: %s", self.conversation_id, e)

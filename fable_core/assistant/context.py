@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import bindparam, func, select
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from fable_core.assistant import ssrf
 from fable_core.assistant.embeddings import nearest
@@ -25,7 +25,7 @@ from fable_core.caller import Caller
 from fable_core.db.models import Note
 from fable_core.errors import FableError, NotFound
 
-__all__ = ["ContextPack", "build_context", "scope_clause"]
+__all__ = ["ContextPack", "build_context"]
 
 INJECT_SIMILARITY = 0.60
 SUGGEST_SIMILARITY = 0.45
@@ -33,6 +33,7 @@ MAX_INJECTED = 3
 INJECT_CHARS = 800
 MAX_URLS = 2
 URL_CHARS = 3000
+Connectable = AsyncSession | AsyncConnection  # Core statements only: either runs them
 _URL = re.compile(r"https?://[^\s<>\"')\]]+")
 
 
@@ -50,17 +51,25 @@ class ContextPack:
         return {"used": self.used, "suggested": self.suggested, "attached": self.attached, "urls": self.urls}
 
 
-def scope_clause(rag_project_id: int | None) -> list[Any]:
-    """The WHERE clauses on Note a conversation's scope allows."""
+# Retrieval runs before every answer: its clauses are built once, with bound parameters, so the
+# statement is too (see ``embeddings.nearest``).
+_NOT_EXCLUDED = Note.id.not_in(bindparam("excluded", expanding=True))
+_SCOPES: dict[str, tuple[Any, ...]] = {
+    "outside": (Note.project_id.is_(None), _NOT_EXCLUDED),
+    "all": (_NOT_EXCLUDED,),
+    "project": (Note.project_id == bindparam("project_id"), _NOT_EXCLUDED),
+}
+_EXCERPT = (Note.title, func.left(Note.body, INJECT_CHARS + 1))
+
+
+def _scope(rag_project_id: int | None) -> tuple[Any, ...]:
     if rag_project_id is None:
-        return [Note.project_id.is_(None)]
-    if rag_project_id == -1:
-        return []
-    return [Note.project_id == rag_project_id]
+        return _SCOPES["outside"]
+    return _SCOPES["all"] if rag_project_id == -1 else _SCOPES["project"]
 
 
 async def build_context(
-    session: AsyncSession, caller: Caller, vector: list[float] | None, *, rag_project_id: int | None,
+    session: Connectable, caller: Caller, vector: list[float] | None, *, rag_project_id: int | None,
     note_ids: list[int], exclude_note_id: int | None, model: str | None,
 ) -> ContextPack:
     """Attached notes, then the notes retrieved for the message's embedding ``vector`` (None:
@@ -79,11 +88,11 @@ async def add_urls(pack: ContextPack, text: str, provider: Provider, allow: tupl
         await _fetch_url(pack, url, provider, allow)
 
 
-async def _attach(session: AsyncSession, caller: Caller, pack: ContextPack, note_ids: list[int]) -> None:
+async def _attach(session: Connectable, caller: Caller, pack: ContextPack, note_ids: list[int]) -> None:
     if not note_ids:
         return
     notes = {n.id: n for n in (await session.execute(
-        select(Note).where(Note.id.in_(note_ids), Note.user_id == caller.user_id))).scalars()}
+        select(Note.id, Note.title, Note.body).where(Note.id.in_(note_ids), Note.user_id == caller.user_id)))}
     missing = [i for i in note_ids if i not in notes]
     if missing:
         raise NotFound(f"note {missing[0]} not found", note_id=missing[0])
@@ -93,12 +102,11 @@ async def _attach(session: AsyncSession, caller: Caller, pack: ContextPack, note
         pack.attached.append({"id": note.id, "title": note.title})
 
 
-async def _retrieve(session: AsyncSession, caller: Caller, pack: ContextPack, vector: list[float],
+async def _retrieve(session: Connectable, caller: Caller, pack: ContextPack, vector: list[float],
                     model: str, rag_project_id: int | None, excluded: set[int]) -> None:
-    where = [*scope_clause(rag_project_id), Note.id.not_in(excluded or {0})]
-    hits = await nearest(session, caller.user_id, vector, model, limit=8, where=where,
-                         min_similarity=SUGGEST_SIMILARITY,
-                         columns=(Note.title, func.left(Note.body, INJECT_CHARS + 1)))
+    hits = await nearest(session, caller.user_id, vector, model, limit=8, where=_scope(rag_project_id),
+                         min_similarity=SUGGEST_SIMILARITY, columns=_EXCERPT,
+                         params={"excluded": sorted(excluded) or [0], "project_id": rag_project_id})
     for note_id, similarity, title, body in hits:
         entry = {"id": note_id, "title": title, "similarity": round(similarity, 3)}
         if similarity >= INJECT_SIMILARITY and len(pack.used) < MAX_INJECTED:

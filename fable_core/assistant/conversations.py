@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 from sqlalchemy import delete, func, insert, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from fable_core.assistant.views import (
     ConversationDetail,
@@ -27,7 +27,7 @@ from fable_core.knowledge.paging import decode_cursor, encode_cursor
 from fable_core.knowledge.views import Deleted
 from fable_core.tools import Context, Route, tool
 
-__all__ = ["load_conversation", "message_count", "scope_label"]
+__all__ = ["check_conversation", "load_conversation", "scope_label"]
 
 
 async def load_conversation(session: AsyncSession, caller: Caller, conversation_id: int, *,
@@ -43,9 +43,12 @@ async def load_conversation(session: AsyncSession, caller: Caller, conversation_
     return found
 
 
-async def message_count(session: AsyncSession, conversation_id: int) -> int:
-    return int(await session.scalar(
-        select(func.count()).select_from(Message).where(Message.conversation_id == conversation_id)) or 0)
+async def check_conversation(conn: AsyncSession | AsyncConnection, caller: Caller, conversation_id: int) -> None:
+    """NotFound unless the caller owns the conversation (one query, no ORM object)."""
+    found = await conn.scalar(select(Conversation.id).where(Conversation.id == conversation_id,
+                                                           Conversation.user_id == caller.user_id))
+    if found is None:
+        raise NotFound(f"conversation {conversation_id} not found", conversation_id=conversation_id)
 
 
 async def scope_label(session: AsyncSession, caller: Caller, rag_project_id: int | None) -> str:
@@ -162,7 +165,7 @@ async def delete_conversation(ctx: Context, conversation_id: ConversationId) -> 
     await load_conversation(ctx.session, ctx.caller, conversation_id)
     assistant = ctx.services.get("assistant")
     if assistant is not None:
-        assistant.stop(conversation_id)
+        assistant.forget(conversation_id)
     await ctx.session.execute(delete(Conversation).where(Conversation.id == conversation_id))
     return Deleted(id=conversation_id)
 

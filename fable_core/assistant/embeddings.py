@@ -20,12 +20,13 @@ import hashlib
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from pgvector.sqlalchemy import Vector
-from sqlalchemy import cast, event, select, text
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+from sqlalchemy import Select, bindparam, cast, event, select, text
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
 
 from fable_core.assistant.providers.base import Provider
 from fable_core.db.database import Database
@@ -115,32 +116,49 @@ async def ensure_index(db: Database, dims: int) -> None:
 def scan_filtered_indexes(engine: AsyncEngine) -> None:
     """Make every connection of ``engine`` keep scanning an HNSW index until enough rows pass
     the query's filters (pgvector's iterative scan): without it a filtered nearest-neighbour
-    query may return fewer rows than asked. Set once per connection, not per query."""
+    query may return fewer rows than asked. Set once per connection, not per query, and
+    committed: the driver runs it in a transaction of its own, which a first checkout in
+    autocommit mode would otherwise roll back (leaving the connection without it for good)."""
 
     @event.listens_for(engine.sync_engine, "connect")
     def _set(dbapi_connection: Any, _: Any) -> None:
         cursor = dbapi_connection.cursor()
         cursor.execute("SET hnsw.iterative_scan = relaxed_order")
         cursor.close()
+        dbapi_connection.commit()
 
 
 async def nearest(
-    session: AsyncSession, user_id: int, vector: Sequence[float], model: str, *,
+    session: AsyncSession | AsyncConnection, user_id: int, vector: Sequence[float], model: str, *,
     limit: int, where: Sequence[Any] = (), min_similarity: float = 0.0, columns: Sequence[Any] = (),
+    params: Mapping[str, Any] | None = None,
 ) -> list[tuple[Any, ...]]:
     """The caller's notes closest to ``vector``: ``(note_id, cosine similarity, *columns)``,
-    best first, filtered by extra ``where`` clauses on :class:`Note`."""
-    dims = len(vector)
-    distance = cast(NoteEmbedding.embedding, Vector(dims)).cosine_distance(cast(list(vector), Vector(dims)))
-    rows = (await session.execute(
-        select(NoteEmbedding.note_id, distance.label("distance"), *columns)
-        .join(Note, Note.id == NoteEmbedding.note_id)
-        .where(NoteEmbedding.dims == dims, NoteEmbedding.model == model,
-               NoteEmbedding.user_id == user_id, *where)
-        .order_by(distance).limit(limit)
-    )).all()
+    best first, filtered by extra ``where`` clauses on :class:`Note` (their ``bindparam`` values
+    in ``params``).
+
+    The statement is built once per dimension, limit, ``where`` and ``columns`` (compared by
+    identity) and then only executed: building it costs more than running it. Callers on a hot
+    path therefore pass module-level clauses with bound parameters, not fresh ones."""
+    statement = _nearest_statement(len(vector), limit, tuple(columns), tuple(where))
+    rows = (await session.execute(statement, {
+        **(params or {}), "_vector": vector, "_model": model, "_user_id": user_id})).all()
     hits = [(row[0], 1.0 - float(row[1]), *row[2:]) for row in rows]
     return sorted((h for h in hits if h[1] >= min_similarity), key=lambda h: -h[1])
+
+
+@lru_cache(maxsize=128)
+def _nearest_statement(dims: int, limit: int, columns: tuple[Any, ...], where: tuple[Any, ...]) -> Select[Any]:
+    # Cast to the model's dimension and filter on ``dims``: the shape the per-dimension partial
+    # HNSW index (``ensure_index``) answers.
+    distance = cast(NoteEmbedding.embedding, Vector(dims)).cosine_distance(bindparam("_vector", type_=Vector(dims)))
+    return (
+        select(NoteEmbedding.note_id, distance.label("distance"), *columns)
+        .join(Note, Note.id == NoteEmbedding.note_id)
+        .where(NoteEmbedding.dims == dims, NoteEmbedding.model == bindparam("_model"),
+               NoteEmbedding.user_id == bindparam("_user_id"), *where)
+        .order_by(distance).limit(limit)
+    )
 
 
 class EmbeddingWorker:

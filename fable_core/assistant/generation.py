@@ -57,6 +57,7 @@ class Buffer:
 
     key: str
     message_id: int
+    owner: int | None = None  # the user whose generation it is, when only they may follow it
     events: list[StreamEvent] = field(default_factory=list)
     done: bool = False
     started: bool = False
@@ -113,6 +114,7 @@ class Generations:
         self._buffers: dict[str, Buffer] = {}
         self._drops: dict[str, asyncio.TimerHandle] = {}
         self._reserved: set[str] = set()
+        self._tasks: set[asyncio.Task[None]] = set()  # every runner still running, done or not
 
     def get(self, key: str) -> Buffer | None:
         return self._buffers.get(key)
@@ -130,16 +132,18 @@ class Generations:
     def release(self, key: str) -> None:
         self._reserved.discard(key)
 
-    def start(self, key: str, message_id: int, runner: Runner) -> Buffer:
+    def start(self, key: str, message_id: int, runner: Runner, *, owner: int | None = None) -> Buffer:
         if key in self._reserved:
             self._reserved.discard(key)
         elif self.running(key):
             raise Conflict("a generation is already running here; stop it or wait for it", key=key)
         if key in self._drops:
             self._drops.pop(key).cancel()
-        buffer = Buffer(key, message_id)
+        buffer = Buffer(key, message_id, owner)
         self._buffers[key] = buffer
         buffer.task = asyncio.create_task(self._run(buffer, runner), name=f"fable-generation-{key}")
+        self._tasks.add(buffer.task)
+        buffer.task.add_done_callback(self._tasks.discard)
         return buffer
 
     async def _run(self, buffer: Buffer, runner: Runner) -> None:
@@ -171,13 +175,22 @@ class Generations:
             buffer.task.cancel()
         return True
 
+    def forget(self, key: str) -> None:
+        """Stop the generation and drop its buffer: later followers find none (followers already
+        reading it get its end)."""
+        self.stop(key)
+        buffer = self._buffers.pop(key, None)
+        if buffer is not None and key in self._drops:
+            self._drops.pop(key).cancel()
+
     async def wait(self, key: str) -> None:
         buffer = self._buffers.get(key)
         if buffer is not None and buffer.task is not None:
             await asyncio.gather(buffer.task, return_exceptions=True)
 
     async def close(self) -> None:
-        tasks = [b.task for b in self._buffers.values() if b.task and not b.done]
+        # Not only unfinished answers: a finished one may still be titling its conversation.
+        tasks = list(self._tasks)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

@@ -3,23 +3,33 @@
 Once more than 30 messages follow the last summary, everything but the 8 newest is folded into
 the conversation's summary (at most 400 tokens, built on the previous summary), stored on the
 conversation with the id of the last message it covers. The model then sees: the summary, and
-the messages after it. A title is generated after the first exchange and refreshed every 10th
-message.
+the messages after it.
+
+Summaries are written *after* an answer, never before one: the next answer must not wait for a
+model call it does not need yet (a turn just past the threshold simply sends its few extra
+messages). Only a conversation far behind (more than 60 messages since the summary: the model
+was down, or messages were imported) is summarised before answering, to keep the prompt
+bounded. Two summaries racing (a quick follow-up while the last one is still being written)
+cannot mix: a summary is stored only if the summary it was built on is still the current one.
+A title is generated after the first exchange and refreshed every 10th message.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
-from sqlalchemy import select, update
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import update
 
 from fable_core.assistant.providers.base import Provider
-from fable_core.db.models import Conversation, Message
+from fable_core.db.database import Database
+from fable_core.db.models import Conversation
 
-__all__ = ["KEEP_RECENT", "SUMMARY_AFTER", "history", "make_title", "wants_title"]
+__all__ = ["KEEP_RECENT", "SUMMARY_AFTER", "SUMMARY_BEFORE", "Past", "make_title", "prompt", "summarise",
+           "summary_due", "wants_title"]
 
 SUMMARY_AFTER = 30
+SUMMARY_BEFORE = 2 * SUMMARY_AFTER
 KEEP_RECENT = 8
 SUMMARY_TOKENS = 400
 TITLE_EVERY = 10
@@ -33,29 +43,47 @@ _TITLE_PROMPT = (
 )
 
 
-async def history(session: AsyncSession, conversation: Conversation, before_id: int,
-                  provider: Provider) -> list[dict[str, Any]]:
-    """The messages the model sees before the new turn, summarising first when due."""
-    after = conversation.summary_message_id or 0
-    rows = list((await session.execute(
-        select(Message.id, Message.role, Message.content)
-        .where(Message.conversation_id == conversation.id, Message.id > after, Message.id < before_id,
-               Message.role.in_(("user", "assistant")), Message.status != "generating")
-        .order_by(Message.id)
-    )).all())
-    if len(rows) > SUMMARY_AFTER:
-        older, rows = rows[:-KEEP_RECENT], rows[-KEEP_RECENT:]
-        summary = await _summarise(provider, conversation.summary, older)
-        await session.execute(update(Conversation).where(Conversation.id == conversation.id)
-                              .values(summary=summary, summary_message_id=older[-1].id))
-        conversation.summary, conversation.summary_message_id = summary, older[-1].id
+class Past(NamedTuple):
+    """A stored message the model may see again."""
+
+    id: int
+    role: str
+    content: str
+
+
+def prompt(summary: str | None, rows: Sequence[Past]) -> list[dict[str, Any]]:
+    """The messages the model sees before the new turn: the summary, then ``rows``."""
     messages = [{"role": r.role, "content": r.content} for r in rows if r.content]
-    if conversation.summary:
-        messages.insert(0, {"role": "system", "content": f"Summary of the earlier conversation:\n{conversation.summary}"})
+    if summary:
+        messages.insert(0, {"role": "system", "content": f"Summary of the earlier conversation:\n{summary}"})
     return messages
 
 
-async def _summarise(provider: Provider, previous: str | None, rows: list[Any]) -> str:
+def summary_due(rows: Sequence[Past], *, before_answer: bool = False) -> bool:
+    """Whether ``rows`` (the messages after the summary) should be folded into it now."""
+    return len(rows) > (SUMMARY_BEFORE if before_answer else SUMMARY_AFTER)
+
+
+async def summarise(db: Database, provider: Provider, conversation: Conversation,
+                    rows: Sequence[Past]) -> list[Past]:
+    """Fold all but the newest rows into ``conversation``'s summary and store it (unless another
+    summary was stored meanwhile); returns the rows the summary leaves out."""
+    older, recent = list(rows[:-KEEP_RECENT]), list(rows[-KEEP_RECENT:])
+    if not older:
+        return recent
+    summary = await _summarise(provider, conversation.summary, older)
+    async with db.transaction() as s:
+        stored = await s.execute(
+            update(Conversation)
+            .where(Conversation.id == conversation.id,
+                   Conversation.summary_message_id.is_not_distinct_from(conversation.summary_message_id))
+            .values(summary=summary, summary_message_id=older[-1].id))
+    if stored.rowcount:
+        conversation.summary, conversation.summary_message_id = summary, older[-1].id
+    return recent
+
+
+async def _summarise(provider: Provider, previous: str | None, rows: Sequence[Past]) -> str:
     transcript = "\n".join(f"{r.role}: {r.content[:2000]}" for r in rows)
     earlier = f"Earlier summary:\n{previous}\n\n" if previous else ""
     text = await provider.complete([

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from fable_core.assistant import chat
+from fable_core.assistant.conversations import check_conversation
 from fable_core.assistant.embeddings import Embedder, EmbeddingWorker, scan_filtered_indexes
 from fable_core.assistant.generation import Generations, StreamEvent, recover_interrupted
 from fable_core.assistant.providers import NoProvider, Provider, make_provider
@@ -69,14 +70,22 @@ class Assistant:
     def stop(self, conversation_id: int) -> bool:
         return chat.stop_generation(self, conversation_id)
 
+    def forget(self, conversation_id: int) -> None:
+        """The conversation is gone: stop its generation and drop its buffer."""
+        self.generations.forget(chat.chat_key(conversation_id))
+
     async def follow(self, caller: Caller, conversation_id: int, last_event_id: str | None = None,
                      *, heartbeat: float | None = None) -> AsyncIterator[StreamEvent]:
         """The conversation's generation events after ``last_event_id``; with no live buffer
         (finished over a minute ago, or run by another process) the stored reply. With
         ``heartbeat``, a ``ping`` event (no id) after that many quiet seconds."""
-        async with self.db.transaction() as s:
-            await chat.load_conversation(s, caller, conversation_id)
         buffer = self.generations.get(chat.chat_key(conversation_id))
+        if buffer is None or buffer.owner != caller.user_id:
+            # The buffer knows whose it is (a deleted conversation's is dropped): only a caller
+            # it does not recognise costs a query before the first event.
+            async with chat.autocommit(self.db) as conn:
+                await check_conversation(conn, caller, conversation_id)
+            buffer = self.generations.get(chat.chat_key(conversation_id))
         if buffer is None:
             stored = await chat.stored_reply(self, caller, conversation_id)
             if stored is not None:

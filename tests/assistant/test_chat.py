@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fake_llm import FakeLLM, Reply
 from helpers import new_conversation, text_of, turn
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from fable_core.assistant.service import Assistant
 from fable_core.assistant.toolloop import llm_tools
@@ -117,27 +117,77 @@ async def test_a_title_is_generated_after_the_first_exchange(
     assert conversation.title == "Baking sourdough bread", "not retitled at message 4"
 
 
-async def test_long_chats_are_summarised_keeping_the_newest_eight(
+async def _chat_of(fable: Fable, caller: Caller, count: int) -> int:
+    """A conversation with ``count`` stored messages, "message number 0" onwards."""
+    conv = await new_conversation(fable, caller)
+    async with fable.db.transaction() as s:
+        for i in range(count):
+            s.add(Message(conversation_id=conv, user_id=caller.user_id, role="user" if i % 2 == 0 else "assistant",
+                          content=f"message number {i}", status="done"))
+    return conv
+
+
+async def test_long_chats_are_summarised_after_the_answer_keeping_the_newest_eight(
     ai_fable: Fable, assistant: Assistant, fake: FakeLLM, alice: Caller
 ) -> None:
-    conv = await new_conversation(ai_fable, alice)
-    async with ai_fable.db.transaction() as s:
-        for i in range(32):
-            s.add(Message(conversation_id=conv, user_id=alice.user_id, role="user" if i % 2 == 0 else "assistant",
-                          content=f"message number {i}", status="done"))
+    conv = await _chat_of(ai_fable, alice, 32)
     fake.plain_replies.append(Reply("The user counted messages."))
-    fake.replies.append(Reply("Yes."))
+    fake.replies.extend([Reply("Yes."), Reply("Still here.")])
     await turn(assistant, alice, conv, "still there?")
-    summary_request, chat_request = fake.chat_bodies()[:2]
-    assert "message number 0" in summary_request["messages"][-1]["content"]
-    assert "message number 23" in summary_request["messages"][-1]["content"]
-    assert "message number 24" not in summary_request["messages"][-1]["content"]
-    sent = chat_request["messages"]
-    assert sent[1] == {"role": "system", "content": "Summary of the earlier conversation:\nThe user counted messages."}
-    assert [m["content"] for m in sent[2:-1]] == [f"message number {i}" for i in range(24, 32)]
-    assert sent[-1]["content"] == "still there?"
+    chat_request, summary_request = fake.chat_bodies()
+    assert [m["content"] for m in chat_request["messages"][1:]] == [
+        *(f"message number {i}" for i in range(32)), "still there?"], "the answer did not wait for a summary"
+    transcript = summary_request["messages"][-1]["content"]
+    assert "message number 0" in transcript and "message number 25" in transcript
+    assert "message number 26" not in transcript and "still there?" not in transcript
     [conversation] = await rows(ai_fable, select(Conversation))
     assert conversation.summary == "The user counted messages."
+    [covered] = await rows(ai_fable, select(Message.id).where(Message.content == "message number 25"))
+    assert conversation.summary_message_id == covered
+
+    await turn(assistant, alice, conv, "and now?")
+    sent = fake.chat_bodies()[-1]["messages"]
+    assert sent[1] == {"role": "system", "content": "Summary of the earlier conversation:\nThe user counted messages."}
+    assert [m["content"] for m in sent[2:]] == [
+        *(f"message number {i}" for i in range(26, 32)), "still there?", "Yes.", "and now?"]
+
+
+async def test_a_chat_far_behind_its_summary_is_summarised_before_answering(
+    ai_fable: Fable, assistant: Assistant, fake: FakeLLM, alice: Caller
+) -> None:
+    conv = await _chat_of(ai_fable, alice, 62)
+    fake.plain_replies.append(Reply("Sixty-two messages of counting."))
+    fake.replies.append(Reply("Yes."))
+    await turn(assistant, alice, conv, "still there?")
+    summary_request, chat_request = fake.chat_bodies()
+    transcript = summary_request["messages"][-1]["content"]
+    assert "message number 53" in transcript and "message number 54" not in transcript
+    sent = chat_request["messages"]
+    assert sent[1]["content"] == "Summary of the earlier conversation:\nSixty-two messages of counting."
+    assert [m["content"] for m in sent[2:]] == [*(f"message number {i}" for i in range(54, 62)), "still there?"]
+    assert len(fake.chat_bodies()) == 2, "ten messages after the summary need no other"
+
+
+async def test_a_summary_built_on_an_outdated_one_is_not_stored(
+    ai_fable: Fable, fake: FakeLLM, alice: Caller
+) -> None:
+    from fable_core.assistant import memory
+
+    conv = await _chat_of(ai_fable, alice, 12)
+    async with ai_fable.db.transaction() as s:
+        past = [memory.Past(*r) for r in (await s.execute(
+            select(Message.id, Message.role, Message.content).where(Message.conversation_id == conv)
+            .order_by(Message.id))).all()]
+        stale = await s.get(Conversation, conv)
+    async with ai_fable.db.transaction() as s:  # meanwhile, another summary landed
+        await s.execute(update(Conversation).where(Conversation.id == conv)
+                        .values(summary="Newer.", summary_message_id=past[5].id))
+    fake.plain_replies.append(Reply("Older."))
+    recent = await memory.summarise(ai_fable.db, ai_fable.services["llm"], stale, past)
+    assert [r.content for r in recent] == [f"message number {i}" for i in range(4, 12)]
+    [conversation] = await rows(ai_fable, select(Conversation))
+    assert (conversation.summary, conversation.summary_message_id) == ("Newer.", past[5].id)
+    assert stale.summary is None, "the caller's copy is not updated either"
 
 
 async def test_stop_keeps_the_partial_answer(
@@ -220,7 +270,7 @@ async def test_urls_in_a_message_are_fetched_through_the_ssrf_guard(
 
 
 async def test_the_same_turn_works_over_an_openai_compatible_server(
-    ai_settings, openai_url: str, fake: FakeLLM, alice: Caller  # noqa: ANN001
+    ai_settings, openai_url: str, fake: FakeLLM, alice: Caller
 ) -> None:
     settings = ai_settings.model_copy(update={"llm_provider": "openai", "openai_base_url": openai_url,
                                               "openai_api_key": "test-key", "openai_model": "gpt-test"})

@@ -47,6 +47,25 @@ async def test_resume_with_last_event_id_has_no_gap_and_no_repeat(
     assert events[-1].event == "done"
 
 
+async def test_only_the_owner_follows_a_live_generation_and_not_once_deleted(
+    ai_fable: Fable, assistant: Assistant, fake: FakeLLM, alice: Caller, bob: Caller
+) -> None:
+    import pytest
+
+    from fable_core.errors import NotFound
+
+    conv = await new_conversation(ai_fable, alice)
+    fake.replies.append(Reply(ANSWER, delay=0.01))
+    await assistant.send(alice, conv, "count for me")
+    with pytest.raises(NotFound):
+        await anext(assistant.follow(bob, conv))
+    assert (await anext(assistant.follow(alice, conv))).event == "context"
+    await ai_fable.call("delete_conversation", {"conversation_id": conv}, alice)
+    with pytest.raises(NotFound):
+        await anext(assistant.follow(alice, conv))
+    await assistant.wait(conv)
+
+
 async def test_an_id_from_another_generation_replays_this_one_from_the_start(
     ai_fable: Fable, assistant: Assistant, fake: FakeLLM, alice: Caller
 ) -> None:

@@ -195,3 +195,13 @@ async def test_connections_scan_hnsw_indexes_iteratively(ai_fable: Fable, alice:
     async with ai_fable.db.transaction() as s:
         await nearest(s, alice.user_id, embed_text("anything"), "fake-embed", limit=5)
         assert await s.scalar(text("SHOW hnsw.iterative_scan")) == "relaxed_order"
+
+
+async def test_a_connection_first_used_in_autocommit_mode_keeps_the_iterative_scan(ai_fable: Fable) -> None:
+    # The setting is made as each connection opens; a first checkout in autocommit mode (as
+    # read-only tool calls and chat turns use) must not roll it back.
+    await ai_fable.db.engine.dispose()
+    async with ai_fable.db.reading() as s:
+        assert await s.scalar(text("SHOW hnsw.iterative_scan")) == "relaxed_order"
+    async with ai_fable.db.transaction() as s:
+        assert await s.scalar(text("SHOW hnsw.iterative_scan")) == "relaxed_order"
