@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from sqlalchemy import Select, select
+from sqlalchemy import Select, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.caller import Caller
 from fable_core.errors import NotFound
 
-__all__ = ["get_visible", "visible", "visible_ids"]
+__all__ = ["OWNER_PARAM", "get_visible", "owned_by", "owned_by_param", "visible", "visible_ids"]
+
+OWNER_PARAM = "owner_id"
 
 M = TypeVar("M")
 
@@ -30,6 +32,12 @@ def visible(model: type[M], caller: Caller) -> Select[tuple[M]]:
 def owned_by(model: Any, caller: Caller) -> Any:
     """The WHERE clause for rows the caller owns, for use in other statements."""
     return model.user_id == caller.user_id
+
+
+def owned_by_param(model: Any, caller: Caller) -> Any:
+    """:func:`owned_by` as a named bind parameter (:data:`OWNER_PARAM`), for statements built
+    once and run for many callers: run them with ``{OWNER_PARAM: caller.user_id}``."""
+    return model.user_id == bindparam(OWNER_PARAM, caller.user_id)
 
 
 async def get_visible(

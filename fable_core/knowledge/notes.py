@@ -10,16 +10,29 @@ from datetime import UTC, date, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
-from sqlalchemy import ColumnElement, and_, case, delete, exists, func, literal, select, text
+from sqlalchemy import (
+    ColumnElement,
+    Text,
+    and_,
+    any_,
+    bindparam,
+    case,
+    delete,
+    exists,
+    func,
+    literal,
+    select,
+    text,
+)
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import defer
 
-from fable_core.access import get_visible, owned_by
+from fable_core.access import OWNER_PARAM, get_visible, owned_by, owned_by_param
 from fable_core.db.models import Milestone, Note, NoteLink
 from fable_core.errors import Conflict, InvalidInput, NotFound
 from fable_core.events import NoteChanged
 from fable_core.knowledge import wikilinks
-from fable_core.knowledge.filters import escape_like, tag_clause
+from fable_core.knowledge.filters import escape_like, tag_clause, tag_params
 from fable_core.knowledge.matching import check_duplicate_title, project_ref
 from fable_core.knowledge.paging import decode_cursor, encode_cursor
 from fable_core.knowledge.sections import Section, find_section, outline
@@ -410,7 +423,10 @@ def _filters(
     priority: list[str] | None, project_id: int | None, milestone_id: int | None,
     parent_id: int | None, due_before: date | None, due_after: date | None,
 ) -> list[ColumnElement[bool]]:
-    where: list[ColumnElement[bool]] = [owned_by(Note, ctx.caller)]
+    """The listings' WHERE clauses; every value is a named bind parameter, so that
+    ``list_notes`` can build its statement once per combination of filters and run it again
+    with new values (``_filter_params`` gives them under the same names)."""
+    where: list[ColumnElement[bool]] = [owned_by_param(Note, ctx.caller)]
     if tag is not None:
         where.append(tag_clause(tag))
     if kind == "note":
@@ -418,20 +434,32 @@ def _filters(
     elif kind == "task":
         where.append(Note.status.is_not(None))
     if status:
-        where.append(Note.status.in_(status))
+        where.append(Note.status == any_(bindparam("status", status, type_=ARRAY(Text))))
     if priority:
-        where.append(Note.priority.in_(priority))
-    if project_id is not None:
-        where.append(Note.project_id == project_id)
-    if milestone_id is not None:
-        where.append(Note.milestone_id == milestone_id)
-    if parent_id is not None:
-        where.append(Note.parent_id == parent_id)
+        where.append(Note.priority == any_(bindparam("priority", priority, type_=ARRAY(Text))))
+    for name, column, value in (("project_id", Note.project_id, project_id),
+                                ("milestone_id", Note.milestone_id, milestone_id),
+                                ("parent_id", Note.parent_id, parent_id)):
+        if value is not None:
+            where.append(column == bindparam(name, value))
     if due_before is not None:
-        where.append(Note.due_date < due_before)
+        where.append(Note.due_date < bindparam("due_before", due_before))
     if due_after is not None:
-        where.append(Note.due_date > due_after)
+        where.append(Note.due_date > bindparam("due_after", due_after))
     return where
+
+
+def _filter_params(ctx: Context, **filters: Any) -> dict[str, Any]:
+    """The bind parameters of ``_filters(ctx, **filters)``: the filters given (not None, not
+    empty), under the names ``_filters`` binds them to."""
+    params: dict[str, Any] = {OWNER_PARAM: ctx.user_id}
+    for name, value in filters.items():
+        if name == "tag":
+            if value is not None:
+                params.update(tag_params(value))
+        elif name != "kind" and value is not None and value != []:
+            params[name] = value
+    return params
 
 
 # The columns of a NoteSummary, read as plain rows: listing is the hottest read of every surface,
@@ -480,23 +508,23 @@ async def list_notes(
     """
     scoped = await _check_refs(ctx, project_id=project_id, project=project,
                                milestone_id=milestone_id, parent_id=parent_id)
-    where = _filters(ctx, tag=tag, kind=kind, status=status, priority=priority,
-                     project_id=scoped, milestone_id=milestone_id, parent_id=parent_id,
-                     due_before=due_before, due_after=due_after)
+    filters = {"tag": tag, "kind": kind, "status": status, "priority": priority, "project_id": scoped,
+               "milestone_id": milestone_id, "parent_id": parent_id, "due_before": due_before,
+               "due_after": due_after}
+    params = _filter_params(ctx, **filters)
     if text:
-        where.append(Note.search_vector.op("@@")(func.websearch_to_tsquery("english", text)))
-    key, descending = _SORTS[sort]
+        params["text"] = text
     position = decode_cursor(cursor, f"notes:{sort}")
     if position is not None:
-        value = _cursor_value(sort, position[0])
-        where.append(
-            (func.row(key, Note.id) < func.row(value, position[1])) if descending
-            else (func.row(key, Note.id) > func.row(value, position[1]))
-        )
-    order = (key.desc(), Note.id.desc()) if descending else (key.asc(), Note.id.asc())
-    result = await ctx.session.execute(
-        select(*SUMMARY_COLUMNS, key.label("sort_key")).where(and_(*where)).order_by(*order).limit(limit + 1)
-    )
+        params["after_key"], params["after_id"] = _cursor_value(sort, position[0]), position[1]
+    params["page"] = limit + 1
+    shape = (frozenset(params), kind, sort)
+    statement = _LIST_STATEMENTS.get(shape)
+    if statement is None:
+        statement = _list_statement(ctx, filters, params, sort)
+        if len(_LIST_STATEMENTS) < 1024:
+            _LIST_STATEMENTS[shape] = statement
+    result = await ctx.session.execute(statement, params)
     names = tuple(result.keys())
     rows = result.all()
     items = [NoteSummary.model_validate(dict(zip(names, row, strict=True))) for row in rows[:limit]]
@@ -505,6 +533,26 @@ async def list_notes(
         last = rows[limit - 1]
         next_cursor = encode_cursor(f"notes:{sort}", [last.sort_key, last.id])
     return NotePage(items=items, next_cursor=next_cursor)
+
+
+# list_notes' statements by the filters present, the kind and the sort: building a statement
+# (and its cache key) cost as much as running it, and a handful of shapes serve nearly every call.
+_LIST_STATEMENTS: dict[tuple[frozenset[str], str, str], Any] = {}
+
+
+def _list_statement(ctx: Context, filters: dict[str, Any], params: dict[str, Any], sort: str) -> Any:
+    where = _filters(ctx, **filters)
+    if "text" in params:
+        where.append(Note.search_vector.op("@@")(
+            func.websearch_to_tsquery("english", bindparam("text", params["text"]))))
+    key, descending = _SORTS[sort]
+    if "after_key" in params:
+        after = func.row(bindparam("after_key", params["after_key"], type_=key.type),
+                         bindparam("after_id", params["after_id"]))
+        where.append(func.row(key, Note.id) < after if descending else func.row(key, Note.id) > after)
+    order = (key.desc(), Note.id.desc()) if descending else (key.asc(), Note.id.asc())
+    return (select(*SUMMARY_COLUMNS, key.label("sort_key")).where(and_(*where)).order_by(*order)
+            .limit(bindparam("page", params["page"])))
 
 
 def _cursor_value(sort: str, raw: Any) -> Any:

@@ -195,3 +195,18 @@ async def test_search_filters(call) -> None:
                                   {"query": "ok", "mode": "semantic"}])
 async def test_search_refuses_bad_arguments(call, fails, args) -> None:
     await fails(call("search_notes", **args), InvalidInput)
+
+
+async def test_the_same_listing_for_two_users_shows_each_only_their_own(call, bob) -> None:
+    """list_notes reuses one statement per shape of filters: every value, the owner first, is
+    bound anew on each call."""
+    mine = await call("create_note", title="Mine", tags=["shared/tag"], status="todo", priority="high")
+    theirs = await call("create_note", title="Theirs", tags=["shared/tag"], status="todo", priority="high",
+                        as_=bob)
+    for args in ({}, {"tag": "shared", "kind": "task", "status": ["todo"], "priority": ["high"]},
+                 {"sort": "title", "limit": 1}):
+        assert [n["id"] for n in (await call("list_notes", **args))["items"]] == [mine["id"]]
+        assert [n["id"] for n in (await call("list_notes", as_=bob, **args))["items"]] == [theirs["id"]]
+    other = await call("create_note", title="Other", tags=["else"])
+    assert [n["id"] for n in (await call("list_notes", tag="else"))["items"]] == [other["id"]]
+    assert [n["id"] for n in (await call("list_notes", tag="shared"))["items"]] == [mine["id"]]
