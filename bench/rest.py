@@ -109,15 +109,21 @@ def parse_wrk(name: str, servers: int, out: str) -> WrkResult:
                      _ms(*p50.groups()), _ms(*p99.groups()), errors)
 
 
-def _cpu_seconds(pids: list[int]) -> float:
-    total = 0.0
+def _cpu_by_pid(pids: list[int]) -> dict[int, float]:
+    found = {}
     for pid in pids:
         try:
             times = psutil.Process(pid).cpu_times()
         except psutil.NoSuchProcess:
             continue
-        total += times.user + times.system
-    return total
+        found[pid] = times.user + times.system
+    return found
+
+
+def _cpu_spent(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU seconds between two snapshots, counting processes that started in between from zero
+    and leaving out those that ended (their last figures are unknown)."""
+    return sum(cpu - before.get(pid, 0.0) for pid, cpu in after.items())
 
 
 def _postgres_pids(pg_dir: Path | None) -> list[int]:
@@ -139,14 +145,14 @@ def run_wrk(wrk: str, url: str, key: str, *, name: str, servers: list[int], dura
            "-H", f"Authorization: Bearer {key}", "-H", "Content-Type: application/json"]
     if script is not None:
         cmd += ["-s", str(script)]
-    pg = _postgres_pids(pg_dir)
-    app_before, pg_before = _cpu_seconds(servers), _cpu_seconds(pg)
+    app_before, pg_before = _cpu_by_pid(servers), _cpu_by_pid(_postgres_pids(pg_dir))
     out = subprocess.run([*cmd, url], check=True, capture_output=True, text=True).stdout
     result = parse_wrk(name, len(servers), out)
     result.load_average = os.getloadavg()[0]
     if result.requests:
-        result.app_cpu_ms = (_cpu_seconds(servers) - app_before) * 1000 / result.requests
-        result.pg_cpu_ms = (_cpu_seconds(pg) - pg_before) * 1000 / result.requests
+        app, pg = _cpu_by_pid(servers), _cpu_by_pid(_postgres_pids(pg_dir))
+        result.app_cpu_ms = _cpu_spent(app_before, app) * 1000 / result.requests
+        result.pg_cpu_ms = _cpu_spent(pg_before, pg) * 1000 / result.requests
     return result
 
 
