@@ -524,15 +524,17 @@ async def list_notes(
         statement = _list_statement(ctx, filters, params, sort)
         if len(_LIST_STATEMENTS) < 1024:
             _LIST_STATEMENTS[shape] = statement
-    result = await ctx.session.execute(statement, params)
+    # on the session's connection: rows only, without the ORM's result machinery
+    result = await (await ctx.session.connection()).execute(statement, params)
     names = tuple(result.keys())
     rows = result.all()
-    items = [NoteSummary.model_validate(dict(zip(names, row, strict=True))) for row in rows[:limit]]
     next_cursor = None
     if len(rows) > limit:
         last = rows[limit - 1]
         next_cursor = encode_cursor(f"notes:{sort}", [last.sort_key, last.id])
-    return NotePage(items=items, next_cursor=next_cursor)
+    # one validation call for the page: pydantic loops over the items in Rust
+    return NotePage.model_validate(
+        {"items": [dict(zip(names, row, strict=True)) for row in rows[:limit]], "next_cursor": next_cursor})
 
 
 # list_notes' statements by the filters present, the kind and the sort: building a statement
