@@ -51,6 +51,7 @@ async def test_security_headers_on_api_and_ui(client: httpx.AsyncClient) -> None
         csp = r.headers["content-security-policy"]
         directives = dict(d.strip().split(" ", 1) for d in csp.split(";"))
         assert directives["script-src"] == "'self'" and "unsafe" not in directives["script-src"]
+        assert directives["style-src"] == "'self'"  # no inline styles either
         assert directives["frame-ancestors"] == "'none'"
         assert r.headers["x-content-type-options"] == "nosniff"
         assert r.headers["referrer-policy"] == "no-referrer"
