@@ -83,6 +83,7 @@ class Results:
     startup_ms: list[float] = field(default_factory=list)
     http_rss_mb: float = 0.0
     stdio_rss_mb: float = 0.0
+    read_cpu_ms: tuple[float, float] = (0.0, 0.0)  # HTTP read_note: client process, server process
     load: list[float] = field(default_factory=list)  # 1-minute load average, start and end
 
     def p50(self, name: str) -> float:
@@ -197,6 +198,20 @@ async def one_client(name: str, client: Client, ids: list[int], runs: int) -> li
     ]
 
 
+async def read_cpu(client: Client, ids: list[int], runs: int, server: psutil.Process) -> tuple[float, float]:
+    """CPU milliseconds per HTTP read_note spent by this (client) process and by the server's:
+    where a call's time goes when client and server take turns on the cores."""
+    def server_cpu() -> float:
+        times = server.cpu_times()
+        return times.user + times.system
+
+    rng = random.Random(11)
+    client_before, server_before = time.process_time(), server_cpu()
+    for _ in range(runs):
+        await checked(client, "read_note", {"note_id": rng.choice(ids)})
+    return ((time.process_time() - client_before) * 1000 / runs, (server_cpu() - server_before) * 1000 / runs)
+
+
 async def concurrent(name: str, tool: str, clients: list[Client], duration: float,
                      make_args: Callable[[], dict[str, Any]]) -> Throughput:
     """Each client calls ``tool`` back to back for ``duration`` seconds."""
@@ -231,9 +246,10 @@ async def many_clients(url: str, key: str, count: int) -> tuple[list[Client], Ca
 
 
 async def http_benchmarks(url: str, key: str, ids: list[int], runs: int, duration: float,
-                          results: Results) -> None:
+                          results: Results, server_pid: int) -> None:
     async with http_client(url, key) as client:
         results.latencies += await one_client("HTTP", client, ids, runs)
+        results.read_cpu_ms = await read_cpu(client, ids, runs, psutil.Process(server_pid))
     rng, titles = random.Random(5), Titles(99)
     for tool, count in (("create_note", 8), ("read_note", 8), ("read_note", 50), ("create_note", 50)):
         clients, close = await many_clients(url, key, count)
@@ -262,7 +278,7 @@ async def run(args: argparse.Namespace, database_url: str, data_dir: Path) -> Re
     results = Results(len(ids), seconds, load=[load_before])
     server, url = start_http_server(database_url)
     try:
-        await http_benchmarks(url, key, ids, args.runs, args.duration, results)
+        await http_benchmarks(url, key, ids, args.runs, args.duration, results, server.pid)
         results.http_rss_mb = psutil.Process(server.pid).memory_info().rss / 2**20
     finally:
         server.terminate()
@@ -309,6 +325,11 @@ def render(r: Results) -> str:
         "| Call | Samples | p50 ms | p99 ms | mean ms |",
         "|---|---|---|---|---|",
         *[lat.row() for lat in r.latencies],
+        "",
+        (f"CPU per HTTP read_note: {r.read_cpu_ms[0]:.2f} ms in the client process (the SDK client "
+         f"and its HTTP stack), {r.read_cpu_ms[1]:.2f} ms in the server process (uvicorn, the SDK's "
+         "streamable HTTP transport and session, Fable's dispatcher and the tool; the core section "
+         "shows the dispatcher's read_note alone). One call waits for both in turn."),
         "",
         ("Concurrent clients over HTTP (each its own SDK client and session, calling back to back; "
          "all clients run in one Python process, which is itself a bottleneck on 2 cores):"),
