@@ -249,7 +249,7 @@ def render(r: CoreResults) -> str:
         *[lat.row() for lat in r.latencies],
         "",
         (f"Dispatcher overhead: read_note through the dispatcher minus the bare SQL = {overhead:.2f} ms "
-         "p50; of which the dispatcher itself (validation, usage row, result validation) = "
+         "p50; of which the dispatcher itself (validation, result validation, queuing the usage row) = "
          f"{dispatcher_only:.2f} ms, the rest is the tool (ORM load, access check, response model)."),
         "",
         "| Target | Measured | Goal | Met |",
