@@ -42,7 +42,10 @@ class Settings(BaseModel):
         description="Key that signs session cookies and tokens. Absent: generated once and kept in "
         "FABLE_DATA_DIR/secret_key (mode 0600).",
     )
-    fable_db_pool_size: int = Field(10, ge=1, le=200, description="Database connections per process.")
+    fable_db_pool_size: int = Field(
+        10, ge=1, le=200,
+        description="Database connections per process; also how many tool calls run in the database at once.",
+    )
     fable_log_level: Literal["debug", "info", "warning", "error"] = Field(
         "info", description="Log level of Fable's own loggers (written to stderr)."
     )
