@@ -37,12 +37,12 @@ from fable_core.caller import Caller
 from fable_core.db.database import Database
 from fable_core.db.errors import translate_db_error
 from fable_core.db.models import Note, NoteDraft, Project
-from fable_core.errors import Conflict, FableError, Forbidden, InvalidInput, NotFound
+from fable_core.errors import Conflict, FableError, InvalidInput, NotFound
 from fable_core.knowledge.sections import find_section, outline
 from fable_core.knowledge.types import NoteId, Tag
 from fable_core.knowledge.views import Deleted, NoteSummary
 from fable_core.tools import REGISTRY, Context, Route, tool
-from fable_core.tools.dispatcher import InternalError, validation_problems
+from fable_core.tools.dispatcher import InternalError, check_arguments
 
 __all__ = ["Rewrite", "assist_messages", "keep_draft", "llm", "open_rewrite", "plan_rewrite", "run_tool_fn"]
 
@@ -189,15 +189,7 @@ def _assist_arguments(caller: Caller, arguments: Mapping[str, Any]) -> dict[str,
     """``arguments`` checked by assist_note's own model and scope, as the dispatcher checks them."""
     t = REGISTRY.get("assist_note")
     assert t is not None
-    try:
-        model = t.signature.arguments.model_validate(dict(arguments))
-    except ValidationError as e:
-        problems = validation_problems(e)
-        summary = "; ".join(f"{p['field']}: {p['message']}" for p in problems)
-        raise InvalidInput(f"invalid arguments for {t.name}: {summary}", errors=problems) from e
-    if not t.allows(caller):
-        raise Forbidden(f"{t.name} changes data; this credential has read-only scope", tool=t.name)
-    return {k: getattr(model, k) for k in type(model).model_fields}
+    return check_arguments(t, arguments, caller)
 
 
 async def _rewrite_events(db: Database, caller: Caller, rewrite: Rewrite, chunks: AsyncIterator[ChatChunk],

@@ -29,7 +29,7 @@ from fable_core.tools.context import Context
 from fable_core.tools.registry import REGISTRY, Registry, Tool
 from fable_core.tools.usage import UsageLog
 
-__all__ = ["Dispatcher", "InternalError", "validation_problems"]
+__all__ = ["Dispatcher", "InternalError", "check_arguments", "validation_problems"]
 
 _log = logging.getLogger(__name__)
 
@@ -39,6 +39,22 @@ class InternalError(FableError):
 
     type = "internal_error"
     http_status = 500
+
+
+def check_arguments(t: Tool, arguments: Mapping[str, Any] | None, caller: Caller) -> dict[str, Any]:
+    """``arguments`` validated by ``t``'s argument model and its scope checked for ``caller``:
+    the dispatcher's first steps, for surfaces that run a tool's work their own way (a stream)."""
+    if arguments is not None and not isinstance(arguments, Mapping):
+        raise InvalidInput(f"arguments of {t.name} must be an object", errors=[])
+    try:
+        model = t.signature.arguments.model_validate(dict(arguments or {}))
+    except ValidationError as e:
+        problems = validation_problems(e)
+        summary = "; ".join(f"{p['field']}: {p['message']}" for p in problems)
+        raise InvalidInput(f"invalid arguments for {t.name}: {summary}", errors=problems) from e
+    if not t.allows(caller):
+        raise Forbidden(f"{t.name} changes data; this credential has read-only scope", tool=t.name)
+    return {k: getattr(model, k) for k in type(model).model_fields}
 
 
 def validation_problems(e: ValidationError) -> list[dict[str, Any]]:
@@ -96,7 +112,7 @@ class Dispatcher:
         started = time.perf_counter()
         t = self.tool(name)
         try:
-            args = self._validate(t, arguments, caller)
+            args = check_arguments(t, arguments, caller)
             result, events = await self._run(t, args, caller)
         except FableError as e:
             self._log_failure(t.name, caller, started, e, None)
@@ -113,19 +129,6 @@ class Dispatcher:
         self.usage.record(_usage(t.name, caller, started))
         await self.events.publish(events)
         return result
-
-    def _validate(self, t: Tool, arguments: Mapping[str, Any] | None, caller: Caller) -> dict[str, Any]:
-        if arguments is not None and not isinstance(arguments, Mapping):
-            raise InvalidInput(f"arguments of {t.name} must be an object", errors=[])
-        try:
-            model = t.signature.arguments.model_validate(dict(arguments or {}))
-        except ValidationError as e:
-            problems = validation_problems(e)
-            summary = "; ".join(f"{p['field']}: {p['message']}" for p in problems)
-            raise InvalidInput(f"invalid arguments for {t.name}: {summary}", errors=problems) from e
-        if not t.allows(caller):
-            raise Forbidden(f"{t.name} changes data; this credential has read-only scope", tool=t.name)
-        return {k: getattr(model, k) for k in type(model).model_fields}
 
     async def _run(self, t: Tool, args: dict[str, Any], caller: Caller) -> tuple[BaseModel, list[Any]]:
         async with self._slots, (self.db.transaction() if t.scope == "write" else self.db.reading()) as session:
