@@ -1,7 +1,7 @@
 """The dispatcher: the one path every tool call takes, whatever the surface.
 
-validate arguments → authorise → run in one transaction → validate the result → publish events
-after commit → record usage. Errors leave as :mod:`fable_core.errors` types; nothing is written
+validate arguments → authorise → run (a write tool in one transaction, a read tool in a session
+without one) → validate the result → publish events after commit → record usage. Errors leave as :mod:`fable_core.errors` types; nothing is written
 when a call fails. Usage and failure rows go to ``app_logs`` in batches (:mod:`.usage`), outside
 the call's transaction.
 """
