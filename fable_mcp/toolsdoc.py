@@ -27,6 +27,8 @@ def _type(schema: dict[str, Any]) -> str:
     if "anyOf" in schema:
         return " \\| ".join(_type(s) for s in schema["anyOf"] if s.get("type") != "null")
     kind = schema.get("type", "any")
+    if isinstance(kind, list):  # ["integer", "null"]: optional, which the table shows elsewhere
+        kind = next((k for k in kind if k != "null"), "null")
     if kind == "array":
         return f"list of {_type(schema.get('items', {}))}"
     return {"string": schema.get("format", "string")}.get(kind, kind)

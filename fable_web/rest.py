@@ -46,7 +46,9 @@ def routes(registry: Registry) -> list[Route]:
 def array_params(schema: dict[str, Any]) -> frozenset[str]:
     """Names of the properties whose schema accepts an array."""
     def is_array(prop: dict[str, Any]) -> bool:
-        return prop.get("type") == "array" or any(is_array(p) for p in prop.get("anyOf", []))
+        kind = prop.get("type")
+        return (kind == "array" or (isinstance(kind, list) and "array" in kind)
+                or any(is_array(p) for p in prop.get("anyOf", [])))
 
     return frozenset(name for name, prop in schema.get("properties", {}).items() if is_array(prop))
 

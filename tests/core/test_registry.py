@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import asdict
+from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -298,3 +299,19 @@ def test_every_registered_tool_is_complete() -> None:
         assert t.input_schema["type"] == "object" and t.output_schema["type"] == "object", t.name
         assert t.input_schema.get("additionalProperties") is False, t.name
         assert not {"ctx", "context"} & set(t.input_schema.get("properties", {})), t.name
+
+
+def test_optional_values_are_written_as_type_lists_but_optional_enums_keep_any_of() -> None:
+    from fable_core.tools._schema import _clean
+
+    class Shapes(BaseModel):
+        count: int | None = None
+        day: date | None = None
+        names: list[str] | None = None
+        mode: Literal["a", "b"] | None = None
+
+    props = _clean(Shapes.model_json_schema())["properties"]
+    assert props["count"] == {"type": ["integer", "null"], "default": None}
+    assert props["day"] == {"type": ["string", "null"], "format": "date", "default": None}
+    assert props["names"] == {"type": ["array", "null"], "items": {"type": "string"}, "default": None}
+    assert [b.get("type") for b in props["mode"]["anyOf"]] == ["string", "null"]  # enum: null is not in it
