@@ -69,10 +69,15 @@ def _threshold(ctx: ServerRequestContext[Any, Any]) -> types.LoggingLevel | None
 class ClientLog:
     """The log of one request, as its client will see it."""
 
-    def __init__(self, ctx: ServerRequestContext[Any, Any]) -> None:
+    def __init__(self, ctx: ServerRequestContext[Any, Any] | None) -> None:
         self._ctx = ctx
-        threshold = _threshold(ctx)
+        threshold = _threshold(ctx) if ctx is not None else None
         self._lowest = len(LEVELS) if threshold is None else LEVELS.index(threshold)
+
+    @classmethod
+    def silent(cls) -> ClientLog:
+        """The log of a request that asked for no log messages and has no stream to carry them."""
+        return cls(None)
 
     def wants(self, level: types.LoggingLevel) -> bool:
         """Whether a message at ``level`` would be sent: skip building the ones that would not."""
@@ -80,7 +85,7 @@ class ClientLog:
 
     async def send(self, level: types.LoggingLevel, data: dict[str, Any]) -> None:
         """Send ``data`` at ``level`` on this request's stream, if the client wants that level."""
-        if not self.wants(level):
+        if not self.wants(level) or self._ctx is None:
             return
         with _deprecated_logging():
             sending = self._ctx.session.send_log_message(

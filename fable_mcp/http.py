@@ -15,10 +15,12 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecurityMiddleware
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
 from fable_core.runtime import Fable
 from fable_mcp.auth import (
@@ -29,6 +31,7 @@ from fable_mcp.auth import (
     base_url,
     security_settings,
 )
+from fable_mcp.direct import DirectToolCalls
 from fable_mcp.server import FableMcp
 
 __all__ = ["McpHttp", "create_app"]
@@ -39,9 +42,12 @@ class McpHttp:
 
     ``authenticate`` turns a request into a caller; the default checks bearer API keys.
     Tests of clients that cannot send credentials (the conformance suite) pass their own.
+    Quiet 2026-07-28 tool calls take the direct path (:mod:`fable_mcp.direct`);
+    ``direct_calls=False`` sends everything through the SDK, which the tests compare it with.
     """
 
-    def __init__(self, fable: Fable, *, authenticate: Authenticate | None = None) -> None:
+    def __init__(self, fable: Fable, *, authenticate: Authenticate | None = None,
+                 direct_calls: bool = True) -> None:
         self.fable = fable
         self.settings = fable.settings
         self.mcp = FableMcp(fable)
@@ -50,10 +56,12 @@ class McpHttp:
             security_settings=security_settings(self.settings),
             max_request_body_size=self.settings.fable_max_body_bytes,
         )
-        endpoint = RequireCaller(
-            StreamableHTTPASGIApp(self.session_manager), self.settings,
-            authenticate or BearerKeyAuth(fable),
-        )
+        transport: ASGIApp = StreamableHTTPASGIApp(self.session_manager)
+        self.direct: DirectToolCalls | None = None
+        if direct_calls:
+            transport = self.direct = DirectToolCalls(transport, self.mcp, TransportSecurityMiddleware(
+                security_settings(self.settings)), self.settings.fable_max_body_bytes)
+        endpoint = RequireCaller(transport, self.settings, authenticate or BearerKeyAuth(fable))
         self.routes = [
             Route("/mcp", endpoint=endpoint, methods=["GET", "POST", "DELETE"]),
             Route(METADATA_PATH, endpoint=self._metadata, methods=["GET"]),
@@ -77,9 +85,10 @@ class McpHttp:
         }, headers={"Access-Control-Allow-Origin": "*"})
 
 
-def create_app(fable: Fable, *, authenticate: Authenticate | None = None) -> Starlette:
+def create_app(fable: Fable, *, authenticate: Authenticate | None = None,
+               direct_calls: bool = True) -> Starlette:
     """A Starlette app serving only MCP (and its metadata) for ``fable``."""
-    mcp = McpHttp(fable, authenticate=authenticate)
+    mcp = McpHttp(fable, authenticate=authenticate, direct_calls=direct_calls)
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:

@@ -59,7 +59,7 @@ class FableMcp:
             description="Your notes, tasks and projects.",
             instructions=INSTRUCTIONS,
             lifespan=self._lifespan,
-            get_tool_input_schema=self._input_schema,
+            get_tool_input_schema=self.input_schema,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_list_resources=self._list_resources,
@@ -88,7 +88,8 @@ class FableMcp:
         finally:
             self.subscriptions.detach()
 
-    def _input_schema(self, name: str) -> dict[str, Any] | None:
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        """A tool's input schema, for checking ``Mcp-Param-*`` headers against its arguments."""
         found = self.fable.registry.get(name)
         return found.input_schema if found else None
 
