@@ -46,7 +46,7 @@ from sqlalchemy import text
 from bench.corpus import Corpus
 from bench.report import write_section
 from bench.rest import bulk_load
-from bench.stats import Latency, measure
+from bench.stats import Latency, measure, reference_ms
 from fable_core.config import load_settings
 from fable_core.runtime import Fable
 
@@ -85,6 +85,7 @@ class Results:
     stdio_rss_mb: float = 0.0
     read_cpu_ms: tuple[float, float] = (0.0, 0.0)  # HTTP read_note: client process, server process
     load: list[float] = field(default_factory=list)  # 1-minute load average, start and end
+    speed: list[float] = field(default_factory=list)  # bench.stats.reference_ms, start and end
 
     def p50(self, name: str) -> float:
         return next(lat.p50_ms for lat in self.latencies if lat.name == name)
@@ -277,6 +278,7 @@ async def run(args: argparse.Namespace, database_url: str, data_dir: Path) -> Re
     key, ids, seconds = await prepare(database_url, data_dir, args.notes)
     results = Results(len(ids), seconds, load=[load_before])
     server, url = start_http_server(database_url)
+    results.speed.append(reference_ms())
     try:
         await http_benchmarks(url, key, ids, args.runs, args.duration, results, server.pid)
         results.http_rss_mb = psutil.Process(server.pid).memory_info().rss / 2**20
@@ -287,6 +289,7 @@ async def run(args: argparse.Namespace, database_url: str, data_dir: Path) -> Re
            "FABLE_LOG_LEVEL": "warning", "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR", "/tmp")}
     await stdio_benchmarks(env, ids, args.runs, args.starts, results)
     results.load.append(os.getloadavg()[0])
+    results.speed.append(reference_ms())
     return results
 
 
@@ -318,7 +321,10 @@ def render(r: Results) -> str:
          "httptools) in another process with a bearer API key, and `fable mcp` over stdio. "
          f"Client, server and PostgreSQL share the machine: {cpu}; its 1-minute load average "
          f"was {r.load[0]:.1f} at the start and {r.load[-1]:.1f} at the end (above 2, other work "
-         "competed for the cores and every figure below is inflated by it)."),
+         "competed for the cores and every figure below is inflated by it). The machine's speed "
+         f"drifts by up to 2x even when it is idle: the reference workload (`bench.stats.reference_ms`) "
+         f"took {r.speed[0]:.1f} ms before the HTTP runs and {r.speed[-1]:.1f} ms at the end; about "
+         "11 ms is this machine at its fastest."),
         "",
         "One client, calls one after another:",
         "",
@@ -327,9 +333,10 @@ def render(r: Results) -> str:
         *[lat.row() for lat in r.latencies],
         "",
         (f"CPU per HTTP read_note: {r.read_cpu_ms[0]:.2f} ms in the client process (the SDK client "
-         f"and its HTTP stack), {r.read_cpu_ms[1]:.2f} ms in the server process (uvicorn, the SDK's "
-         "streamable HTTP transport and session, Fable's dispatcher and the tool; the core section "
-         "shows the dispatcher's read_note alone). One call waits for both in turn."),
+         f"and its HTTP stack), {r.read_cpu_ms[1]:.2f} ms in the server process (uvicorn, the "
+         "direct path for quiet tool calls in `fable_mcp/direct.py`, Fable's dispatcher and the "
+         "tool; the core section shows the dispatcher's read_note alone). One call waits for both "
+         "in turn."),
         "",
         ("Concurrent clients over HTTP (each its own SDK client and session, calling back to back; "
          "all clients run in one Python process, which is itself a bottleneck on 2 cores):"),
@@ -355,12 +362,14 @@ def render(r: Results) -> str:
 
 _READING = """How to read these numbers: every MCP call is the core dispatcher call (see the core section:
 the same read_note costs most of its time there, in database round trips) plus the SDK's
-framing on both ends, plus for HTTP one request through uvicorn and the bearer-key lookup (one
-autocommit query). stdio read_note minus the core's dispatcher read_note is the MCP layer;
-HTTP minus stdio is the transport. `fable mcp`'s start is mostly Python imports (the MCP SDK's
-protocol models and SQLAlchemy: about 1.6 s of CPU on this machine); the database opens in the
-background meanwhile. Rerun `python -m bench.mcp` on an otherwise idle machine to check the
-targets."""
+framing on both ends, plus for HTTP one request through uvicorn and the bearer key's check
+(kept in memory for 2 s per process). Over HTTP, a 2026-07-28 tool call that asked for no
+progress and no log messages is answered by `fable_mcp/direct.py` after the SDK's own checks;
+every other request, and every stdio call, goes through the SDK's transport and session. stdio
+read_note minus the core's dispatcher read_note is the MCP layer; HTTP minus stdio is the
+transport. `fable mcp`'s start is mostly Python imports (the MCP SDK's protocol models and
+SQLAlchemy: about 1.6 s of CPU on this machine); the database opens in the background
+meanwhile. Rerun `python -m bench.mcp` on an otherwise idle machine to check the targets."""
 
 
 def _parser() -> argparse.ArgumentParser:
