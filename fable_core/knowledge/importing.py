@@ -15,19 +15,19 @@ from __future__ import annotations
 
 import bisect
 from datetime import UTC, date, datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import Integer, Text, func, insert, literal, select, true, update
+from sqlalchemy import Integer, Text, func, literal, select, true
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.access import get_visible
 from fable_core.caller import Caller
-from fable_core.db.models import Note, NoteLink, NoteVersion, Project, title_key
+from fable_core.db.models import Note, Project, title_key
 from fable_core.errors import Conflict, InvalidInput
 from fable_core.events import NoteChanged
-from fable_core.knowledge import wikilinks
+from fable_core.knowledge.creation import insert_notes, new_row
 from fable_core.knowledge.matching import affix_length, is_duplicate, resolve_project
 from fable_core.knowledge.types import (
     Body,
@@ -112,37 +112,25 @@ async def import_notes(
         )
     projects = await _projects(s, caller, [notes[i] for i in taken])
     now = datetime.now(UTC)
-    rows = [_row(ctx.user_id, notes[i], keys[i], projects, now) for i in taken]
+    rows = [_row(ctx.user_id, notes[i], projects, now) for i in taken]
     ids: list[int | None] = [None] * len(notes)
     if rows:
-        new_ids = (await s.execute(
-            insert(Note).returning(Note.id, sort_by_parameter_order=True), rows)).scalars().all()
-        for i, note_id in zip(taken, new_ids, strict=True):
+        for i, note_id in zip(taken, await insert_notes(s, ctx.user_id, rows), strict=True):
             ids[i] = note_id
-        await s.execute(insert(NoteVersion), [
-            {"note_id": ids[i], "user_id": ctx.user_id, "version": 1, "title": r["title"],
-             "body": r["body"], "tags": r["tags"]} for i, r in zip(taken, rows, strict=True)])
-        await _link(s, ctx.user_id, [(ids[i], keys[i], notes[i].body) for i in taken])  # type: ignore[misc]
-        for i in taken:
-            ctx.emit(NoteChanged(ctx.user_id, ids[i], "created"))  # type: ignore[arg-type]
+            ctx.emit(NoteChanged(ctx.user_id, note_id, "created"))
     return ImportResult(created=len(taken), ids=ids, skipped=skipped)
 
 
-def _row(user_id: int, note: ImportedNote, key: str, projects: dict[object, int], now: datetime) -> dict[str, object]:
-    status = note.status
-    if status is None and (note.priority or note.due_date or note.recurrence_rule):
-        status = "todo"
+def _row(user_id: int, note: ImportedNote, projects: dict[object, int], now: datetime) -> dict[str, Any]:
     if note.recurrence_rule and note.due_date is None:
         raise InvalidInput(f"{note.title!r}: a recurring task needs a due_date to recur from",
                            field="recurrence_rule")
     project = note.project_id if note.project_id is not None else note.project
-    return {
-        "user_id": user_id, "title": note.title, "title_key": key, "body": note.body,
-        "tags": note.tags or [], "status": status, "priority": note.priority, "due_date": note.due_date,
-        "recurrence_rule": note.recurrence_rule, "version": 1,
-        "project_id": projects.get(project) if project is not None else None,
-        "completed_at": now if status == "done" else None,
-    }
+    return new_row(
+        user_id, note.title, note.body, note.tags, status=note.status, priority=note.priority,
+        due_date=note.due_date, recurrence_rule=note.recurrence_rule,
+        project_id=projects.get(project) if project is not None else None, now=now,
+    )
 
 
 async def _projects(s: AsyncSession, caller: Caller, notes: list[ImportedNote]) -> dict[object, int]:
@@ -244,39 +232,6 @@ async def _existing_candidates(
             for i, note_id, title, existing_key in rows:
                 found.setdefault(i, []).append((note_id, title, existing_key))
     return found
-
-
-async def _link(s: AsyncSession, user_id: int, new: list[tuple[int, str, str]]) -> None:
-    """Links of the new notes (to old and new titles), and old links waiting for a new title."""
-    outgoing = [(note_id, wikilinks.parse_links(body)) for note_id, _, body in new]
-    wanted = {key for _, links in outgoing for key in links}
-    targets: dict[str, int] = {}
-    if wanted:
-        rows = await s.execute(
-            select(Note.title_key, Note.id)
-            .where(Note.user_id == user_id, Note.title_key.in_(list(wanted))).order_by(Note.id))
-        for key, note_id in rows:  # includes this batch's notes: they were inserted above
-            targets.setdefault(key, note_id)
-    links = [
-        {"user_id": user_id, "source_id": note_id, "target_id": targets.get(key), "target_key": key,
-         "target_title": title}
-        for note_id, found in outgoing for key, title in found.items()
-    ]
-    if links:
-        await s.execute(insert(NoteLink), links)
-    first_by_key: dict[str, int] = {}
-    for note_id, key, _ in new:
-        first_by_key.setdefault(key, note_id)
-    waiting = func.unnest(_texts(list(first_by_key)), _ints(list(first_by_key.values()))).table_valued(
-        "key", "note_id").render_derived("titled")
-    await s.execute(
-        update(NoteLink)
-        # ``= ANY`` as well as the join: it lets the planner use the index of unresolved links
-        # whatever its (possibly stale, after a bulk load) idea of how many links there are
-        .where(NoteLink.user_id == user_id, NoteLink.target_id.is_(None),
-               NoteLink.target_key == func.any(_texts(list(first_by_key))), NoteLink.target_key == waiting.c.key)
-        .values(target_id=waiting.c.note_id)
-    )
 
 
 def _ints(values: list[int]) -> object:

@@ -1,12 +1,14 @@
 """Notes (and tasks, which are notes with a status): create, read, change, find.
 
-Every change goes through :func:`save_changes`, which keeps a version, syncs wikilinks and
-announces the change, so no tool can forget one of them.
+Every new note is stored by :mod:`.creation` and every change goes through
+:func:`save_changes`; both keep a version, sync wikilinks and announce the change, so no tool
+can forget one of them.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from dataclasses import dataclass
+from datetime import date
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
@@ -27,11 +29,19 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import OWNER_PARAM, get_visible, owned_by, owned_by_param
+from fable_core.access import (
+    OWNER_PARAM,
+    fetch_visible,
+    get_visible,
+    owned_by,
+    owned_by_param,
+    visible_row,
+)
 from fable_core.db.models import Milestone, Note, NoteLink
 from fable_core.errors import Conflict, InvalidInput, NotFound
 from fable_core.events import NoteChanged
 from fable_core.knowledge import wikilinks
+from fable_core.knowledge.creation import insert_note, new_row
 from fable_core.knowledge.filters import escape_like, tag_clause, tag_params
 from fable_core.knowledge.matching import check_duplicate_title, project_ref
 from fable_core.knowledge.paging import decode_cursor, encode_cursor
@@ -66,7 +76,7 @@ from fable_core.knowledge.views import (
 )
 from fable_core.tools import Context, Route, tool
 
-__all__ = ["save_changes", "set_placement"]
+__all__ = ["SUMMARY_COLUMNS", "save_changes", "set_placement"]
 
 ClearableField = Literal[
     "priority", "due_date", "project", "milestone", "parent", "recurrence_rule"
@@ -81,12 +91,32 @@ _CLEAR_COLUMNS = {
 }
 
 
+# The columns of a NoteSummary, read as plain rows: listing and reading are the hottest reads of
+# every surface, and building ORM objects for them cost more than the query.
+SUMMARY_COLUMNS = (
+    Note.id, Note.title, case((Note.status.is_(None), "note"), else_="task").label("kind"), Note.tags,
+    Note.status, Note.priority, Note.due_date, Note.project_id, Note.milestone_id, Note.parent_id,
+    Note.recurrence_rule, Note.version, Note.updated_at,
+)
+
+
 # --- shared mechanics -------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Placement:
+    """Where a note not stored yet will sit (it has no id, so no note is inside it):
+    what :func:`set_placement` fills in for ``create_note``."""
+
+    id: int | None = None
+    project_id: int | None = None
+    milestone_id: int | None = None
+    parent_id: int | None = None
 
 
 async def set_placement(
     ctx: Context,
-    note: Note,
+    note: Note | Placement,
     *,
     project_id: int | None = None,
     project: str | None = None,
@@ -117,7 +147,7 @@ async def set_placement(
         note.parent_id = parent_id
 
 
-async def _refuse_parent_cycle(s: AsyncSession, note: Note, parent_id: int) -> None:
+async def _refuse_parent_cycle(s: AsyncSession, note: Note | Placement, parent_id: int) -> None:
     if note.id is None:
         return
     ancestors = select(Note.id, Note.parent_id).where(Note.id == parent_id).cte(recursive=True)
@@ -129,46 +159,28 @@ async def _refuse_parent_cycle(s: AsyncSession, note: Note, parent_id: int) -> N
                            field="parent_id")
 
 
-def _check_task_fields(note: Note) -> None:
-    if note.recurrence_rule and note.due_date is None:
+def _check_task_fields(recurrence_rule: str | None, due_date: date | None) -> None:
+    if recurrence_rule and due_date is None:
         raise InvalidInput("a recurring task needs a due_date to recur from", field="recurrence_rule")
 
 
-async def save_changes(ctx: Context, note: Note, *, created: bool = False, old_title: str | None = None,
+async def save_changes(ctx: Context, note: Note, *, old_title: str | None = None,
                        body_changed: bool = True) -> None:
-    """Persist ``note``: version snapshot, wikilinks, rename rewrites, change event."""
+    """Persist a change to ``note``: version snapshot, wikilinks, rename rewrites, change event."""
     s = ctx.session
-    if not created:
-        note.version += 1
+    note.version += 1
     await s.flush()
     await snapshot(s, note)
     if body_changed:
-        await wikilinks.sync_links(s, note, created=created)
-    if created or (old_title is not None and old_title != note.title):
-        await wikilinks.resolve_pending(s, note)
+        await wikilinks.sync_links(s, note)
     if old_title is not None and old_title != note.title:
+        await wikilinks.resolve_pending(s, note)
         for source in await wikilinks.rename_links(s, note, old_title):
             source.version += 1  # its body changed: it keeps a version like any other change
             await s.flush()
             await snapshot(s, source)
             ctx.emit(NoteChanged(note.user_id, source.id, "updated"))
-    ctx.emit(NoteChanged(note.user_id, note.id, "created" if created else "updated"))
-
-
-def _detail(note: Note, body: str, *, offset: int = 0, next_offset: int | None = None,
-            section: str | None = None) -> NoteDetail:
-    summary = NoteSummary.model_validate(note).model_dump()
-    return NoteDetail(
-        **summary,
-        body=body,
-        body_length=len(note.body),
-        offset=offset,
-        next_offset=next_offset,
-        section=section,
-        sections=[sec.title for sec in outline(note.body)],
-        created_at=note.created_at,
-        completed_at=note.completed_at,
-    )
+    ctx.emit(NoteChanged(note.user_id, note.id, "updated"))
 
 
 # --- tools ------------------------------------------------------------------------------------
@@ -213,20 +225,18 @@ async def create_note(
         from fable_core.assistant.search import check_semantic_duplicate
 
         await check_semantic_duplicate(ctx, title, body)
-    if status is None and (priority or due_date or recurrence_rule):
-        status = "todo"
-    note = Note(
-        user_id=ctx.user_id, title=title, body=body, tags=tags or [], status=status,
-        priority=priority, due_date=due_date, recurrence_rule=recurrence_rule, version=1,
-    )
-    _check_task_fields(note)
-    if status == "done":
-        note.completed_at = datetime.now(UTC)
-    await set_placement(ctx, note, project_id=project_id, project=project,
-                        milestone_id=milestone_id, parent_id=parent_id)
-    ctx.session.add(note)
-    await save_changes(ctx, note, created=True)
-    return NoteSummary.model_validate(note)
+    _check_task_fields(recurrence_rule, due_date)
+    row = new_row(ctx.user_id, title, body, tags, status=status, priority=priority,
+                  due_date=due_date, recurrence_rule=recurrence_rule)
+    if any(ref is not None for ref in (project_id, project, milestone_id, parent_id)):
+        placed = Placement()
+        await set_placement(ctx, placed, project_id=project_id, project=project,
+                            milestone_id=milestone_id, parent_id=parent_id)
+        row.update(project_id=placed.project_id, milestone_id=placed.milestone_id,
+                   parent_id=placed.parent_id)
+    summary = await insert_note(ctx.session, row)
+    ctx.emit(NoteChanged(ctx.user_id, summary["id"], "created"))
+    return NoteSummary.model_validate(summary)
 
 
 @tool(title="Read a note", scope="read", route=Route("GET", "/notes/{note_id}"))
@@ -247,19 +257,27 @@ async def read_note(
         offset: Character offset to start from (within the section, if one is given).
         max_chars: Return at most this many characters of body.
     """
-    note = await get_visible(ctx.session, Note, note_id, ctx.caller)
-    text_ = note.body
+    row = await fetch_visible(ctx.session, _READ_STATEMENT, Note, note_id, ctx.caller)
+    detail = row._asdict()
+    body = text_ = detail["body"]
+    sections = outline(body)
     if section is not None:
         found = find_section(text_, section)
         if found is None:
-            names = [s.title for s in outline(text_)]
+            names = [s.title for s in sections]
             raise NotFound(f"note {note_id} has no section {section!r}; its sections: {names}",
                            sections=names)
         text_ = text_[found.content_start:found.end]
     part = text_[offset: offset + max_chars if max_chars else None]
     end = offset + len(part)
-    return _detail(note, part, offset=offset, next_offset=end if end < len(text_) else None,
-                   section=section)
+    detail.update(body=part, body_length=len(body), offset=offset,
+                  next_offset=end if end < len(text_) else None, section=section,
+                  sections=[sec.title for sec in sections])
+    return NoteDetail.model_validate(detail)
+
+
+# read_note's statement, built once: a NoteDetail's columns, as a plain row
+_READ_STATEMENT = visible_row(Note, *SUMMARY_COLUMNS, Note.body, Note.created_at, Note.completed_at)
 
 
 @tool(title="Update a note or task", scope="write", idempotent=True,
@@ -326,7 +344,7 @@ async def update_note(
                         milestone_id=milestone_id, parent_id=parent_id)
     if status is not None:
         await apply_status(ctx, note, status)
-    _check_task_fields(note)
+    _check_task_fields(note.recurrence_rule, note.due_date)
     await save_changes(ctx, note, old_title=old_title, body_changed=note.body != old_body)
     return NoteSummary.model_validate(note)
 
@@ -461,14 +479,6 @@ def _filter_params(ctx: Context, **filters: Any) -> dict[str, Any]:
             params[name] = value
     return params
 
-
-# The columns of a NoteSummary, read as plain rows: listing is the hottest read of every surface,
-# and building ORM objects for it cost more than the query.
-SUMMARY_COLUMNS = (
-    Note.id, Note.title, case((Note.status.is_(None), "note"), else_="task").label("kind"), Note.tags,
-    Note.status, Note.priority, Note.due_date, Note.project_id, Note.milestone_id, Note.parent_id,
-    Note.recurrence_rule, Note.version, Note.updated_at,
-)
 
 _SORTS: dict[str, tuple[Any, bool]] = {
     "updated": (Note.updated_at, True),

@@ -20,7 +20,9 @@ from sqlalchemy.orm import defer
 from fable_core.access import get_visible, owned_by
 from fable_core.db.models import Note
 from fable_core.errors import InvalidInput
+from fable_core.events import NoteChanged
 from fable_core.knowledge.clock import user_today
+from fable_core.knowledge.creation import insert_note, new_row
 from fable_core.knowledge.filters import tag_clause
 from fable_core.knowledge.matching import project_ref
 from fable_core.knowledge.paging import decode_cursor, encode_cursor
@@ -45,7 +47,7 @@ def _following_rule(rule: str) -> str:
     return _COUNT.sub(lambda m: f"COUNT={max(int(m.group(1)) - 1, 1)}", rule)
 
 
-async def apply_status(ctx: Context, note: Note, status: Status) -> Note | None:
+async def apply_status(ctx: Context, note: Note, status: Status) -> NoteSummary | None:
     """Set ``note``'s status; on completion stamp it and spawn the next occurrence (returned)."""
     previous = note.status
     note.status = status
@@ -60,18 +62,14 @@ async def apply_status(ctx: Context, note: Note, status: Status) -> Note | None:
     following = next_occurrence(note.recurrence_rule, note.due_date)
     if following is None:
         return None
-    from fable_core.knowledge.notes import save_changes  # notes imports this module
-
-    successor = Note(
-        user_id=note.user_id, title=note.title, body=note.body, tags=list(note.tags),
-        status="todo", priority=note.priority, due_date=following,
-        recurrence_rule=_following_rule(note.recurrence_rule), project_id=note.project_id,
-        milestone_id=note.milestone_id, parent_id=note.parent_id, version=1,
-    )
+    successor = await insert_note(ctx.session, new_row(
+        note.user_id, note.title, note.body, list(note.tags), status="todo", priority=note.priority,
+        due_date=following, recurrence_rule=_following_rule(note.recurrence_rule),
+        project_id=note.project_id, milestone_id=note.milestone_id, parent_id=note.parent_id,
+    ))
     note.recurrence_rule = None
-    ctx.session.add(successor)
-    await save_changes(ctx, successor, created=True)
-    return successor
+    ctx.emit(NoteChanged(note.user_id, successor["id"], "created"))
+    return NoteSummary.model_validate(successor)
 
 
 async def require_task(ctx: Context, note_id: int, *, for_update: bool = False) -> Note:
@@ -100,10 +98,7 @@ async def complete_task(ctx: Context, note_id: NoteId) -> CompletedTask:
         return CompletedTask(task=NoteSummary.model_validate(note))
     successor = await apply_status(ctx, note, "done")
     await save_changes(ctx, note, body_changed=False)
-    return CompletedTask(
-        task=NoteSummary.model_validate(note),
-        next_occurrence=NoteSummary.model_validate(successor) if successor else None,
-    )
+    return CompletedTask(task=NoteSummary.model_validate(note), next_occurrence=successor)
 
 
 @tool(title="Reschedule a task", scope="write", idempotent=True,

@@ -10,13 +10,16 @@ its backlinks survive and the text stays true.
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from sqlalchemy import and_, delete, insert, select, update
+from sqlalchemy import Text, and_, delete, func, insert, literal, select, update
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.db.models import Note, NoteLink, title_key
+from fable_core.knowledge.matching import same_key
 
-__all__ = ["parse_links", "rename_links", "resolve_pending", "sync_links", "title_key"]
+__all__ = ["link_target", "parse_links", "rename_links", "resolve_pending", "sync_links", "title_key"]
 
 _LINK = re.compile(r"\[\[([^\[\]|\n]{1,300})(?:\|([^\[\]\n]{0,300}))?\]\]")
 
@@ -32,21 +35,23 @@ def parse_links(body: str) -> dict[str, str]:
     return found
 
 
-async def sync_links(session: AsyncSession, note: Note, *, created: bool = False) -> None:
+def link_target(user_id: Any, key: Any) -> Any:
+    """The note a link to title key ``key`` points at: the owner's oldest note with that key
+    (NULL if none), as a scalar subquery. ``GROUP BY`` keeps PostgreSQL from turning ``min(id)``
+    into a walk of the primary key in id order, which looks cheap and reads every note."""
+    return (select(func.min(Note.id)).where(Note.user_id == user_id, same_key(Note.title_key, key))
+            .group_by(Note.title_key).scalar_subquery())
+
+
+async def sync_links(session: AsyncSession, note: Note) -> None:
     """Make ``note``'s outgoing links match its body, resolving each against existing titles."""
-    if not created:  # a new note has no links to replace
-        await session.execute(delete(NoteLink).where(NoteLink.source_id == note.id))
+    await session.execute(delete(NoteLink).where(NoteLink.source_id == note.id))
     links = parse_links(note.body)
     if not links:
         return
-    rows = await session.execute(
-        select(Note.title_key, Note.id)
-        .where(Note.user_id == note.user_id, Note.title_key.in_(list(links)))
-        .order_by(Note.id)
-    )
-    targets: dict[str, int] = {}
-    for key, note_id in rows:
-        targets.setdefault(key, note_id)
+    wanted = func.unnest(literal(list(links), ARRAY(Text))).table_valued("key").render_derived("wanted")
+    rows = await session.execute(select(wanted.c.key, link_target(note.user_id, wanted.c.key)))
+    targets: dict[str, int] = dict(rows.all())  # type: ignore[arg-type]
     await session.execute(
         insert(NoteLink),
         [

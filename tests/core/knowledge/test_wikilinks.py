@@ -73,3 +73,39 @@ async def test_backlinks_page(call) -> None:
         seen += [b["id"] for b in page["items"]]
         cursor = page["next_cursor"]
     assert seen == sorted(made, reverse=True)
+
+
+async def test_a_new_note_linking_its_own_title_links_to_itself(call) -> None:
+    note = await call("create_note", title="Self Reference", body="I am [[self reference]].")
+    assert await _backlinks(call, note["id"]) == [note["id"]]
+
+
+async def test_a_link_to_a_title_several_notes_share_points_at_the_oldest(call) -> None:
+    first = await call("create_note", title="Water plants", due_date="2026-12-01",
+                       recurrence_rule="FREQ=WEEKLY")
+    following = (await call("complete_task", note_id=first["id"]))["next_occurrence"]
+    assert following["title"] == first["title"] and following["id"] > first["id"]
+    created = await call("create_note", title="Garden log", body="[[Water plants]]")
+    edited = await call("create_note", title="Chores", body="nothing yet")
+    await call("edit_note", note_id=edited["id"], operation="append", text="[[water plants]]")
+    imported = (await call("import_notes", notes=[{"title": "Imported", "body": "[[Water Plants]]"}]))["ids"][0]
+    assert await _backlinks(call, first["id"]) == [imported, edited["id"], created["id"]]
+    assert await _backlinks(call, following["id"]) == []
+
+
+async def test_creating_notes_announces_each_new_note(call, fable, alice) -> None:
+    from fable_core.events import NoteChanged
+
+    heard: list[object] = []
+    unsubscribe = fable.events.subscribe(heard.append)
+    try:
+        note = await call("create_note", title="Announced", body="[[Elsewhere]]")
+        assert heard == [NoteChanged(alice.user_id, note["id"], "created")]
+        task = await call("create_note", title="Recurring", due_date="2026-12-01",
+                          recurrence_rule="FREQ=DAILY")
+        heard.clear()
+        following = (await call("complete_task", note_id=task["id"]))["next_occurrence"]
+    finally:
+        unsubscribe()
+    assert heard == [NoteChanged(alice.user_id, following["id"], "created"),
+                     NoteChanged(alice.user_id, task["id"], "updated")]
