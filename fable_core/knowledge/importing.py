@@ -18,7 +18,7 @@ from datetime import UTC, date, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import Integer, Text, func, literal, select, true
+from sqlalchemy import Integer, Text, func, literal, or_, select, true
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -28,7 +28,7 @@ from fable_core.db.models import Note, Project, title_key
 from fable_core.errors import Conflict, InvalidInput
 from fable_core.events import NoteChanged
 from fable_core.knowledge.creation import insert_notes, new_row
-from fable_core.knowledge.matching import affix_length, is_duplicate, resolve_project
+from fable_core.knowledge.matching import affix_length, is_duplicate, resolve_project, same_key
 from fable_core.knowledge.types import (
     Body,
     Priority,
@@ -208,7 +208,8 @@ async def _existing_candidates(
     if exact:
         rows = await s.execute(
             select(Note.id, Note.title, Note.title_key)
-            .where(Note.user_id == user_id, Note.title_key.in_([k for _, k in exact])))
+            .where(Note.user_id == user_id,
+                   or_(*(same_key(Note.title_key, k) for k in {k for _, k in exact}))))
         by_key: dict[str, list[tuple[int, str, str]]] = {}
         for row in rows:
             by_key.setdefault(row.title_key, []).append(tuple(row))  # type: ignore[arg-type]

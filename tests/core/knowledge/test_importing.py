@@ -97,3 +97,11 @@ async def test_other_users_titles_are_not_duplicates_and_links_stay_per_user(cal
     assert result["created"] == 2
     assert await _backlinks(call, result["ids"][0]) == [result["ids"][1]]
     assert (await call("get_backlinks", note_id=theirs["id"], as_=bob))["items"] == []
+
+
+async def test_short_titles_duplicate_only_the_same_title(call) -> None:
+    old = await call("create_note", title="ABC")
+    result = await call("import_notes", notes=[{"title": "abc!"}, {"title": "abd"}, {"title": "Q"}])
+    assert result["created"] == 2 and result["ids"][0] is None
+    assert result["skipped"][0]["existing_note_id"] == old["id"]
+    assert "same title" in result["skipped"][0]["reason"]
