@@ -20,7 +20,7 @@ import nh3
 from markdown_it import MarkdownIt
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -29,6 +29,7 @@ from fable_core.access import owned_by
 from fable_core.caller import Caller
 from fable_core.db.models import Note, title_key
 from fable_core.errors import InvalidInput, PayloadTooLarge
+from fable_core.knowledge.matching import same_key
 from fable_core.knowledge.types import MAX_BODY
 from fable_core.runtime import Fable
 from fable_web.context import web
@@ -129,10 +130,10 @@ async def _resolver(fable: Fable, caller: Caller, body: str) -> Resolver:
     keys = link_keys(body)
     ids: dict[str, int] = {}
     if keys:
-        async with fable.db.transaction() as session:
+        async with fable.db.reading() as session:
             rows = await session.execute(
                 select(Note.title_key, Note.id)
-                .where(owned_by(Note, caller), Note.title_key.in_(sorted(keys)))
+                .where(owned_by(Note, caller), or_(*(same_key(Note.title_key, k) for k in sorted(keys))))
                 .order_by(Note.id)
             )
             for key, note_id in rows:

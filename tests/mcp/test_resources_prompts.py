@@ -207,6 +207,18 @@ async def test_note_to_tasks_embeds_the_note(connect_fast, call) -> None:
     assert f"parent_id={note['id']}" in ask.content.text
 
 
+async def test_note_to_tasks_finds_the_note_by_exact_title_first_then_the_closest(connect_fast, call) -> None:
+    exact = await call("create_note", title="Plan the offsite")
+    await call("create_note", title="Quarterly budget review")
+    async with connect_fast() as client:
+        by_title = await client.get_prompt("note_to_tasks", {"note": "PLAN the offsite"})
+        by_typo = await client.get_prompt("note_to_tasks", {"note": "quartely budgt review"})
+        with pytest.raises(MCPError, match="no note titled 'zzzz qqqq'"):
+            await client.get_prompt("note_to_tasks", {"note": "zzzz qqqq"})
+    assert by_title.messages[0].content.resource.uri == f"fable://notes/{exact['id']}"
+    assert "'Quarterly budget review'" in by_typo.messages[1].content.text
+
+
 async def test_completions_offer_projects_tags_notes_and_ids(connect, call) -> None:
     await call("create_project", title="Website redesign")
     await call("create_project", title="Garden")
