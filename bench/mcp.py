@@ -24,9 +24,7 @@ import json
 import os
 import platform
 import random
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -46,6 +44,7 @@ from sqlalchemy import text
 from bench.corpus import Corpus
 from bench.report import write_section
 from bench.rest import bulk_load
+from bench.serving import free_port, serve_in_process, serve_option, start_servers, stop
 from bench.stats import Latency, measure, reference_ms
 from fable_core.config import load_settings
 from fable_core.runtime import Fable
@@ -114,44 +113,6 @@ async def prepare(database_url: str, data_dir: Path, notes: int) -> tuple[str, l
         return key, ids, seconds
     finally:
         await fable.close()
-
-
-async def _serve(database_url: str, port: int) -> None:
-    import uvicorn
-
-    from fable_mcp.http import create_app
-
-    settings = load_settings({}, database_url=database_url, llm_provider="none",
-                             fable_secret_key="bench-secret", fable_data_dir=Path(tempfile.gettempdir()))
-    fable = await Fable.open(settings, migrate=False)
-    try:
-        config = uvicorn.Config(create_app(fable), host="127.0.0.1", port=port, http="httptools",
-                                loop="uvloop", access_log=False, log_level="warning")
-        await uvicorn.Server(config).serve()
-    finally:
-        await fable.close()
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def start_http_server(database_url: str) -> tuple[subprocess.Popen[bytes], str]:
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "bench.mcp", "--serve", str(port),
-                             "--database-url", database_url])
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return proc, f"http://127.0.0.1:{port}/mcp"
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                raise SystemExit("the MCP benchmark server did not start") from None
-            time.sleep(0.1)
 
 
 # --- clients ----------------------------------------------------------------------------------
@@ -277,14 +238,15 @@ async def run(args: argparse.Namespace, database_url: str, data_dir: Path) -> Re
     load_before = os.getloadavg()[0]
     key, ids, seconds = await prepare(database_url, data_dir, args.notes)
     results = Results(len(ids), seconds, load=[load_before])
-    server, url = start_http_server(database_url)
+    port = free_port()
+    server = start_servers("bench.mcp", database_url, port, "/.well-known/oauth-protected-resource")[0]
+    url = f"http://127.0.0.1:{port}/mcp"
     results.speed.append(reference_ms())
     try:
         await http_benchmarks(url, key, ids, args.runs, args.duration, results, server.pid)
         results.http_rss_mb = psutil.Process(server.pid).memory_info().rss / 2**20
     finally:
-        server.terminate()
-        server.wait(30)
+        stop([server])
     env = {"DATABASE_URL": database_url, "FABLE_DATA_DIR": str(data_dir), "LLM_PROVIDER": "none",
            "FABLE_LOG_LEVEL": "warning", "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR", "/tmp")}
     await stdio_benchmarks(env, ids, args.runs, args.starts, results)
@@ -380,7 +342,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--starts", type=int, default=5, help="stdio cold starts to time")
     p.add_argument("--database-url", help="use this database instead of a fresh embedded one")
     p.add_argument("--no-write", action="store_true", help="print, do not update docs/benchmarks.md")
-    p.add_argument("--serve", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    serve_option(p)
     return p
 
 
@@ -388,9 +350,9 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
     if args.serve:
-        import uvloop
+        from fable_mcp.http import create_app
 
-        uvloop.run(_serve(args.database_url, args.serve))
+        serve_in_process(args.database_url, args.serve, create_app)
         return 0
     with tempfile.TemporaryDirectory(prefix="fable-bench-mcp-") as tmp:
         database_url = args.database_url

@@ -19,7 +19,6 @@ import os
 import platform
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -27,12 +26,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import psutil
 
 from bench.core import load
 from bench.corpus import Corpus
 from bench.report import write_section
+from bench.serving import free_port, serve_in_process, serve_option, start_servers, stop
 from fable_core.caller import Caller
 from fable_core.config import Settings, load_settings
 from fable_core.runtime import Fable
@@ -156,54 +155,6 @@ def run_wrk(wrk: str, url: str, key: str, *, name: str, servers: list[int], dura
     return result
 
 
-# --- the server processes -------------------------------------------------------------------
-
-
-async def _serve(database_url: str, port: int) -> None:
-    import uvicorn
-
-    from fable_web.app import create_app
-    from fable_web.server import uvicorn_config
-
-    settings = load_settings({}, database_url=database_url, llm_provider="none",
-                             fable_secret_key="bench-secret", fable_data_dir=Path(tempfile.gettempdir()))
-    fable = await Fable.open(settings, migrate=False)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-    sock.bind(("127.0.0.1", port))
-    try:
-        config = uvicorn_config(create_app(fable), "127.0.0.1", port, log_level="warning")
-        await uvicorn.Server(config).serve(sockets=[sock])
-    finally:
-        await fable.close()
-
-
-def _start_servers(database_url: str, port: int, count: int) -> list[subprocess.Popen[bytes]]:
-    procs = [subprocess.Popen([sys.executable, "-m", "bench.rest", "--serve", str(port),
-                               "--database-url", database_url]) for _ in range(count)]
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=2).status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
-            _stop(procs)
-            raise SystemExit("the benchmark servers did not start")
-        time.sleep(0.2)
-    time.sleep(2)  # let every process finish starting, so all share the port
-    return procs
-
-
-def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
-    for p in procs:
-        p.terminate()
-    for p in procs:
-        p.wait(30)
-
-
 # --- orchestration --------------------------------------------------------------------------
 
 
@@ -257,12 +208,6 @@ async def prepare(settings: Settings, notes: int, workers: int, loader: str) -> 
         await fable.close()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def run(args: argparse.Namespace, settings: Settings, pg_dir: Path | None) -> tuple[list[WrkResult], float]:
     wrk = ensure_wrk()
     url, key, load_seconds = asyncio.run(prepare(settings, args.notes, args.workers, args.load))
@@ -271,8 +216,8 @@ def run(args: argparse.Namespace, settings: Settings, pg_dir: Path | None) -> tu
         script = Path(tmp) / "post.lua"
         script.write_text(_POST_LUA)
         for servers in args.servers:
-            port = _free_port()
-            procs = _start_servers(url, port, servers)
+            port = free_port()
+            procs = start_servers("bench.rest", url, port, "/api/health", servers)
             try:
                 base = f"http://127.0.0.1:{port}"
                 pids = [p.pid for p in procs]
@@ -285,7 +230,7 @@ def run(args: argparse.Namespace, settings: Settings, pg_dir: Path | None) -> tu
                 results.append(run_wrk(wrk, f"{base}/api/notes", key, name="POST /api/notes",
                                        script=script, **common))
             finally:
-                _stop(procs)
+                stop(procs)
     return results, load_seconds
 
 
@@ -334,7 +279,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--connections", type=int, default=32)
     p.add_argument("--database-url", help="use this database instead of a fresh embedded one")
     p.add_argument("--no-write", action="store_true", help="print, do not update docs/benchmarks.md")
-    p.add_argument("--serve", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    serve_option(p)
     return p
 
 
@@ -342,9 +287,9 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
     if args.serve:
-        import uvloop
+        from fable_web.app import create_app
 
-        uvloop.run(_serve(args.database_url, args.serve))
+        serve_in_process(args.database_url, args.serve, create_app)
         return 0
     with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp:
         database_url, pg_dir = args.database_url, None

@@ -1,0 +1,94 @@
+"""The server side of the HTTP benchmarks: the app under test runs in processes of its own.
+
+A benchmark re-runs its own module with ``--serve PORT --database-url URL`` (the hidden option
+:func:`serve_option` adds); :func:`serve_in_process` then opens Fable on that database and
+serves the app under uvicorn as ``fable serve`` runs it (httptools, uvloop, no access log).
+Several processes can share one port (SO_REUSEPORT), as stateless replicas would.
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from fable_core.config import load_settings
+from fable_core.runtime import Fable
+
+__all__ = ["free_port", "serve_in_process", "serve_option", "start_servers", "stop"]
+
+AppFactory = Callable[[Fable], Any]
+
+
+def serve_option(parser: argparse.ArgumentParser) -> None:
+    """``--serve PORT``: run as one of the benchmark's server processes (not for people)."""
+    parser.add_argument("--serve", type=int, metavar="PORT", help=argparse.SUPPRESS)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def serve_in_process(database_url: str, port: int, make_app: AppFactory) -> None:
+    """Serve ``make_app(fable)`` on 127.0.0.1:``port`` until terminated."""
+    import uvloop
+
+    uvloop.run(_serve(database_url, port, make_app))
+
+
+async def _serve(database_url: str, port: int, make_app: AppFactory) -> None:
+    import uvicorn
+
+    from fable_web.server import uvicorn_config
+
+    settings = load_settings({}, database_url=database_url, llm_provider="none",
+                             fable_secret_key="bench-secret", fable_data_dir=Path(tempfile.gettempdir()))
+    fable = await Fable.open(settings, migrate=False)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind(("127.0.0.1", port))
+    try:
+        config = uvicorn_config(make_app(fable), "127.0.0.1", port, log_level="warning")
+        await uvicorn.Server(config).serve(sockets=[sock])
+    finally:
+        await fable.close()
+
+
+def start_servers(module: str, database_url: str, port: int, ready_path: str,
+                  count: int = 1) -> list[subprocess.Popen[bytes]]:
+    """Start ``count`` processes of ``python -m module --serve port`` and wait until
+    ``ready_path`` answers 200 (then a moment more, so that every process shares the port)."""
+    procs = [subprocess.Popen([sys.executable, "-m", module, "--serve", str(port),
+                               "--database-url", database_url]) for _ in range(count)]
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}{ready_path}", timeout=2).status_code == 200:
+                break
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
+            stop(procs)
+            raise SystemExit(f"the {module} benchmark server did not start")
+        time.sleep(0.2)
+    if count > 1:
+        time.sleep(2)
+    return procs
+
+
+def stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        p.wait(30)
