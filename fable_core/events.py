@@ -53,5 +53,5 @@ class EventBus:
                     result = fn(event)
                     if result is not None:
                         await result
-                except Exception:
+                except Exception:  # noqa: BLE001 - one failing subscriber must not stop the others
                     _log.exception("event subscriber %r failed on %r", fn, event)

@@ -6,7 +6,7 @@ Every surface starts one ``Fable`` and shares it; tests open one per test databa
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Self
 
 from fable_core.caller import Caller
 from fable_core.config import Settings, load_settings
@@ -57,7 +57,7 @@ class Fable:
         await self.dispatcher.usage.close()
         await self.db.close()
 
-    async def __aenter__(self) -> Fable:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -29,7 +29,6 @@ import logging
 from typing import Any
 
 import mcp_types as types
-from opentelemetry import trace
 from mcp.server import Server
 from mcp.server.streamable_http import check_accept_headers
 from mcp.server.transport_security import TransportSecurityMiddleware
@@ -41,6 +40,7 @@ from mcp.shared.inbound import (
 )
 from mcp_types import methods
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from opentelemetry import trace
 from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send

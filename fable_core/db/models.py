@@ -6,10 +6,11 @@ Tasks are notes: a note whose ``status`` is not NULL is a task. Every user-owned
 
 from __future__ import annotations
 
-from datetime import date, datetime
 import re
+from datetime import date, datetime
 from typing import Any
 
+from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
     BigInteger,
     Computed,
@@ -25,7 +26,6 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR
-from pgvector.sqlalchemy import Vector
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, validates
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "AppLog",
     "Base",
     "Conversation",
+    "InstanceSetting",
     "Message",
     "Milestone",
     "Note",
@@ -41,7 +42,6 @@ __all__ = [
     "NoteEmbedding",
     "NoteLink",
     "NoteVersion",
-    "InstanceSetting",
     "Project",
     "RateLimitHit",
     "Setting",
@@ -214,7 +214,7 @@ class Note(Base):
     __tablename__ = "notes"
     # server-side timestamps and generated columns come back with INSERT/UPDATE ... RETURNING,
     # so no tool needs a refresh round trip after saving
-    __mapper_args__ = {"eager_defaults": True}
+    __mapper_args__ = {"eager_defaults": True}  # noqa: RUF012 - SQLAlchemy's class-level setting
 
     id: Mapped[int] = mapped_column(primary_key=True)
     user_id: Mapped[int] = _owner()

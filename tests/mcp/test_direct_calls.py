@@ -101,9 +101,9 @@ async def test_reads_and_tool_errors_match_the_sdk_and_take_the_direct_path(
     for arguments in ({"note_id": 999_999_999}, {"note_id": "seven"}, {"note_id": nid, "section": "Nope"}, {}):
         status, body = await both(servers, headers(key), call("read_note", arguments))
         assert status == 200 and body["result"]["isError"] is True
-    status, body = await both(servers, headers(key, "no_such_tool"), call("no_such_tool", {}))
+    _, body = await both(servers, headers(key, "no_such_tool"), call("no_such_tool", {}))
     assert body["result"]["isError"] is True
-    status, body = await both(servers, headers(key), call("read_note", {"note_id": nid}, id_="text-id"))
+    _, body = await both(servers, headers(key), call("read_note", {"note_id": nid}, id_="text-id"))
     assert body["id"] == "text-id"
     assert direct.answered == before + 7
 
@@ -116,7 +116,7 @@ async def test_a_write_goes_through_once_and_a_read_key_is_refused_without_writi
                             headers=headers(key, "create_note"))
     assert r.status_code == 200 and r.json()["result"]["structuredContent"]["title"] == "Written directly"
     read_key = await make_key(fable, alice, "read")
-    status, body = await both(servers, headers(read_key, "create_note"),
+    _, body = await both(servers, headers(read_key, "create_note"),
                               call("create_note", {"title": "Must not exist"}))
     assert body["result"]["isError"] is True and "scope" in body["result"]["content"][0]["text"]
     async with fable.db.reading() as s:
