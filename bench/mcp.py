@@ -45,7 +45,7 @@ from bench.corpus import Corpus
 from bench.report import write_section
 from bench.rest import bulk_load
 from bench.serving import free_port, serve_in_process, serve_option, start_servers, stop
-from bench.stats import Latency, measure, reference_ms
+from bench.stats import Latency, measure, reference_ms, wakeup_us
 from fable_core.config import load_settings
 from fable_core.runtime import Fable
 
@@ -85,6 +85,7 @@ class Results:
     read_cpu_ms: tuple[float, float] = (0.0, 0.0)  # HTTP read_note: client process, server process
     load: list[float] = field(default_factory=list)  # 1-minute load average, start and end
     speed: list[float] = field(default_factory=list)  # bench.stats.reference_ms, start and end
+    wakeup: list[float] = field(default_factory=list)  # bench.stats.wakeup_us, start and end
 
     def p50(self, name: str) -> float:
         return next(lat.p50_ms for lat in self.latencies if lat.name == name)
@@ -242,6 +243,7 @@ async def run(args: argparse.Namespace, database_url: str, data_dir: Path) -> Re
     server = start_servers("bench.mcp", database_url, port, "/.well-known/oauth-protected-resource")[0]
     url = f"http://127.0.0.1:{port}/mcp"
     results.speed.append(reference_ms())
+    results.wakeup.append(wakeup_us())
     try:
         await http_benchmarks(url, key, ids, args.runs, args.duration, results, server.pid)
         results.http_rss_mb = psutil.Process(server.pid).memory_info().rss / 2**20
@@ -252,6 +254,7 @@ async def run(args: argparse.Namespace, database_url: str, data_dir: Path) -> Re
     await stdio_benchmarks(env, ids, args.runs, args.starts, results)
     results.load.append(os.getloadavg()[0])
     results.speed.append(reference_ms())
+    results.wakeup.append(wakeup_us())
     return results
 
 
@@ -285,8 +288,10 @@ def render(r: Results) -> str:
          f"was {r.load[0]:.1f} at the start and {r.load[-1]:.1f} at the end (above 2, other work "
          "competed for the cores and every figure below is inflated by it). The machine's speed "
          f"drifts by up to 2x even when it is idle: the reference workload (`bench.stats.reference_ms`) "
-         f"took {r.speed[0]:.1f} ms before the HTTP runs and {r.speed[-1]:.1f} ms at the end; about "
-         "11 ms is this machine at its fastest."),
+         f"took {r.speed[0]:.1f} ms before the HTTP runs and {r.speed[-1]:.1f} ms at the end (about "
+         "11 ms is this machine at its fastest), and a round trip between two processes "
+         f"(`bench.stats.wakeup_us`, median) {r.wakeup[0]:.0f} and {r.wakeup[-1]:.0f} us (20-150 us "
+         "seen here; each call crosses processes several times)."),
         "",
         "One client, calls one after another:",
         "",

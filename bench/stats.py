@@ -7,7 +7,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-__all__ = ["Latency", "measure", "reference_ms"]
+__all__ = ["Latency", "measure", "reference_ms", "wakeup_us"]
 
 
 @dataclass(frozen=True)
@@ -59,3 +59,33 @@ def reference_ms(rounds: int = 5) -> float:
             json.loads(json.dumps(doc))
         best = min(best, time.perf_counter() - started)
     return best * 1000
+
+
+def wakeup_us(trips: int = 2000) -> float:
+    """Median microseconds for one round trip between two processes over a socket pair.
+
+    Every MCP or REST call crosses processes several times (client, server, PostgreSQL and
+    back), so how fast this machine wakes a waiting process moves every latency figure; on this
+    virtual machine it swings between about 20 and 150 us. Printed with the results for that
+    reason. POSIX only (fork).
+    """
+    import os
+    import socket
+
+    parent, child = socket.socketpair()
+    pid = os.fork()
+    if pid == 0:  # the echoing process
+        parent.close()
+        for _ in range(trips):
+            child.sendall(child.recv(64))
+        os._exit(0)
+    child.close()
+    times = []
+    for _ in range(trips):
+        started = time.perf_counter()
+        parent.sendall(b"x" * 32)
+        parent.recv(64)
+        times.append(time.perf_counter() - started)
+    os.waitpid(pid, 0)
+    parent.close()
+    return statistics.median(times) * 1e6
