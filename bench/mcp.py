@@ -288,8 +288,8 @@ def render(r: Results) -> str:
          f"was {r.load[0]:.1f} at the start and {r.load[-1]:.1f} at the end (above 2, other work "
          "competed for the cores and every figure below is inflated by it). The machine's speed "
          f"drifts by up to 2x even when it is idle: the reference workload (`bench.stats.reference_ms`) "
-         f"took {r.speed[0]:.1f} ms before the HTTP runs and {r.speed[-1]:.1f} ms at the end (about "
-         "11 ms is this machine at its fastest), and a round trip between two processes "
+         f"took {r.speed[0]:.1f} ms before the HTTP runs and {r.speed[-1]:.1f} ms at the end (9.5 ms "
+         "to 17 ms seen here), and a round trip between two processes "
          f"(`bench.stats.wakeup_us`, median) {r.wakeup[0]:.0f} and {r.wakeup[-1]:.0f} us (20-150 us "
          "seen here; each call crosses processes several times)."),
         "",
