@@ -16,6 +16,11 @@ a request that fails a check, an oversized or chunked body) goes to the SDK unto
 replayed, so every protocol error is still the SDK's own. The reply is the one the SDK would
 send, field for field: ``tests/mcp/test_direct_calls.py`` compares the two paths.
 
+A call that runs past the SDK's deferral window (15 s: a model download, a long import, a
+row lock) is answered as the SDK answers it: the response commits to ``text/event-stream``,
+a ``: ping`` comment goes out every window so a proxy's idle-read timeout cannot cut it, and
+the result follows as one SSE event.
+
 When an OpenTelemetry tracer provider is installed, every request goes to the SDK, whose
 middleware records a span per request; Fable installs none, so by default there is nothing to
 record. One difference is deliberate: the SDK cancels a streaming handler when the client disconnects;
@@ -24,12 +29,14 @@ here the call runs to its end, like any request whose response is a single JSON 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from typing import Any
 
 import mcp_types as types
 from mcp.server import Server
+from mcp.server import _streamable_http_modern as sdk_modern  # its keepalive interval and SSE headers
 from mcp.server.streamable_http import check_accept_headers
 from mcp.server.transport_security import TransportSecurityMiddleware
 from mcp.shared.inbound import (
@@ -125,13 +132,58 @@ class DirectToolCalls:
         caller = scope.get(CALLER_SCOPE_KEY)
         if not isinstance(caller, Caller):
             return False
-        outcome = await tools.call_tool(self.mcp.fable, caller, name, arguments, ClientLog.silent())
+        keepalive = _KeepAlive(send)
+        try:
+            outcome = await tools.call_tool(self.mcp.fable, caller, name, arguments, ClientLog.silent())
+        finally:
+            streaming = await keepalive.stop()
         result = outcome.model_dump(by_alias=True, mode="json", exclude_none=True)
         result.setdefault("resultType", "complete")
         result["_meta"] = {**result.get("_meta", {}), types.SERVER_INFO_META_KEY: self.server.server_info_stamp}
         reply = json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}, separators=(",", ":"))
-        await _send_json(send, reply.encode())
+        if streaming:
+            event = f"event: message\r\ndata: {reply}\r\n\r\n".encode()
+            await send({"type": "http.response.body", "body": event, "more_body": False})
+        else:
+            await _send_json(send, reply.encode())
         self.answered += 1
+        return True
+
+
+class _KeepAlive:
+    """What the SDK does for a call that stays silent past its deferral window: commit the
+    response to ``text/event-stream`` and send a comment line every window until the result.
+
+    A timer, not a task, until the window passes: a call that ends sooner (nearly all of them)
+    pays for one ``call_later``.
+    """
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.interval: float = sdk_modern._SSE_PING_INTERVAL  # read per call: tests shorten it
+        self.done = asyncio.Event()
+        self.pinging: asyncio.Task[None] | None = None
+        self.timer = asyncio.get_running_loop().call_later(self.interval, self._start)
+
+    def _start(self) -> None:
+        self.pinging = asyncio.ensure_future(self._ping())
+
+    async def _ping(self) -> None:
+        await self.send({"type": "http.response.start", "status": 200, "headers": sdk_modern._SSE_HEADERS})
+        while not self.done.is_set():
+            await self.send({"type": "http.response.body", "body": b": ping\r\n\r\n", "more_body": True})
+            try:
+                await asyncio.wait_for(self.done.wait(), self.interval)
+            except TimeoutError:
+                pass
+
+    async def stop(self) -> bool:
+        """End the pings; True if the response already is an event stream."""
+        self.timer.cancel()
+        if self.pinging is None:
+            return False
+        self.done.set()
+        await self.pinging
         return True
 
 

@@ -4,7 +4,9 @@ A tool that fails still answers ``tools/call`` normally, with ``isError: true`` 
 agent can act on (the conflicting note, the candidates of an ambiguous project name, the
 fields that failed validation). Errors outside the domain are logged here and reported
 without a traceback. Resources, prompts and completions have no error results: their domain
-errors become JSON-RPC errors (:func:`protocol_error`).
+errors become JSON-RPC errors (:func:`protocol_error`), and so do database errors (through the
+one translation in :mod:`fable_core.db.errors`) and unexpected ones, which the SDK would
+otherwise put on the wire with their own text: SQL and parameters included.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from typing import Any, TypeVar
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
+from sqlalchemy.exc import DBAPIError
 
+from fable_core.db.errors import translate_db_error
 from fable_core.errors import FableError, NotFound
 
 __all__ = [
@@ -71,13 +75,23 @@ def protocol_error(error: FableError) -> MCPError:
 
 
 def protocol_errors(handler: H) -> H:
-    """Decorate a request handler so domain errors leave it as :func:`protocol_error`."""
+    """Decorate a request handler so every error leaves it as a JSON-RPC error fit for a client:
+    domain and database errors as :func:`protocol_error`, anything else logged and reported as
+    an internal error that says no more."""
 
     @functools.wraps(handler)
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return await handler(*args, **kwargs)
+        except MCPError:
+            raise
         except FableError as e:
             raise protocol_error(e) from e
+        except DBAPIError as e:
+            raise protocol_error(translate_db_error(e)) from e
+        except Exception as e:
+            _log.error("MCP request %s failed unexpectedly", handler.__name__, exc_info=e)
+            message = "internal_error: the request failed unexpectedly; the error was logged on the server"
+            raise MCPError(types.INTERNAL_ERROR, message) from e
 
     return wrapper  # type: ignore[return-value]

@@ -15,7 +15,7 @@ from fable_core.errors import NotFound
 from fable_core.knowledge.matching import same_key
 from fable_core.runtime import Fable
 
-__all__ = ["MAX_VALUES", "Section", "find_note", "note_titles", "resource_rows"]
+__all__ = ["MAX_VALUES", "Section", "find_note", "is_id", "note_titles", "resource_rows"]
 
 Section = Literal["projects", "notes"]
 
@@ -38,10 +38,15 @@ async def note_titles(fable: Fable, caller: Caller, typed: str) -> list[str]:
         return list((await session.execute(stmt)).scalars())
 
 
+def is_id(ref: str) -> bool:
+    """Whether a reference is a row id: ASCII digits only (``str.isdigit`` also admits '²')."""
+    return ref.isascii() and ref.isdigit()
+
+
 async def find_note(fable: Fable, caller: Caller, ref: str) -> int:
     """A note id from an id or a title (same title key, else the closest title)."""
     ref = ref.strip()
-    if ref.isdigit():
+    if is_id(ref):
         return int(ref)
     key = title_key(ref)
     exact = visible(Note, caller).where(same_key(Note.title_key, key)).order_by(Note.id.desc()).limit(1)

@@ -16,7 +16,7 @@ from mcp.shared.exceptions import MCPError
 
 from fable_core.caller import Caller
 from fable_core.runtime import Fable
-from fable_mcp.lookups import find_note
+from fable_mcp.lookups import find_note, is_id
 from fable_mcp.resources import note_markdown, note_uri, project_uri
 
 __all__ = ["PROMPTS", "get_prompt", "list_prompts"]
@@ -75,7 +75,7 @@ async def _daily_review(fable: Fable, caller: Caller, args: dict[str, str]) -> l
 
 async def _summarise_project(fable: Fable, caller: Caller, args: dict[str, str]) -> list[types.PromptMessage]:
     ref = args["project"].strip()
-    which = {"project_id": int(ref)} if ref.isdigit() else {"project": ref}
+    which = {"project_id": int(ref)} if is_id(ref) else {"project": ref}
     project = await fable.dispatcher.call("get_project", which, caller)
     notes = await fable.dispatcher.call("list_notes", {"project_id": project["id"], "limit": 100}, caller)
     return [_user(

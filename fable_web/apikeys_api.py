@@ -80,7 +80,7 @@ async def revoke_key(request: Request) -> Response:
     w = web(request)
     caller = await w.auth.caller(request)
     raw = request.path_params["key_id"]
-    if not raw.isdigit() or not 0 < int(raw) < 2**31:
+    if not (raw.isascii() and raw.isdigit()) or not 0 < int(raw) < 2**31:
         raise InvalidInput(f"key id must be a positive integer, not {raw!r}", field="key_id")
     async with w.fable.db.transaction() as session:
         row = await accounts.revoke_api_key(session, caller.user_id, int(raw))

@@ -8,6 +8,7 @@ answered itself, so a path that silently handed everything to the SDK would fail
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -201,3 +202,45 @@ async def test_the_sdk_client_gets_its_results_over_the_direct_path(
     assert result.structured_content and result.structured_content["title"] == "Read by the SDK client"
     assert missing.is_error
     assert direct.direct.answered >= before + 2
+
+
+def _sse_events(text: str) -> tuple[int, list[dict[str, Any]]]:
+    """(how many ``: ping`` comments, the JSON of each ``data:`` line) of an SSE body."""
+    lines = text.split("\r\n")
+    pings = sum(1 for line in lines if line == ": ping")
+    return pings, [json.loads(line[5:]) for line in lines if line.startswith("data:")]
+
+
+async def test_a_call_slower_than_the_window_streams_keepalives_like_the_sdk(
+        servers: tuple[McpHttp, str, str], fable: Fable, alice: Caller, key: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Behind a proxy with an idle-read timeout a silent response is cut off; the SDK commits
+    to SSE and pings once its deferral window passes, and the direct path must too. A row lock
+    held here keeps update_note waiting for several windows (shortened from 15 s)."""
+    from mcp.server import _streamable_http_modern as sdk_modern
+
+    monkeypatch.setattr(sdk_modern, "_SSE_PING_INTERVAL", 0.2)
+    _, direct_url, sdk_url = servers
+    direct = servers[0].direct
+    assert direct is not None
+    nid = await note_id(fable, alice, "Locked note")
+    answers = []
+    async with httpx.AsyncClient(timeout=30) as http:
+        for url, title in ((direct_url, "Direct after wait"), (sdk_url, "SDK after wait")):
+            before = direct.answered
+            async with fable.db.transaction() as locking:
+                await locking.execute(select(Note.id).where(Note.id == nid).with_for_update())
+                pending = asyncio.ensure_future(http.post(
+                    url, json=call("update_note", {"note_id": nid, "title": title}),
+                    headers=headers(key, "update_note")))
+                await asyncio.sleep(0.9)
+                assert not pending.done()
+            r = await pending
+            answers.append((r.headers["content-type"], r.headers.get("cache-control"), *_sse_events(r.text)))
+            assert direct.answered == before + (url == direct_url)
+    for kind, cache, pings, events in answers:
+        assert (kind, cache) == ("text/event-stream", "no-cache, no-transform")
+        assert pings >= 3 and len(events) == 1 and events[0]["id"] == 7
+    titles = [a[3][0]["result"]["structuredContent"]["title"] for a in answers]
+    assert titles == ["Direct after wait", "SDK after wait"]
+    assert answers[0][3][0]["result"].keys() == answers[1][3][0]["result"].keys()

@@ -6,10 +6,12 @@ import json
 
 import httpx
 import pytest
+from mcp.shared.exceptions import MCPError
 from conftest import make_key
 
 from fable_core.caller import Caller
 from fable_core.runtime import Fable
+from fable_mcp.errors import protocol_errors
 from fable_mcp.instructions import INSTRUCTIONS
 
 
@@ -53,3 +55,17 @@ async def test_sdk_client_versions(connect, mode: str, version: str) -> None:
         created = await client.call_tool("create_note", {"title": f"Over {version}"})
         read = await client.read_resource(f"fable://notes/{created.structured_content['id']}")
     assert read.contents[0].text.startswith(f"# Over {version}\n")
+
+
+async def test_an_unexpected_error_outside_tool_calls_is_internal_and_says_no_more(caplog) -> None:
+    """Without this the SDK answers a 2025 session with ``str(exc)`` (SQL, paths, values)."""
+
+    @protocol_errors
+    async def read_something() -> None:
+        raise RuntimeError("password=hunter2 in /srv/fable/secret")
+
+    with pytest.raises(MCPError) as failed:
+        await read_something()
+    assert failed.value.error.code == -32603
+    assert "hunter2" not in failed.value.error.message and "logged" in failed.value.error.message
+    assert "hunter2" in caplog.text

@@ -245,3 +245,27 @@ async def test_logging_set_level_is_accepted(connect_fast) -> None:
     async with connect_fast(mode="legacy") as client:
         assert client.server_capabilities.logging is not None
         assert await client.set_logging_level("warning") == types.EmptyResult()
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+@pytest.mark.parametrize("mode", ["legacy", "modern"])
+async def test_text_the_database_refuses_is_invalid_params_and_shows_no_sql(connect_fast, mode: str) -> None:
+    """A NUL byte reaches PostgreSQL through the completion lookup, which bypasses the tools; the
+    client must get the invalid_input a tool gives, never the driver's message with the SQL."""
+    args = {"mode": "legacy"} if mode == "legacy" else {}
+    async with connect_fast(**args) as client:
+        with pytest.raises(MCPError) as completing:
+            await client.complete(types.PromptReference(name="note_to_tasks"), {"name": "note", "value": "a\x00b"})
+    error = completing.value.error
+    assert error.code == -32602
+    assert error.message.startswith("invalid_input: invalid value")
+    assert "SELECT" not in error.message and "sqlalchemy" not in error.message
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_a_digit_that_is_not_ascii_is_a_name_not_an_id(connect_fast) -> None:
+    async with connect_fast(mode="legacy") as client:
+        with pytest.raises(MCPError, match="not_found: no project matches '²'"):
+            await client.get_prompt("summarise_project", {"project": "²"})
+        with pytest.raises(MCPError, match="no note titled '²'"):
+            await client.get_prompt("note_to_tasks", {"note": "²"})
