@@ -61,7 +61,7 @@ class Settings(BaseModel):
     fable_allowed_hosts: list[str] = Field(
         default_factory=list,
         description="Extra Host names accepted on /mcp besides localhost (comma-separated; "
-        "`name:*` allows any port). Needed behind a domain: DNS-rebinding protection refuses others.",
+        "`name:*` allows it on any port or none; case does not matter). Needed behind a domain: DNS-rebinding protection refuses others.",
     )
     fable_open_registration: bool = Field(
         True,

@@ -16,6 +16,7 @@ credential that opened it.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Awaitable, Callable
 from urllib.parse import urlsplit
 
@@ -31,26 +32,45 @@ from fable_core.errors import Unauthenticated
 from fable_core.runtime import Fable
 from fable_mcp.identity import CALLER_SCOPE_KEY
 
-__all__ = ["Authenticate", "BearerKeyAuth", "RequireCaller", "base_url", "security_settings"]
+__all__ = ["Authenticate", "BearerKeyAuth", "RequireCaller", "base_url", "cors_origin_regex", "security_settings"]
 
 Authenticate = Callable[[Request], Awaitable[Caller]]
 METADATA_PATH = "/.well-known/oauth-protected-resource"
 _LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
 
 
+def _host_forms(host: str) -> list[str]:
+    """The Host values an allowed name admits: itself, and for ``name:*`` the bare name too
+    (the SDK's ``:*`` needs a port, and behind a TLS proxy there is none). Lowercased: clients
+    send names in lower case, whatever case they were configured in."""
+    host = host.strip().lower()
+    return [host.removesuffix(":*"), host] if host.endswith(":*") else [host]
+
+
 def security_settings(settings: Settings) -> TransportSecuritySettings:
     """Allowed Host and Origin values: loopback, the base URL's host, FABLE_ALLOWED_HOSTS."""
-    hosts = [h for name in _LOOPBACK for h in (name, f"{name}:*")]
+    hosts = [h for name in _LOOPBACK for h in _host_forms(f"{name}:*")]
     origins = [f"http://{h}" for h in hosts]
     if settings.fable_base_url:
         parts = urlsplit(settings.fable_base_url)
-        hosts.append(parts.netloc)
-        origins.append(f"{parts.scheme}://{parts.netloc}")
+        hosts += _host_forms(parts.netloc)
+        origins += [f"{parts.scheme}://{h}" for h in _host_forms(parts.netloc)]
     for host in settings.fable_allowed_hosts:
-        hosts.append(host)
-        origins += [f"https://{host}", f"http://{host}"]
+        forms = _host_forms(host)
+        hosts += forms
+        origins += [f"{scheme}://{h}" for scheme in ("https", "http") for h in forms]
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+    )
+
+
+def cors_origin_regex(security: TransportSecuritySettings) -> str:
+    """The origins a browser-based client (the MCP Inspector, say) may call ``/mcp`` from: the
+    ones DNS-rebinding protection admits. Safe to open to them: ``/mcp`` authenticates by a
+    bearer key alone, never by a cookie a page could ride on."""
+    return "|".join(
+        re.escape(o.removesuffix(":*")) + (r"(:\d+)?" if o.endswith(":*") else "")
+        for o in security.allowed_origins
     )
 
 

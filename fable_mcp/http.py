@@ -4,8 +4,12 @@
 sub-app's lifespan would never run, and ``Mount("/mcp")`` answers ``POST /mcp`` with a 307).
 :func:`create_app` is the smallest such host: MCP alone.
 
+Around the SDK's transport: CORS for the origins DNS-rebinding protection admits (browser
+clients such as the MCP Inspector send a preflight), a plain 405 for methods MCP does not use,
+and ``/mcp/`` redirected (308) to ``/mcp`` rather than falling through to the web UI.
+
 Sessions are stateful (server-to-client streams, subscriptions); each is bound to the
-credential that opened it. Clients speaking 2025-06-18, 2025-11-25 or the SDK's sessionless
+user whose key opened it. Clients speaking 2025-06-18, 2025-11-25 or the SDK's sessionless
 2026-07-28 protocol are all served by the same route.
 """
 
@@ -17,10 +21,11 @@ from contextlib import asynccontextmanager
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware
 from starlette.applications import Starlette
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from fable_core.runtime import Fable
 from fable_mcp.auth import (
@@ -29,6 +34,7 @@ from fable_mcp.auth import (
     BearerKeyAuth,
     RequireCaller,
     base_url,
+    cors_origin_regex,
     security_settings,
 )
 from fable_mcp.direct import DirectToolCalls
@@ -61,9 +67,14 @@ class McpHttp:
         if direct_calls:
             transport = self.direct = DirectToolCalls(transport, self.mcp, TransportSecurityMiddleware(
                 security_settings(self.settings)), self.settings.fable_max_body_bytes)
-        endpoint = RequireCaller(transport, self.settings, authenticate or BearerKeyAuth(fable))
+        endpoint = CORSMiddleware(
+            _McpMethods(RequireCaller(transport, self.settings, authenticate or BearerKeyAuth(fable))),
+            allow_origin_regex=cors_origin_regex(security_settings(self.settings)),
+            allow_methods=_METHODS, allow_headers=["*"], expose_headers=_EXPOSED, max_age=600,
+        )
         self.routes = [
-            Route("/mcp", endpoint=endpoint, methods=["GET", "POST", "DELETE"]),
+            Route("/mcp", endpoint=endpoint),  # every method: the ones MCP does not use get a 405 here
+            Route("/mcp/", endpoint=_to_mcp, methods=[*_METHODS, "PUT", "PATCH", "OPTIONS"]),
             Route(METADATA_PATH, endpoint=self._metadata, methods=["GET"]),
             Route(f"{METADATA_PATH}/mcp", endpoint=self._metadata, methods=["GET"]),
         ]
@@ -83,6 +94,37 @@ class McpHttp:
             "bearer_methods_supported": ["header"],
             "scopes_supported": ["read", "write"],
         }, headers={"Access-Control-Allow-Origin": "*"})
+
+
+_METHODS = ("GET", "POST", "DELETE")
+_ALLOW = ", ".join(_METHODS)
+# Response headers a browser client must be able to read: its session, the protocol spoken,
+# and the 401's pointer to the protected-resource metadata.
+_EXPOSED = ["mcp-session-id", "mcp-protocol-version", "www-authenticate"]
+
+
+class _McpMethods:
+    """Only GET, POST and DELETE reach the transport; OPTIONS lists them, the rest are 405."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] in _METHODS:
+            await self.app(scope, receive, send)
+            return
+        if scope["method"] == "OPTIONS":
+            response = Response(status_code=204, headers={"Allow": _ALLOW})
+        else:
+            response = Response(f"{scope['method']} is not allowed on /mcp; use {_ALLOW}",
+                                status_code=405, headers={"Allow": _ALLOW})
+        await response(scope, receive, send)
+
+
+async def _to_mcp(request: Request) -> Response:
+    """``/mcp/`` → ``/mcp``, method and body kept (308), for a client configured with the slash."""
+    query = request.url.query
+    return RedirectResponse("/mcp" + (f"?{query}" if query else ""), status_code=308)
 
 
 def create_app(fable: Fable, *, authenticate: Authenticate | None = None,

@@ -14,6 +14,7 @@ from fable_core.config import load_settings
 from fable_core.db.models import ApiKey, User
 from fable_core.runtime import Fable
 from fable_mcp.http import create_app
+from fable_web.app import create_app as create_web_app
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
@@ -117,17 +118,23 @@ async def test_dns_rebinding_is_refused_before_authentication(mcp_base_url: str,
 
 
 async def test_allowed_hosts_admit_a_deployment_domain(fable: Fable, alice: Caller, settings) -> None:
-    custom = load_settings({}, **{**settings.model_dump(), "fable_allowed_hosts": ["notes.example.org"],
+    custom = load_settings({}, **{**settings.model_dump(),
+                                  "fable_allowed_hosts": ["notes.example.org", "Wiki.Example.org:*"],
                                   "fable_base_url": "https://fable.example.com"})
     app = create_app(Fable(custom, fable.db))
     key = await make_key(fable, alice)
     auth = {"authorization": f"Bearer {key}"}
     async with serve(app) as base:
         for host, origin in (("notes.example.org", "https://notes.example.org"),
-                             ("fable.example.com", "https://fable.example.com"), ("localhost", None)):
+                             ("fable.example.com", "https://fable.example.com"), ("localhost", None),
+                             # "name:*" is any port or none (behind a TLS proxy there is none); names
+                             # are configured in any case
+                             ("wiki.example.org", "https://wiki.example.org"),
+                             ("wiki.example.org:8443", "https://wiki.example.org:8443")):
             headers = {**auth, "host": host} | ({"origin": origin} if origin else {})
             assert (await _post(f"{base}/mcp", headers)).status_code == 200, host
-        assert (await _post(f"{base}/mcp", {**auth, "host": "other.example.org"})).status_code == 421
+        for host in ("other.example.org", "notes.example.org:8443", "wiki.example.org.evil.example"):
+            assert (await _post(f"{base}/mcp", {**auth, "host": host})).status_code == 421, host
         missing = await _post(f"{base}/mcp", {"host": "fable.example.com"})
         assert 'resource_metadata="https://fable.example.com/.well-known/' in missing.headers["www-authenticate"]
 
@@ -149,3 +156,36 @@ async def test_a_used_key_records_when_it_was_last_used(mcp_base_url: str, fable
     async with fable.db.transaction() as session:
         stamps = (await session.execute(select(ApiKey.last_used_at))).scalars().all()
     assert len(stamps) == 1 and stamps[0] is not None
+
+
+async def test_in_the_full_app_mcp_answers_every_method_itself(fable: Fable, alice: Caller) -> None:
+    """``fable serve`` also serves the web UI at ``/``: nothing aimed at /mcp may fall through to it."""
+    key = await make_key(fable, alice)
+    auth = {**ACCEPT, "authorization": f"Bearer {key}"}
+    inspector = "http://localhost:6274"  # a browser client on another loopback port
+    async with serve(create_web_app(fable)) as base, httpx.AsyncClient(base_url=base, timeout=30) as http:
+        for method in ("PUT", "PATCH"):
+            refused = await http.request(method, "/mcp", headers=auth)
+            assert (refused.status_code, refused.headers["allow"]) == (405, "GET, POST, DELETE"), method
+        options = await http.options("/mcp")
+        assert (options.status_code, options.headers["allow"]) == (204, "GET, POST, DELETE")
+
+        preflight = await http.options("/mcp", headers={
+            "origin": inspector, "access-control-request-method": "POST",
+            "access-control-request-headers": "authorization, content-type, mcp-protocol-version"})
+        assert preflight.status_code == 200
+        assert preflight.headers["access-control-allow-origin"] == inspector
+        assert "authorization" in preflight.headers["access-control-allow-headers"].lower()
+        evil = await http.options("/mcp", headers={"origin": "http://evil.example",
+                                                   "access-control-request-method": "POST"})
+        assert evil.status_code == 400 and "access-control-allow-origin" not in evil.headers
+
+        opened = await http.post("/mcp", json=INITIALIZE, headers={**auth, "origin": inspector})
+        assert opened.status_code == 200 and opened.headers["access-control-allow-origin"] == inspector
+        assert "mcp-session-id" in opened.headers["access-control-expose-headers"]
+        assert (await http.post("/mcp", json=INITIALIZE, headers={**ACCEPT, "origin": inspector})).status_code == 401
+
+        slash = await http.post("/mcp/", json=INITIALIZE, headers=auth)
+        assert (slash.status_code, slash.headers["location"]) == (308, "/mcp")
+        followed = await http.post("/mcp/", json=INITIALIZE, headers=auth, follow_redirects=True)
+        assert followed.status_code == 200 and "serverInfo" in followed.text
