@@ -30,7 +30,7 @@ from fable_core.caller import Caller
 from fable_core.config import Settings
 from fable_core.errors import Unauthenticated
 from fable_core.runtime import Fable
-from fable_mcp.identity import CALLER_SCOPE_KEY
+from fable_mcp.identity import CALLER_SCOPE_KEY, CREDENTIAL_SCOPE_KEY, Credential
 
 __all__ = ["Authenticate", "BearerKeyAuth", "RequireCaller", "base_url", "cors_origin_regex", "security_settings"]
 
@@ -116,6 +116,7 @@ class RequireCaller:
             await self._unauthorized(request, e, send)
             return
         scope[CALLER_SCOPE_KEY] = caller
+        scope[CREDENTIAL_SCOPE_KEY] = Credential(request, self.authenticate)
         scope["user"] = AuthenticatedUser(AccessToken(
             token="", client_id=f"fable-user-{caller.user_id}", scopes=[caller.scope],
             subject=str(caller.user_id),

@@ -8,7 +8,10 @@ commits. Two protocol eras receive it:
 - 2026-07-28 clients open a ``subscriptions/listen`` stream; each user has a bus of their own, so
   a stream only ever hears of its own user's notes.
 
-Subscribing to a URI Fable does not serve is accepted and simply never fires.
+Subscribing to a URI Fable does not serve is accepted and simply never fires. Over HTTP every
+subscription remembers the key it was made with: once that key is revoked (or its user
+disabled) its connection's subscriptions are dropped and its listen streams ended, at the next
+change, so a revoked key hears no more than it could ask for.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Res
 
 from fable_core.caller import Caller
 from fable_core.events import Event, EventBus, NoteChanged, ProjectChanged
-from fable_mcp.identity import connection_of
+from fable_mcp.identity import Credential, connection_of, credential_of
 from fable_mcp.resources import note_uri, project_uri
 
 __all__ = ["Subscriptions"]
@@ -32,12 +35,35 @@ __all__ = ["Subscriptions"]
 _log = logging.getLogger(__name__)
 
 
+class _Listeners:
+    """The listen streams opened with one credential: its bus, their handler, the credential."""
+
+    def __init__(self, user_id: int, credential: Credential | None) -> None:
+        self.user_id = user_id
+        self.credential = credential
+        self.bus = InMemorySubscriptionBus()
+        self.handler = ListenHandler(self.bus)
+
+
+class _Subscriber:
+    """A 2025 connection's subscribed URIs and the credential that subscribed them."""
+
+    def __init__(self, user_id: int, credential: Credential | None) -> None:
+        self.user_id = user_id
+        self.credential = credential
+        self.uris: set[str] = set()
+
+
+async def _revoked(credential: Credential | None) -> bool:
+    return credential is not None and not await credential.still_valid()
+
+
 class Subscriptions:
-    """Who listens to which URI, per connection and per user."""
+    """Who listens to which URI, per connection and per credential."""
 
     def __init__(self) -> None:
-        self._by_connection: dict[Connection, tuple[int, set[str]]] = {}
-        self._buses: dict[int, tuple[InMemorySubscriptionBus, ListenHandler]] = {}
+        self._by_connection: dict[Connection, _Subscriber] = {}
+        self._listeners: dict[tuple[int, str], _Listeners] = {}
         self._unsubscribe: Callable[[], None] | None = None
 
     def attach(self, events: EventBus) -> None:
@@ -47,30 +73,31 @@ class Subscriptions:
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
-        for _, handler in self._buses.values():
-            handler.close()
+        for listeners in self._listeners.values():
+            listeners.handler.close()
 
     def subscribe(self, ctx: ServerRequestContext[Any, Any], caller: Caller, uri: str) -> None:
         conn = connection_of(ctx)
         if conn not in self._by_connection:
-            self._by_connection[conn] = (caller.user_id, set())
+            self._by_connection[conn] = _Subscriber(caller.user_id, credential_of(ctx))
             conn.exit_stack.callback(self._by_connection.pop, conn, None)
-        self._by_connection[conn][1].add(uri)
+        self._by_connection[conn].uris.add(uri)
 
     def unsubscribe(self, ctx: ServerRequestContext[Any, Any], uri: str) -> None:
         entry = self._by_connection.get(connection_of(ctx))
         if entry is not None:
-            entry[1].discard(uri)
+            entry.uris.discard(uri)
 
     async def listen(
         self, ctx: ServerRequestContext[Any, Any], caller: Caller,
         params: types.SubscriptionsListenRequestParams,
     ) -> types.SubscriptionsListenResult:
-        """Serve a 2026-era listen stream from the caller's own bus."""
-        if caller.user_id not in self._buses:
-            bus = InMemorySubscriptionBus()
-            self._buses[caller.user_id] = (bus, ListenHandler(bus))
-        return await self._buses[caller.user_id][1](ctx, params)
+        """Serve a 2026-era listen stream from the bus of the caller's credential."""
+        credential = credential_of(ctx)
+        key = (caller.user_id, credential.key if credential is not None else "local")
+        if key not in self._listeners:
+            self._listeners[key] = _Listeners(caller.user_id, credential)
+        return await self._listeners[key].handler(ctx, params)
 
     async def publish(self, event: Event) -> None:
         if isinstance(event, NoteChanged):
@@ -79,10 +106,22 @@ class Subscriptions:
             uri = project_uri(event.project_id)
         else:
             return
-        if event.user_id in self._buses:
-            await self._buses[event.user_id][0].publish(ResourceUpdated(uri=uri))
-        for conn, (user_id, uris) in list(self._by_connection.items()):
-            if user_id == event.user_id and uri in uris:
+        for key, listeners in list(self._listeners.items()):
+            if listeners.user_id != event.user_id:
+                continue
+            if await _revoked(listeners.credential):
+                _log.info("ending the listen streams of a revoked MCP credential")
+                listeners.handler.close()
+                self._listeners.pop(key, None)
+            else:
+                await listeners.bus.publish(ResourceUpdated(uri=uri))
+        for conn, subscriber in list(self._by_connection.items()):
+            if subscriber.user_id != event.user_id or uri not in subscriber.uris:
+                continue
+            if await _revoked(subscriber.credential):
+                _log.info("dropping the subscriptions of a revoked MCP credential")
+                self._by_connection.pop(conn, None)
+            else:
                 await self._notify(conn, uri)
 
     async def _notify(self, conn: Connection, uri: str) -> None:
