@@ -9,8 +9,10 @@ Every HTTP request to ``/mcp`` must pass, in this order:
    pointing at the RFC 9728 protected-resource metadata, so clients discover what to send.
 
 The authenticated :class:`~fable_core.caller.Caller` goes into the ASGI scope for the MCP
-handlers, and an ``AuthenticatedUser`` for the SDK, which binds each MCP session to the
-credential that opened it.
+handlers, with the :class:`~fable_mcp.identity.Credential` that subscriptions check again later,
+and an ``AuthenticatedUser`` for the SDK, which binds each MCP session to the user whose key
+opened it (another of that user's keys may use the session; each request still runs with the
+scope of the key it carries).
 """
 
 from __future__ import annotations
