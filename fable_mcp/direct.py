@@ -36,7 +36,9 @@ from typing import Any
 
 import mcp_types as types
 from mcp.server import Server
-from mcp.server import _streamable_http_modern as sdk_modern  # its keepalive interval and SSE headers
+from mcp.server import (
+    _streamable_http_modern as sdk_modern,  # its keepalive interval and SSE headers
+)
 from mcp.server.streamable_http import check_accept_headers
 from mcp.server.transport_security import TransportSecurityMiddleware
 from mcp.shared.inbound import (
