@@ -8,6 +8,14 @@ declares no tool itself: the remote's registry is the only source.
 
 Before serving, one plain HTTP request checks the remote, so a server that is down, a wrong URL
 or a refused key is reported on stderr in words, with exit status 1.
+
+While serving, the remote may go away (a restart, a laptop changing networks). The SDK client
+runs in a task of its own (:class:`RemoteSession`), so its transport dying ends that task, not
+the bridge: a request in flight gets an error at once, saying why (the same check as at start:
+unreachable, key refused, ...), and the next request opens a new session, subscriptions and
+log level restored. A remote that restarted has forgotten the session: the request it refused
+is sent again on a new one (it never ran). A call that was in flight when the connection was
+lost is never repeated, since it may have run.
 """
 
 from __future__ import annotations
@@ -19,8 +27,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 import mcp_types as types
+from anyio.abc import TaskGroup, TaskStatus
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server import Server
@@ -72,12 +82,16 @@ def read_api_key(api_key_file: str | None) -> str:
     return key
 
 
+_CHECK_TIMEOUT = httpx2.Timeout(10)  # a host gives up on a silent server long before the 300 s a call may take
+
+
 async def check_remote(http: httpx2.AsyncClient, url: str) -> None:
     """Fail with a clear message when the remote is down, not Fable, or refuses the key."""
     try:
-        response = await http.get(url, headers={"accept": "text/event-stream"})
+        response = await http.get(url, headers={"accept": "text/event-stream"}, timeout=_CHECK_TIMEOUT)
     except httpx2.HTTPError as e:
-        raise BridgeError(f"cannot reach the remote Fable at {url}: {e}") from e
+        reason = str(e) or type(e).__name__  # a timeout's message is empty
+        raise BridgeError(f"cannot reach the remote Fable at {url}: {reason}") from e
     if response.status_code == 401:
         raise BridgeError(f"the remote Fable at {url} refused the API key (401): check FABLE_API_KEY "
                           "or --api-key-file; keys look like fable_xxxxxxxx_...")
@@ -87,15 +101,154 @@ async def check_remote(http: httpx2.AsyncClient, url: str) -> None:
         raise BridgeError(f"the remote Fable at {url} answered {response.status_code}; is it healthy?")
 
 
-class Bridge:
-    """A local server whose every handler is the same request, sent to the remote client."""
+_LOST = "the connection to the remote Fable at {url} was lost during this request ({why}); it may or may not have run"
 
-    def __init__(self, url: str, remote: Client) -> None:
+
+class RemoteSession:
+    """The MCP session with the remote, opened on first use and opened again once lost.
+
+    Each session's SDK client lives in a task of the bridge's task group: when its transport
+    fails, that task ends and cancels the requests waiting on it, which then report why.
+    """
+
+    def __init__(self, url: str, http: httpx2.AsyncClient, tasks: TaskGroup,
+                 on_message: Callable[[Any], Awaitable[None]]) -> None:
+        self.url = url
+        self.http = http
+        self.tasks = tasks
+        self.on_message = on_message
+        self.subscribed: set[str] = set()  # restored on each new session
+        self.log_level: types.LoggingLevel | None = None
+        self._current: _Session | None = None
+        self._opening = anyio.Lock()
+
+    async def instructions(self) -> str | None:
+        return (await self._session()).client.session.instructions
+
+    async def send(self, request: Any, result_type: type[Any]) -> Any:
+        for attempt in (1, 2):
+            session = await self._session()
+            try:
+                return await session.send(request, result_type)
+            except MCPError as e:
+                if attempt == 1 and _session_unknown(e):  # the remote restarted: refused, never run
+                    session.end()
+                    continue
+                if _transport_failed(e):
+                    raise MCPError(types.INTERNAL_ERROR, await self._diagnosis(e.error.message)) from e
+                if e.error.code == types.CONNECTION_CLOSED:  # the SDK's answer to a request its transport lost
+                    raise MCPError(types.INTERNAL_ERROR, _LOST.format(url=self.url, why=await self._why())) from e
+                raise
+            except _Lost as e:
+                raise MCPError(types.INTERNAL_ERROR, _LOST.format(url=self.url, why=await self._why())) from e
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _session(self) -> _Session:
+        async with self._opening:
+            if self._current is None or not self._current.alive:
+                try:
+                    self._current = await self.tasks.start(self._hold)
+                except Exception as e:  # whatever stopped the handshake, said in words
+                    _log.warning("cannot open a session with the remote Fable at %s: %r", self.url, e)
+                    raise MCPError(types.INTERNAL_ERROR, await self._diagnosis(str(e))) from e
+                await self._restore(self._current)
+            return self._current
+
+    async def _hold(self, *, task_status: TaskStatus[_Session]) -> None:
+        client = Client(streamable_http_client(self.url, http_client=self.http), mode="legacy",
+                        message_handler=self.on_message)
+        session: _Session | None = None
+        try:
+            async with client:
+                session = _Session(client)
+                task_status.started(session)
+                await session.ended.wait()
+        except Exception as e:
+            if session is None:
+                raise  # the handshake failed: tasks.start() hands it to the request that waited
+            _log.warning("lost the session with the remote Fable at %s: %r", self.url, e)  # the next request opens one
+        finally:
+            if session is not None:
+                session.fail()
+
+    async def _restore(self, session: _Session) -> None:
+        """A new session starts with what the local client asked of the old one."""
+        for uri in sorted(self.subscribed):
+            await session.send(types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri)), types.EmptyResult)
+        if self.log_level is not None:
+            await session.send(types.SetLevelRequest(params=types.SetLevelRequestParams(level=self.log_level)),
+                               types.EmptyResult)
+
+    async def _why(self) -> str:
+        try:
+            await check_remote(self.http, self.url)
+        except BridgeError as e:
+            return str(e)
+        return "the remote is reachable again"
+
+    async def _diagnosis(self, fallback: str) -> str:
+        """What is wrong with the remote, in words; ``fallback`` when the remote looks fine."""
+        try:
+            await check_remote(self.http, self.url)
+        except BridgeError as e:
+            return str(e)
+        return f"the remote Fable at {self.url} failed: {fallback}"
+
+    async def close(self) -> None:
+        if self._current is not None:
+            self._current.end()
+
+
+class _Lost(Exception):
+    """The session's transport died while a request waited on it."""
+
+
+class _Session:
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self.ended = anyio.Event()
+        self.alive = True
+        self._waiting: set[anyio.CancelScope] = set()
+
+    async def send(self, request: Any, result_type: type[Any]) -> Any:
+        if not self.alive:
+            raise _Lost()
+        with anyio.CancelScope() as scope:
+            self._waiting.add(scope)
+            try:
+                return await self.client.session.send_request(request, result_type)
+            finally:
+                self._waiting.discard(scope)
+        raise _Lost()
+
+    def end(self) -> None:
+        self.alive = False
+        self.ended.set()
+
+    def fail(self) -> None:
+        self.end()
+        for scope in self._waiting:
+            scope.cancel()
+
+
+def _session_unknown(error: MCPError) -> bool:
+    return error.error.code == types.INVALID_REQUEST and error.error.message.lower() in {
+        "session not found", "session terminated"}
+
+
+def _transport_failed(error: MCPError) -> bool:
+    """The SDK client's stand-in for an HTTP error it could not read as JSON-RPC (a 401, a 502)."""
+    return error.error.code == types.INTERNAL_ERROR and error.error.message == "Server returned an error response"
+
+
+class Bridge:
+    """A local server whose every handler is the same request, sent to the remote."""
+
+    def __init__(self, url: str, remote: RemoteSession, instructions: str | None) -> None:
         self.url = url
         self.remote = remote
         self.local: Connection | None = None
-        self.server: Server[Any] = Server("fable-bridge", title="Fable (remote)",
-                                          instructions=remote.session.instructions)
+        self.server: Server[Any] = Server("fable-bridge", title="Fable (remote)", instructions=instructions)
         for method, (request_type, params_type, result_type) in _FORWARDED.items():
             self.server.add_request_handler(method, params_type, self._forward(request_type, result_type))
 
@@ -103,14 +256,25 @@ class Bridge:
         async def forward(ctx: Ctx, params: Any) -> Any:
             self.local = connection_of(ctx)
             try:
-                return await self.remote.session.send_request(request_type(params=params), result_type)
+                result = await self.remote.send(request_type(params=params), result_type)
             except MCPError:
                 raise
             except Exception as e:
                 _log.warning("remote call failed", exc_info=True)
                 raise MCPError(types.INTERNAL_ERROR, f"the remote Fable at {self.url} failed: {e}") from e
+            self._remember(params)
+            return result
 
         return forward
+
+    def _remember(self, params: Any) -> None:
+        """What a new session must be told again: subscriptions and the log level."""
+        if isinstance(params, types.SubscribeRequestParams):
+            self.remote.subscribed.add(str(params.uri))
+        elif isinstance(params, types.UnsubscribeRequestParams):
+            self.remote.subscribed.discard(str(params.uri))
+        elif isinstance(params, types.SetLevelRequestParams):
+            self.remote.log_level = params.level
 
     async def on_remote_message(self, message: Any) -> None:
         """Pass resource updates and log messages from the remote on to the local client."""
@@ -144,14 +308,15 @@ async def _serve(url: str, http: httpx2.AsyncClient) -> None:
         if bridge is not None:
             await bridge.on_remote_message(message)
 
-    remote = Client(streamable_http_client(url, http_client=http), mode="legacy", message_handler=on_message)
-    try:
-        await remote.__aenter__()
-    except Exception as e:
-        raise BridgeError(f"the remote at {url} did not complete the MCP handshake: {e}") from e
-    try:
-        bridge = Bridge(url, remote)
-        async with stdio_server() as (read_stream, write_stream):
-            await bridge.server.run(read_stream, write_stream, bridge.server.create_initialization_options())
-    finally:
-        await remote.__aexit__(None, None, None)
+    async with anyio.create_task_group() as tasks:
+        remote = RemoteSession(url, http, tasks, on_message)
+        try:
+            instructions = await remote.instructions()
+        except MCPError as e:
+            raise BridgeError(f"the remote at {url} did not complete the MCP handshake: {e.error.message}") from e
+        bridge = Bridge(url, remote, instructions)
+        try:
+            async with stdio_server() as (read_stream, write_stream):
+                await bridge.server.run(read_stream, write_stream, bridge.server.create_initialization_options())
+        finally:
+            await remote.close()

@@ -11,9 +11,13 @@ from starlette.types import ASGIApp
 
 
 @asynccontextmanager
-async def serve(app: ASGIApp) -> AsyncIterator[str]:
-    """Run ``app`` under uvicorn in this event loop; yields its base URL (http://127.0.0.1:PORT)."""
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+async def serve(app: ASGIApp, port: int = 0) -> AsyncIterator[str]:
+    """Run ``app`` under uvicorn in this event loop; yields its base URL (http://127.0.0.1:PORT).
+
+    ``port`` 0 takes a free one; a given port lets a test stop a server and start another in
+    its place. Open streams get a second to close when it stops."""
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on",
+                            timeout_graceful_shutdown=1)
     server = uvicorn.Server(config)
     started = asyncio.Event()
     original_startup = server.startup

@@ -13,9 +13,15 @@ import pytest
 from conftest import FABLE_BIN, make_key
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
+from mcp_servers import serve
+from sqlalchemy import func, select
 
+from fable_core.accounts import create_api_key, revoke_api_key
 from fable_core.caller import Caller
+from fable_core.db.models import Note
 from fable_core.runtime import Fable
+from fable_mcp.http import create_app
 
 
 def _bridge(url: str, env: dict[str, str], *args: str) -> StdioServerParameters:
@@ -109,3 +115,56 @@ async def test_bridge_needs_a_key() -> None:
 async def test_bridge_reports_a_wrong_path(mcp_base_url: str, fable: Fable, alice: Caller) -> None:
     code, _, stderr = await _run_bridge(f"{mcp_base_url}/nope", {"FABLE_API_KEY": await make_key(fable, alice)})
     assert code == 1 and "no MCP endpoint" in stderr and "should end in /mcp" in stderr
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_bridge_outlives_a_remote_that_stops_and_restarts(fable: Fable, alice: Caller, call) -> None:
+    """Down: the call in hand fails at once, saying why. Back (a new process that forgot the
+    session): the next call works on a new session, with the subscription restored."""
+    port = _closed_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    watched = await call("create_note", title="Watched across a restart")
+    updates: list[str] = []
+    arrived = anyio.Event()
+
+    async def on_message(message: object) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            updates.append(str(message.params.uri))
+            arrived.set()
+
+    first = serve(create_app(fable), port=port)
+    await first.__aenter__()
+    params = _bridge(url, {"FABLE_API_KEY": await make_key(fable, alice)})
+    async with Client(params, mode="legacy", message_handler=on_message) as client:
+        try:
+            await client.subscribe_resource(f"fable://notes/{watched['id']}")
+            assert not (await client.call_tool("list_notes", {"limit": 1})).is_error
+        finally:
+            await first.__aexit__(None, None, None)
+        with anyio.fail_after(20), pytest.raises(MCPError) as down:
+            await client.call_tool("list_notes", {"limit": 1})
+        assert f"cannot reach the remote Fable at {url}" in down.value.error.message
+        async with serve(create_app(fable), port=port):
+            with anyio.fail_after(20):
+                again = await client.call_tool("create_note", {"title": "After the restart"})
+            assert again.structured_content["title"] == "After the restart"
+            await call("update_note", note_id=watched["id"], body="changed after the restart")
+            with anyio.fail_after(15):
+                await arrived.wait()
+    assert updates == [f"fable://notes/{watched['id']}"]
+    async with fable.db.reading() as session:  # written once: only the refused request was repeated
+        assert await session.scalar(select(func.count()).where(Note.title == "After the restart")) == 1
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_bridge_says_when_its_key_was_revoked(mcp_base_url: str, fable: Fable, alice: Caller) -> None:
+    async with fable.db.transaction() as session:
+        row, key = await create_api_key(session, alice.user_id, "bridge", "write")
+    async with Client(_bridge(f"{mcp_base_url}/mcp", {"FABLE_API_KEY": key}), mode="legacy") as client:
+        assert (await client.list_tools()).tools
+        async with fable.db.transaction() as session:
+            await revoke_api_key(session, alice.user_id, row.id)
+        fable.keys.forget()
+        with anyio.fail_after(20), pytest.raises(MCPError) as refused:
+            await client.call_tool("list_notes", {})
+    assert "refused the API key (401)" in refused.value.error.message
