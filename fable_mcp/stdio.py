@@ -13,10 +13,12 @@ imported. Hence the imports inside :func:`run_stdio`.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import logging
 import os
+import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -27,7 +29,9 @@ if TYPE_CHECKING:
     from fable_core.caller import Caller
     from fable_core.runtime import Fable
 
-__all__ = ["run_stdio"]
+__all__ = ["exit_on_signals", "run_stdio"]
+
+_log = logging.getLogger(__name__)
 
 
 def _configure_logging(level: str) -> None:
@@ -49,6 +53,31 @@ def _stdout_to_stderr() -> Iterator[None]:
         sys.stdout.flush()
         os.dup2(saved, 1)
         os.close(saved)
+
+
+def exit_on_signals(cleanup: Callable[[], Awaitable[None]] | None = None) -> None:
+    """While serving on stdio, make SIGTERM and SIGINT (how hosts stop a server) end the process
+    at once: ``cleanup``, then the exit handlers (the embedded PostgreSQL is released by its
+    last user), then exit with 128 + the signal.
+
+    Unwinding, as the CLI otherwise does, cannot work here: the SDK reads stdin in a worker
+    thread that no cancellation stops, so the process would wait for the client's next line.
+    """
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, lambda n=signum: asyncio.ensure_future(_leave(n, cleanup)))
+
+
+async def _leave(signum: int, cleanup: Callable[[], Awaitable[None]] | None) -> None:
+    try:
+        if cleanup is not None:
+            await asyncio.wait_for(cleanup(), timeout=5)
+    except Exception:  # noqa: BLE001 - leaving anyway: the exit handlers must still run
+        _log.warning("cleanup on signal %d failed", signum, exc_info=True)
+    finally:
+        atexit._run_exitfuncs()
+        sys.stderr.flush()
+        os._exit(128 + signum)
 
 
 async def _start(settings: Settings, username: str | None) -> tuple[Fable, Caller]:
@@ -85,6 +114,7 @@ async def run_stdio(username: str | None = None) -> int:
         return 1
     try:
         mcp = FableMcp(fable, caller)
+        exit_on_signals(fable.close)
         async with stdio_server() as (read_stream, write_stream):
             await mcp.server.run(read_stream, write_stream, mcp.server.create_initialization_options())
     finally:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 
 import pytest
-from conftest import FABLE_BIN
+from conftest import FABLE_BIN, make_key
 from sqlalchemy import select
 
 from fable_core.caller import Caller
@@ -91,3 +92,34 @@ async def test_an_ambiguous_or_unknown_user_is_refused_on_stderr(
 ) -> None:
     code, stdout, stderr = await _run(stdio_env, *args, messages=MESSAGES[:1])
     assert code == 1 and stdout == "" and message in stderr
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["local", "bridge"])
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+async def test_a_signal_while_serving_exits_at_once(stdio_env: dict[str, str], mcp_base_url: str,
+                                                    fable: Fable, alice: Caller, remote: bool,
+                                                    signum: int, code: int) -> None:
+    """How hosts stop a server: a signal, stdin still open. The SDK reads stdin in a thread that
+    no cancellation can stop; the server must not wait for the client's next line."""
+    args, env = ["--user", "alice"], stdio_env
+    if remote:
+        args = ["--remote", f"{mcp_base_url}/mcp"]
+        env = {**stdio_env, "FABLE_API_KEY": await make_key(fable, alice)}
+    proc = await asyncio.create_subprocess_exec(
+        str(FABLE_BIN), "mcp", *args, env={**os.environ, **env},
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    assert proc.stdin and proc.stdout and proc.stderr
+    try:
+        proc.stdin.write((json.dumps(MESSAGES[0]) + "\n").encode())
+        await proc.stdin.drain()
+        async with asyncio.timeout(60):
+            assert json.loads(await proc.stdout.readline())["id"] == 1
+        proc.send_signal(signum)
+        async with asyncio.timeout(10):
+            assert await proc.wait() == code
+        assert "Traceback" not in (await proc.stderr.read()).decode()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
