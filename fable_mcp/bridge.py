@@ -37,6 +37,7 @@ from mcp.server import Server
 from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
 from mcp.shared.exceptions import MCPError
 
 from fable_mcp.client_log import relay
@@ -252,6 +253,21 @@ class Bridge:
         self.server: Server[Any] = Server("fable-bridge", title="Fable (remote)", instructions=instructions)
         for method, (request_type, params_type, result_type) in _FORWARDED.items():
             self.server.add_request_handler(method, params_type, self._forward(request_type, result_type))
+        self.subscribed_locally = False  # a 2025 client used resources/subscribe
+        self.updates = InMemorySubscriptionBus()  # the remote's resource updates, for 2026 listen streams
+        self._listen_handler = ListenHandler(self.updates)
+        self.server.add_request_handler("subscriptions/listen", types.SubscriptionsListenRequestParams, self._listen)
+
+    async def _listen(self, ctx: Ctx, params: types.SubscriptionsListenRequestParams
+                      ) -> types.SubscriptionsListenResult:
+        """A 2026-era client's listen stream, served here from the remote session's updates: the
+        remote session is subscribed to each URI the stream asks for (and stays so: an update
+        no stream wants is dropped here)."""
+        for uri in params.notifications.resource_subscriptions or ():
+            await self.remote.send(types.SubscribeRequest(params=types.SubscribeRequestParams(uri=uri)),
+                                   types.EmptyResult)
+            self.remote.subscribed.add(str(uri))
+        return await self._listen_handler(ctx, params)
 
     def _forward(self, request_type: type[Any], result_type: type[Any]) -> Callable[[Ctx, Any], Awaitable[Any]]:
         async def forward(ctx: Ctx, params: Any) -> Any:
@@ -272,6 +288,7 @@ class Bridge:
         """What a new session must be told again: subscriptions and the log level."""
         if isinstance(params, types.SubscribeRequestParams):
             self.remote.subscribed.add(str(params.uri))
+            self.subscribed_locally = True
         elif isinstance(params, types.UnsubscribeRequestParams):
             self.remote.subscribed.discard(str(params.uri))
         elif isinstance(params, types.SetLevelRequestParams):
@@ -279,10 +296,13 @@ class Bridge:
 
     async def on_remote_message(self, message: Any) -> None:
         """Pass resource updates and log messages from the remote on to the local client."""
+        if isinstance(message, types.ResourceUpdatedNotification):
+            await self.updates.publish(ResourceUpdated(uri=str(message.params.uri)))
         if self.local is None:
             return
         if isinstance(message, types.ResourceUpdatedNotification):
-            await self.local.send_resource_updated(message.params.uri)
+            if self.subscribed_locally:
+                await self.local.send_resource_updated(message.params.uri)
         elif isinstance(message, types.LoggingMessageNotification):
             await relay(self.local, message.params)
 

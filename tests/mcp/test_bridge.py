@@ -168,3 +168,16 @@ async def test_bridge_says_when_its_key_was_revoked(mcp_base_url: str, fable: Fa
         with anyio.fail_after(20), pytest.raises(MCPError) as refused:
             await client.call_tool("list_notes", {})
     assert "refused the API key (401)" in refused.value.error.message
+
+
+async def test_bridge_serves_listen_streams_to_2026_clients(mcp_base_url: str, fable: Fable, alice: Caller,
+                                                            call) -> None:
+    watched = await call("create_note", title="Listened to through the bridge")
+    params = _bridge(f"{mcp_base_url}/mcp", {"FABLE_API_KEY": await make_key(fable, alice)})
+    async with Client(params) as client:
+        assert client.server_capabilities.resources is not None and client.server_capabilities.resources.subscribe
+        async with client.listen(resource_subscriptions=[f"fable://notes/{watched['id']}"]) as stream:
+            await call("update_note", note_id=watched["id"], body="changed on the server")
+            with anyio.fail_after(15):
+                event = await anext(aiter(stream))
+    assert event.uri == f"fable://notes/{watched['id']}"
