@@ -42,7 +42,7 @@ from mcp.shared.exceptions import MCPError
 
 from fable_mcp.client_log import relay
 from fable_mcp.identity import connection_of
-from fable_mcp.stdio import exit_on_signals
+from fable_mcp.stdio import SignalExit
 
 __all__ = ["BridgeError", "check_remote", "read_api_key", "run_bridge"]
 
@@ -336,9 +336,10 @@ async def _serve(url: str, http: httpx2.AsyncClient) -> None:
         except MCPError as e:
             raise BridgeError(f"the remote at {url} did not complete the MCP handshake: {e.error.message}") from e
         bridge = Bridge(url, remote, instructions)
-        exit_on_signals()
+        exits = SignalExit()
         try:
             async with stdio_server() as (read_stream, write_stream):
                 await bridge.server.run(read_stream, write_stream, bridge.server.create_initialization_options())
         finally:
+            await exits.settled()
             await remote.close()

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from fable_core.caller import Caller
     from fable_core.runtime import Fable
 
-__all__ = ["exit_on_signals", "run_stdio"]
+__all__ = ["SignalExit", "run_stdio"]
 
 _log = logging.getLogger(__name__)
 
@@ -55,29 +55,43 @@ def _stdout_to_stderr() -> Iterator[None]:
         os.close(saved)
 
 
-def exit_on_signals(cleanup: Callable[[], Awaitable[None]] | None = None) -> None:
+class SignalExit:
     """While serving on stdio, make SIGTERM and SIGINT (how hosts stop a server) end the process
     at once: ``cleanup``, then the exit handlers (the embedded PostgreSQL is released by its
     last user), then exit with 128 + the signal.
 
     Unwinding, as the CLI otherwise does, cannot work here: the SDK reads stdin in a worker
     thread that no cancellation stops, so the process would wait for the client's next line.
+    Once a signal came, the exit owns the shutdown: the serving code awaits :meth:`settled`
+    before closing anything itself (a host often closes stdin right after signalling).
     """
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, lambda n=signum: asyncio.ensure_future(_leave(n, cleanup)))
 
+    def __init__(self, cleanup: Callable[[], Awaitable[None]] | None = None) -> None:
+        self.cleanup = cleanup
+        self.leaving: asyncio.Task[None] | None = None
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, self._on_signal, signum)
 
-async def _leave(signum: int, cleanup: Callable[[], Awaitable[None]] | None) -> None:
-    try:
-        if cleanup is not None:
-            await asyncio.wait_for(cleanup(), timeout=5)
-    except Exception:  # noqa: BLE001 - leaving anyway: the exit handlers must still run
-        _log.warning("cleanup on signal %d failed", signum, exc_info=True)
-    finally:
-        atexit._run_exitfuncs()
-        sys.stderr.flush()
-        os._exit(128 + signum)
+    def _on_signal(self, signum: int) -> None:
+        if self.leaving is None:
+            self.leaving = asyncio.ensure_future(self._leave(signum))
+
+    async def _leave(self, signum: int) -> None:
+        try:
+            if self.cleanup is not None:
+                await asyncio.wait_for(self.cleanup(), timeout=5)
+        except Exception:  # noqa: BLE001 - leaving anyway: the exit handlers must still run
+            _log.warning("cleanup on signal %d failed", signum, exc_info=True)
+        finally:
+            atexit._run_exitfuncs()
+            sys.stderr.flush()
+            os._exit(128 + signum)
+
+    async def settled(self) -> None:
+        """Return at once unless a signal came; then wait for the exit (which never returns)."""
+        if self.leaving is not None:
+            await self.leaving
 
 
 async def _start(settings: Settings, username: str | None) -> tuple[Fable, Caller]:
@@ -112,11 +126,12 @@ async def run_stdio(username: str | None = None) -> int:
     except FableError as e:
         print(f"fable mcp: {e.type}: {e.message}", file=sys.stderr)
         return 1
+    exits = SignalExit(fable.close)
     try:
         mcp = FableMcp(fable, caller)
-        exit_on_signals(fable.close)
         async with stdio_server() as (read_stream, write_stream):
             await mcp.server.run(read_stream, write_stream, mcp.server.create_initialization_options())
     finally:
+        await exits.settled()
         await fable.close()
     return 0
