@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlalchemy.ext.asyncio import (
     AsyncConnection,
     AsyncEngine,
@@ -75,7 +75,10 @@ class Database:
         else:
             from fable_core.db.embedded import start_embedded
 
-            url = await asyncio.to_thread(start_embedded, settings.pg_data_dir)
+            try:
+                url = await asyncio.to_thread(start_embedded, settings.pg_data_dir)
+            except OSError as e:  # an unusable FABLE_DATA_DIR: say which, not a traceback
+                raise Unavailable(f"cannot start the embedded PostgreSQL in {settings.pg_data_dir}: {e}") from e
         engine = create_async_engine(
             url,
             pool_size=settings.fable_db_pool_size,
@@ -84,8 +87,12 @@ class Database:
         )
         db = cls(engine, url)
         try:
-            async with engine.connect() as conn:
-                await check_extensions(conn)
+            try:
+                async with engine.connect() as conn:
+                    await check_extensions(conn)
+            except (OSError, DBAPIError) as e:  # refused, unknown host, bad password, no such database
+                where = make_url(url).render_as_string(hide_password=True)
+                raise Unavailable(f"cannot connect to PostgreSQL at {where}: {e}") from e
             if migrate:
                 await db.upgrade()
         except BaseException:

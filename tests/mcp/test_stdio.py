@@ -123,3 +123,15 @@ async def test_a_signal_while_serving_exits_at_once(stdio_env: dict[str, str], m
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
+
+
+async def test_a_database_it_cannot_reach_is_one_line_on_stderr(stdio_env: dict[str, str], tmp_path) -> None:
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("")
+    no_server = {**stdio_env, "DATABASE_URL": "postgresql://fable:secret@127.0.0.1:1/fable"}
+    unusable_dir = {k: v for k, v in stdio_env.items() if k != "DATABASE_URL"} | {"FABLE_DATA_DIR": str(not_a_dir)}
+    for env, reason in ((no_server, "cannot connect to PostgreSQL at postgresql+asyncpg://fable:***@127.0.0.1:1/fable"),
+                        (unusable_dir, f"cannot start the embedded PostgreSQL in {not_a_dir}")):
+        code, stdout, stderr = await _run(env, messages=MESSAGES[:1])
+        assert (code, stdout) == (1, "")
+        assert reason in stderr and "Traceback" not in stderr and "secret" not in stderr
