@@ -15,6 +15,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from fable_core.caller import Caller
+from fable_core.errors import InvalidInput
 from fable_core.runtime import Fable
 from fable_mcp.lookups import find_note, is_id
 from fable_mcp.resources import note_markdown, note_uri, project_uri
@@ -47,18 +48,28 @@ def _bullets(items: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-async def _daily_review(fable: Fable, caller: Caller, args: dict[str, str]) -> list[types.PromptMessage]:
+def _review_days(raw: str | None) -> tuple[date, date]:
+    """The day to review (default today) and the day after, which bounds the tasks due.
+
+    The last day a ``date`` holds has no day after: it is refused with the malformed ones.
+    """
     try:
-        day = date.fromisoformat(args.get("date") or date.today().isoformat())
-    except ValueError as e:
-        raise MCPError(types.INVALID_PARAMS, f"date {args['date']!r} is not an ISO date (YYYY-MM-DD)") from e
+        day = date.fromisoformat(raw) if raw else date.today()
+        return day, day + timedelta(days=1)
+    except (ValueError, OverflowError) as e:
+        raise InvalidInput(f"date {raw!r} is not a day to review: give YYYY-MM-DD, before "
+                           f"{date.max.isoformat()}", field="date") from e
+
+
+async def _daily_review(fable: Fable, caller: Caller, args: dict[str, str]) -> list[types.PromptMessage]:
+    day, next_day = _review_days(args.get("date"))
     tag = {"tag": args["tag"]} if args.get("tag") else {}
 
     async def notes(**filters: Any) -> list[dict[str, Any]]:
         return (await fable.dispatcher.call("list_notes", {**filters, **tag}, caller))["items"]
 
     due = await notes(kind="task", status=["todo", "in_progress"], sort="due", limit=50,
-                      due_before=(day + timedelta(days=1)).isoformat())
+                      due_before=next_day.isoformat())
     doing = await notes(kind="task", status=["in_progress"], limit=20)
     recent = await notes(sort="updated", limit=15)
     return [_user(

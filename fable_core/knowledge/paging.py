@@ -8,7 +8,11 @@ from typing import Any
 
 from fable_core.errors import InvalidInput
 
-__all__ = ["decode_cursor", "encode_cursor"]
+__all__ = ["MAX_CURSOR", "decode_cursor", "encode_cursor"]
+
+MAX_CURSOR = 512
+"""Characters a cursor may have: ours are far shorter, and a longer one (say, base64 of JSON
+nested deeper than Python's recursion limit) is refused before it is decoded."""
 
 
 def encode_cursor(kind: str, position: list[Any]) -> str:
@@ -21,6 +25,8 @@ def decode_cursor(cursor: str | None, kind: str) -> list[Any] | None:
     if cursor is None:
         return None
     try:
+        if len(cursor) > MAX_CURSOR:
+            raise ValueError(f"longer than {MAX_CURSOR} characters")
         data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
         if data["k"] != kind or not isinstance(data["p"], list):
             raise ValueError(kind)

@@ -9,6 +9,8 @@ from typing import Annotated, Literal
 from dateutil.rrule import rrulestr
 from pydantic import AfterValidator, Field, StringConstraints
 
+from fable_core.knowledge.paging import MAX_CURSOR
+
 __all__ = [
     "Body",
     "Color",
@@ -40,7 +42,7 @@ Kind = Literal["note", "task", "all"]
 Limit = Annotated[int, Field(ge=1, le=200, description="Page size (1-200).")]
 Cursor = Annotated[
     str | None,
-    Field(max_length=512, description="`next_cursor` from the previous page; omit for the first."),
+    Field(max_length=MAX_CURSOR, description="`next_cursor` from the previous page; omit for the first."),
 ]
 Color = Annotated[str, StringConstraints(pattern=r"^#[0-9a-fA-F]{6}$")]
 
