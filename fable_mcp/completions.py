@@ -1,8 +1,12 @@
 """``completion/complete`` for prompt and resource-template arguments.
 
 Argument names decide what is offered: ``project`` → project names, ``tag`` → tags,
-``note`` → note titles, ``date`` → today; template ``{id}`` → ids of recent notes or projects.
-Anything else (including prompts Fable does not have) completes to nothing, as the spec allows.
+``note`` → note titles, ``date`` → today; template ``{id}`` → ids of notes or projects that
+start with the typed digits. Anything else (including prompts Fable does not have) completes
+to nothing, as the spec allows, and so does text nothing can match, however long.
+
+Each lookup searches the database and returns one value more than an answer holds
+(:data:`~fable_mcp.lookups.FETCH_VALUES`), which is how an answer knows it has more.
 """
 
 from __future__ import annotations
@@ -12,18 +16,24 @@ from datetime import date
 import mcp_types as types
 
 from fable_core.caller import Caller
+from fable_core.db.models import Note, Project
 from fable_core.runtime import Fable
-from fable_mcp.lookups import MAX_VALUES, note_titles
+from fable_mcp.lookups import MAX_VALUES, ids_starting, note_titles, project_titles, tag_names
 from fable_mcp.prompts import PROMPTS
-from fable_mcp.resources import NOTE_TEMPLATE, PROJECT_TEMPLATE, visible_projects
+from fable_mcp.resources import NOTE_TEMPLATE, PROJECT_TEMPLATE
 
 __all__ = ["complete"]
 
+_TEMPLATE_MODELS: dict[str, type[Note | Project]] = {NOTE_TEMPLATE: Note, PROJECT_TEMPLATE: Project}
+
 
 async def complete(fable: Fable, caller: Caller, params: types.CompleteRequestParams) -> types.CompleteResult:
+    """At most :data:`MAX_VALUES` values; ``hasMore`` when the lookup found more, and ``total``
+    only when the answer holds them all (counting the rest would cost a query per keystroke)."""
     values = await _values(fable, caller, params.ref, params.argument.name, params.argument.value)
+    more = len(values) > MAX_VALUES
     return types.CompleteResult(completion=types.Completion(
-        values=values[:MAX_VALUES], total=len(values), has_more=False))
+        values=values[:MAX_VALUES], total=None if more else len(values), has_more=more))
 
 
 async def _values(fable: Fable, caller: Caller, ref: object, argument: str, typed: str) -> list[str]:
@@ -31,26 +41,18 @@ async def _values(fable: Fable, caller: Caller, ref: object, argument: str, type
         if ref.name not in PROMPTS:
             return []
         return await _by_argument(fable, caller, argument, typed)
-    if isinstance(ref, types.ResourceTemplateReference) and argument == "id":
-        if ref.uri == NOTE_TEMPLATE:
-            page = await fable.dispatcher.call("list_notes", {"limit": MAX_VALUES}, caller)
-            return [str(n["id"]) for n in page["items"] if str(n["id"]).startswith(typed)]
-        if ref.uri == PROJECT_TEMPLATE:
-            return [str(p["id"]) for p in await visible_projects(fable, caller) if str(p["id"]).startswith(typed)]
+    if isinstance(ref, types.ResourceTemplateReference) and argument == "id" and ref.uri in _TEMPLATE_MODELS:
+        return await ids_starting(fable, caller, _TEMPLATE_MODELS[ref.uri], typed)
     return []
 
 
 async def _by_argument(fable: Fable, caller: Caller, argument: str, typed: str) -> list[str]:
     if argument == "project":
-        titles = [p["title"] for p in await visible_projects(fable, caller)]
-        wanted = typed.casefold()
-        return sorted((t for t in titles if wanted in t.casefold()),
-                      key=lambda t: (not t.casefold().startswith(wanted), t.casefold()))
+        return await project_titles(fable, caller, typed)
     if argument == "note":
         return await note_titles(fable, caller, typed)
     if argument == "tag":
-        page = await fable.dispatcher.call("list_tags", {"prefix": typed or None, "limit": MAX_VALUES}, caller)
-        return [t["tag"] for t in page["items"]]
+        return await tag_names(fable, caller, typed)
     if argument == "date":
         return [date.today().isoformat()]
     return []

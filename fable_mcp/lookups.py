@@ -1,12 +1,12 @@
-"""Small read-only lookups the MCP surface needs beyond the tools: note titles for completions
-and prompts, the keyset pages of ``resources/list``. Every query is scoped through
-:mod:`fable_core.access`."""
+"""Small read-only lookups the MCP surface needs beyond the tools: the values completions offer
+(searched in the database, never filtered from one page of a tool), notes by title for prompts,
+the keyset pages of ``resources/list``. Every query is scoped through :mod:`fable_core.access`."""
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, String, cast, func, select
 
 from fable_core.access import owned_by, visible
 from fable_core.caller import Caller
@@ -15,11 +15,23 @@ from fable_core.errors import NotFound
 from fable_core.knowledge.matching import same_key
 from fable_core.runtime import Fable
 
-__all__ = ["MAX_VALUES", "Section", "find_note", "is_id", "note_titles", "resource_rows"]
+__all__ = [
+    "FETCH_VALUES",
+    "MAX_VALUES",
+    "Section",
+    "find_note",
+    "ids_starting",
+    "is_id",
+    "note_titles",
+    "project_titles",
+    "resource_rows",
+    "tag_names",
+]
 
 Section = Literal["projects", "notes"]
 
 MAX_VALUES = 100  # the most completion values MCP allows in one answer
+FETCH_VALUES = MAX_VALUES + 1  # what a completion lookup returns at most: one more says "more"
 
 
 def _like(text: str) -> str:
@@ -32,10 +44,51 @@ async def note_titles(fable: Fable, caller: Caller, typed: str) -> list[str]:
         select(Note.title)
         .where(owned_by(Note, caller), Note.title.ilike(f"%{_like(typed)}%"))
         .order_by(Note.updated_at.desc(), Note.id.desc())
-        .limit(MAX_VALUES)
     )
-    async with fable.db.transaction() as session:
-        return list((await session.execute(stmt)).scalars())
+    return await _first_values(fable, stmt)
+
+
+async def project_titles(fable: Fable, caller: Caller, typed: str) -> list[str]:
+    """Titles of projects that contain ``typed``: those starting with it first, each A-Z."""
+    key = func.lower(Project.title)
+    stmt = (
+        visible(Project, caller).with_only_columns(Project.title)
+        .where(key.like(f"%{_like(typed.lower())}%"))
+        .order_by(~key.like(f"{_like(typed.lower())}%"), key, Project.id)
+    )
+    return await _first_values(fable, stmt)
+
+
+async def tag_names(fable: Fable, caller: Caller, typed: str) -> list[str]:
+    """The caller's tags that start with ``typed``, most used first (as ``list_tags`` orders them).
+
+    Queried here rather than through ``list_tags``, whose ``prefix`` refuses text longer than a
+    tag: a completion answers such text with no values, not an error.
+    """
+    tag = func.unnest(Note.tags).label("tag")
+    tags = select(tag).where(owned_by(Note, caller)).subquery()
+    stmt = (
+        select(tags.c.tag).where(tags.c.tag.like(f"{_like(typed.strip().lower())}%"))
+        .group_by(tags.c.tag).order_by(func.count().desc(), tags.c.tag)
+    )
+    return await _first_values(fable, stmt)
+
+
+async def ids_starting(fable: Fable, caller: Caller, model: type[Note | Project], typed: str) -> list[str]:
+    """Ids of the caller's notes or projects whose digits start with ``typed``, newest first."""
+    digits = cast(model.id, String)
+    stmt = (
+        visible(model, caller).with_only_columns(digits)
+        .where(digits.like(f"{_like(typed)}%")).order_by(model.id.desc())
+    )
+    return await _first_values(fable, stmt)
+
+
+async def _first_values(fable: Fable, stmt: Select[tuple[str]]) -> list[str]:
+    """The first :data:`FETCH_VALUES` strings ``stmt`` selects: one more than an answer holds,
+    which tells whether there are more."""
+    async with fable.db.reading() as session:
+        return list((await session.execute(stmt.limit(FETCH_VALUES))).scalars())
 
 
 def is_id(ref: str) -> bool:

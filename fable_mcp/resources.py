@@ -146,9 +146,3 @@ async def _project_text(fable: Fable, caller: Caller, project_id: int) -> str:
     if not page["items"]:
         lines.append("(none yet)")
     return "\n".join(lines) + "\n"
-
-
-async def visible_projects(fable: Fable, caller: Caller) -> list[dict[str, Any]]:
-    """The caller's projects (first page of ``list_projects``, A-Z)."""
-    page = await fable.dispatcher.call("list_projects", {"limit": 200}, caller)
-    return list(page["items"])

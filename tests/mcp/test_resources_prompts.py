@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+
 import anyio
 import mcp_types as types
 import pytest
@@ -9,6 +11,8 @@ from mcp.client.subscriptions import ResourceUpdated
 from mcp.shared.exceptions import MCPError
 
 from fable_core.caller import Caller
+from fable_core.db.models import Project
+from fable_core.runtime import Fable
 
 
 async def test_projects_then_notes_are_listed_newest_first_and_templated(connect, call) -> None:
@@ -84,7 +88,8 @@ async def test_a_full_page_of_projects_continues_with_the_notes(connect_fast, ca
     "eyJrIjoibWNwOnJlc291cmNlcyIsInAiOlsidGFza3MiLDFdfQ",  # our kind, unknown section
     "eyJrIjoibWNwOnJlc291cmNlcyIsInAiOlsibm90ZXMiLDk5OTk5OTk5OTk5XX0",  # id beyond any row
     "eyJrIjoibWNwOnJlc291cmNlcyIsInAiOlsibm90ZXMiLHRydWVdfQ",  # id not an integer
-])
+    base64.urlsafe_b64encode(b"[" * 100_000).decode(),  # nested past the recursion limit
+], ids=["text", "empty", "another-listing", "unknown-section", "id-too-big", "id-not-int", "deeply-nested"])
 async def test_a_bad_cursor_is_invalid_params(connect_fast, cursor: str) -> None:
     async with connect_fast() as client:
         with pytest.raises(MCPError) as failed:
@@ -183,6 +188,15 @@ async def test_daily_review_prompt_brings_the_days_tasks(connect_fast, call) -> 
     assert "Doing it" in text.split("In progress:")[1] and "complete_task" in text
 
 
+@pytest.mark.parametrize("day", ["9999-12-31", "tomorrow"])
+async def test_a_day_that_cannot_be_reviewed_is_invalid_params(connect_fast, day: str) -> None:
+    async with connect_fast() as client:
+        with pytest.raises(MCPError) as failed:
+            await client.get_prompt("daily_review", {"date": day})
+    assert failed.value.error.code == -32602
+    assert failed.value.error.message.startswith(f"invalid_input: date {day!r}")
+
+
 async def test_summarise_project_prompt_resolves_the_name(connect_fast, call) -> None:
     project = await call("create_project", title="Website redesign", goal="Launch by May")
     await call("create_note", title="Pick fonts", project_id=project["id"], status="todo")
@@ -238,6 +252,65 @@ async def test_completions_offer_projects_tags_notes_and_ids(connect, call) -> N
     assert notes.completion.values == ["Weekly review"]
     assert ids.completion.values == [str(note["id"])]
     assert unknown.completion.values == []
+
+
+@pytest.mark.parametrize(("ref", "argument", "value"), [
+    (types.PromptReference(name="daily_review"), "tag", "w" * 65),  # longer than any tag
+    (types.PromptReference(name="summarise_project"), "project", "w" * 10_000),
+    (types.PromptReference(name="note_to_tasks"), "note", "w" * 10_000),
+    (types.ResourceTemplateReference(uri="fable://notes/{id}"), "id", "1" * 10_000),
+    (types.ResourceTemplateReference(uri="fable://projects/{id}"), "id", "1" * 10_000),
+], ids=["tag", "project", "note", "note-id", "project-id"])
+async def test_a_value_too_long_to_match_completes_to_nothing(
+    connect_fast, call, ref: object, argument: str, value: str
+) -> None:
+    project = await call("create_project", title="w" * 200)
+    await call("create_note", title="w" * 200, tags=["w" * 64], project_id=project["id"])
+    async with connect_fast() as client:
+        answer = await client.complete(ref, {"name": argument, "value": value})
+    assert answer.completion.values == [] and not answer.completion.has_more
+
+
+async def test_completions_say_when_there_are_more_than_one_answer_holds(connect_fast, call) -> None:
+    tags = [f"tag{i:03}" for i in range(131)]
+    for start in range(0, 131, 50):
+        await call("create_note", title=f"Tagged {start}", tags=tags[start:start + 50])
+    async with connect_fast() as client:
+        every = await client.complete(types.PromptReference(name="daily_review"), {"name": "tag", "value": ""})
+        few = await client.complete(types.PromptReference(name="daily_review"), {"name": "tag", "value": "tag13"})
+    assert len(every.completion.values) == 100 and every.completion.has_more is True
+    assert every.completion.total is None  # not counted: more than one answer holds
+    assert few.completion.values == ["tag130"] and few.completion.total == 1 and not few.completion.has_more
+
+
+async def test_note_id_completion_searches_every_note(connect_fast, call) -> None:
+    notes = [await call("create_note", title=f"Note {i}") for i in range(120)]
+    newest_first = [str(n["id"]) for n in reversed(notes)]
+    template = types.ResourceTemplateReference(uri="fable://notes/{id}")
+    async with connect_fast() as client:
+        ones = await client.complete(template, {"name": "id", "value": "1"})
+        every = await client.complete(template, {"name": "id", "value": ""})
+    assert ones.completion.values == [i for i in newest_first if i.startswith("1")]
+    assert "1" in ones.completion.values and not ones.completion.has_more
+    assert every.completion.values == newest_first[:100] and every.completion.has_more is True
+
+
+async def test_project_completion_searches_every_project(connect_fast, call, fable: Fable, alice: Caller) -> None:
+    projects = [Project(user_id=alice.user_id, title=f"Project {i:03}") for i in range(200)]
+    projects.append(Project(user_id=alice.user_id, title="Zebra crossing"))
+    async with fable.db.transaction() as session:
+        session.add_all(projects)
+    ones_newest_first = sorted((p.id for p in projects if str(p.id).startswith("1")), reverse=True)
+    prompt = types.PromptReference(name="summarise_project")
+    template = types.ResourceTemplateReference(uri="fable://projects/{id}")
+    async with connect_fast() as client:
+        zebra = await client.complete(prompt, {"name": "project", "value": "cross"})
+        every = await client.complete(prompt, {"name": "project", "value": ""})
+        ones = await client.complete(template, {"name": "id", "value": "1"})
+    assert zebra.completion.values == ["Zebra crossing"]
+    assert every.completion.values == [f"Project {i:03}" for i in range(100)] and every.completion.has_more
+    assert len(ones_newest_first) > 100  # 1, 10-19, 100-199
+    assert ones.completion.values == [str(i) for i in ones_newest_first[:100]] and ones.completion.has_more
 
 
 @pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
