@@ -46,6 +46,10 @@ __all__ = [
     "verify_password",
 ]
 
+# Held for the rest of a transaction that creates a user: the "is the name free" check and the
+# "first user is admin" count must see every user committed before.
+_USER_CREATION_LOCK = 0x0F_AB_1E_01
+
 _USERNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{1,63}$")
 _hasher = PasswordHasher()
 MIN_PASSWORD = 8
@@ -94,11 +98,18 @@ async def create_user(
     email: str | None = None,
     role: str | None = None,
 ) -> User:
-    """Create a user; the first one on the instance is an admin unless told otherwise."""
+    """Create a user; the first one on the instance is an admin unless told otherwise.
+
+    Creations are serialised by a transaction lock (the one :func:`register_user` takes), so the
+    check that the name is free and the count that makes the first user an admin see every user
+    committed before: two processes creating the same user at once get one row and a Conflict,
+    never a unique violation from the database.
+    """
     if not _USERNAME.match(username or ""):
         raise InvalidInput(
             f"username {username!r} must be 2-64 letters, digits, '.', '_' or '-'", field="username"
         )
+    await session.execute(select(func.pg_advisory_xact_lock(_USER_CREATION_LOCK)))
     taken = await session.scalar(select(User.id).where(func.lower(User.username) == username.lower()))
     if taken is not None:
         raise Conflict(f"username {username!r} is taken", field="username")
@@ -229,7 +240,7 @@ async def register_user(
 
     An invitation is redeemed in the same transaction, so it works exactly once.
     """
-    await session.execute(select(func.pg_advisory_xact_lock(0x0F_AB_1E_01)))  # first-user race
+    await session.execute(select(func.pg_advisory_xact_lock(_USER_CREATION_LOCK)))  # first-user race
     first = not await session.scalar(select(func.count(User.id)))
     if invitation:
         await redeem_token(session, "invite", invitation)
