@@ -10,13 +10,14 @@ from fable_core.errors import InvalidInput
 
 __all__ = ["MAX_CURSOR", "decode_cursor", "encode_cursor"]
 
-MAX_CURSOR = 512
-"""Characters a cursor may have: ours are far shorter, and a longer one (say, base64 of JSON
-nested deeper than Python's recursion limit) is refused before it is decoded."""
+MAX_CURSOR = 2048
+"""Characters a cursor may have. The longest of ours holds a 300-character title key: up to
+1,200 bytes of UTF-8, 1,600 characters of base64. Anything longer is refused undecoded."""
 
 
 def encode_cursor(kind: str, position: list[Any]) -> str:
-    raw = json.dumps({"k": kind, "p": position}, separators=(",", ":"), default=str)
+    # ensure_ascii=False: a title outside ASCII costs its UTF-8 bytes, not six per character
+    raw = json.dumps({"k": kind, "p": position}, separators=(",", ":"), default=str, ensure_ascii=False)
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
@@ -31,7 +32,7 @@ def decode_cursor(cursor: str | None, kind: str) -> list[Any] | None:
         if data["k"] != kind or not isinstance(data["p"], list):
             raise ValueError(kind)
         return data["p"]
-    except (ValueError, KeyError, TypeError) as e:
+    except (ValueError, KeyError, TypeError, RecursionError) as e:  # RecursionError: JSON nested too deep
         raise InvalidInput(
             "cursor is not valid for this listing; pass next_cursor from the same call unchanged",
             field="cursor",

@@ -89,7 +89,9 @@ async def test_a_full_page_of_projects_continues_with_the_notes(connect_fast, ca
     "eyJrIjoibWNwOnJlc291cmNlcyIsInAiOlsibm90ZXMiLDk5OTk5OTk5OTk5XX0",  # id beyond any row
     "eyJrIjoibWNwOnJlc291cmNlcyIsInAiOlsibm90ZXMiLHRydWVdfQ",  # id not an integer
     base64.urlsafe_b64encode(b"[" * 100_000).decode(),  # nested past the recursion limit
-], ids=["text", "empty", "another-listing", "unknown-section", "id-too-big", "id-not-int", "deeply-nested"])
+    base64.urlsafe_b64encode(b"[" * 1_500).decode(),  # as deep, yet short enough to be decoded
+], ids=["text", "empty", "another-listing", "unknown-section", "id-too-big", "id-not-int", "deeply-nested",
+        "nested-within-the-length"])
 async def test_a_bad_cursor_is_invalid_params(connect_fast, cursor: str) -> None:
     async with connect_fast() as client:
         with pytest.raises(MCPError) as failed:

@@ -119,6 +119,16 @@ async def test_list_notes_refuses_bad_arguments(call, fails, args) -> None:
     await fails(call("list_notes", **args), InvalidInput)
 
 
+async def test_the_longest_titles_page_by_title(call) -> None:
+    """The title's key is in the cursor: 300 characters outside ASCII must still make a cursor
+    the next call accepts."""
+    for title in ["日本語のメモ" * 49 + f"日本語のメモ{n}"[:5] + str(n) for n in range(3)]:
+        await call("create_note", title=title)
+    in_one_page = [n["title"] for n in (await call("list_notes", sort="title", limit=10))["items"]]
+    assert [n["title"] for n in await _walk(call, 1, sort="title")] == in_one_page
+    assert len(in_one_page) == 3
+
+
 async def test_a_cursor_from_another_sort_is_refused(call, corpus, fails) -> None:
     page = await call("list_notes", sort="title", limit=2)
     await fails(call("list_notes", sort="due", limit=2, cursor=page["next_cursor"]), InvalidInput)
