@@ -10,9 +10,8 @@ Every HTTP request to ``/mcp`` must pass, in this order:
 
 The authenticated :class:`~fable_core.caller.Caller` goes into the ASGI scope for the MCP
 handlers, with the :class:`~fable_mcp.identity.Credential` that subscriptions check again later,
-and an ``AuthenticatedUser`` for the SDK, which binds each MCP session to the user whose key
-opened it (another of that user's keys may use the session; each request still runs with the
-scope of the key it carries).
+and an ``AuthenticatedUser`` for the SDK, which binds each MCP session to the key that opened
+it: another key, even the same user's read-scope one, can neither use the session nor end it.
 """
 
 from __future__ import annotations
@@ -117,10 +116,11 @@ class RequireCaller:
         except Unauthenticated as e:
             await self._unauthorized(request, e, send)
             return
+        credential = Credential(request, self.authenticate)
         scope[CALLER_SCOPE_KEY] = caller
-        scope[CREDENTIAL_SCOPE_KEY] = Credential(request, self.authenticate)
-        scope["user"] = AuthenticatedUser(AccessToken(
-            token="", client_id=f"fable-user-{caller.user_id}", scopes=[caller.scope],
+        scope[CREDENTIAL_SCOPE_KEY] = credential
+        scope["user"] = AuthenticatedUser(AccessToken(  # the SDK binds a session to its client_id
+            token="", client_id=f"fable-key-{credential.key}", scopes=[caller.scope],
             subject=str(caller.user_id),
         ))
         await self.app(scope, receive, send)

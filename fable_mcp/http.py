@@ -8,8 +8,8 @@ Around the SDK's transport: CORS for the origins DNS-rebinding protection admits
 clients such as the MCP Inspector send a preflight), a plain 405 for methods MCP does not use,
 and ``/mcp/`` redirected (308) to ``/mcp`` rather than falling through to the web UI.
 
-Sessions are stateful (server-to-client streams, subscriptions); each is bound to the
-user whose key opened it. Clients speaking 2025-06-18, 2025-11-25 or the SDK's sessionless
+Sessions are stateful (server-to-client streams, subscriptions); each is bound to the key
+that opened it. Clients speaking 2025-06-18, 2025-11-25 or the SDK's sessionless
 2026-07-28 protocol are all served by the same route.
 """
 

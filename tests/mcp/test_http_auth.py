@@ -100,15 +100,23 @@ async def test_two_users_are_isolated(connect_fast, alice: Caller, bob: Caller) 
     assert [r.uri for r in resources.resources] == [f"fable://notes/{same_title.structured_content['id']}"]
 
 
-async def test_a_session_is_bound_to_the_user_that_opened_it(mcp_base_url: str, fable: Fable,
-                                                               alice: Caller, bob: Caller) -> None:
-    alice_key, bob_key = await make_key(fable, alice), await make_key(fable, bob)
+async def test_a_session_is_bound_to_the_key_that_opened_it(mcp_base_url: str, fable: Fable,
+                                                              alice: Caller, bob: Caller) -> None:
+    """Another user's key, or the same user's read-scope key (handed to a less trusted agent),
+    can neither use the session nor end it."""
+    alice_key = await make_key(fable, alice)
     opened = await _post(f"{mcp_base_url}/mcp", {"authorization": f"Bearer {alice_key}"})
     session = opened.headers["mcp-session-id"]
-    hijack = await _post(f"{mcp_base_url}/mcp", {"authorization": f"Bearer {bob_key}", "mcp-session-id": session,
-                                                 "mcp-protocol-version": "2025-11-25"},
-                         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
-    assert hijack.status_code == 404
+    for other in (await make_key(fable, bob), await make_key(fable, alice, "read")):
+        headers = {"authorization": f"Bearer {other}", "mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
+        hijack = await _post(f"{mcp_base_url}/mcp", headers, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        assert hijack.status_code == 404
+        async with httpx.AsyncClient(timeout=30) as http:
+            assert (await http.delete(f"{mcp_base_url}/mcp", headers=headers)).status_code == 404
+    own = await _post(f"{mcp_base_url}/mcp", {"authorization": f"Bearer {alice_key}", "mcp-session-id": session,
+                                              "mcp-protocol-version": "2025-11-25"},
+                      {"jsonrpc": "2.0", "id": 3, "method": "ping"})
+    assert own.status_code == 200
 
 
 @pytest.mark.parametrize(("headers", "status"), [
