@@ -26,6 +26,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urljoin
 
 import anyio
 import httpx2
@@ -99,6 +100,10 @@ async def check_remote(http: httpx2.AsyncClient, url: str) -> None:
                           "or --api-key-file; keys look like fable_xxxxxxxx_...")
     if response.status_code == 404:
         raise BridgeError(f"no MCP endpoint at {url} (404): the URL should end in /mcp")
+    if response.is_redirect:
+        raise BridgeError(f"{url} redirects to {urljoin(url, response.headers.get('location', ''))}: use that URL")
+    if response.headers.get("content-type", "").startswith("text/html"):
+        raise BridgeError(f"{url} answered with a web page, not MCP: the URL should end in /mcp")
     if response.status_code >= 500:
         raise BridgeError(f"the remote Fable at {url} answered {response.status_code}; is it healthy?")
 

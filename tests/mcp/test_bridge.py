@@ -22,6 +22,7 @@ from fable_core.caller import Caller
 from fable_core.db.models import Note
 from fable_core.runtime import Fable
 from fable_mcp.http import create_app
+from fable_web.app import create_app as create_web_app
 
 
 def _bridge(url: str, env: dict[str, str], *args: str) -> StdioServerParameters:
@@ -181,3 +182,12 @@ async def test_bridge_serves_listen_streams_to_2026_clients(mcp_base_url: str, f
             with anyio.fail_after(15):
                 event = await anext(aiter(stream))
     assert event.uri == f"fable://notes/{watched['id']}"
+
+
+async def test_bridge_reports_a_url_that_is_a_web_page_or_a_redirect(fable: Fable, alice: Caller) -> None:
+    env = {"FABLE_API_KEY": await make_key(fable, alice)}
+    async with serve(create_web_app(fable)) as base:
+        page = await _run_bridge(f"{base}/", env)
+        moved = await _run_bridge(f"{base}/mcp/", env)
+    assert page[0] == 1 and "answered with a web page, not MCP: the URL should end in /mcp" in page[2]
+    assert moved[0] == 1 and f"{base}/mcp/ redirects to {base}/mcp: use that URL" in moved[2]
