@@ -9,6 +9,7 @@ import logging
 from typing import Any, Self
 
 from fable_core.caller import Caller
+from fable_core.changes import ChangeFeed
 from fable_core.config import Settings, load_settings
 from fable_core.db.database import Database
 from fable_core.events import EventBus
@@ -27,6 +28,7 @@ class Fable:
         self.db = db
         self.registry = registry
         self.events = EventBus()
+        self.changes = ChangeFeed(db, self.events)  # the same events, to and from other processes
         self.services: dict[str, Any] = {}
         self.keys = KeyCallers(db)
         self.dispatcher = Dispatcher(
@@ -55,6 +57,7 @@ class Fable:
         if assistant is not None:
             await assistant.close()
         await self.dispatcher.usage.close()
+        await self.changes.close()
         await self.db.close()
 
     async def __aenter__(self) -> Self:

@@ -82,7 +82,7 @@ class FableMcp:
     @asynccontextmanager
     async def _lifespan(self, _: Server[Any]) -> AsyncIterator[dict[str, Any]]:
         """Listen to committed changes while any transport runs this server."""
-        self.subscriptions.attach(self.fable.events)
+        self.subscriptions.attach(self.fable.events, self.fable.changes)
         try:
             yield {}
         finally:
@@ -116,7 +116,7 @@ class FableMcp:
 
     @protocol_errors
     async def _subscribe(self, ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
-        self.subscriptions.subscribe(ctx, self._caller(ctx), str(params.uri))
+        await self.subscriptions.subscribe(ctx, self._caller(ctx), str(params.uri))
         return types.EmptyResult()
 
     async def _unsubscribe(self, ctx: Ctx, params: types.UnsubscribeRequestParams) -> types.EmptyResult:

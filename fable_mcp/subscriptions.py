@@ -1,7 +1,8 @@
 """Resource change notifications: ``notifications/resources/updated`` when a note changes.
 
 Fable's :class:`~fable_core.events.EventBus` announces a change only after its transaction
-commits. Two protocol eras receive it:
+commits, and :class:`~fable_core.changes.ChangeFeed` brings those of other Fable processes on
+the same database (a stdio ``fable mcp`` hears the web UI's edits). Two protocol eras receive it:
 
 - 2025 clients ``resources/subscribe`` to a URI on their connection; the notification goes out
   on that connection's standalone stream.
@@ -16,6 +17,7 @@ change, so a revoked key hears no more than it could ask for.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -26,6 +28,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
 
 from fable_core.caller import Caller
+from fable_core.changes import ChangeFeed
 from fable_core.events import Event, EventBus, NoteChanged, ProjectChanged
 from fable_mcp.identity import Credential, connection_of, credential_of
 from fable_mcp.resources import note_uri, project_uri
@@ -33,6 +36,7 @@ from fable_mcp.resources import note_uri, project_uri
 __all__ = ["Subscriptions"]
 
 _log = logging.getLogger(__name__)
+_LISTEN_WAIT_SECONDS = 5.0
 
 
 class _Listeners:
@@ -64,19 +68,32 @@ class Subscriptions:
     def __init__(self) -> None:
         self._by_connection: dict[Connection, _Subscriber] = {}
         self._listeners: dict[tuple[int, str], _Listeners] = {}
-        self._unsubscribe: Callable[[], None] | None = None
+        self._unsubscribe: list[Callable[[], None]] = []
+        self._others: ChangeFeed | None = None
 
-    def attach(self, events: EventBus) -> None:
-        self._unsubscribe = events.subscribe(self.publish)
+    def attach(self, events: EventBus, others: ChangeFeed) -> None:
+        """Hear this process's committed changes and those of other processes on the database."""
+        self._others = others
+        self._unsubscribe = [events.subscribe(self.publish), others.subscribe(self.publish)]
+
+    async def _hearing_others(self) -> None:
+        """Once a subscription is acknowledged, changes committed after it reach it from any
+        process: wait (briefly, it is being set up with the server) for the LISTEN to be in place."""
+        if self._others is not None and not self._others.listening.is_set():
+            try:
+                await asyncio.wait_for(self._others.listening.wait(), _LISTEN_WAIT_SECONDS)
+            except TimeoutError:
+                _log.warning("not hearing other processes' changes yet; this process's are still sent")
 
     def detach(self) -> None:
-        if self._unsubscribe is not None:
-            self._unsubscribe()
-            self._unsubscribe = None
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe = []
         for listeners in self._listeners.values():
             listeners.handler.close()
 
-    def subscribe(self, ctx: ServerRequestContext[Any, Any], caller: Caller, uri: str) -> None:
+    async def subscribe(self, ctx: ServerRequestContext[Any, Any], caller: Caller, uri: str) -> None:
+        await self._hearing_others()
         conn = connection_of(ctx)
         if conn not in self._by_connection:
             self._by_connection[conn] = _Subscriber(caller.user_id, credential_of(ctx))
@@ -93,6 +110,7 @@ class Subscriptions:
         params: types.SubscriptionsListenRequestParams,
     ) -> types.SubscriptionsListenResult:
         """Serve a 2026-era listen stream from the bus of the caller's credential."""
+        await self._hearing_others()
         credential = credential_of(ctx)
         key = (caller.user_id, credential.key if credential is not None else "local")
         if key not in self._listeners:

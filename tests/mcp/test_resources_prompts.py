@@ -130,7 +130,8 @@ async def test_another_users_note_is_not_a_resource(connect_fast, call, bob: Cal
 
 
 @pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
-async def test_subscribed_note_change_sends_resources_updated(connect_fast, call, bob: Caller) -> None:
+async def test_subscribed_note_change_sends_resources_updated(connect, call, bob: Caller) -> None:
+    """Over stdio the server is another process: the changes reach it through the database."""
     watched = await call("create_note", title="Watched")
     other = await call("create_note", title="Groceries")
     bobs = await call("create_note", title="Watched", as_=bob)
@@ -142,7 +143,7 @@ async def test_subscribed_note_change_sends_resources_updated(connect_fast, call
             updates.append(message.params.uri)
             arrived.set()
 
-    async with connect_fast(mode="legacy", message_handler=on_message) as client:
+    async with connect(mode="legacy", message_handler=on_message) as client:
         await client.subscribe_resource(f"fable://notes/{watched['id']}")
         await client.subscribe_resource(f"fable://notes/{bobs['id']}")  # not hers: never fires
         await call("update_note", note_id=bobs["id"], body="bob's change", as_=bob)
@@ -156,10 +157,10 @@ async def test_subscribed_note_change_sends_resources_updated(connect_fast, call
     assert updates == [f"fable://notes/{watched['id']}"]
 
 
-async def test_listen_stream_hears_only_its_users_changes(connect_fast, call, bob: Caller) -> None:
+async def test_listen_stream_hears_only_its_users_changes(connect, call, bob: Caller) -> None:
     mine = await call("create_note", title="Mine")
     bobs = await call("create_note", title="Bob's", as_=bob)
-    async with connect_fast() as client:
+    async with connect() as client:
         uris = [f"fable://notes/{mine['id']}", f"fable://notes/{bobs['id']}"]
         async with client.listen(resource_subscriptions=uris) as stream:
             await call("update_note", note_id=bobs["id"], body="x", as_=bob)
