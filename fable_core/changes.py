@@ -76,6 +76,9 @@ class ChangeFeed:
             async with self._db.reading() as session:  # autocommit: each NOTIFY goes out at once
                 for payload in _payloads(self.origin, batch):
                     await session.execute(select(func.pg_notify(CHANNEL, payload)))
+        except asyncio.CancelledError:  # closing mid-flush: close() announces them again
+            self._pending[:0] = batch
+            raise
         except (SQLAlchemyError, OSError):
             _log.warning("could not tell other processes of %d changes", len(batch), exc_info=True)
 
