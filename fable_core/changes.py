@@ -25,6 +25,8 @@ from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.pool import NullPool
 
 from fable_core.db.database import Database
 from fable_core.events import Event, EventBus, NoteChanged, ProjectChanged
@@ -103,7 +105,16 @@ class ChangeFeed:
     async def _listen_once(self) -> None:
         inbox: asyncio.Queue[str] = asyncio.Queue()
         lost = asyncio.Event()
-        async with self._db.engine.connect() as conn:
+        # A connection of its own, outside the pool: the pool's size is how many tool calls
+        # run in the database at once, and this one is never free.
+        engine = create_async_engine(self._db.url, poolclass=NullPool)
+        try:
+            await self._listen_on(engine, inbox, lost)
+        finally:
+            await engine.dispose()
+
+    async def _listen_on(self, engine: AsyncEngine, inbox: asyncio.Queue[str], lost: asyncio.Event) -> None:
+        async with engine.connect() as conn:
             raw: Any = (await conn.get_raw_connection()).driver_connection
             try:
                 raw.add_termination_listener(lambda _: lost.set())
@@ -122,7 +133,6 @@ class ChangeFeed:
                     waiting_lost.cancel()
             finally:
                 self.listening.clear()
-                await conn.invalidate()  # never back to the pool still listening
 
     async def _deliver(self, payload: str) -> None:
         try:
