@@ -20,7 +20,7 @@ import contextlib
 import json
 import logging
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import func, select
@@ -29,7 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import NullPool
 
 from fable_core.db.database import Database
-from fable_core.events import Event, EventBus, NoteChanged, ProjectChanged
+from fable_core.events import Event, EventBus, NoteChanged, ProjectChanged, Subscriber
 
 __all__ = ["CHANNEL", "FLUSH_SECONDS", "ChangeFeed"]
 
@@ -40,9 +40,6 @@ _RETRY_SECONDS = 1.0
 _KINDS: dict[str, type[NoteChanged | ProjectChanged]] = {"n": NoteChanged, "p": ProjectChanged}
 _log = logging.getLogger(__name__)
 
-Subscriber = Callable[[Event], Awaitable[None] | None]
-
-
 class ChangeFeed:
     """One per :class:`~fable_core.runtime.Fable`: announces its events, hears the others'."""
 
@@ -51,7 +48,7 @@ class ChangeFeed:
         self.origin = secrets.token_hex(8)
         self._pending: list[Event] = []
         self._announcer: asyncio.Task[None] | None = None
-        self._subscribers: list[Subscriber] = []
+        self._heard = EventBus()  # other processes' events, for this process's subscribers
         self._listener: asyncio.Task[None] | None = None
         self.listening = asyncio.Event()  # set while the LISTEN is in place
         self._closed = False
@@ -88,10 +85,10 @@ class ChangeFeed:
 
     def subscribe(self, fn: Subscriber) -> Callable[[], None]:
         """Hear the changes other processes commit; the first subscriber starts the listening."""
-        self._subscribers.append(fn)
+        unsubscribe = self._heard.subscribe(fn)
         if self._listener is None and not self._closed:
             self._listener = asyncio.get_running_loop().create_task(self._listen(), name="fable-changes-in")
-        return lambda: self._subscribers.remove(fn) if fn in self._subscribers else None
+        return unsubscribe
 
     async def _listen(self) -> None:
         """Hold one connection LISTENing on the channel, again after losing it."""
@@ -140,16 +137,8 @@ class ChangeFeed:
         except (ValueError, KeyError, TypeError):
             _log.warning("ignoring a malformed change notice %r", payload[:200])
             return
-        if origin == self.origin:
-            return
-        for event in events:
-            for fn in list(self._subscribers):
-                try:
-                    result = fn(event)
-                    if result is not None:
-                        await result
-                except Exception:  # noqa: BLE001 - one failing subscriber must not stop the others
-                    _log.exception("change subscriber %r failed on %r", fn, event)
+        if origin != self.origin:
+            await self._heard.publish(events)
 
     async def close(self) -> None:
         self._closed = True

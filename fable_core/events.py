@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Event", "EventBus", "NoteChanged", "ProjectChanged"]
+__all__ = ["Event", "EventBus", "NoteChanged", "ProjectChanged", "Subscriber"]
 
 _log = logging.getLogger(__name__)
 
