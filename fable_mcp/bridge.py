@@ -142,12 +142,12 @@ class RemoteSession:
                     session.end()
                     continue
                 if _transport_failed(e):
-                    raise MCPError(types.INTERNAL_ERROR, await self._diagnosis(e.error.message)) from e
+                    raise MCPError(types.INTERNAL_ERROR, await self._failed(e.error.message)) from e
                 if e.error.code == types.CONNECTION_CLOSED:  # the SDK's answer to a request its transport lost
-                    raise MCPError(types.INTERNAL_ERROR, _LOST.format(url=self.url, why=await self._why())) from e
+                    raise MCPError(types.INTERNAL_ERROR, await self._lost()) from e
                 raise
             except _Lost as e:
-                raise MCPError(types.INTERNAL_ERROR, _LOST.format(url=self.url, why=await self._why())) from e
+                raise MCPError(types.INTERNAL_ERROR, await self._lost()) from e
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _session(self) -> _Session:
@@ -157,7 +157,7 @@ class RemoteSession:
                     self._current = await self.tasks.start(self._hold)
                 except Exception as e:  # whatever stopped the handshake, said in words
                     _log.warning("cannot open a session with the remote Fable at %s: %r", self.url, e)
-                    raise MCPError(types.INTERNAL_ERROR, await self._diagnosis(str(e))) from e
+                    raise MCPError(types.INTERNAL_ERROR, await self._failed(str(e))) from e
                 await self._restore(self._current)
             return self._current
 
@@ -186,20 +186,21 @@ class RemoteSession:
             await session.send(types.SetLevelRequest(params=types.SetLevelRequestParams(level=self.log_level)),
                                types.EmptyResult)
 
-    async def _why(self) -> str:
+    async def _diagnosis(self, if_fine: str) -> str:
+        """What is wrong with the remote, in words (the start check again); ``if_fine`` when
+        the remote looks fine now."""
         try:
             await check_remote(self.http, self.url)
         except BridgeError as e:
             return str(e)
-        return "the remote is reachable again"
+        return if_fine
 
-    async def _diagnosis(self, fallback: str) -> str:
-        """What is wrong with the remote, in words; ``fallback`` when the remote looks fine."""
-        try:
-            await check_remote(self.http, self.url)
-        except BridgeError as e:
-            return str(e)
-        return f"the remote Fable at {self.url} failed: {fallback}"
+    async def _lost(self) -> str:
+        why = await self._diagnosis("the remote is reachable again")
+        return _LOST.format(url=self.url, why=why)
+
+    async def _failed(self, reason: str) -> str:
+        return await self._diagnosis(f"the remote Fable at {self.url} failed: {reason}")
 
     async def close(self) -> None:
         if self._current is not None:
