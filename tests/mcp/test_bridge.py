@@ -10,14 +10,13 @@ from pathlib import Path
 import anyio
 import mcp_types as types
 import pytest
-from conftest import FABLE_BIN, make_key
+from conftest import FABLE_BIN, ResourceUpdates, make_key, make_revocable_key, revoke_key
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp_servers import serve
 from sqlalchemy import func, select
 
-from fable_core.accounts import create_api_key, revoke_api_key
 from fable_core.caller import Caller
 from fable_core.db.models import Note
 from fable_core.runtime import Fable
@@ -36,20 +35,14 @@ async def test_bridge_forwards_everything_to_the_remote(
     key_file = tmp_path / "key"
     key_file.write_text(await make_key(fable, alice) + "\n")
     watched = await call("create_note", title="Watched")
-    updates: list[str] = []
+    updates = ResourceUpdates()
     logged: list[tuple[str, str | None, dict]] = []
-    arrived = anyio.Event()
-
-    async def on_message(message: object) -> None:
-        if isinstance(message, types.ResourceUpdatedNotification):
-            updates.append(message.params.uri)
-            arrived.set()
 
     async def on_log(params: types.LoggingMessageNotificationParams) -> None:
         logged.append((params.level, params.logger, params.data))
 
     params = _bridge(f"{mcp_base_url}/mcp", {}, "--api-key-file", str(key_file))
-    async with Client(params, mode="legacy", message_handler=on_message, logging_callback=on_log) as client:
+    async with Client(params, mode="legacy", message_handler=updates, logging_callback=on_log) as client:
         tools = (await client.list_tools()).tools
         await client.set_logging_level("warning")  # forwarded: the remote filters
         created = await client.call_tool("create_note", {"title": "Through the bridge"})
@@ -60,7 +53,7 @@ async def test_bridge_forwards_everything_to_the_remote(
         await client.subscribe_resource(f"fable://notes/{watched['id']}")
         await call("update_note", note_id=watched["id"], body="changed on the server")
         with anyio.fail_after(15):
-            await arrived.wait()
+            await updates.arrived.wait()
         instructions = client.session.instructions
     assert sorted(t.name for t in tools) == sorted(t.name for t in fable.registry)
     assert created.structured_content["title"] == "Through the bridge"
@@ -69,7 +62,7 @@ async def test_bridge_forwards_everything_to_the_remote(
         ("warning", "fable", "create_note", "conflict")]
     assert resource.contents[0].text.startswith("# Through the bridge")
     assert prompt.messages and instructions and "Tasks are notes" in instructions
-    assert updates == [f"fable://notes/{watched['id']}"]
+    assert updates.uris == [f"fable://notes/{watched['id']}"]
     owners = {n["title"] for n in (await call("list_notes"))["items"]}
     assert "Through the bridge" in owners  # written as alice, on the remote
 
@@ -125,18 +118,12 @@ async def test_bridge_outlives_a_remote_that_stops_and_restarts(fable: Fable, al
     port = _closed_port()
     url = f"http://127.0.0.1:{port}/mcp"
     watched = await call("create_note", title="Watched across a restart")
-    updates: list[str] = []
-    arrived = anyio.Event()
-
-    async def on_message(message: object) -> None:
-        if isinstance(message, types.ResourceUpdatedNotification):
-            updates.append(str(message.params.uri))
-            arrived.set()
+    updates = ResourceUpdates()
 
     first = serve(create_app(fable), port=port)
     await first.__aenter__()
     params = _bridge(url, {"FABLE_API_KEY": await make_key(fable, alice)})
-    async with Client(params, mode="legacy", message_handler=on_message) as client:
+    async with Client(params, mode="legacy", message_handler=updates) as client:
         try:
             await client.subscribe_resource(f"fable://notes/{watched['id']}")
             assert not (await client.call_tool("list_notes", {"limit": 1})).is_error
@@ -151,21 +138,18 @@ async def test_bridge_outlives_a_remote_that_stops_and_restarts(fable: Fable, al
             assert again.structured_content["title"] == "After the restart"
             await call("update_note", note_id=watched["id"], body="changed after the restart")
             with anyio.fail_after(15):
-                await arrived.wait()
-    assert updates == [f"fable://notes/{watched['id']}"]
+                await updates.arrived.wait()
+    assert updates.uris == [f"fable://notes/{watched['id']}"]
     async with fable.db.reading() as session:  # written once: only the refused request was repeated
         assert await session.scalar(select(func.count()).where(Note.title == "After the restart")) == 1
 
 
 @pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
 async def test_bridge_says_when_its_key_was_revoked(mcp_base_url: str, fable: Fable, alice: Caller) -> None:
-    async with fable.db.transaction() as session:
-        row, key = await create_api_key(session, alice.user_id, "bridge", "write")
+    key, key_id = await make_revocable_key(fable, alice)
     async with Client(_bridge(f"{mcp_base_url}/mcp", {"FABLE_API_KEY": key}), mode="legacy") as client:
         assert (await client.list_tools()).tools
-        async with fable.db.transaction() as session:
-            await revoke_api_key(session, alice.user_id, row.id)
-        fable.keys.forget()
+        await revoke_key(fable, alice, key_id)
         with anyio.fail_after(20), pytest.raises(MCPError) as refused:
             await client.call_tool("list_notes", {})
     assert "refused the API key (401)" in refused.value.error.message

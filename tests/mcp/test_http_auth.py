@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import anyio
 import httpx
-import mcp_types as types
 import pytest
-from conftest import http_connect, make_key
+from conftest import ResourceUpdates, http_connect, make_key, make_revocable_key, revoke_key
 from mcp.shared.exceptions import MCPError
 from mcp_servers import serve
 from sqlalchemy import select, update
 
-from fable_core.accounts import create_api_key, revoke_api_key
 from fable_core.caller import Caller
 from fable_core.config import load_settings
 from fable_core.db.models import ApiKey, User
@@ -202,50 +200,32 @@ async def test_in_the_full_app_mcp_answers_every_method_itself(fable: Fable, ali
         assert followed.status_code == 200 and "serverInfo" in followed.text
 
 
-async def _revocable_key(fable: Fable, caller: Caller) -> tuple[str, int]:
-    async with fable.db.transaction() as session:
-        row, key = await create_api_key(session, caller.user_id, "revocable", "write")
-    return key, row.id
-
-
-async def _revoke(fable: Fable, caller: Caller, key_id: int) -> None:
-    async with fable.db.transaction() as session:
-        await revoke_api_key(session, caller.user_id, key_id)
-    fable.keys.forget()  # what the revoking REST call does in its process; others follow within TTL
-
-
 @pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
 async def test_a_revoked_keys_subscriptions_stop_with_it(mcp_base_url: str, fable: Fable, alice: Caller,
                                                          call, caplog: pytest.LogCaptureFixture) -> None:
     """Its next request is refused; the notifications its session subscribed to must stop too."""
     note = await call("create_note", title="Watched by a key about to go")
-    key, key_id = await _revocable_key(fable, alice)
-    updates: list[str] = []
-    arrived = anyio.Event()
+    key, key_id = await make_revocable_key(fable, alice)
+    updates = ResourceUpdates()
 
-    async def on_message(message: object) -> None:
-        if isinstance(message, types.ResourceUpdatedNotification):
-            updates.append(str(message.params.uri))
-            arrived.set()
-
-    async with http_connect(f"{mcp_base_url}/mcp", key, mode="legacy", message_handler=on_message) as client:
+    async with http_connect(f"{mcp_base_url}/mcp", key, mode="legacy", message_handler=updates) as client:
         await client.subscribe_resource(f"fable://notes/{note['id']}")
         await call("update_note", note_id=note["id"], body="while the key is good")
         with anyio.fail_after(10):
-            await arrived.wait()
-        await _revoke(fable, alice, key_id)
+            await updates.arrived.wait()
+        await revoke_key(fable, alice, key_id)
         caplog.set_level("INFO", logger="fable_mcp.subscriptions")
         await call("update_note", note_id=note["id"], body="after revocation")
         await anyio.sleep(0.3)  # time for a notification already sent to arrive
         with pytest.raises(MCPError):
             await client.send_ping()
-    assert updates == [f"fable://notes/{note['id']}"]
+    assert updates.uris == [f"fable://notes/{note['id']}"]
     assert "dropping the subscriptions of a revoked MCP credential" in caplog.text
 
 
 async def test_a_revoked_keys_listen_stream_ends(mcp_base_url: str, fable: Fable, alice: Caller, call) -> None:
     note = await call("create_note", title="Listened to by a key about to go")
-    key, key_id = await _revocable_key(fable, alice)
+    key, key_id = await make_revocable_key(fable, alice)
     async with (
         http_connect(f"{mcp_base_url}/mcp", key) as client,
         client.listen(resource_subscriptions=[f"fable://notes/{note['id']}"]) as stream,
@@ -254,7 +234,7 @@ async def test_a_revoked_keys_listen_stream_ends(mcp_base_url: str, fable: Fable
         await call("update_note", note_id=note["id"], body="while the key is good")
         with anyio.fail_after(10):
             assert (await anext(events)).uri == f"fable://notes/{note['id']}"
-        await _revoke(fable, alice, key_id)
+        await revoke_key(fable, alice, key_id)
         await call("update_note", note_id=note["id"], body="after revocation")
         with anyio.fail_after(10), pytest.raises(StopAsyncIteration):
             await anext(events)

@@ -7,6 +7,7 @@ import base64
 import anyio
 import mcp_types as types
 import pytest
+from conftest import ResourceUpdates
 from mcp.client.subscriptions import ResourceUpdated
 from mcp.shared.exceptions import MCPError
 
@@ -135,26 +136,20 @@ async def test_subscribed_note_change_sends_resources_updated(connect, call, bob
     watched = await call("create_note", title="Watched")
     other = await call("create_note", title="Groceries")
     bobs = await call("create_note", title="Watched", as_=bob)
-    updates: list[str] = []
-    arrived = anyio.Event()
+    updates = ResourceUpdates()
 
-    async def on_message(message: object) -> None:
-        if isinstance(message, types.ResourceUpdatedNotification):
-            updates.append(message.params.uri)
-            arrived.set()
-
-    async with connect(mode="legacy", message_handler=on_message) as client:
+    async with connect(mode="legacy", message_handler=updates) as client:
         await client.subscribe_resource(f"fable://notes/{watched['id']}")
         await client.subscribe_resource(f"fable://notes/{bobs['id']}")  # not hers: never fires
         await call("update_note", note_id=bobs["id"], body="bob's change", as_=bob)
         await call("update_note", note_id=other["id"], body="not watched")
         await call("update_note", note_id=watched["id"], body="changed")
         with anyio.fail_after(10):
-            await arrived.wait()
+            await updates.arrived.wait()
         await client.unsubscribe_resource(f"fable://notes/{watched['id']}")
         await call("update_note", note_id=watched["id"], body="changed again")
         await client.send_ping()  # a round trip: a notification sent before it would have arrived
-    assert updates == [f"fable://notes/{watched['id']}"]
+    assert updates.uris == [f"fable://notes/{watched['id']}"]
 
 
 async def test_listen_stream_hears_only_its_users_changes(connect, call, bob: Caller) -> None:
