@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from fable_core.changes import ChangeFeed
+from sqlalchemy import func, select
+
+from fable_core.changes import CHANNEL, ChangeFeed
 from fable_core.events import Event, EventBus, NoteChanged, ProjectChanged
 from fable_core.runtime import Fable
 
@@ -56,3 +58,24 @@ async def test_events_queued_at_close_are_still_announced(fable: Fable) -> None:
     finally:
         await listening.close()
     assert heard == [NoteChanged(1, 2, "deleted")]
+
+
+async def test_a_malformed_notice_on_the_channel_is_ignored(fable: Fable) -> None:
+    """Anyone with database access can NOTIFY the channel: a payload that is not ours is logged
+    and dropped, and the notices after it still arrive."""
+    listening = ChangeFeed(fable.db, EventBus())
+    heard: list[Event] = []
+    arrived = asyncio.Event()
+    listening.subscribe(lambda e: (heard.append(e), arrived.set()))
+    try:
+        async with asyncio.timeout(10):
+            await listening.listening.wait()
+        async with fable.db.reading() as session:
+            for payload in ("not json", '{"o": "x", "e": [["q", 1, 2, "created"]]}', '{"e": []}',
+                            '{"o": "x", "e": [["n", 1, 2, "created"]]}'):
+                await session.execute(select(func.pg_notify(CHANNEL, payload)))
+        async with asyncio.timeout(10):
+            await arrived.wait()
+    finally:
+        await listening.close()
+    assert heard == [NoteChanged(1, 2, "created")]
