@@ -17,9 +17,7 @@ it: another key, even the same user's read-scope one, can neither use the sessio
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Awaitable, Callable
-from urllib.parse import urlsplit
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
@@ -31,52 +29,23 @@ from fable_core.caller import Caller
 from fable_core.config import Settings
 from fable_core.errors import Unauthenticated
 from fable_core.runtime import Fable
+from fable_mcp.hosts import HostPolicy
 from fable_mcp.identity import CALLER_SCOPE_KEY, CREDENTIAL_SCOPE_KEY, Credential
 
-__all__ = ["Authenticate", "BearerKeyAuth", "RequireCaller", "base_url", "cors_origin_regex", "security_settings"]
+__all__ = ["Authenticate", "BearerKeyAuth", "RequireCaller", "base_url", "security_settings"]
 
 Authenticate = Callable[[Request], Awaitable[Caller]]
 METADATA_PATH = "/.well-known/oauth-protected-resource"
-_LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
-
-
-def _host_forms(host: str) -> list[str]:
-    """The Host values an allowed name admits: itself, and for ``name:*`` the bare name too
-    (the SDK's ``:*`` needs a port, and behind a TLS proxy there is none). Lowercased: clients
-    send names in lower case, whatever case they were configured in."""
-    host = host.strip().lower()
-    return [host.removesuffix(":*"), host] if host.endswith(":*") else [host]
 
 
 def security_settings(settings: Settings) -> TransportSecuritySettings:
-    """Allowed Host and Origin values: loopback, the base URL's host, FABLE_ALLOWED_HOSTS."""
-    hosts = [h for name in _LOOPBACK for h in _host_forms(f"{name}:*")]
-    origins = [f"http://{h}" for h in hosts]
-    if settings.fable_base_url:
-        parts = urlsplit(settings.fable_base_url)
-        hosts += _host_forms(parts.netloc)
-        origins += [f"{parts.scheme}://{h}" for h in _host_forms(parts.netloc)]
-    for host in settings.fable_allowed_hosts:
-        forms = _host_forms(host)
-        hosts += forms
-        origins += [f"{scheme}://{h}" for scheme in ("https", "http") for h in forms]
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
-    )
-
-
-def cors_origin_regex(security: TransportSecuritySettings) -> str:
-    """The origins a browser-based client (the MCP Inspector, say) may call ``/mcp`` from: the
-    ones DNS-rebinding protection admits. Safe to open to them: ``/mcp`` authenticates by a
-    bearer key alone, never by a cookie a page could ride on."""
-    return "|".join(
-        re.escape(o.removesuffix(":*")) + (r"(:\d+)?" if o.endswith(":*") else "")
-        for o in security.allowed_origins
-    )
+    """Allowed Host and Origin values for the SDK's own check: :class:`HostPolicy`'s."""
+    return HostPolicy(settings).transport_settings()
 
 
 def base_url(settings: Settings, request: Request) -> str:
-    """FABLE_BASE_URL, or this request's scheme and host."""
+    """FABLE_BASE_URL, or this request's scheme and host (a Host the :class:`HostPolicy` in
+    front of every route admitted, so a configured name, never one a client made up)."""
     if settings.fable_base_url:
         return settings.fable_base_url.rstrip("/")
     return f"{request.url.scheme}://{request.headers.get('host', request.url.netloc)}"

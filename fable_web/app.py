@@ -1,6 +1,7 @@
 """The Starlette app: REST under /api, MCP at /mcp, the web UI at /.
 
-Routes are one explicit list. Every /api route authenticates inside its handler (there is no
+Every request first passes the host policy (:mod:`fable_mcp.hosts`: a Host this Fable was not
+configured to answer to gets 421). Routes are one explicit list. Every /api route authenticates inside its handler (there is no
 authentication middleware, so public routes need no exemption list); unknown /api paths get a
 JSON 404 (or 405 when the path exists with other methods), other paths the UI.
 """
@@ -16,14 +17,16 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, Mount, Route
 
-from fable_core.errors import NotFound
+from fable_core.errors import InvalidInput, NotFound
 from fable_core.runtime import Fable
+from fable_mcp.hosts import AllowedHosts, HostPolicy
 from fable_mcp.http import McpHttp
 from fable_web import account_api, admin_api, apikeys_api, chat, health, openapi, render, rest
 from fable_web.context import WebContext
 from fable_web.errors import MethodNotAllowed, error_response, exception_handlers
 from fable_web.security import SecurityMiddleware
 from fable_web.spa import SpaFiles
+from fable_web.timeouts import BodyTimeoutMiddleware
 
 __all__ = ["create_app"]
 
@@ -44,7 +47,10 @@ def api_routes(fable: Fable) -> list[BaseRoute]:
 
 
 def _api_fallback(known: list[BaseRoute]) -> list[Route]:
-    """JSON 405 for a known path with another method, JSON 404 for any other /api path."""
+    """JSON 405 for a known path with another method; 422 for a known path whose typed
+    parameter is not of its type (``/api/notes/abc``); JSON 404 for any other /api path."""
+    loose = [(Route(r.path.replace(":int}", "}"), r.endpoint, methods=r.methods), r)
+             for r in known if isinstance(r, Route) and ":int}" in r.path]
 
     async def api_not_found(request: Request) -> Response:
         allowed: set[str] = set()
@@ -56,12 +62,24 @@ def _api_fallback(known: list[BaseRoute]) -> list[Route]:
             err = MethodNotAllowed(f"{request.method} is not allowed on {request.url.path}",
                                    allowed=sorted(allowed))
             return error_response(err, headers={"Allow": ", ".join(sorted(allowed))})
+        for pattern, route in loose:
+            match, child = pattern.matches(request.scope)
+            if match is Match.FULL:
+                return error_response(_not_an_integer(route, child["path_params"]))
         return error_response(NotFound(f"no such endpoint: {request.url.path}", path=request.url.path))
 
     return [
         Route("/api", api_not_found, methods=_ALL_METHODS),
         Route("/api/{rest:path}", api_not_found, methods=_ALL_METHODS),
     ]
+
+
+def _not_an_integer(route: Route, values: dict[str, str]) -> InvalidInput:
+    names = [name for name, convertor in route.param_convertors.items() if convertor.regex == "[0-9]+"]
+    bad = next((name for name in names if not values.get(name, "").isdigit()), names[0])
+    message = f"{bad} must be a positive integer, not {values.get(bad, '')[:100]!r}"
+    return InvalidInput(message, errors=[{"field": bad, "message": "Input should be a valid integer",
+                                          "input": repr(values.get(bad, ""))[:200]}])
 
 
 def create_app(fable: Fable) -> Starlette:
@@ -76,7 +94,11 @@ def create_app(fable: Fable) -> Starlette:
 
     app = Starlette(
         routes=[*known, *_api_fallback(known), *mcp.routes, Mount("/", app=SpaFiles(), name="ui")],
-        middleware=[Middleware(SecurityMiddleware, max_body=fable.settings.fable_max_body_bytes)],
+        middleware=[
+            Middleware(BodyTimeoutMiddleware, body_timeout=fable.settings.fable_body_timeout),
+            Middleware(SecurityMiddleware, max_body=fable.settings.fable_max_body_bytes),
+            Middleware(AllowedHosts, policy=HostPolicy(fable.settings)),
+        ],
         exception_handlers=exception_handlers,
         lifespan=lifespan,
     )

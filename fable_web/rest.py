@@ -32,7 +32,7 @@ Endpoint = Callable[[Request], Awaitable[Response]]
 def routes(registry: Registry) -> list[Route]:
     """``/api/tools``, ``/api/tools/{name}`` and every tool's own route, in registry order."""
     generated = [
-        Route(f"/api{t.route.path}", _endpoint(t), methods=[t.route.method], name=t.name)
+        Route(f"/api{_typed_path(t)}", _endpoint(t), methods=[t.route.method], name=t.name)
         for t in registry
         if t.route is not None
     ]
@@ -41,6 +41,18 @@ def routes(registry: Registry) -> list[Route]:
         Route("/api/tools/{name}", _call_tool, methods=["POST"]),
         *generated,
     ]
+
+
+def _typed_path(t: Tool) -> str:
+    """The route's path with integer parameters typed (``{note_id:int}``): ``/notes/import`` is
+    then not a note id, and ``PATCH /notes/import`` gets 405 instead of reaching update_note."""
+    assert t.route is not None
+    props = t.input_schema.get("properties", {})
+    path = t.route.path
+    for name in t.route.path_params:
+        if props.get(name, {}).get("type") == "integer":
+            path = path.replace(f"{{{name}}}", f"{{{name}:int}}")
+    return path
 
 
 def array_params(schema: dict[str, Any]) -> frozenset[str]:
@@ -84,9 +96,9 @@ def _query_args(request: Request, arrays: frozenset[str]) -> dict[str, Any]:
     return args
 
 
-def _merge_path(args: dict[str, Any], path_params: dict[str, str]) -> dict[str, Any]:
+def _merge_path(args: dict[str, Any], path_params: dict[str, Any]) -> dict[str, Any]:
     for key, value in path_params.items():
-        if key in args and str(args[key]) != value:
+        if key in args and str(args[key]) != str(value):
             raise InvalidInput(
                 f"{key} is {value!r} in the path but {args[key]!r} in the request", field=key
             )

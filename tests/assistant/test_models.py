@@ -50,7 +50,7 @@ async def test_pull_progress_streams_ndjson(ai_fable: Fable, fake: FakeLLM, alic
         _, admin_key = await create_api_key(s, alice.user_id, "t")
         _, user_key = await create_api_key(s, bob.user_id, "t")
     transport = httpx.ASGITransport(create_app(ai_fable))
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as http:
         response = await http.post("/api/models/pull/progress", json={"name": "phi4"},
                                    headers={"Authorization": f"Bearer {admin_key}"})
         lines = [json.loads(line) for line in response.text.splitlines()]

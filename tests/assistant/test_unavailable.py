@@ -51,7 +51,7 @@ async def test_without_a_provider_chat_answers_503(fable: Fable, alice: Caller) 
     async with fable.db.transaction() as s:
         _, key = await create_api_key(s, alice.user_id, "t")
     transport = httpx.ASGITransport(create_app(fable))
-    async with httpx.AsyncClient(transport=transport, base_url="http://test",
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost",
                                  headers={"Authorization": f"Bearer {key}"}) as http:
         conv = (await http.post("/api/chat/conversations", json={})).json()["id"]
         response = await http.post(f"/api/chat/conversations/{conv}/messages", json={"content": "hi"})

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 from starlette.applications import Starlette
 
-BASE = "http://testserver"
+BASE = "http://localhost"
 PASSWORD = "correct horse battery"
 CLIENT_IP = "203.0.113.7"
 
