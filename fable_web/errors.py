@@ -20,6 +20,7 @@ from fable_core.errors import FableError, NotFound
 __all__ = [
     "MalformedBody",
     "MethodNotAllowed",
+    "RequestTimeout",
     "UnsupportedMediaType",
     "error_response",
     "exception_handlers",
@@ -40,6 +41,13 @@ class UnsupportedMediaType(FableError):
 
     type = "unsupported_media_type"
     http_status = 415
+
+
+class RequestTimeout(FableError):
+    """Answered by :mod:`fable_web.timeouts` when a client stalls while sending its request body."""
+
+    type = "request_timeout"
+    http_status = 408
 
 
 class MethodNotAllowed(FableError):
