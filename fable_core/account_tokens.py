@@ -1,4 +1,4 @@
-"""Single-use account tokens: invitations and password resets.
+"""Single-use account tokens: invitations, password resets and email verifications.
 
 A token is a random secret given to a person once (in a link or an email); only its SHA-256 is
 stored, with an expiry. Redeeming it marks it used in the same transaction as the change it
@@ -12,16 +12,16 @@ import secrets
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.db.models import AccountToken
 from fable_core.errors import InvalidInput
 
-__all__ = ["TokenKind", "issue_token", "redeem_token"]
+__all__ = ["TokenKind", "discard_tokens", "issue_token", "redeem_token"]
 
-TokenKind = Literal["invite", "reset"]
-_WHAT = {"invite": "invitation", "reset": "password reset link"}
+TokenKind = Literal["invite", "reset", "verify"]
+_WHAT = {"invite": "invitation", "reset": "password reset link", "verify": "email verification link"}
 
 
 def _hash(token: str) -> str:
@@ -66,3 +66,10 @@ async def redeem_token(session: AsyncSession, kind: TokenKind, token: str) -> Ac
     row.used_at = now
     await session.flush()
     return row
+
+
+async def discard_tokens(session: AsyncSession, kind: TokenKind, user_id: int) -> None:
+    """Drop the user's unused tokens of ``kind``: after a password reset, the other reset links
+    sent earlier must not work any more."""
+    await session.execute(delete(AccountToken).where(
+        AccountToken.kind == kind, AccountToken.user_id == user_id, AccountToken.used_at.is_(None)))

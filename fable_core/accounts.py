@@ -1,49 +1,56 @@
-"""Users and API keys: creation, password hashing and key verification.
+"""Users and API keys: creation, sign-in, passwords, email addresses, invitations, admin.
 
-Passwords are hashed with argon2id. API keys look like ``fable_<prefix>_<secret>``; only their
-SHA-256 hash is stored, with the short prefix kept for display. Keys are scoped ``read`` or
-``write``. The first user of an instance becomes its admin.
+Passwords are hashed with argon2id off the event loop (:mod:`fable_core.passwords`). API keys
+look like ``fable_<prefix>_<secret>``; only their SHA-256 hash is stored, with the short prefix
+kept for display. Keys are scoped ``read`` or ``write``. The first user of an instance becomes
+its admin.
+
+Email addresses are stored lower-cased and are *unverified* until their owner opens the link
+mailed to them (or registers with an invitation made for that address): only a verified
+address receives password resets, and a verified address belongs to one account, so nobody can
+claim someone else's address and have its resets sent to them.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import re
 import secrets
 from datetime import UTC, datetime, timedelta
 
-from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import delete, func, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.account_tokens import issue_token, redeem_token
+from fable_core import login_sessions
+from fable_core.account_tokens import discard_tokens, issue_token, redeem_token
 from fable_core.caller import Caller, Scope
-from fable_core.db.models import AccountToken, ApiKey, InstanceSetting, User
+from fable_core.db.models import AccountToken, ApiKey, User
 from fable_core.errors import Conflict, Forbidden, InvalidInput, NotFound, Unauthenticated
+from fable_core.instance import registration_open
+from fable_core.passwords import check_password, hash_password, verify_nobody, verify_password
 
 __all__ = [
     "INVITE_TTL",
     "RESET_TTL",
+    "VERIFY_TTL",
     "authenticate",
     "caller_for_key",
+    "change_email",
     "change_password",
-    "check_password",
     "create_api_key",
     "create_invitation",
     "create_user",
     "find_user",
-    "hash_password",
     "list_api_keys",
+    "list_users",
+    "normalise_email",
     "register_user",
-    "registration_open",
+    "request_email_verification",
     "request_password_reset",
     "reset_password",
     "revoke_api_key",
-    "set_registration_open",
-    "verify_password",
+    "set_active",
+    "verify_email",
 ]
 
 # Held for the rest of a transaction that creates a user: the "is the name free" check and the
@@ -51,43 +58,20 @@ __all__ = [
 _USER_CREATION_LOCK = 0x0F_AB_1E_01
 
 _USERNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{1,63}$")
-_hasher = PasswordHasher()
-MIN_PASSWORD = 8
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
 INVITE_TTL = timedelta(days=7)
 RESET_TTL = timedelta(hours=1)
-_REGISTRATION = "open_registration"
+VERIFY_TTL = timedelta(days=2)
 
 
-@functools.cache
-def _dummy_hash() -> str:
-    """A real hash to verify against when the user is unknown, which keeps login timing uniform.
-
-    Made on first use, not at import: hashing costs a tenth of a second and 64 MiB, which every
-    process (``fable mcp`` starting for Claude Desktop, say) would otherwise pay.
-    """
-    return _hasher.hash("not-a-password-of-anyone")
-
-
-def check_password(password: str) -> None:
-    """Refuse a password that is too short or absurdly long (InvalidInput)."""
-    if len(password) < MIN_PASSWORD:
-        raise InvalidInput(f"password must be at least {MIN_PASSWORD} characters", field="password")
-    if len(password) > 1024:
-        raise InvalidInput("password is longer than 1024 characters", field="password")
-
-
-def hash_password(password: str) -> str:
-    check_password(password)
-    return _hasher.hash(password)
-
-
-def verify_password(password_hash: str | None, password: str) -> bool:
-    if not password_hash:
-        return False
-    try:
-        return _hasher.verify(password_hash, password)
-    except (VerificationError, InvalidHashError):
-        return False
+def normalise_email(email: str | None) -> str | None:
+    """An address as stored: stripped, lower-cased; InvalidInput when it is not one."""
+    if email is None:
+        return None
+    email = email.strip().lower()
+    if not _EMAIL.match(email) or len(email) > 320:
+        raise InvalidInput(f"{email[:100]!r} is not an email address", field="email")
+    return email
 
 
 async def create_user(
@@ -117,8 +101,8 @@ async def create_user(
         role = "admin" if not await session.scalar(select(func.count(User.id))) else "user"
     user = User(
         username=username,
-        email=email,
-        password_hash=hash_password(password) if password is not None else None,
+        email=normalise_email(email),
+        password_hash=await hash_password(password) if password is not None else None,
         role=role,
     )
     session.add(user)
@@ -131,6 +115,198 @@ async def find_user(session: AsyncSession, username: str) -> User:
     if user is None:
         raise NotFound(f"no user named {username!r}", username=username)
     return user
+
+
+async def authenticate(session: AsyncSession, username: str, password: str) -> User:
+    """The active user with this name and password; Unauthenticated (same message, same time)
+    otherwise."""
+    user = await session.scalar(select(User).where(func.lower(User.username) == (username or "").lower()))
+    if user is None or not user.is_active:
+        await verify_nobody(password)
+        raise Unauthenticated("wrong username or password")
+    if not await verify_password(user.password_hash, password):
+        raise Unauthenticated("wrong username or password")
+    return user
+
+
+async def _set_password(session: AsyncSession, user: User, new_password: str, *, keep_session: int | None) -> None:
+    """Store a new hash; every session but ``keep_session`` ends and no reset link sent before
+    works any more."""
+    user.password_hash = await hash_password(new_password)
+    await session.flush()
+    await login_sessions.end_others(session, user.id, keep_session)
+    await discard_tokens(session, "reset", user.id)
+
+
+async def _check_current_password(user: User, password: str) -> None:
+    if not await verify_password(user.password_hash, password):
+        raise InvalidInput("the current password is wrong", field="current_password")
+
+
+async def change_password(
+    session: AsyncSession, user_id: int, current_password: str, new_password: str, *,
+    keep_session: int | None = None,
+) -> User:
+    """Change a password after checking the current one; every other session ends."""
+    check_password(new_password)
+    user = await session.get(User, user_id, with_for_update=True)
+    if user is None:
+        raise Unauthenticated("no such user")
+    await _check_current_password(user, current_password)
+    await _set_password(session, user, new_password, keep_session=keep_session)
+    return user
+
+
+async def register_user(
+    session: AsyncSession,
+    username: str,
+    password: str,
+    *,
+    email: str | None = None,
+    invitation: str | None = None,
+    open_by_default: bool = True,
+) -> User:
+    """Self-service sign-up: the first account always, later ones if open or invited.
+
+    An invitation is redeemed in the same transaction, so it works exactly once. One made for
+    an address admits only that address, which it verifies (the admin vouched for it).
+    """
+    email = normalise_email(email)
+    check_password(password)  # before the invitation is spent, and before the lock
+    await session.execute(select(func.pg_advisory_xact_lock(_USER_CREATION_LOCK)))  # first-user race
+    first = not await session.scalar(select(func.count(User.id)))
+    verified = False
+    if invitation:
+        invite = await redeem_token(session, "invite", invitation)
+        if invite.email is not None:
+            if email not in (None, invite.email):
+                raise InvalidInput("this invitation is for another email address", field="email")
+            email, verified = invite.email, True
+    elif not first and not await registration_open(session, open_by_default):
+        raise Forbidden("registration is closed; ask an admin for an invitation")
+    user = await create_user(session, username, password, email=email)
+    if verified:
+        await _mark_verified(session, user)
+    return user
+
+
+async def create_invitation(
+    session: AsyncSession, admin: User | int, email: str | None = None
+) -> tuple[AccountToken, str]:
+    """An invitation token (valid :data:`INVITE_TTL`, once) that admits one registration; made
+    for an address, it admits only that address."""
+    admin_id = admin if isinstance(admin, int) else admin.id
+    return await issue_token(session, "invite", INVITE_TTL, created_by=admin_id, email=normalise_email(email))
+
+
+async def request_password_reset(
+    session: AsyncSession, login: str
+) -> tuple[User, str] | None:
+    """A reset token for the active user with this username or verified email, or None if
+    there is no such user with a verified address (callers answer the same either way:
+    existence must not leak)."""
+    login = (login or "").strip().lower()
+    user = await session.scalar(
+        select(User).where(
+            (func.lower(User.username) == login) | (User.email == login),
+            User.is_active.is_(True), User.email_verified_at.is_not(None),
+        ).limit(1)
+    )
+    if user is None or not user.email:
+        return None
+    _, token = await issue_token(session, "reset", RESET_TTL, user_id=user.id)
+    return user, token
+
+
+async def reset_password(session: AsyncSession, token: str, new_password: str) -> User:
+    """Set a new password with a reset token; the token is spent, every session ends and every
+    other reset link stops working."""
+    check_password(new_password)  # refuse a bad password before spending the token
+    row = await redeem_token(session, "reset", token)
+    user = await session.get(User, row.user_id, with_for_update=True)
+    if user is None or not user.is_active:
+        raise InvalidInput("this password reset link is unknown", field="token", reason="unknown")
+    await _set_password(session, user, new_password, keep_session=None)
+    return user
+
+
+# --- email addresses ----------------------------------------------------------------------------
+
+
+async def request_email_verification(session: AsyncSession, user: User) -> str | None:
+    """A verification token for the user's unverified address (None when there is nothing to
+    verify); earlier ones stop working."""
+    if not user.email or user.email_verified_at is not None:
+        return None
+    await discard_tokens(session, "verify", user.id)
+    _, token = await issue_token(session, "verify", VERIFY_TTL, user_id=user.id, email=user.email)
+    return token
+
+
+async def verify_email(session: AsyncSession, token: str) -> User:
+    """Mark the address a verification link was sent to as verified (once; only if it is still
+    the account's address)."""
+    row = await redeem_token(session, "verify", token)
+    user = await session.get(User, row.user_id, with_for_update=True)
+    if user is None or not user.is_active or user.email != row.email:
+        raise InvalidInput("this email verification link is for an address the account no longer has",
+                           field="token", reason="stale")
+    await _mark_verified(session, user)
+    return user
+
+
+async def _mark_verified(session: AsyncSession, user: User) -> None:
+    taken = await session.scalar(select(User.id).where(
+        User.email == user.email, User.email_verified_at.is_not(None), User.id != user.id))
+    if taken is not None:
+        raise Conflict("this email address is already verified on another account", field="email")
+    user.email_verified_at = datetime.now(UTC)
+    await session.flush()
+
+
+async def change_email(session: AsyncSession, user_id: int, password: str, email: str | None) -> User:
+    """Change (or with None remove) the account's address after checking the password; a new
+    address starts unverified."""
+    user = await session.get(User, user_id, with_for_update=True)
+    if user is None:
+        raise Unauthenticated("no such user")
+    email = normalise_email(email)
+    await _check_current_password(user, password)
+    if email != user.email:
+        user.email, user.email_verified_at = email, None
+        await discard_tokens(session, "verify", user.id)
+        await discard_tokens(session, "reset", user.id)
+        await session.flush()
+    return user
+
+
+# --- administration -----------------------------------------------------------------------------
+
+
+async def list_users(session: AsyncSession) -> list[User]:
+    return list(await session.scalars(select(User).order_by(User.id)))
+
+
+async def set_active(session: AsyncSession, username: str, active: bool, *, by: int | None = None) -> User:
+    """Disable or enable an account. A disabled account cannot sign in, its sessions end and its
+    API keys stop working; its data stays. The last active admin cannot be disabled, and an
+    admin cannot disable themselves."""
+    user = await find_user(session, username)
+    if not active:
+        if user.id == by:
+            raise InvalidInput("you cannot disable your own account", field="username")
+        if user.role == "admin" and user.is_active:
+            admins = await session.scalar(select(func.count(User.id)).where(
+                User.role == "admin", User.is_active.is_(True)))
+            if admins <= 1:
+                raise InvalidInput("this is the last active admin; make another admin first", field="username")
+        await login_sessions.end_all(session, user.id)
+    await session.execute(update(User).where(User.id == user.id).values(is_active=active))
+    await session.refresh(user, ["is_active"])
+    return user
+
+
+# --- API keys -----------------------------------------------------------------------------------
 
 
 def _key_hash(key: str) -> str:
@@ -176,114 +352,6 @@ async def caller_for_key(session: AsyncSession, key: str, surface: str) -> Calle
         surface=surface,  # type: ignore[arg-type]
         role=user.role,
     )
-
-
-async def authenticate(session: AsyncSession, username: str, password: str) -> User:
-    """The active user with this name and password; Unauthenticated (same message) otherwise."""
-    user = await session.scalar(select(User).where(func.lower(User.username) == (username or "").lower()))
-    if user is None or not user.is_active:
-        verify_password(_dummy_hash(), password)
-        raise Unauthenticated("wrong username or password")
-    if not verify_password(user.password_hash, password):
-        raise Unauthenticated("wrong username or password")
-    return user
-
-
-async def _set_password(session: AsyncSession, user: User, new_password: str) -> None:
-    """Store a new hash and bump ``session_version``, which signs out every existing session."""
-    user.password_hash = hash_password(new_password)
-    user.session_version = User.session_version + 1
-    await session.flush()
-    await session.refresh(user, ["session_version"])
-
-
-async def change_password(
-    session: AsyncSession, user_id: int, current_password: str, new_password: str
-) -> User:
-    """Change a password after checking the current one; every other session ends."""
-    user = await session.get(User, user_id, with_for_update=True)
-    if user is None:
-        raise Unauthenticated("no such user")
-    if not verify_password(user.password_hash, current_password):
-        raise InvalidInput("the current password is wrong", field="current_password")
-    await _set_password(session, user, new_password)
-    return user
-
-
-async def registration_open(session: AsyncSession, default: bool) -> bool:
-    """Whether anyone may register: the admin's run-time choice, else the configured default."""
-    value = await session.scalar(
-        select(InstanceSetting.value).where(InstanceSetting.key == _REGISTRATION)
-    )
-    return default if value is None else bool(value)
-
-
-async def set_registration_open(session: AsyncSession, is_open: bool) -> None:
-    stmt = pg_insert(InstanceSetting).values(key=_REGISTRATION, value=is_open)
-    await session.execute(
-        stmt.on_conflict_do_update(
-            index_elements=[InstanceSetting.key], set_={"value": is_open, "updated_at": func.now()}
-        )
-    )
-
-
-async def register_user(
-    session: AsyncSession,
-    username: str,
-    password: str,
-    *,
-    email: str | None = None,
-    invitation: str | None = None,
-    open_by_default: bool = True,
-) -> User:
-    """Self-service sign-up: the first account always, later ones if open or invited.
-
-    An invitation is redeemed in the same transaction, so it works exactly once.
-    """
-    await session.execute(select(func.pg_advisory_xact_lock(_USER_CREATION_LOCK)))  # first-user race
-    first = not await session.scalar(select(func.count(User.id)))
-    if invitation:
-        await redeem_token(session, "invite", invitation)
-    elif not first and not await registration_open(session, open_by_default):
-        raise Forbidden("registration is closed; ask an admin for an invitation")
-    return await create_user(session, username, password, email=email)
-
-
-async def create_invitation(
-    session: AsyncSession, admin: User | int, email: str | None = None
-) -> tuple[AccountToken, str]:
-    """An invitation token (valid :data:`INVITE_TTL`, once) that admits one registration."""
-    admin_id = admin if isinstance(admin, int) else admin.id
-    return await issue_token(session, "invite", INVITE_TTL, created_by=admin_id, email=email)
-
-
-async def request_password_reset(
-    session: AsyncSession, login: str
-) -> tuple[User, str] | None:
-    """A reset token for the user with this username or email, or None if there is no such
-    user with an email address (callers answer the same either way: existence must not leak)."""
-    login = (login or "").strip().lower()
-    user = await session.scalar(
-        select(User).where(
-            (func.lower(User.username) == login) | (func.lower(User.email) == login),
-            User.is_active.is_(True),
-        ).limit(1)
-    )
-    if user is None or not user.email:
-        return None
-    _, token = await issue_token(session, "reset", RESET_TTL, user_id=user.id)
-    return user, token
-
-
-async def reset_password(session: AsyncSession, token: str, new_password: str) -> User:
-    """Set a new password with a reset token; the token is spent and other sessions end."""
-    check_password(new_password)  # refuse a bad password before spending the token
-    row = await redeem_token(session, "reset", token)
-    user = await session.get(User, row.user_id, with_for_update=True)
-    if user is None or not user.is_active:
-        raise InvalidInput("this password reset link is unknown", field="token", reason="unknown")
-    await _set_password(session, user, new_password)
-    return user
 
 
 async def list_api_keys(session: AsyncSession, user_id: int) -> list[ApiKey]:

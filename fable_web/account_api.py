@@ -1,9 +1,11 @@
-"""Account endpoints under /api/auth: register, sign in and out, who am I, passwords.
+"""Account endpoints under /api/auth: register, sign in and out, sessions, passwords, email.
 
-Sign-in starts a cookie session (see :mod:`fable_web.sessions`); the response carries the
-session's CSRF token for clients that cannot send a same-origin ``Origin`` header. The domain
-rules (first user is admin, invitations, single-use reset tokens, session_version) live in
-:mod:`fable_core.accounts`; this module only translates HTTP.
+Sign-in starts a server-side session (:mod:`fable_core.login_sessions`) held by an HttpOnly
+cookie; the response carries the session's CSRF token for clients that cannot send a
+same-origin ``Origin`` header. Everything that manages credentials needs that session: an API
+key is refused there. Password-checking endpoints are rate-limited per address and per account
+(:mod:`fable_web.ratelimit`). The domain rules (first user is admin, invitations, single-use
+tokens, verified addresses) live in :mod:`fable_core.accounts`; this module only translates HTTP.
 """
 
 from __future__ import annotations
@@ -16,18 +18,19 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from fable_core import accounts
-from fable_core.db.models import User
-from fable_core.errors import Forbidden, Unavailable
-from fable_web.context import base_url, web
+from fable_core import accounts, instance, login_sessions
+from fable_core.db.models import LoginSession, User
+from fable_core.errors import Forbidden, InvalidInput, Unavailable
+from fable_core.passwords import MAX_LENGTH
+from fable_mcp.hosts import HostPolicy
+from fable_web.context import WebContext, web
 from fable_web.payload import parse_model, read_json_object
 from fable_web.security import is_same_origin
-from fable_web.sessions import COOKIE
 
 __all__ = ["REQUEST_MODELS", "routes", "user_json"]
 
 Username = Annotated[str, StringConstraints(min_length=1, max_length=64)]
-Password = Annotated[str, StringConstraints(min_length=1, max_length=1024)]
+Password = Annotated[str, StringConstraints(min_length=1, max_length=MAX_LENGTH)]
 Email = Annotated[str, StringConstraints(strip_whitespace=True, max_length=320, pattern=r"^[^@\s]+@[^@\s]+$")]
 Token = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 
@@ -44,6 +47,10 @@ class Credentials(_Body):
 class Registration(Credentials):
     email: Email | None = None
     invitation: Token | None = Field(None, description="Invitation token, when registration is closed.")
+
+
+class Logout(_Body):
+    everywhere: bool = Field(False, description="End every session of the account, not only this one.")
 
 
 class PasswordChange(_Body):
@@ -67,12 +74,24 @@ class ResetPassword(_Body):
     password: Password
 
 
+class EmailChange(_Body):
+    password: Password = Field(description="The current password.")
+    email: Email | None = Field(description="The new address (it starts unverified), or null for none.")
+
+
+class EmailToken(_Body):
+    token: Token
+
+
 REQUEST_MODELS: dict[str, type[BaseModel]] = {
     "register": Registration,
     "login": Credentials,
+    "logout": Logout,
     "change_password": PasswordChange,
     "forgot_password": ForgotPassword,
     "reset_password": ResetPassword,
+    "change_email": EmailChange,
+    "verify_email": EmailToken,
 }
 
 
@@ -81,6 +100,7 @@ def user_json(user: User) -> dict[str, Any]:
         "id": user.id,
         "username": user.username,
         "email": user.email,
+        "email_verified": user.email_verified_at is not None,
         "role": user.role,
         "created_at": user.created_at.isoformat() if user.created_at else None,
     }
@@ -92,11 +112,14 @@ def refuse_cross_site(request: Request) -> None:
         raise Forbidden("cross-site request refused", reason="csrf")
 
 
-def _start_session(request: Request, user: User, status: int = 200) -> JSONResponse:
-    codec = web(request).sessions
-    session = codec.start(user.id, user.session_version)
-    response = JSONResponse({"user": user_json(user), "csrf_token": session.csrf}, status_code=status)
-    codec.attach(response, session)
+async def _signed_in(request: Request, user: User, status: int = 200) -> JSONResponse:
+    """Start a session for ``user`` and answer with it (cookie + CSRF token)."""
+    w = web(request)
+    async with w.fable.db.transaction() as session:
+        started = await login_sessions.start_session(
+            session, user.id, user_agent=request.headers.get("user-agent", ""), ip=w.limiter.ip(request))
+    response = JSONResponse({"user": user_json(user), "csrf_token": started.csrf}, status_code=status)
+    w.sessions.attach(response, started.token)
     return response
 
 
@@ -110,75 +133,106 @@ async def register(request: Request) -> Response:
             session, body.username, body.password, email=body.email, invitation=body.invitation,
             open_by_default=w.fable.settings.fable_open_registration,
         )
-        await session.refresh(user, ["created_at", "session_version"])
-    return _start_session(request, user, 201)
+        await session.refresh(user, ["created_at"])
+        if user.role == "admin" and not HostPolicy(w.fable.settings).any_host:
+            # The first admin reached us at a Host the policy admits: links in mail go there
+            # until FABLE_BASE_URL is set or an admin changes it.
+            await instance.pin_public_url(session, str(request.base_url))
+    response = await _signed_in(request, user, 201)
+    response.background = _verification_mail(w, user.id)
+    return response
 
 
 async def login(request: Request) -> Response:
     refuse_cross_site(request)
     body = parse_model(Credentials, await read_json_object(request))
     w = web(request)
-    await w.limiter.hit(request, "login")
+    await w.limiter.hit(request, "login", account=body.username)
     async with w.fable.db.transaction() as session:
         user = await accounts.authenticate(session, body.username, body.password)
-    return _start_session(request, user)
+    return await _signed_in(request, user)
 
 
 async def logout(request: Request) -> Response:
+    """End this session (or, with ``everywhere``, all of the account's) and clear the cookie.
+    Without a live session there is nothing to end: the cookie is cleared all the same."""
+    w = web(request)
+    body = parse_model(Logout, await read_json_object(request))
+    info = await w.auth.current(request)
+    if info is not None:
+        w.auth.check_csrf(request, info)
+        async with w.fable.db.transaction() as session:
+            if body.everywhere:
+                await login_sessions.end_all(session, info.user_id)
+            else:
+                await login_sessions.end_session(session, info.user_id, info.id)
+        w.auth.forget_user(info.user_id)
     response = Response(status_code=204)
-    web(request).sessions.clear(response)
+    w.sessions.clear(response)
     return response
 
 
 async def me(request: Request) -> Response:
     w = web(request)
     caller = await w.auth.caller(request)
-    async with w.fable.db.transaction() as session:
+    async with w.fable.db.reading() as session:
         user = await session.get(User, caller.user_id)
-    session_ = w.sessions.decode(request.cookies.get(COOKIE))
     via_key = "authorization" in request.headers
+    info = None if via_key else await w.auth.current(request)
     return JSONResponse({
         "user": user_json(user) if user else None,
         "auth": "api_key" if via_key else "session",
         "scope": caller.scope,
-        "csrf_token": None if via_key or session_ is None else session_.csrf,
+        "csrf_token": info.csrf if info else None,
     })
 
 
 async def change_password(request: Request) -> Response:
     w = web(request)
-    caller = await w.auth.caller(request)
+    info = await w.auth.session(request)
     body = parse_model(PasswordChange, await read_json_object(request))
+    await w.limiter.hit(request, "password", account=info.user_id)
     async with w.fable.db.transaction() as session:
-        user = await accounts.change_password(
-            session, caller.user_id, body.current_password, body.new_password
-        )
+        user = await accounts.change_password(session, info.user_id, body.current_password,
+                                              body.new_password, keep_session=info.id)
         await session.refresh(user, ["created_at"])
     w.auth.forget_user(user.id)
-    return _start_session(request, user)
+    return JSONResponse({"user": user_json(user)})
 
 
 async def forgot_password(request: Request) -> Response:
+    """Always 202 with the same body, at once: whether the account exists, has a verified
+    address, or the mail server is up is nobody's business here (see :mod:`fable_web.mail`)."""
     refuse_cross_site(request)
     body = parse_model(ForgotPassword, await read_json_object(request))
     w = web(request)
+    login = body.email or body.username or ""
     await w.limiter.hit(request, "forgot_password")
     if not w.mailer.configured:
-        raise Unavailable("password reset by email is not available: no SMTP server is configured")
-    async with w.fable.db.transaction() as session:
-        found = await accounts.request_password_reset(session, body.email or body.username or "")
-        if found is not None:
-            user, token = found
-            link = f"{base_url(request)}/reset-password?token={token}"
-            await w.mailer.send(
-                user.email or "", "Reset your Fable password",
-                f"Someone asked to reset the password of {user.username!r} on Fable.\n\n"
-                f"To choose a new password, open this link within an hour:\n{link}\n\n"
-                "If it was not you, ignore this message: your password stays as it is.\n",
-            )
-    return JSONResponse(
-        {"message": "if an account with that name or email exists, a reset link was sent"},
+        raise Unavailable("password reset by email is not available on this instance; ask its admin")
+    await w.limiter.count("forgot_password_account", login.strip().lower())
+    response = JSONResponse(
+        {"message": "if an account with that name or a verified email exists, a reset link was sent"},
         status_code=202,
+    )
+    response.background = w.mailer.later(lambda: _send_reset(w, login), "password reset mail")
+    return response
+
+
+async def _send_reset(w: WebContext, login: str) -> None:
+    async with w.fable.db.transaction() as session:
+        url, _ = await instance.public_url(session, w.fable.settings)
+        if url is None:
+            raise Unavailable("no public URL: set FABLE_BASE_URL, or the public URL in admin settings")
+        found = await accounts.request_password_reset(session, login)
+    if found is None:
+        return
+    user, token = found
+    await w.mailer.send(
+        user.email or "", "Reset your Fable password",
+        f"Someone asked to reset the password of {user.username!r} on Fable.\n\n"
+        f"To choose a new password, open this link within an hour:\n{url}/reset-password?token={token}\n\n"
+        "If it was not you, ignore this message: your password stays as it is.\n",
     )
 
 
@@ -194,12 +248,101 @@ async def reset_password(request: Request) -> Response:
     return JSONResponse({"user": user_json(user)})
 
 
+async def change_email(request: Request) -> Response:
+    w = web(request)
+    info = await w.auth.session(request)
+    body = parse_model(EmailChange, await read_json_object(request))
+    await w.limiter.hit(request, "password", account=info.user_id)
+    async with w.fable.db.transaction() as session:
+        user = await accounts.change_email(session, info.user_id, body.password, body.email)
+        await session.refresh(user, ["created_at"])
+    response = JSONResponse({"user": user_json(user)})
+    response.background = _verification_mail(w, user.id)
+    return response
+
+
+async def send_verification(request: Request) -> Response:
+    """Mail the account's unverified address a new verification link."""
+    w = web(request)
+    info = await w.auth.session(request)
+    async with w.fable.db.reading() as session:
+        user = await session.get(User, info.user_id)
+    if user is None or not user.email or user.email_verified_at is not None:
+        raise InvalidInput("the account has no unverified email address", field="email")
+    if not w.mailer.configured:
+        raise Unavailable("this instance cannot send mail; ask its admin")
+    await w.limiter.count("verification_mail", str(info.user_id))
+    response = JSONResponse({"message": f"a verification link was sent to {user.email}"}, status_code=202)
+    response.background = _verification_mail(w, user.id)
+    return response
+
+
+def _verification_mail(w: WebContext, user_id: int) -> Any:
+    if not w.mailer.configured:
+        return None
+
+    async def compose() -> None:
+        async with w.fable.db.transaction() as session:
+            url, _ = await instance.public_url(session, w.fable.settings)
+            user = await session.get(User, user_id)
+            if url is None or user is None:
+                return
+            token = await accounts.request_email_verification(session, user)
+        if token is not None and user.email:
+            await w.mailer.send(
+                user.email, "Confirm your email address for Fable",
+                f"To confirm that {user.email} belongs to the Fable account {user.username!r}, open "
+                f"this link within two days:\n{url}/verify-email?token={token}\n\n"
+                "Until then, password reset links are not sent to this address. If you did not "
+                "give this address to Fable, ignore this message.\n",
+            )
+
+    return w.mailer.later(compose, "email verification mail")
+
+
+async def verify_email(request: Request) -> Response:
+    refuse_cross_site(request)
+    body = parse_model(EmailToken, await read_json_object(request))
+    w = web(request)
+    await w.limiter.hit(request, "verify_email")
+    async with w.fable.db.transaction() as session:
+        user = await accounts.verify_email(session, body.token)
+        await session.refresh(user, ["created_at"])
+    return JSONResponse({"user": user_json(user)})
+
+
+def _session_json(row: LoginSession, current: int) -> dict[str, Any]:
+    return {"id": row.id, "created_at": row.created_at.isoformat(), "last_seen_at": row.last_seen_at.isoformat(),
+            "user_agent": row.user_agent, "ip": row.ip, "current": row.id == current}
+
+
+async def list_sessions(request: Request) -> Response:
+    w = web(request)
+    info = await w.auth.session(request)
+    async with w.fable.db.reading() as session:
+        rows = await login_sessions.list_sessions(session, info.user_id)
+    return JSONResponse({"items": [_session_json(r, info.id) for r in rows]})
+
+
+async def end_session(request: Request) -> Response:
+    w = web(request)
+    info = await w.auth.session(request)
+    session_id = request.path_params["session_id"]
+    async with w.fable.db.transaction() as session:
+        await login_sessions.end_session(session, info.user_id, session_id)
+    w.auth.forget_user(info.user_id)
+    response = JSONResponse({"id": session_id, "deleted": True})
+    if session_id == info.id:
+        w.sessions.clear(response)
+    return response
+
+
 async def registration_status(request: Request) -> Response:
     """Public: whether the sign-up form should be offered, and whether this is the first user."""
     w = web(request)
-    async with w.fable.db.transaction() as session:
+    async with w.fable.db.reading() as session:
         users = await session.scalar(select(func.count(User.id)))
-        is_open = await accounts.registration_open(session, w.fable.settings.fable_open_registration)
+        is_open = await instance.registration_open(session, w.fable.settings.fable_open_registration)
     return JSONResponse({"open": bool(is_open or not users), "first_user": not users})
 
 
@@ -211,5 +354,10 @@ routes = [
     Route("/api/auth/password", change_password, methods=["POST"]),
     Route("/api/auth/forgot-password", forgot_password, methods=["POST"]),
     Route("/api/auth/reset-password", reset_password, methods=["POST"]),
+    Route("/api/auth/email", change_email, methods=["PUT"]),
+    Route("/api/auth/email/verification", send_verification, methods=["POST"]),
+    Route("/api/auth/verify-email", verify_email, methods=["POST"]),
+    Route("/api/auth/sessions", list_sessions, methods=["GET"]),
+    Route("/api/auth/sessions/{session_id:int}", end_session, methods=["DELETE"]),
     Route("/api/auth/registration", registration_status, methods=["GET"]),
 ]

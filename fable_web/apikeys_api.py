@@ -16,7 +16,7 @@ from starlette.routing import Route
 
 from fable_core import accounts
 from fable_core.db.models import ApiKey
-from fable_core.errors import Forbidden, InvalidInput
+from fable_core.errors import InvalidInput
 from fable_web.context import base_url, web
 from fable_web.payload import parse_model, read_json_object
 
@@ -65,25 +65,23 @@ async def list_keys(request: Request) -> Response:
 
 async def create_key(request: Request) -> Response:
     w = web(request)
-    caller = await w.auth.caller(request)
-    if "authorization" in request.headers:
-        raise Forbidden("API keys are created from a signed-in session, not with another key")
+    info = await w.auth.session(request)  # never with another key
     body = parse_model(NewApiKey, await read_json_object(request))
     async with w.fable.db.transaction() as session:
-        row, key = await accounts.create_api_key(session, caller.user_id, body.name, body.scope)
+        row, key = await accounts.create_api_key(session, info.user_id, body.name, body.scope)
         await session.refresh(row, ["created_at"])
-    data = _key_json(row) | {"key": key, "mcp_config": mcp_config(base_url(request), key)}
+    data = _key_json(row) | {"key": key, "mcp_config": mcp_config(await base_url(request), key)}
     return JSONResponse(data, status_code=201)
 
 
 async def revoke_key(request: Request) -> Response:
     w = web(request)
-    caller = await w.auth.caller(request)
+    info = await w.auth.session(request)  # a leaked key must not revoke the others
     raw = request.path_params["key_id"]
     if not (raw.isascii() and raw.isdigit()) or not 0 < int(raw) < 2**31:
         raise InvalidInput(f"key id must be a positive integer, not {raw!r}", field="key_id")
     async with w.fable.db.transaction() as session:
-        row = await accounts.revoke_api_key(session, caller.user_id, int(raw))
+        row = await accounts.revoke_api_key(session, info.user_id, int(raw))
     w.auth.forget_keys()
     return JSONResponse({"id": row.id, "deleted": True})
 

@@ -2,30 +2,31 @@
 
 Keys and sessions are checked against the database, but the answer is remembered for a couple
 of seconds per process (keys in ``fable_core.key_callers``, shared with MCP), so a busy client
-costs one signature check or hash per request, not a query.
-A password change or key revocation clears this process's memory at once; other replicas
-follow within :data:`TTL` seconds.
+costs one signature check or hash per request, not a query. Signing out, a password change or a
+key revocation clears this process's memory at once; other replicas follow within :data:`TTL`
+seconds.
 
 Cookie-authenticated unsafe requests must prove they come from our own pages: a same-origin
 ``Origin`` header or the session's CSRF token in ``X-CSRF-Token``. Read-scope keys may only use
-safe methods.
+safe methods. Credentials and accounts (passwords, email,
+sessions, invitations, administration) are managed from a signed-in session only: a leaked API
+key must not be able to change the password or mint invitations.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import time
-from dataclasses import dataclass
 
-from sqlalchemy import select
 from starlette.requests import Request
 
 from fable_core.caller import Caller
-from fable_core.db.models import User
 from fable_core.errors import Forbidden, Unauthenticated
+from fable_core.login_sessions import SessionInfo, find_session
 from fable_core.runtime import Fable
 from fable_web.security import is_same_origin
-from fable_web.sessions import COOKIE, Session, SessionCodec
+from fable_web.sessions import COOKIE, SessionCodec
 
 __all__ = ["CSRF_HEADER", "SAFE_METHODS", "TTL", "Authenticator"]
 
@@ -35,59 +36,84 @@ CSRF_HEADER = "x-csrf-token"
 _MAX_ENTRIES = 10_000
 
 
-@dataclass(frozen=True, slots=True)
-class _Account:
-    username: str
-    role: str
-    session_version: int
-    is_active: bool
-
-
 class Authenticator:
     """Resolves requests to callers; one per app."""
 
     def __init__(self, fable: Fable, codec: SessionCodec) -> None:
         self.fable = fable
         self.codec = codec
-        self._accounts: dict[int, tuple[float, _Account | None]] = {}
+        self._sessions: dict[str, tuple[float, SessionInfo | None]] = {}
 
     async def caller(self, request: Request) -> Caller:
         """The authenticated caller, or Unauthenticated / Forbidden."""
         header = request.headers.get("authorization")
         if header:
             return await self._key_caller(request, header)
-        session = self.codec.decode(request.cookies.get(COOKIE))
-        if session is None:
-            raise Unauthenticated("sign in, or send an API key as 'Authorization: Bearer <key>'")
-        caller = await self.session_caller(session)
-        if request.method not in SAFE_METHODS:
-            self._check_csrf(request, session)
-        return caller
+        info = await self._signed_in(request)
+        return Caller(user_id=info.user_id, username=info.username, role=info.role, surface="web")
 
-    async def session_caller(self, session: Session) -> Caller:
-        account = await self._account(session.user_id)
-        if account is None or not account.is_active or account.session_version != session.version:
-            raise Unauthenticated("this session has ended; sign in again")
-        return Caller(user_id=session.user_id, username=account.username, role=account.role, surface="web")
+    async def session(self, request: Request) -> SessionInfo:
+        """The request's signed-in session, for routes that manage credentials and accounts;
+        Forbidden for an API key, Unauthenticated without a session."""
+        if "authorization" in request.headers:
+            raise Forbidden("this needs a signed-in session: API keys cannot manage passwords, "
+                            "email, sessions, invitations or accounts", reason="session_only")
+        return await self._signed_in(request)
 
-    def forget_user(self, user_id: int) -> None:
-        self._accounts.pop(user_id, None)
-        self.fable.keys.forget()  # the user's keys may have lost their reach too
+    async def current(self, request: Request) -> SessionInfo | None:
+        """The request's live session if its cookie names one (no CSRF check: for sign-out,
+        which checks it only when there is a session to end)."""
+        token = self.codec.decode(request.cookies.get(COOKIE))
+        return await self._lookup(token) if token else None
 
-    def forget_keys(self) -> None:
-        self.fable.keys.forget()
-
-    def _check_csrf(self, request: Request, session: Session) -> None:
-        if is_same_origin(request, self.fable.settings.fable_base_url):
+    def check_csrf(self, request: Request, info: SessionInfo) -> None:
+        if request.method in SAFE_METHODS or is_same_origin(request, self.fable.settings.fable_base_url):
             return
         token = request.headers.get(CSRF_HEADER, "")
-        if token and hmac.compare_digest(token, session.csrf):
+        if token and hmac.compare_digest(token, info.csrf):
             return
         raise Forbidden(
             "cross-site request refused: send a same-origin Origin header or the X-CSRF-Token "
             "from /api/auth/me",
             reason="csrf",
         )
+
+    def forget_user(self, user_id: int) -> None:
+        """Drop what this process remembers of the user's sessions and keys."""
+        for key, (_, info) in list(self._sessions.items()):
+            if info is not None and info.user_id == user_id:
+                self._sessions.pop(key, None)
+        self.fable.keys.forget()  # the user's keys may have lost their reach too
+
+    def forget_token(self, token: str) -> None:
+        self._sessions.pop(_digest(token), None)
+
+    def forget_keys(self) -> None:
+        self.fable.keys.forget()
+
+    async def _signed_in(self, request: Request) -> SessionInfo:
+        info = await self.current(request)
+        if info is None:
+            if request.cookies.get(COOKIE):
+                raise Unauthenticated("this session has ended; sign in again")
+            raise Unauthenticated("sign in, or send an API key as 'Authorization: Bearer <key>'")
+        self.check_csrf(request, info)
+        return info
+
+    async def _lookup(self, token: str) -> SessionInfo | None:
+        digest = _digest(token)
+        now = time.monotonic()
+        cached = self._sessions.get(digest)
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        async with self.fable.db.transaction() as session:
+            info = await find_session(session, token)
+        if info is not None and not info.is_active:
+            info = None
+        if len(self._sessions) >= _MAX_ENTRIES:
+            self._sessions.clear()
+        self._sessions[digest] = (now + TTL, info)
+        return info
 
     async def _key_caller(self, request: Request, header: str) -> Caller:
         scheme, _, key = header.partition(" ")
@@ -98,22 +124,6 @@ class Authenticator:
             raise Forbidden(f"this API key has read-only scope; {request.method} needs a write key")
         return caller
 
-    async def _account(self, user_id: int) -> _Account | None:
-        now = time.monotonic()
-        cached = self._accounts.get(user_id)
-        if cached is not None and cached[0] > now:
-            return cached[1]
-        async with self.fable.db.engine.connect() as conn:
-            row = (await conn.execute(
-                select(User.username, User.role, User.session_version, User.is_active)
-                .where(User.id == user_id)
-            )).first()
-        account = _Account(*row) if row is not None else None
-        self._remember(self._accounts, user_id, (now + TTL, account))
-        return account
 
-    @staticmethod
-    def _remember(cache: dict, key: object, value: object) -> None:  # type: ignore[type-arg]
-        if len(cache) >= _MAX_ENTRIES:
-            cache.clear()
-        cache[key] = value
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()

@@ -46,6 +46,12 @@ def _parser() -> argparse.ArgumentParser:
     create.add_argument("--password-stdin", action="store_true", help="read the password from stdin")
     create.add_argument("--no-password", action="store_true", help="no password (API keys / MCP only)")
     create.add_argument("--admin", action="store_true", help="make the user an admin")
+    user_sub.add_parser("list", help="list every account (JSON lines)")
+    disable = user_sub.add_parser("disable", help="disable an account: it cannot sign in, its sessions "
+                                  "end and its API keys stop working; its data stays")
+    disable.add_argument("username")
+    enable = user_sub.add_parser("enable", help="enable a disabled account again")
+    enable.add_argument("username")
 
     apikey = sub.add_parser("apikey", help="manage API keys")
     apikey_sub = apikey.add_subparsers(dest="apikey_command", required=True, metavar="ACTION")
@@ -136,6 +142,12 @@ async def _db(args: argparse.Namespace) -> int | None:
 
 
 async def _user(args: argparse.Namespace) -> int | None:
+    if args.user_command == "create":
+        return await _user_create(args)
+    return await _with_fable(lambda fable: _user_admin(fable, args))
+
+
+async def _user_create(args: argparse.Namespace) -> int | None:
     from fable_core.accounts import create_user
 
     password: str | None = None
@@ -152,6 +164,20 @@ async def _user(args: argparse.Namespace) -> int | None:
         return 0
 
     return await _with_fable(run)
+
+
+async def _user_admin(fable: Any, args: argparse.Namespace) -> int:
+    from fable_core.accounts import list_users, set_active
+
+    async with fable.db.transaction() as session:
+        if args.user_command == "list":
+            users = await list_users(session)
+        else:
+            users = [await set_active(session, args.username, args.user_command == "enable")]
+    for user in users:
+        print(json.dumps({"id": user.id, "username": user.username, "role": user.role, "email": user.email,
+                          "active": user.is_active}))
+    return 0
 
 
 async def _apikey(args: argparse.Namespace) -> int | None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from starlette.requests import Request
 
+from fable_core.instance import public_url
 from fable_core.runtime import Fable
 from fable_web.auth import Authenticator
 from fable_web.mail import Mailer
@@ -31,7 +32,8 @@ class WebContext:
             fable=fable,
             sessions=sessions,
             auth=Authenticator(fable, sessions),
-            limiter=RateLimiter(fable.db, trust_proxy_headers=s.trust_proxy_headers),
+            limiter=RateLimiter(fable.db, trust_proxy_headers=s.trust_proxy_headers,
+                                hops=s.trusted_proxy_hops),
             mailer=Mailer(s),
         )
 
@@ -40,7 +42,11 @@ def web(request: Request) -> WebContext:
     return request.app.state.web  # type: ignore[no-any-return]
 
 
-def base_url(request: Request) -> str:
-    """This Fable's public URL: FABLE_BASE_URL, else derived from the request."""
-    configured = web(request).fable.settings.fable_base_url
-    return (configured or str(request.base_url)).rstrip("/")
+async def base_url(request: Request) -> str:
+    """This Fable's URL for links shown to the person asking (invitation links, MCP client
+    configs): the public URL (:mod:`fable_core.instance`), else the one this request used,
+    whose Host the host policy admitted. Links that leave by mail use the public URL only."""
+    w = web(request)
+    async with w.fable.db.reading() as session:
+        url, _ = await public_url(session, w.fable.settings)
+    return url or str(request.base_url).rstrip("/")

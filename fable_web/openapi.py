@@ -8,6 +8,7 @@ twice. Pydantic's ``$defs`` are lifted into ``components/schemas``.
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +52,8 @@ class Operation:
     body: type[BaseModel] | None = None
     public: bool = False
     status: int = 200
+    session_only: bool = False  # refuses API keys: credentials are managed from a signed-in session
+    body_required: bool = True
 
 
 OPERATIONS = [
@@ -59,25 +62,42 @@ OPERATIONS = [
               account_api.Registration, public=True, status=201),
     Operation("POST", "/api/auth/login", "Sign in (starts a cookie session)", "auth",
               account_api.Credentials, public=True),
-    Operation("POST", "/api/auth/logout", "Sign out (clears the session cookie)", "auth",
-              public=True, status=204),
+    Operation("POST", "/api/auth/logout", "Sign out: end this session (or every one) and clear the cookie",
+              "auth", account_api.Logout, public=True, status=204, body_required=False),
     Operation("GET", "/api/auth/me", "The signed-in user and the session's CSRF token", "auth"),
-    Operation("POST", "/api/auth/password", "Change the password (ends every other session)",
-              "auth", account_api.PasswordChange),
+    Operation("POST", "/api/auth/password", "Change the password (ends every other session; session only)",
+              "auth", account_api.PasswordChange, session_only=True),
     Operation("POST", "/api/auth/forgot-password", "Email a password reset link", "auth",
               account_api.ForgotPassword, public=True, status=202),
     Operation("POST", "/api/auth/reset-password", "Set a new password with a reset token", "auth",
               account_api.ResetPassword, public=True),
+    Operation("PUT", "/api/auth/email", "Change the email address (it starts unverified; session only)",
+              "auth", account_api.EmailChange, session_only=True),
+    Operation("POST", "/api/auth/email/verification", "Mail a new verification link (session only)", "auth",
+              session_only=True, status=202),
+    Operation("POST", "/api/auth/verify-email", "Confirm an email address with the mailed token", "auth",
+              account_api.EmailToken, public=True),
+    Operation("GET", "/api/auth/sessions", "Your signed-in sessions (session only)", "auth", session_only=True),
+    Operation("DELETE", "/api/auth/sessions/{session_id}", "End one of your sessions (session only)", "auth",
+              session_only=True),
     Operation("GET", "/api/auth/registration", "Whether registration is open", "auth", public=True),
-    Operation("GET", "/api/admin/registration", "Whether registration is open (admin)", "admin"),
+    Operation("GET", "/api/admin/registration", "Whether registration is open (admin)", "admin", session_only=True),
     Operation("PUT", "/api/admin/registration", "Open or close registration (admin)", "admin",
-              admin_api.RegistrationSetting),
+              admin_api.RegistrationSetting, session_only=True),
+    Operation("GET", "/api/admin/settings", "Instance settings: registration, public URL (admin)", "admin",
+              session_only=True),
+    Operation("PATCH", "/api/admin/settings", "Change instance settings (admin)", "admin",
+              admin_api.InstanceSettings, session_only=True),
     Operation("POST", "/api/admin/invitations", "Create an invitation link (admin)", "admin",
-              admin_api.NewInvitation, status=201),
+              admin_api.NewInvitation, status=201, session_only=True),
+    Operation("GET", "/api/admin/users", "Every account (admin)", "admin", session_only=True),
+    Operation("PATCH", "/api/admin/users/{user_id}", "Disable or enable an account (admin)", "admin",
+              admin_api.AccountState, session_only=True),
     Operation("GET", "/api/api-keys", "List your API keys", "api-keys"),
-    Operation("POST", "/api/api-keys", "Create an API key (shown once)", "api-keys",
-              apikeys_api.NewApiKey, status=201),
-    Operation("DELETE", "/api/api-keys/{key_id}", "Revoke an API key", "api-keys"),
+    Operation("POST", "/api/api-keys", "Create an API key (shown once; session only)", "api-keys",
+              apikeys_api.NewApiKey, status=201, session_only=True),
+    Operation("DELETE", "/api/api-keys/{key_id}", "Revoke an API key (session only)", "api-keys",
+              session_only=True),
     Operation("GET", "/api/tools", "List the tools you may call", "tools"),
 ]
 
@@ -160,12 +180,15 @@ def _hand_operation(o: Operation, comps: _Components) -> dict[str, Any]:
     }
     if o.body is not None:
         schema = comps.lift(o.body.model_json_schema(), o.body.__name__)
-        op["requestBody"] = {"required": True, "content": _json(schema)}
-    if "{key_id}" in o.path:
-        op["parameters"] = [{"name": "key_id", "in": "path", "required": True,
-                             "schema": {"type": "integer", "minimum": 1}}]
+        op["requestBody"] = {"required": o.body_required, "content": _json(schema)}
+    params = re.findall(r"{(\w+)}", o.path)
+    if params:
+        op["parameters"] = [{"name": p, "in": "path", "required": True,
+                             "schema": {"type": "integer", "minimum": 1}} for p in params]
     if o.public:
         op["security"] = []
+    elif o.session_only:
+        op["security"] = [{"session": []}]
     return op
 
 

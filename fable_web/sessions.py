@@ -1,58 +1,44 @@
-"""Browser sessions: a signed cookie holding the user id, session version and CSRF token.
+"""The browser session cookie: a signed wrapper around the session's random token.
 
-Nothing is kept server-side, so any replica can check a session. Changing a password bumps the
-user's ``session_version``; a cookie carrying an older version no longer authenticates. The
+The session itself lives in the database (:mod:`fable_core.login_sessions`), so signing out
+ends it everywhere; the signature only lets garbage cookies be refused without a query. The
 cookie is HttpOnly and SameSite=Lax, and Secure when ``SECURE_COOKIES`` is set.
 """
 
 from __future__ import annotations
 
-import secrets
-from dataclasses import dataclass
-
-from itsdangerous import BadSignature, URLSafeTimedSerializer
+from itsdangerous import BadSignature, URLSafeSerializer
 from starlette.responses import Response
 
-__all__ = ["COOKIE", "MAX_AGE", "Session", "SessionCodec"]
+from fable_core.login_sessions import LIFETIME
+
+__all__ = ["COOKIE", "MAX_AGE", "SessionCodec"]
 
 COOKIE = "fable_session"
-MAX_AGE = 30 * 24 * 3600
-
-
-@dataclass(frozen=True, slots=True)
-class Session:
-    user_id: int
-    version: int
-    csrf: str
+MAX_AGE = int(LIFETIME.total_seconds())
 
 
 class SessionCodec:
     """Signs and verifies session cookies with the instance's secret key."""
 
     def __init__(self, secret: str, *, secure: bool) -> None:
-        self._signer = URLSafeTimedSerializer(secret, salt="fable-session")
+        self._signer = URLSafeSerializer(secret, salt="fable-session-token")
         self.secure = secure
 
-    def decode(self, cookie: str | None) -> Session | None:
+    def decode(self, cookie: str | None) -> str | None:
+        """The session token a cookie carries, or None for a missing or forged one."""
         if not cookie:
             return None
         try:
-            user_id, version, csrf = self._signer.loads(cookie, max_age=MAX_AGE)
-            return Session(int(user_id), int(version), str(csrf))
+            token = self._signer.loads(cookie)
         except (BadSignature, ValueError, TypeError):
             return None
+        return token if isinstance(token, str) else None
 
-    @staticmethod
-    def start(user_id: int, version: int) -> Session:
-        """A new session with a fresh CSRF token (which the client gets in the JSON body)."""
-        return Session(user_id, version, secrets.token_urlsafe(24))
-
-    def attach(self, response: Response, session: Session) -> None:
+    def attach(self, response: Response, token: str) -> None:
         """Set the signed session cookie on ``response``."""
-        value = self._signer.dumps([session.user_id, session.version, session.csrf])
-        response.set_cookie(
-            COOKIE, value, max_age=MAX_AGE, path="/", httponly=True, samesite="lax", secure=self.secure
-        )
+        response.set_cookie(COOKIE, self._signer.dumps(token), max_age=MAX_AGE, path="/", httponly=True,
+                            samesite="lax", secure=self.secure)
 
     def clear(self, response: Response) -> None:
         response.delete_cookie(COOKIE, path="/", httponly=True, samesite="lax", secure=self.secure)

@@ -35,6 +35,7 @@ __all__ = [
     "Base",
     "Conversation",
     "InstanceSetting",
+    "LoginSession",
     "Message",
     "Milestone",
     "Note",
@@ -77,9 +78,34 @@ class User(Base):
     email: Mapped[str | None] = mapped_column(String(320))
     password_hash: Mapped[str | None] = mapped_column(Text)
     role: Mapped[str] = mapped_column(String(16), server_default="user", nullable=False)
-    session_version: Mapped[int] = mapped_column(Integer, server_default="1", nullable=False)
+    email_verified_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     is_active: Mapped[bool] = mapped_column(server_default=text("true"), nullable=False)
     created_at: Mapped[datetime] = _created()
+
+    __table_args__ = (
+        # An address proven by its owner belongs to one account: password resets go there.
+        # Emails are stored lower-cased, so the plain column is the key.
+        Index("uq_users_verified_email", "email", unique=True,
+              postgresql_where=text("email_verified_at IS NOT NULL")),
+    )
+
+
+class LoginSession(Base):
+    """A signed-in browser: the cookie carries a random token, of which only the SHA-256 is
+    kept. Signing out deletes the row, so a copied cookie dies with it."""
+
+    __tablename__ = "login_sessions"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    user_id: Mapped[int] = _owner()
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True, nullable=False)
+    csrf: Mapped[str] = mapped_column(String(64), nullable=False)
+    user_agent: Mapped[str] = mapped_column(String(200), server_default="", nullable=False)
+    ip: Mapped[str] = mapped_column(String(64), server_default="", nullable=False)
+    created_at: Mapped[datetime] = _created()
+    last_seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now(),
+                                                   nullable=False)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
 
 
 class ApiKey(Base):

@@ -167,3 +167,31 @@ async def test_usage_errors_exit_2(cli_env: dict[str, str], capsys: pytest.Captu
         await fable_cli("call", "create_note", capsys=capsys)
     assert exited.value.code == 2
     assert "--user" in capsys.readouterr().err
+
+
+async def test_operators_disable_and_enable_accounts(
+    cli_env: dict[str, str], fable: Fable, alice: Caller, bob: Caller, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A disabled account's keys stop working at once (this process forgets them; others within
+    seconds) and its sessions end; the last admin cannot be disabled."""
+    from fable_core.accounts import create_api_key
+    from fable_core.errors import Unauthenticated
+
+    async with fable.db.transaction() as s:
+        _, key = await create_api_key(s, bob.user_id, "agent")
+    assert (await fable.keys.caller(key, "rest")).user_id == bob.user_id
+    status, out, _ = await fable_cli("user", "disable", "bob", capsys=capsys)
+    assert status == 0 and json.loads(out)["active"] is False
+    fable.keys.forget()  # what the disabling process does in itself
+    with pytest.raises(Unauthenticated):
+        await fable.keys.caller(key, "rest")
+    status, out, _ = await fable_cli("user", "list", capsys=capsys)
+    assert [(u["username"], u["active"]) for u in map(json.loads, out.splitlines())] == [
+        ("alice", True), ("bob", False)]
+    status, _, err = await fable_cli("user", "disable", "alice", capsys=capsys)
+    assert status == 1 and "last active admin" in err
+    status, out, _ = await fable_cli("user", "enable", "bob", capsys=capsys)
+    assert status == 0 and json.loads(out)["active"] is True
+    assert (await fable.keys.caller(key, "rest")).user_id == bob.user_id
+    status, _, err = await fable_cli("user", "disable", "nobody", capsys=capsys)
+    assert status == 1 and "no user named 'nobody'" in err

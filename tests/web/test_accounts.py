@@ -8,7 +8,7 @@ from starlette.applications import Starlette
 from web_helpers import BASE, PASSWORD, error_of, make_client, signed_in
 
 from fable_core.caller import Caller
-from fable_core.db.models import User
+from fable_core.db.models import LoginSession, User
 from fable_core.runtime import Fable
 
 
@@ -80,7 +80,8 @@ async def test_password_change_ends_every_other_session(app: Starlette, alice: C
         r = await phone.get("/api/notes")
         assert r.status_code == 401 and "ended" in error_of(r)["message"]
     async with fable.db.transaction() as s:
-        assert (await s.get(User, alice.user_id)).session_version == 2  # type: ignore[union-attr]
+        kept = (await s.execute(select(LoginSession.id).where(LoginSession.user_id == alice.user_id))).all()
+    assert len(kept) == 1  # the laptop's; the phone's row is gone, not merely outdated
     async with signed_in(app, "alice", "a new password") as again:
         assert (await again.get("/api/auth/me")).json()["user"]["username"] == "alice"
 
@@ -139,3 +140,73 @@ async def test_invitation_expiry(as_alice: httpx.AsyncClient, app: Starlette, fa
     assert await row_counts() == before
     async with fable.db.transaction() as s:
         assert await s.scalar(select(User).where(User.username == "late")) is None
+
+
+async def test_an_invitation_for_an_address_admits_only_that_address(
+    as_alice: httpx.AsyncClient, app: Starlette, row_counts
+) -> None:
+    invite = (await as_alice.post("/api/admin/invitations", json={"email": "Carol@Example.com"})).json()
+    async with make_client(app, origin=BASE) as anon:
+        before = await row_counts()
+        r = await anon.post("/api/auth/register", json={"username": "mallory", "password": PASSWORD,
+                                                         "email": "mallory@example.com",
+                                                         "invitation": invite["token"]})
+        assert r.status_code == 422 and error_of(r)["details"]["field"] == "email"
+        assert await row_counts() == before   # the invitation is not spent
+        r = await anon.post("/api/auth/register", json={"username": "carol", "password": PASSWORD,
+                                                         "email": "CAROL@example.com", "invitation": invite["token"]})
+        assert r.status_code == 201, r.text
+        user = r.json()["user"]
+        assert (user["email"], user["email_verified"]) == ("carol@example.com", True)  # the admin vouched
+
+
+async def test_a_new_email_starts_unverified_and_needs_the_password(
+    as_alice: httpx.AsyncClient, fable: Fable, alice: Caller, row_counts
+) -> None:
+    before = await row_counts()
+    r = await as_alice.put("/api/auth/email", json={"password": "not the password", "email": "a@example.com"})
+    assert r.status_code == 422 and error_of(r)["details"]["field"] == "current_password"
+    r = await as_alice.put("/api/auth/email", json={"password": PASSWORD, "email": "not an address"})
+    assert r.status_code == 422
+    assert await row_counts() == before
+    r = await as_alice.put("/api/auth/email", json={"password": PASSWORD, "email": "Alice@Example.com"})
+    assert r.status_code == 200
+    assert (r.json()["user"]["email"], r.json()["user"]["email_verified"]) == ("alice@example.com", False)
+    r = await as_alice.post("/api/auth/email/verification")
+    assert r.status_code == 503   # no mail server configured: said, not pretended
+    r = await as_alice.put("/api/auth/email", json={"password": PASSWORD, "email": None})
+    assert r.status_code == 200 and r.json()["user"]["email"] is None
+
+
+async def test_an_admin_disables_and_enables_an_account(
+    as_alice: httpx.AsyncClient, app: Starlette, bob: Caller, alice: Caller
+) -> None:
+    async with signed_in(app, "bob") as bobs:
+        users = (await as_alice.get("/api/admin/users")).json()["items"]
+        assert [(u["username"], u["is_active"]) for u in users] == [("alice", True), ("bob", True)]
+        assert (await bobs.get("/api/admin/users")).status_code == 403
+        r = await as_alice.patch(f"/api/admin/users/{bob.user_id}", json={"is_active": False})
+        assert r.status_code == 200 and r.json()["is_active"] is False
+        assert (await bobs.get("/api/notes")).status_code == 401   # his session ended
+        async with make_client(app, origin=BASE) as c:
+            r = await c.post("/api/auth/login", json={"username": "bob", "password": PASSWORD})
+            assert r.status_code == 401
+        r = await as_alice.patch(f"/api/admin/users/{alice.user_id}", json={"is_active": False})
+        assert r.status_code == 422                                   # not herself
+        assert (await as_alice.patch("/api/admin/users/999", json={"is_active": False})).status_code == 404
+        assert (await as_alice.patch(f"/api/admin/users/{bob.user_id}", json={"is_active": True})).status_code == 200
+        async with signed_in(app, "bob") as again:
+            assert (await again.get("/api/notes")).status_code == 200
+
+
+async def test_admin_settings_show_and_change_the_public_url(as_alice: httpx.AsyncClient, as_bob) -> None:
+    settings = (await as_alice.get("/api/admin/settings")).json()
+    assert settings["public_url_source"] == "unset" and settings["public_url"] is None
+    r = await as_alice.patch("/api/admin/settings", json={"public_url": "https://notes.example.org/"})
+    assert r.status_code == 200 and r.json()["public_url"] == "https://notes.example.org"
+    assert r.json()["public_url_source"] == "pinned"
+    for bad in ("javascript:alert(1)", "https://x.example/path", "notes.example.org", "https://u:p@x.example"):
+        r = await as_alice.patch("/api/admin/settings", json={"public_url": bad})
+        assert r.status_code == 422, bad
+    assert (await as_bob.patch("/api/admin/settings", json={"public_url": "https://evil.example"})).status_code == 403
+    assert (await as_alice.get("/api/admin/settings")).json()["public_url"] == "https://notes.example.org"

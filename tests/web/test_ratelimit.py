@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import text
 from starlette.applications import Starlette
-from web_helpers import BASE, error_of, make_client
+from web_helpers import BASE, error_of, make_client, signed_in
 
 from fable_core.caller import Caller
 from fable_core.runtime import Fable
@@ -52,13 +52,48 @@ async def test_limits_hold_across_replicas(fable: Fable, alice: Caller) -> None:
 
 
 async def test_proxy_headers_only_when_trusted(fable: Fable, alice: Caller) -> None:
+    """Behind a trusted proxy the client is the address the proxy appended (the rightmost):
+    what the client wrote further left must not buy it fresh buckets."""
     async def attempts(app: Starlette, forwarded: list[str]) -> list[int]:
         async with make_client(app, origin=BASE) as c:
             return [(await c.post("/api/auth/reset-password", json={"token": "t", "password": "whatever123"},
-                                  headers={"x-forwarded-for": f"{ip}, 10.0.0.1"})).status_code
-                    for ip in forwarded]
+                                  headers={"x-forwarded-for": value})).status_code
+                    for value in forwarded]
 
-    ips = [f"192.0.2.{i}" for i in range(11)]
+    rotating = [f"192.0.2.{i}, 198.51.100.7" for i in range(11)]   # spoofed left, real client right
+    clients = [f"192.0.2.77, 198.51.100.{20 + i}" for i in range(11)]   # the same lie, 11 clients
     trusted = Fable(fable.settings.model_copy(update={"trust_proxy_headers": True}), fable.db)
-    assert set(await attempts(create_app(trusted), ips)) == {422}   # each client its own bucket
-    assert (await attempts(create_app(fable), ips))[-1] == 429      # header ignored: one bucket
+    assert (await attempts(create_app(trusted), rotating))[-1] == 429    # one client, one bucket
+    assert set(await attempts(create_app(trusted), clients)) == {422}   # each client its own bucket
+    assert (await attempts(create_app(fable), clients))[-1] == 429      # header ignored: the peer's bucket
+
+
+async def test_hops_count_trusted_proxies_from_the_right(fable: Fable, alice: Caller) -> None:
+    two = Fable(fable.settings.model_copy(update={"trust_proxy_headers": True, "trusted_proxy_hops": 2}),
+                fable.db)
+    async with make_client(create_app(two), origin=BASE) as c:
+        codes = [(await c.post("/api/auth/reset-password", json={"token": "t", "password": "whatever123"},
+                               headers={"x-forwarded-for": f"10.9.9.{i}, 198.51.100.7, 10.0.0.2"})).status_code
+                 for i in range(11)]
+    assert codes[-1] == 429  # the client is 198.51.100.7, whatever it put before it
+
+
+async def test_wrong_passwords_are_limited_per_account_across_addresses(app: Starlette, alice: Caller) -> None:
+    """Guesses spread over many addresses still meet the account's limit; the real user, from
+    yet another address, is refused as well (and told when to retry) until it passes."""
+    assert (LIMITS["login_account"].attempts, LIMITS["login_account"].window_seconds) == (20, 900)
+    for i in range(20):
+        async with make_client(app, ip=f"198.51.100.{i}", origin=BASE) as c:
+            assert (await c.post("/api/auth/login", json=WRONG)).status_code == 401
+    async with make_client(app, ip="203.0.113.200", origin=BASE) as c:
+        r = await c.post("/api/auth/login", json={"username": "ALICE", "password": "correct horse battery"})
+        assert r.status_code == 429 and "retry-after" in r.headers
+
+
+async def test_password_change_is_limited_per_user(app: Starlette, alice: Caller) -> None:
+    """Checking the current password is argon2 work: a signed-in user (or a stolen cookie)
+    cannot run it in a loop."""
+    async with signed_in(app, "alice") as browser:
+        codes = [(await browser.post("/api/auth/password", json={
+            "current_password": f"guess {i}", "new_password": "whatever new"})).status_code for i in range(6)]
+    assert codes == [422] * 5 + [429]
