@@ -123,11 +123,12 @@ async def test_api_key_is_shown_once_with_its_mcp_config(ui: Session) -> None:
     assert await page.locator("#new-key").count() == 0
     assert key not in await page.content()
 
-    await page.get_by_label("Current password").fill(PASSWORD)
-    await page.get_by_label("New password").fill("an even calmer password")
-    await page.get_by_role("button", name="Change password").click()
+    card = page.locator("#password-card")
+    await card.get_by_label("Current password").fill(PASSWORD)
+    await card.get_by_label("New password").fill("an even calmer password")
+    await card.get_by_role("button", name="Change password").click()
     await expect(page.locator(".toast")).to_contain_text("Password changed")
-    await expect(page.get_by_label("Current password")).to_have_value("")
+    await expect(card.get_by_label("Current password")).to_have_value("")
     login = await page.request.post(f"{ui.base_url}/api/auth/login", headers={"Origin": ui.base_url},
                                     data={"username": "grace", "password": "an even calmer password"})
     assert login.status == 200

@@ -55,6 +55,7 @@ async function postStream(path, body) {
 export const api = {
   get: (path, params) => request("GET", path, { params }),
   post: (path, body = {}) => request("POST", path, { body }),
+  put: (path, body = {}) => request("PUT", path, { body }),
   patch: (path, body = {}) => request("PATCH", path, { body }),
   del: (path, params) => request("DELETE", path, { params }),
   /** Any registered tool, by name: POST /api/tools/{name}. */

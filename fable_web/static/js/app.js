@@ -4,7 +4,7 @@ import { clear, h } from "./dom.js";
 import { match, navigate, route, start } from "./router.js";
 import { installShortcuts } from "./shortcuts.js";
 import { session } from "./session.js";
-import { authView } from "./views/auth.js";
+import { authView, forgotView, resetView, verifyView } from "./views/auth.js";
 import { homeView } from "./views/home.js";
 import { notesView } from "./views/notes.js";
 import { noteView } from "./views/note.js";
@@ -71,15 +71,28 @@ async function signOutNow() {
   }
 }
 
+// Pages that work signed out (a reset link is opened by someone who cannot sign in).
+const PUBLIC = {
+  "/forgot-password": () => forgotView(),
+  "/reset-password": (params) => resetView(params),
+  "/verify-email": (params) => verifyView(params),
+};
+
 async function render() {
   const url = new URL(location.href);
+  if (PUBLIC[url.pathname]) { shell = null; clear(root, PUBLIC[url.pathname](url.searchParams)); return; }
+  if (!session.user && url.pathname === "/register") {
+    shell = null;
+    clear(root, authView(url.searchParams, onSignedIn, true));
+    return;
+  }
   if (!session.user) {
     if (url.pathname !== "/login") history.replaceState(null, "", `/login?next=${encodeURIComponent(url.pathname + url.search)}`);
     shell = null;
     clear(root, authView(url.searchParams, onSignedIn));
     return;
   }
-  if (url.pathname === "/login") { navigate(url.searchParams.get("next") || "/", { replace: true }); return; }
+  if (url.pathname === "/login" || url.pathname === "/register") { navigate(url.searchParams.get("next") || "/", { replace: true }); return; }
   if (!shell) { shell = buildShell(); clear(root, shell.layout); }
   for (const link of shell.nav.querySelectorAll("a")) {
     const href = link.getAttribute("href");

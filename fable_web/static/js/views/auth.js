@@ -1,14 +1,23 @@
-// Sign in and create an account: one card, two modes.
+// Signed-out pages: sign in and create an account (one card, two modes; an invitation link
+// opens the second), forgot password, reset password, and confirming an email address.
 import { api, setCsrfToken } from "../api.js";
-import { h } from "../dom.js";
+import { clear, h } from "../dom.js";
 
-export function authView(params, onSignedIn) {
-  let mode = params.get("mode") === "register" ? "register" : "login";
+function card(...children) {
+  return h("div.auth", {}, h("div.card.auth-card", {},
+    h("div.brand", {}, h("span.brand-mark", {}, "F"), "Fable"), ...children));
+}
+
+export function authView(params, onSignedIn, registering = false) {
+  let mode = registering || params.get("mode") === "register" || params.get("invitation") ? "register" : "login";
   const username = h("input#username", { type: "text", name: "username", autocomplete: "username", required: true, autofocus: true });
   const password = h("input#password", { type: "password", name: "password", required: true, minLength: 1 });
   const error = h("p.error.hidden", { role: "alert" });
   const submit = h("button.btn.btn-primary", { type: "submit" });
   const hint = h("p.muted.small");
+  const email = h("input#email", { type: "email", name: "email", autocomplete: "email" });
+  const emailLabel = h("label", { for: "email" }, "Email (optional: for password resets)", email);
+  const forgot = h("a.small#forgot", { href: "/forgot-password" }, "Forgot your password?");
   const tabs = ["login", "register"].map((m) =>
     h("button", { type: "button", dataset: { mode: m }, on: { click: () => setMode(m) } },
       m === "login" ? "Sign in" : "Create account"));
@@ -19,6 +28,8 @@ export function authView(params, onSignedIn) {
     submit.textContent = mode === "login" ? "Sign in" : "Create account";
     password.autocomplete = mode === "login" ? "current-password" : "new-password";
     hint.textContent = mode === "login" ? "" : "The first account on a new Fable becomes its administrator.";
+    emailLabel.classList.toggle("hidden", mode === "login");
+    forgot.classList.toggle("hidden", mode !== "login");
     error.classList.add("hidden");
   }
 
@@ -27,6 +38,10 @@ export function authView(params, onSignedIn) {
     submit.disabled = true;
     error.classList.add("hidden");
     const body = { username: username.value.trim(), password: password.value };
+    if (mode === "register") {
+      if (email.value.trim()) body.email = email.value.trim();
+      if (params.get("invitation")) body.invitation = params.get("invitation");
+    }
     try {
       const signedIn = await api.post(mode === "register" ? "/auth/register" : "/auth/login", body);
       setCsrfToken(signedIn.csrf_token);
@@ -40,13 +55,58 @@ export function authView(params, onSignedIn) {
   }
 
   setMode(mode);
-  return h("div.auth", {},
-    h("div.card.auth-card", {},
-      h("div.brand", {}, h("span.brand-mark", {}, "F"), "Fable"),
-      h("p.tagline", {}, "Notes, tasks and projects — yours, and your agents'."),
-      h("div.segmented", { role: "group", "aria-label": "Sign in or create an account" }, tabs),
-      h("form.form", { on: { submit: onSubmit } },
-        h("label", { for: "username" }, "Username", username),
-        h("label", { for: "password" }, "Password", password),
-        error, submit, hint)));
+  return card(
+    h("p.tagline", {}, "Notes, tasks and projects — yours, and your agents'."),
+    h("div.segmented", { role: "group", "aria-label": "Sign in or create an account" }, tabs),
+    h("form.form", { on: { submit: onSubmit } },
+      h("label", { for: "username" }, "Username", username),
+      h("label", { for: "password" }, "Password", password),
+      emailLabel, error, submit, hint, forgot));
+}
+
+/** A one-field form that posts to the API and then says what happened. */
+function oneStep({ title, intro, fields, action, done }) {
+  const error = h("p.error.hidden", { role: "alert" });
+  const submit = h("button.btn.btn-primary", { type: "submit" }, title);
+  const body = h("div.stack");
+  async function onSubmit(event) {
+    event.preventDefault();
+    submit.disabled = true;
+    error.classList.add("hidden");
+    try { clear(body, h("p#auth-done", { role: "status" }, done(await action())), h("a", { href: "/login" }, "Sign in")); }
+    catch (e) { error.textContent = e.message; error.classList.remove("hidden"); }
+    finally { submit.disabled = false; }
+  }
+  clear(body, h("p.muted.small", {}, intro), h("form.form", { on: { submit: onSubmit } }, ...fields, error, submit));
+  return card(h("h2", {}, title), body);
+}
+
+export function forgotView() {
+  const login = h("input#login", { type: "text", required: true, autocomplete: "username" });
+  return oneStep({
+    title: "Reset your password",
+    intro: "We mail a reset link to the account's confirmed email address.",
+    fields: [h("label", { for: "login" }, "Username or email", login)],
+    action: () => api.post("/auth/forgot-password", login.value.includes("@") ? { email: login.value.trim() } : { username: login.value.trim() }),
+    done: (r) => r.message,
+  });
+}
+
+export function resetView(params) {
+  const password = h("input#new-password", { type: "password", required: true, autocomplete: "new-password" });
+  return oneStep({
+    title: "Choose a new password",
+    intro: "Every browser signed in to the account is signed out.",
+    fields: [h("label", { for: "new-password" }, "New password", password)],
+    action: () => api.post("/auth/reset-password", { token: params.get("token") || "", password: password.value }),
+    done: () => "Your password is changed.",
+  });
+}
+
+export function verifyView(params) {
+  const status = h("p#auth-done", { role: "status" }, "Confirming your email address…");
+  api.post("/auth/verify-email", { token: params.get("token") || "" })
+    .then((r) => { status.textContent = `${r.user.email} is confirmed.`; })
+    .catch((e) => { status.textContent = e.message; status.classList.add("error"); });
+  return card(h("h2", {}, "Email address"), status, h("a", { href: "/" }, "Go to Fable"));
 }

@@ -1,7 +1,10 @@
-// Settings: API keys (created once, shown once, with an MCP client config), account, password.
-import { api, setCsrfToken } from "../api.js";
+// Settings: API keys (created once, shown once, with an MCP client config), account, email,
+// password, signed-in sessions; for admins, the instance and its accounts, and the models.
+import { api } from "../api.js";
 import { clear, confirmDialog, h, relativeTime, toast } from "../dom.js";
 import { session } from "../session.js";
+import { accountsCard, instanceCard } from "../widgets/admin.js";
+import { emailCard, sessionsCard } from "../widgets/sessions.js";
 import { modelsCard } from "../widgets/models.js";
 
 function copyButton(text, label = "Copy") {
@@ -66,13 +69,12 @@ function passwordCard() {
     event.preventDefault();
     error.classList.add("hidden");
     try {
-      const result = await api.post("/auth/password", { current_password: current.value, new_password: next.value });
-      setCsrfToken(result.csrf_token);
+      await api.post("/auth/password", { current_password: current.value, new_password: next.value });
       current.value = next.value = "";
       toast("Password changed. Other sessions are signed out.");
     } catch (e) { error.textContent = e.message; error.classList.remove("hidden"); }
   }
-  return h("section.card", {}, h("h2", {}, "Password"),
+  return h("section.card#password-card", {}, h("h2", {}, "Password"),
     h("form.form", { on: { submit: change } },
       h("label", {}, "Current password", current), h("label", {}, "New password", next), error,
       h("div", {}, h("button.btn", { type: "submit" }, "Change password"))));
@@ -92,9 +94,10 @@ export async function settingsView(main) {
         h("section.card", {}, h("h2", {}, "Account"), h("dl.kv", {},
           h("dt", {}, "Username"), h("dd", {}, user.username),
           h("dt", {}, "Role"), h("dd", {}, user.role),
-          user.email ? [h("dt", {}, "Email"), h("dd", {}, user.email)] : null,
           h("dt", {}, "Shortcuts"), h("dd", {}, h("kbd", {}, "?"))),
           h("button.btn.btn-sm.sign-out-inline", { type: "button", on: { click: signOut } }, "Sign out")),
+        emailCard(user),
         passwordCard(),
-        user.role === "admin" ? modelsCard() : null)));
+        sessionsCard(),
+        user.role === "admin" ? [instanceCard(), accountsCard(user), modelsCard()] : null)));
 }

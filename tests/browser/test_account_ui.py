@@ -1,0 +1,71 @@
+"""Account pages in Chromium: /register opens the sign-up form, a reset link opens a form that
+sets the password, and "Sign out everywhere" ends every browser's session, this one included."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from browser_session import PASSWORD, Session
+from playwright.async_api import Browser, expect
+from sqlalchemy import update
+
+from fable_core.account_tokens import issue_token
+from fable_core.accounts import RESET_TTL
+from fable_core.db.models import User
+from fable_core.runtime import Fable
+
+pytestmark = pytest.mark.browser
+
+
+async def test_register_opens_the_sign_up_form(ui: Session) -> None:
+    page = ui.page
+    await page.goto("/register")
+    await expect(page.locator("form button[type=submit]")).to_have_text("Create account")
+    await page.fill("#username", "zoe")
+    await page.fill("#password", PASSWORD)
+    await page.fill("#email", "zoe@example.com")
+    await page.locator("form button[type=submit]").click()
+    await expect(page.get_by_role("heading", level=1)).to_contain_text("zoe")
+    await page.goto("/settings")
+    await expect(page.locator("#email-status")).to_contain_text("zoe@example.com (not verified")
+    assert not ui.watch.errors
+
+
+async def test_a_reset_link_sets_a_new_password(ui: Session, fable: Fable) -> None:
+    await ui.register("yann")
+    await ui.context.clear_cookies()
+    async with fable.db.transaction() as s:
+        user_id = (await s.execute(update(User).where(User.username == "yann")
+                                   .values(email="yann@example.com").returning(User.id))).scalar_one()
+        _, token = await issue_token(s, "reset", RESET_TTL, user_id=user_id)
+    page = ui.page
+    await page.goto(f"/reset-password?token={token}")
+    await page.fill("#new-password", "a fresh and long password")
+    await page.get_by_role("button", name="Choose a new password").click()
+    await expect(page.locator("#auth-done")).to_contain_text("Your password is changed")
+    await page.get_by_role("link", name="Sign in").click()
+    await page.fill("#username", "yann")
+    await page.fill("#password", "a fresh and long password")
+    await page.locator("form button[type=submit]").click()
+    await expect(page.get_by_role("heading", level=1)).to_contain_text("yann")
+    assert not ui.watch.errors
+
+
+async def test_sign_out_everywhere(ui: Session, browser: Browser, base_url: str) -> None:
+    await ui.register("xena")
+    other = await browser.new_context(base_url=base_url)
+    try:
+        login = await other.request.post(f"{base_url}/api/auth/login", headers={"Origin": base_url},
+                                         data={"username": "xena", "password": PASSWORD})
+        assert login.ok
+        page = ui.page
+        await page.goto("/settings")
+        await expect(page.locator("#sessions tr")).to_have_count(2)
+        await page.click("#sign-out-everywhere")
+        await page.get_by_role("button", name="Sign out").last.click()
+        await expect(page).to_have_url(re.compile(r"/login"))
+        assert (await other.request.get(f"{base_url}/api/notes")).status == 401
+        assert (await page.request.get(f"{base_url}/api/notes")).status == 401
+    finally:
+        await other.close()
