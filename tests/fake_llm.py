@@ -46,11 +46,13 @@ def embed_text(text: str, dims: int = 128) -> list[float]:
 @dataclass
 class Reply:
     """One scripted answer: ``text`` streamed in ``pieces`` (word by word by default), then
-    ``tool_calls`` (name, arguments); ``delay`` seconds between pieces."""
+    ``tool_calls`` (name, arguments); ``delay`` seconds between pieces; with ``hold``, nothing
+    until that event is set."""
 
     text: str = ""
     tool_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     delay: float = 0.0
+    hold: threading.Event | None = None  # the answer starts only once this is set (a slow model)
 
     def pieces(self) -> list[str]:
         return re.findall(r"\S+\s*|\s+", self.text) or []
@@ -98,6 +100,7 @@ def ollama_app(fake: FakeLLM) -> Starlette:
         body = await request.json()
         reply = fake.reply(body)
         if body.get("stream") is False:
+            await _held(reply)
             return JSONResponse(_ollama_line(body, reply.text, reply.tool_calls, done=True))
         return StreamingResponse(_ollama_stream(body, reply), media_type="application/x-ndjson")
 
@@ -160,7 +163,13 @@ def _ollama_line(body: dict[str, Any], text: str, calls: list[tuple[str, dict[st
     return line
 
 
+async def _held(reply: Reply) -> None:
+    if reply.hold is not None:
+        await asyncio.to_thread(reply.hold.wait, 30)
+
+
 async def _ollama_stream(body: dict[str, Any], reply: Reply) -> AsyncIterator[bytes]:
+    await _held(reply)
     for piece in reply.pieces():
         if reply.delay:
             await asyncio.sleep(reply.delay)
@@ -215,6 +224,8 @@ async def _openai_stream(body: dict[str, Any], reply: Reply) -> AsyncIterator[by
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
         return _sse({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0,
                      "model": body["model"], "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+
+    await _held(reply)
 
     yield chunk({"role": "assistant", "content": ""})
     for piece in reply.pieces():

@@ -4,8 +4,10 @@ task, and project auto-summaries (used by ``search_projects``).
 
 Drafts live in ``note_drafts``, one per user and note, with the note version they were written
 against: accepting a draft of a note that changed since is a conflict, never a silent overwrite.
-Changes go through the knowledge tools' own functions (validated by their argument models), so a
-draft or a capture obeys exactly the rules a direct call would.
+Changes go through the knowledge tools, called through the dispatcher (``ctx.call``), so a draft
+or a capture obeys exactly the rules a direct call would. The tools that wait on the model run
+in phases: no database connection is held while it writes, and each user has a fair share of
+it (:mod:`.gate`).
 
 A rewrite has two ways out, sharing one code path (:func:`plan_rewrite` builds the prompt after
 the access checks, :func:`keep_draft` saves the answer): the ``assist_note`` tool returns the
@@ -31,8 +33,9 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.access import get_visible
+from fable_core.assistant.gate import model_for
 from fable_core.assistant.generation import StreamEvent
-from fable_core.assistant.providers import ChatChunk, NoProvider, Provider
+from fable_core.assistant.providers import ChatChunk, Provider
 from fable_core.caller import Caller
 from fable_core.db.database import Database
 from fable_core.db.errors import translate_db_error
@@ -44,7 +47,7 @@ from fable_core.knowledge.views import Deleted, NoteSummary
 from fable_core.tools import REGISTRY, Context, Route, tool
 from fable_core.tools.dispatcher import InternalError, check_arguments
 
-__all__ = ["Rewrite", "assist_messages", "keep_draft", "llm", "open_rewrite", "plan_rewrite", "run_tool_fn"]
+__all__ = ["Rewrite", "assist_messages", "keep_draft", "llm", "open_rewrite", "plan_rewrite"]
 
 _log = logging.getLogger(__name__)
 
@@ -62,25 +65,8 @@ _SUMMARY = ("Summarise this project in at most 80 words: what it is about, its g
 
 
 def llm(ctx: Context) -> Provider:
-    return _provider(ctx.services)
-
-
-def _provider(services: Mapping[str, Any]) -> Provider:
-    provider = services.get("llm")
-    return provider if isinstance(provider, Provider) else NoProvider()
-
-
-async def run_tool_fn(ctx: Context, name: str, arguments: dict[str, Any]) -> Any:
-    """Run another tool's function inside this call's transaction, its arguments validated by
-    that tool's own model (so its rules hold)."""
-    t = REGISTRY.get(name)
-    assert t is not None, name
-    try:
-        model = t.signature.arguments.model_validate(arguments)
-    except ValidationError as e:
-        raise InvalidInput(f"invalid {name} arguments: {e.errors()[0]['msg']}") from e
-    args = {k: getattr(model, k) for k in type(model).model_fields if k in arguments}
-    return await t.fn(ctx, **args)
+    """The model, as this caller may use it (their share of it: :mod:`.gate`)."""
+    return model_for(ctx.services, ctx.caller)
 
 
 # --- drafts ------------------------------------------------------------------------------------
@@ -154,15 +140,17 @@ async def keep_draft(session: AsyncSession, caller: Caller, rewrite: Rewrite, te
     return DraftView(**_draft_fields(draft), original=rewrite.original)
 
 
-@tool(title="Rewrite a note with the assistant", scope="write", open_world=False,
+@tool(title="Rewrite a note with the assistant", scope="write", open_world=False, transaction="phases",
       route=Route("POST", "/notes/{note_id}/assist"))
 async def assist_note(ctx: Context, note_id: NoteId, instruction: Instruction, section: SectionName = None) -> DraftView:
     """Rewrite a note, or one section of it, following an instruction ("make it shorter",
     "turn into a checklist"). The result is kept as a draft: accept it with accept_note_draft
     or drop it with reject_note_draft; the note itself is unchanged until then."""
-    rewrite = await plan_rewrite(ctx.session, ctx.caller, note_id, instruction, section)
+    async with ctx.reading() as session:
+        rewrite = await plan_rewrite(session, ctx.caller, note_id, instruction, section)
     text = await llm(ctx).complete(rewrite.messages)
-    return await keep_draft(ctx.session, ctx.caller, rewrite, text)
+    async with ctx.transaction() as session:
+        return await keep_draft(session, ctx.caller, rewrite, text)
 
 
 # --- the same rewrite, streamed ------------------------------------------------------------------
@@ -181,7 +169,7 @@ async def open_rewrite(db: Database, services: Mapping[str, Any], caller: Caller
     args = _assist_arguments(caller, arguments)
     async with db.reading() as session:
         rewrite = await plan_rewrite(session, caller, **args)
-    chunks = _provider(services).chat_stream(rewrite.messages)  # NoProvider refuses right here
+    chunks = model_for(services, caller).chat_stream(rewrite.messages)  # NoProvider refuses right here
     return _rewrite_events(db, caller, rewrite, chunks, heartbeat)
 
 
@@ -279,14 +267,14 @@ async def accept_note_draft(ctx: Context, note_id: NoteId) -> NoteSummary:
         raise Conflict(f"note {note_id} changed since the draft was written (version {draft.base_version} "
                        f"→ {note.version}); ask for a new draft", note_id=note_id, version=note.version)
     if draft.section is None:
-        result = await run_tool_fn(ctx, "update_note", {"note_id": note_id, "body": draft.content,
-                                                         "expected_version": draft.base_version})
+        result = await ctx.call("update_note", {"note_id": note_id, "body": draft.content,
+                                                "expected_version": draft.base_version})
     else:
-        result = await run_tool_fn(ctx, "edit_note", {"note_id": note_id, "operation": "replace_section",
-                                                       "section": draft.section, "text": draft.content,
-                                                       "expected_version": draft.base_version})
+        result = await ctx.call("edit_note", {"note_id": note_id, "operation": "replace_section",
+                                              "section": draft.section, "text": draft.content,
+                                              "expected_version": draft.base_version})
     await ctx.session.execute(delete(NoteDraft).where(NoteDraft.id == draft.id))
-    return NoteSummary.model_validate(result)
+    return NoteSummary.model_validate(result, from_attributes=True)
 
 
 @tool(title="Reject a note's draft", scope="write", idempotent=True, route=Route("DELETE", "/notes/{note_id}/draft"))
@@ -304,7 +292,7 @@ class TagSuggestions(BaseModel):
     tags: list[str]
 
 
-@tool(title="Suggest tags", scope="read", route=Route("POST", "/assist/suggest-tags"))
+@tool(title="Suggest tags", scope="read", transaction="phases", route=Route("POST", "/assist/suggest-tags"))
 async def suggest_tags(
     ctx: Context,
     note_id: NoteId | None = None,
@@ -316,13 +304,14 @@ async def suggest_tags(
     if (note_id is None) == (text is None):
         raise InvalidInput("pass note_id or text, not both or neither", field="note_id")
     have: list[str] = []
-    if note_id is not None:
-        note = await get_visible(ctx.session, Note, note_id, ctx.caller)
-        text, have = f"{note.title}\n\n{note.body}", list(note.tags)
-    tag = func.unnest(Note.tags).label("tag")
-    inner = select(tag).where(Note.user_id == ctx.user_id).subquery()
-    existing = list((await ctx.session.execute(
-        select(inner.c.tag).group_by(inner.c.tag).order_by(func.count().desc()).limit(100))).scalars())
+    async with ctx.reading() as session:
+        if note_id is not None:
+            note = await get_visible(session, Note, note_id, ctx.caller)
+            text, have = f"{note.title}\n\n{note.body}", list(note.tags)
+        tag = func.unnest(Note.tags).label("tag")
+        inner = select(tag).where(Note.user_id == ctx.user_id).subquery()
+        existing = list((await session.execute(
+            select(inner.c.tag).group_by(inner.c.tag).order_by(func.count().desc()).limit(100))).scalars())
     answer = await llm(ctx).complete([
         {"role": "system", "content": _TAGS.format(n=limit)},
         {"role": "user", "content": f"Existing tags: {', '.join(existing) or '(none)'}\n\nNote:\n{(text or '')[:8000]}"},
@@ -343,7 +332,7 @@ def _parse_tags(answer: str) -> list[str]:
     return list(tags)
 
 
-@tool(title="Quick capture", scope="write", route=Route("POST", "/assist/capture"))
+@tool(title="Quick capture", scope="write", transaction="phases", route=Route("POST", "/assist/capture"))
 async def quick_capture(
     ctx: Context,
     text: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)],
@@ -356,12 +345,13 @@ async def quick_capture(
     ], max_tokens=300)
     fields = _capture_fields(answer, text)
     try:
-        return NoteSummary.model_validate(await run_tool_fn(ctx, "create_note", fields))
+        created = await ctx.call("create_note", fields)
     except InvalidInput:  # a field the model got wrong: keep the sentence, drop the extras
         plain = {"title": fields["title"], "body": fields.get("body", "")}
         if fields.get("status"):
             plain["status"] = "todo"
-        return NoteSummary.model_validate(await run_tool_fn(ctx, "create_note", plain))
+        created = await ctx.call("create_note", plain)
+    return NoteSummary.model_validate(created, from_attributes=True)
 
 
 def _capture_fields(answer: str, text: str) -> dict[str, Any]:
@@ -392,22 +382,25 @@ class ProjectSummaryView(BaseModel):
     auto_summary: str
 
 
-@tool(title="Summarise a project", scope="write", idempotent=True,
+@tool(title="Summarise a project", scope="write", idempotent=True, transaction="phases",
       route=Route("POST", "/projects/{project_id}/summarize"))
 async def summarize_project(
     ctx: Context, project_id: Annotated[int, Field(ge=1, le=2**31 - 1)]
 ) -> ProjectSummaryView:
     """Write the project's automatic summary from its description, goal and newest notes (used
     by search_projects to match projects by what they contain)."""
-    project = await get_visible(ctx.session, Project, project_id, ctx.caller)
-    notes = (await ctx.session.execute(
-        select(Note.title, Note.body).where(Note.project_id == project_id, Note.user_id == ctx.user_id)
-        .order_by(Note.updated_at.desc()).limit(15))).all()
+    async with ctx.reading() as session:
+        project = await get_visible(session, Project, project_id, ctx.caller)
+        notes = (await session.execute(
+            select(Note.title, Note.body).where(Note.project_id == project_id, Note.user_id == ctx.user_id)
+            .order_by(Note.updated_at.desc()).limit(15))).all()
     listing = "\n".join(f"- {t}: {b[:200]}" for t, b in notes)
     summary = await llm(ctx).complete([
         {"role": "system", "content": _SUMMARY},
         {"role": "user", "content": f"Project: {project.title}\nDescription: {project.description}\n"
                                     f"Goal: {project.goal}\nNotes:\n{listing or '(none)'}"},
     ], max_tokens=200)
-    project.auto_summary, project.summary_updated_at = summary.strip()[:2000], func.now()
+    async with ctx.transaction() as session:  # the project may have gone while the model wrote
+        project = await get_visible(session, Project, project_id, ctx.caller, for_update=True)
+        project.auto_summary, project.summary_updated_at = summary.strip()[:2000], func.now()
     return ProjectSummaryView(project_id=project_id, auto_summary=project.auto_summary)

@@ -30,7 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from fable_core.access import visible_ids
 from fable_core.assistant import memory
 from fable_core.assistant.context import ContextPack, add_urls, build_context
-from fable_core.assistant.conversations import load_conversation, scope_label
+from fable_core.assistant.conversations import check_conversation, load_conversation, scope_label
 from fable_core.assistant.generation import Buffer, MessageWriter, StreamEvent
 from fable_core.assistant.memory import Past
 from fable_core.assistant.providers import NoProvider, unavailable
@@ -39,6 +39,7 @@ from fable_core.caller import Caller
 from fable_core.db.database import Database
 from fable_core.db.models import Conversation, Message, Note
 from fable_core.errors import FableError, InvalidInput, NotFound
+from fable_core.tools.dispatcher import InternalError
 
 if TYPE_CHECKING:
     from fable_core.assistant.service import Assistant
@@ -124,17 +125,22 @@ class _Stored:
 async def _store(assistant: Assistant, caller: Caller, conversation_id: int, content: str,
                  note_ids: list[int]) -> _Stored:
     """Touch the conversation, add both messages and read the history in one statement (one
-    round trip, atomic)."""
+    round trip, atomic).
+
+    Whose conversation it is is checked before the generation slot is claimed: a stranger
+    posting to it gets NotFound, never the Conflict that would tell it exists (and would turn
+    away its owner's own messages while the stranger's claim lasted)."""
     key = chat_key(conversation_id)
-    assistant.generations.reserve(key)  # Conflict while this conversation is answering
-    try:
-        async with autocommit(assistant.db) as conn:
-            await _check_notes(conn, caller, note_ids)
+    async with autocommit(assistant.db) as conn:
+        await check_conversation(conn, caller, conversation_id)
+        await _check_notes(conn, caller, note_ids)
+        assistant.generations.reserve(key)  # Conflict while this conversation is answering
+        try:
             row = (await conn.execute(_STORE, {"conversation_id": conversation_id, "user_id": caller.user_id,
                                                "content": content})).first()
-    except BaseException:
-        assistant.generations.release(key)
-        raise
+        except BaseException:
+            assistant.generations.release(key)
+            raise
     if row is None:
         assistant.generations.release(key)
         raise NotFound(f"conversation {conversation_id} not found", conversation_id=conversation_id)
@@ -189,6 +195,7 @@ class _Turn:
     def __init__(self, assistant: Assistant, caller: Caller, stored: _Stored, content: str, note_ids: list[int],
                  exclude_note_id: int | None, embedding: asyncio.Task[list[float] | None] | None) -> None:
         self.a = assistant
+        self.model = assistant.model(caller)  # every model request of the turn, within the user's share
         self.conversation = stored.conversation
         self.conversation_id = stored.conversation.id
         self.caller = replace(caller, surface="assistant", conversation_id=self.conversation_id)
@@ -223,6 +230,13 @@ class _Turn:
                 await writer.flush("error")
                 buffer.emit("error", {"message_id": self.message_id, **e.to_dict()})
                 return
+            except Exception:  # noqa: BLE001 - a bug must not leave the answer "generating" for ever
+                _log.exception("the answer %s failed unexpectedly", self.message_id)
+                failed = InternalError("the answer failed unexpectedly; the error was logged")
+                writer.content = result.text
+                await writer.flush("error")
+                buffer.emit("error", {"message_id": self.message_id, **failed.to_dict()})
+                return
             finally:
                 if self.embedding is not None:
                     self.embedding.cancel()
@@ -249,10 +263,10 @@ class _Turn:
         self.tool_events = result.tool_events
         past = self.stored.past
         if memory.summary_due(past, before_answer=True):  # far behind: bound the prompt first
-            past = await memory.summarise(a.db, a.provider, self.conversation, past)
+            past = await memory.summarise(a.db, self.model, self.conversation, past)
             self.stored.past = past
         pack = await self._context()
-        await add_urls(pack, self.content, a.provider, a.fetch_allow)
+        await add_urls(pack, self.content, self.model, a.fetch_allow)
         writer.context = pack.meta()
         await emit("context", pack.meta())
         system = _SYSTEM.format(who=self.caller.username or "the user", today=date.today().isoformat())
@@ -260,7 +274,7 @@ class _Turn:
             system += "\n\nContext:\n\n" + "\n\n---\n\n".join(pack.blocks)
         messages = [{"role": "system", "content": system}, *memory.prompt(self.conversation.summary, past),
                     {"role": "user", "content": self.content}]
-        await run_tool_loop(a.provider, a.dispatcher, self.caller, messages, emit, result)
+        await run_tool_loop(self.model, a.dispatcher, self.caller, messages, emit, result)
 
     async def _context(self) -> ContextPack:
         vector = await self.embedding if self.embedding is not None else None
@@ -277,7 +291,7 @@ class _Turn:
             async with autocommit(self.a.db) as conn:
                 rows = (await conn.execute(select(Message.role, Message.content).where(
                     Message.conversation_id == self.conversation_id).order_by(Message.id.desc()).limit(10))).all()
-            title = await memory.make_title(self.a.provider, [{"role": r, "content": c} for r, c in reversed(rows)])
+            title = await memory.make_title(self.model, [{"role": r, "content": c} for r, c in reversed(rows)])
             async with autocommit(self.a.db) as conn:
                 await conn.execute(update(Conversation).where(Conversation.id == self.conversation_id)
                                    .values(title=title))
@@ -291,6 +305,6 @@ class _Turn:
         if not memory.summary_due(rows):
             return
         try:
-            await memory.summarise(self.a.db, self.a.provider, self.conversation, rows)
+            await memory.summarise(self.a.db, self.model, self.conversation, rows)
         except FableError as e:
             _log.info("could not summarise conversation %s: %s", self.conversation_id, e)

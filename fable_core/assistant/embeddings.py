@@ -38,6 +38,7 @@ __all__ = ["Embedder", "EmbeddingWorker", "ensure_index", "nearest", "note_text"
 
 _log = logging.getLogger(__name__)
 MAX_TEXT = 6000
+QUERY_TIMEOUT = 10.0  # seconds one interactive embedding (a search, a duplicate check) may take
 HNSW_MAX_DIMS = 2000
 _INDEX_LOCK = 0x0F_AB_1E_E1
 
@@ -79,16 +80,22 @@ class Embedder:
         return vectors
 
     async def embed_query(self, text_: str) -> list[float] | None:
-        """One vector, cached; None while the embedder is down (callers fall back)."""
+        """One vector, cached; None while the embedder is down or slower than QUERY_TIMEOUT
+    (callers fall back)."""
         if text_ in self._cache:
             self._cache.move_to_end(text_)
             return self._cache[text_]
         if not self.available:
             return None
         try:
-            [vector] = await self.embed([text_])
+            async with asyncio.timeout(QUERY_TIMEOUT):
+                [vector] = await self.embed([text_])
         except Unavailable as e:
             _log.info("embedding unavailable: %s", e.message)
+            return None
+        except TimeoutError:  # a search or a save does not wait minutes for an optional vector
+            self._down_until = time.monotonic() + self.backoff
+            _log.info("embedding took longer than %s s; falling back to keywords", QUERY_TIMEOUT)
             return None
         self._cache[text_] = vector
         if len(self._cache) > 512:

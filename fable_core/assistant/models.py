@@ -1,5 +1,8 @@
 """Model management on the LLM server (admins only): list, pull, delete, warm up.
 
+They touch no database: ``transaction="phases"`` with no phase, so a pull that takes minutes
+holds no connection.
+
 ``pull_model`` here waits for the pull and returns its last status; the web surface streams the
 NDJSON progress itself (``fable_web.chat``) from the same provider method.
 """
@@ -37,7 +40,7 @@ def provider_for_admin(caller: Caller, services: Mapping[str, Any]) -> Provider:
     return provider if isinstance(provider, Provider) else NoProvider()
 
 
-@tool(title="List models", scope="read", route=Route("GET", "/models"))
+@tool(title="List models", scope="read", transaction="phases", route=Route("GET", "/models"))
 async def list_models(ctx: Context) -> ModelList:
     """List the models installed on the LLM server (admins only)."""
     provider = provider_for_admin(ctx.caller, ctx.services)
@@ -46,7 +49,7 @@ async def list_models(ctx: Context) -> ModelList:
                      items=[ModelInfo(**m) for m in models])
 
 
-@tool(title="Pull a model", scope="write", idempotent=True, open_world=True,
+@tool(title="Pull a model", scope="write", idempotent=True, open_world=True, transaction="phases",
       route=Route("POST", "/models/pull"))
 async def pull_model(ctx: Context, name: ModelName) -> ModelAction:
     """Download a model onto the LLM server and wait until it is there (admins only)."""
@@ -56,14 +59,15 @@ async def pull_model(ctx: Context, name: ModelName) -> ModelAction:
                        progress=progress[-5:])
 
 
-@tool(title="Delete a model", scope="write", destructive=True, route=Route("DELETE", "/models"))
+@tool(title="Delete a model", scope="write", destructive=True, transaction="phases", route=Route("DELETE", "/models"))
 async def delete_model(ctx: Context, name: ModelName) -> ModelAction:
     """Remove a model from the LLM server (admins only)."""
     await provider_for_admin(ctx.caller, ctx.services).delete(name)
     return ModelAction(name=name, status="deleted")
 
 
-@tool(title="Warm up a model", scope="write", idempotent=True, route=Route("POST", "/models/warm"))
+@tool(title="Warm up a model", scope="write", idempotent=True, transaction="phases",
+      route=Route("POST", "/models/warm"))
 async def warm_model(ctx: Context, name: ModelName | None = None) -> ModelAction:
     """Load a model into memory so the next answer starts fast (admins only; default: the chat model)."""
     provider = provider_for_admin(ctx.caller, ctx.services)

@@ -21,8 +21,8 @@ from fable_core.errors import NeedsConfirmation
 from fable_core.knowledge.views import NoteSummary, SearchHit, SearchResults
 from fable_core.tools.context import Context
 
-__all__ = ["DUPLICATE_SIMILARITY", "MIN_SIMILARITY", "check_semantic_duplicate", "embedder_of",
-           "hybrid_search", "rrf"]
+__all__ = ["DUPLICATE_SIMILARITY", "MIN_SIMILARITY", "check_semantic_duplicate", "duplicate_probe",
+           "embedder_of", "hybrid_search", "query_vector", "rrf"]
 
 RRF_K = 60
 MIN_SIMILARITY = 0.30
@@ -45,12 +45,18 @@ def rrf(rankings: Sequence[Sequence[int]], k: int = RRF_K) -> list[tuple[int, fl
     return sorted(scores.items(), key=lambda kv: (-kv[1], -kv[0]))
 
 
+async def query_vector(ctx: Context, query: str) -> list[float] | None:
+    """The query's embedding, or None without an embedder (or while it is down). Asked before
+    the search opens its session: the embedding server is remote, and no connection waits on it."""
+    embedder = embedder_of(ctx)
+    return await embedder.embed_query(query) if embedder else None
+
+
 async def hybrid_search(
-    ctx: Context, query: str, where: list[Any], *, offset: int, limit: int
+    ctx: Context, query: str, vector: list[float] | None, where: list[Any], *, offset: int, limit: int
 ) -> SearchResults | None:
     """One page of fused results, or None when semantic search cannot run (or finds nothing)."""
     embedder = embedder_of(ctx)
-    vector = await embedder.embed_query(query) if embedder else None
     if embedder is None or vector is None:
         return None
     depth = max(offset + limit + 1, 50)
@@ -95,14 +101,20 @@ def _cursor(offset: int) -> str:
     return encode_cursor("search", [offset])
 
 
-async def check_semantic_duplicate(ctx: Context, title: str, body: str) -> None:
-    """Raise NeedsConfirmation when a note of the caller says nearly the same (similarity
-    >= 0.90, body >= 80 characters). Silent when no embedder is available."""
+async def duplicate_probe(ctx: Context, title: str, body: str) -> list[float] | None:
+    """The embedding :func:`check_semantic_duplicate` compares, made before the note's
+    transaction opens (the embedding server is remote); None when there is nothing to check."""
     embedder = embedder_of(ctx)
     if embedder is None or len(body.strip()) < DUPLICATE_MIN_BODY:
-        return
-    vector = await embedder.embed_query(note_text(title, body))
-    if vector is None:
+        return None
+    return await embedder.embed_query(note_text(title, body))
+
+
+async def check_semantic_duplicate(ctx: Context, vector: list[float] | None) -> None:
+    """Raise NeedsConfirmation when a note of the caller says nearly the same (similarity
+    >= 0.90, body >= 80 characters: the ``vector`` of :func:`duplicate_probe`)."""
+    embedder = embedder_of(ctx)
+    if embedder is None or vector is None:
         return
     hits = await nearest(ctx.session, ctx.user_id, vector, embedder.model, limit=1,
                          min_similarity=DUPLICATE_SIMILARITY)

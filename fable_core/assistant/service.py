@@ -1,5 +1,5 @@
 """The assistant, assembled: provider, embedder, embedding worker and generations, installed
-into ``fable.services`` when Fable opens (``llm``, ``embedder``, ``assistant``).
+into ``fable.services`` when Fable opens (``llm``, ``llm_gate``, ``embedder``, ``assistant``).
 
 With ``LLM_PROVIDER=none`` the provider refuses every LLM call and there is no embedder, so
 search stays keyword-only; everything else works the same.
@@ -7,33 +7,43 @@ search stays keyword-only; everything else works the same.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from fable_core.assistant import chat
 from fable_core.assistant.conversations import check_conversation
 from fable_core.assistant.embeddings import Embedder, EmbeddingWorker, scan_filtered_indexes
+from fable_core.assistant.gate import GatedProvider, ModelGate
 from fable_core.assistant.generation import Generations, StreamEvent, recover_interrupted
 from fable_core.assistant.providers import NoProvider, Provider, make_provider
 from fable_core.assistant.summaries import ProjectSummaries
 from fable_core.caller import Caller
+from fable_core.errors import FableError
 
 if TYPE_CHECKING:
     from fable_core.runtime import Fable
 
-__all__ = ["Assistant", "install_assistant"]
+__all__ = ["STALE_AFTER", "Assistant", "install_assistant"]
+
+STALE_AFTER = 15.0  # seconds without a heartbeat after which a generating answer is interrupted
+_log = logging.getLogger(__name__)
 
 
 class Assistant:
     """Everything chat and note AI features share in one process."""
 
     def __init__(self, fable: Fable, provider: Provider, *, flush_interval: float = 5.0,
-                 grace: float = 60.0, backfill_delay: float = 2.0) -> None:
+                 grace: float = 60.0, backfill_delay: float = 2.0, sweep_every: float = 5.0) -> None:
         self.db = fable.db
         self.dispatcher = fable.dispatcher
         self.settings = fable.settings
         self.provider = provider
+        self.gate = ModelGate(fable.settings.llm_concurrency_per_user)
         self.flush_interval = flush_interval
+        self.sweep_every = sweep_every
+        self._sweeper: asyncio.Task[None] | None = None
         self.fetch_allow: tuple[str, ...] = ()  # tests only: see ssrf.fetch(allow_first_hop=)
         self.generations = Generations(grace=grace)
         self.embedder: Embedder | None = None
@@ -48,18 +58,39 @@ class Assistant:
         scan_filtered_indexes(self.db.engine)
         await self.db.engine.dispose()  # connections opened before the listener: replace them
         await recover_interrupted(self.db)
+        self._sweeper = asyncio.create_task(self._sweep(), name="fable-interrupted-sweeper")
         if self.worker is not None:
             self.worker.start()
         if self.summaries is not None:
             self.summaries.start()
 
+    async def _sweep(self) -> None:
+        """Mark answers whose process died ``interrupted`` within seconds, on any live process:
+        a generating message is flushed (its heartbeat) every ``flush_interval`` seconds, so one
+        three beats late has nobody writing it."""
+        stale_after = max(STALE_AFTER, 3 * self.flush_interval)
+        while True:
+            await asyncio.sleep(self.sweep_every)
+            try:
+                await recover_interrupted(self.db, stale_after=stale_after)
+            except FableError as e:  # the database is down: try again at the next sweep
+                _log.info("could not look for interrupted answers: %s", e.message)
+
     async def close(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            await asyncio.gather(self._sweeper, return_exceptions=True)
         await self.generations.close()
         if self.worker is not None:
             await self.worker.stop()
         if self.summaries is not None:
             await self.summaries.stop()
         await self.provider.close()
+
+    def model(self, caller: Caller) -> Provider:
+        """The provider as ``caller`` may use it: within their share (:mod:`.gate`)."""
+        return self.provider if isinstance(self.provider, NoProvider) else GatedProvider(
+            self.provider, self.gate, caller.user_id)
 
     # chat, for surfaces (fable_web.chat) -----------------------------------------------------
 
@@ -102,6 +133,6 @@ async def install_assistant(fable: Fable, **options: Any) -> Assistant:
     """Create the assistant for ``fable``, publish it in ``fable.services``, start it."""
     provider = make_provider(fable.settings)
     assistant = Assistant(fable, provider, **options)
-    fable.services.update(llm=provider, embedder=assistant.embedder, assistant=assistant)
+    fable.services.update(llm=provider, llm_gate=assistant.gate, embedder=assistant.embedder, assistant=assistant)
     await assistant.start()
     return assistant

@@ -1,6 +1,11 @@
 """The tool loop: the model gets the caller's registry tools as LLM tool schema and every call
 it makes runs through the dispatcher as the user (surface "assistant"), up to 5 rounds.
 
+Only a tool the model was offered in that round runs. A model's output is untrusted input: one
+that names a tool it was never shown (model management, say, which is never offered; or any
+tool in the last round, which must answer in words) gets an ``unknown_tool`` error back and
+nothing runs.
+
 Tool schemas come from the registry (``tool.input_schema``), never written by hand. A failing
 call does not end the turn: the model receives the error object (``{"error": {...}}``) and can
 correct itself; a near-duplicate note answers ``requires_confirmation`` with the arguments to
@@ -16,7 +21,7 @@ from typing import Any
 
 from fable_core.assistant.providers.base import Provider
 from fable_core.caller import Caller
-from fable_core.errors import FableError, NeedsConfirmation
+from fable_core.errors import FableError, NeedsConfirmation, UnknownTool
 from fable_core.tools.dispatcher import Dispatcher
 from fable_core.tools.registry import Registry, Tool
 
@@ -59,12 +64,16 @@ async def run_tool_loop(
     for round_ in range(rounds + 1):
         offer = tools if round_ < rounds else None  # the last round must answer in words
         text, calls = await _one_round(provider, messages, offer, emit, result)
-        if not calls:
+        if not calls or offer is None:
             return result
+        offered = {t["function"]["name"] for t in offer}
         messages.append({"role": "assistant", "content": text,
                          "tool_calls": [c.as_message_part() for c in calls]})
         for call in calls:
-            outcome = await _run_call(dispatcher, caller, call.name, call.arguments, emit, result)
+            if call.name in offered:
+                outcome = await _run_call(dispatcher, caller, call.name, call.arguments, emit, result)
+            else:
+                outcome = await _refuse_call(call.name, call.arguments, emit, result)
             messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name,
                              "content": json.dumps(outcome, default=str)[:RESULT_CHARS]})
     return result
@@ -81,6 +90,14 @@ async def _one_round(provider: Provider, messages: list[dict[str, Any]], tools: 
             await emit("token", {"text": chunk.text})
         calls.extend(chunk.tool_calls)
     return "".join(parts), calls
+
+
+async def _refuse_call(name: str, arguments: dict[str, Any], emit: Emit, result: LoopResult) -> dict[str, Any]:
+    error = UnknownTool(f"no tool named {name!r} is available here", name=name)
+    event = {"name": name, "arguments": arguments, "error": error.to_dict(), "ok": False}
+    result.tool_events.append(event)
+    await emit("tool_result", event)
+    return {"error": error.to_dict()}
 
 
 async def _run_call(dispatcher: Dispatcher, caller: Caller, name: str, arguments: dict[str, Any],

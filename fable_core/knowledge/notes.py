@@ -186,7 +186,7 @@ async def save_changes(ctx: Context, note: Note, *, old_title: str | None = None
 # --- tools ------------------------------------------------------------------------------------
 
 
-@tool(title="Create a note or task", scope="write", route=Route("POST", "/notes"))
+@tool(title="Create a note or task", scope="write", transaction="phases", route=Route("POST", "/notes"))
 async def create_note(
     ctx: Context,
     title: Title,
@@ -220,22 +220,23 @@ async def create_note(
         parent_id: Parent note or task, e.g. for a sub-task.
         confirm: Create it even though a note with nearly the same text exists.
     """
-    await check_duplicate_title(ctx.session, ctx.caller, title)
-    if not confirm:
-        from fable_core.assistant.search import check_semantic_duplicate
+    from fable_core.assistant.search import check_semantic_duplicate, duplicate_probe
 
-        await check_semantic_duplicate(ctx, title, body)
-    _check_task_fields(recurrence_rule, due_date)
-    row = new_row(ctx.user_id, title, body, tags, status=status, priority=priority,
-                  due_date=due_date, recurrence_rule=recurrence_rule)
-    if any(ref is not None for ref in (project_id, project, milestone_id, parent_id)):
-        placed = Placement()
-        await set_placement(ctx, placed, project_id=project_id, project=project,
-                            milestone_id=milestone_id, parent_id=parent_id)
-        row.update(project_id=placed.project_id, milestone_id=placed.milestone_id,
-                   parent_id=placed.parent_id)
-    summary = await insert_note(ctx.session, row)
-    ctx.emit(NoteChanged(ctx.user_id, summary["id"], "created"))
+    probe = None if confirm else await duplicate_probe(ctx, title, body)  # remote: before the transaction
+    async with ctx.transaction() as session:
+        await check_duplicate_title(session, ctx.caller, title)
+        await check_semantic_duplicate(ctx, probe)
+        _check_task_fields(recurrence_rule, due_date)
+        row = new_row(ctx.user_id, title, body, tags, status=status, priority=priority,
+                      due_date=due_date, recurrence_rule=recurrence_rule)
+        if any(ref is not None for ref in (project_id, project, milestone_id, parent_id)):
+            placed = Placement()
+            await set_placement(ctx, placed, project_id=project_id, project=project,
+                                milestone_id=milestone_id, parent_id=parent_id)
+            row.update(project_id=placed.project_id, milestone_id=placed.milestone_id,
+                       parent_id=placed.parent_id)
+        summary = await insert_note(session, row)
+        ctx.emit(NoteChanged(ctx.user_id, summary["id"], "created"))
     return NoteSummary.model_validate(summary)
 
 
@@ -583,7 +584,7 @@ def _cursor_value(sort: str, raw: Any) -> Any:
 _HEADLINE = "StartSel=**,StopSel=**,MaxWords=24,MinWords=8,MaxFragments=2,FragmentDelimiter= … "
 
 
-@tool(title="Search notes", scope="read", route=Route("GET", "/search"))
+@tool(title="Search notes", scope="read", transaction="phases", route=Route("GET", "/search"))
 async def search_notes(
     ctx: Context,
     query: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)],
@@ -599,14 +600,24 @@ async def search_notes(
     word matches, near-miss titles (typos) are returned instead. With an embedding model, notes
     close in meaning are found too (`mode` "hybrid"; "keyword" when words alone were used).
     """
-    await _check_refs(ctx, project_id=project_id)
+    from fable_core.assistant.search import query_vector
+
     position = decode_cursor(cursor, "search")
     offset = int(position[0]) if position else 0
-    where = _filters(ctx, tag=tag, kind=kind, status=None, priority=None, project_id=project_id,
-                     milestone_id=None, parent_id=None, due_before=None, due_after=None)
+    vector = await query_vector(ctx, query)  # remote: before the session
+    async with ctx.reading():
+        return await _search(ctx, query, vector, tag=tag, kind=kind, project_id=project_id,
+                             offset=offset, limit=limit)
+
+
+async def _search(ctx: Context, query: str, vector: list[float] | None, *, tag: str | None, kind: Kind,
+                  project_id: int | None, offset: int, limit: int) -> SearchResults:
     from fable_core.assistant.search import hybrid_search
 
-    hybrid = await hybrid_search(ctx, query, where, offset=offset, limit=limit)
+    await _check_refs(ctx, project_id=project_id)
+    where = _filters(ctx, tag=tag, kind=kind, status=None, priority=None, project_id=project_id,
+                     milestone_id=None, parent_id=None, due_before=None, due_after=None)
+    hybrid = await hybrid_search(ctx, query, vector, where, offset=offset, limit=limit)
     if hybrid is not None:
         return hybrid
     tsq = func.websearch_to_tsquery("english", query)

@@ -1,9 +1,15 @@
 """The dispatcher: the one path every tool call takes, whatever the surface.
 
 validate arguments → authorise → run (a write tool in one transaction, a read tool in a session
-without one) → validate the result → publish events after commit → record usage. Errors leave as :mod:`fable_core.errors` types; nothing is written
-when a call fails. Usage and failure rows go to ``app_logs`` in batches (:mod:`.usage`), outside
-the call's transaction.
+without one) → validate the result → publish events after commit → record usage. Errors leave
+as :mod:`fable_core.errors` types; nothing is written when a call fails. Usage and failure rows
+go to ``app_logs`` in batches (:mod:`.usage`), outside the call's transaction.
+
+A tool that waits on a remote service (``transaction="phases"``) gets no session from the
+dispatcher: each of its phases takes a pool slot and a session of its own for just its database
+work, so a slow model or site holds no connection and no slot while it thinks; each phase is
+atomic, and a failure after a committed phase leaves that phase's work (and publishes its
+events). A tool calls another through :meth:`Context.call`, validated and authorised as any call.
 """
 
 from __future__ import annotations
@@ -12,12 +18,14 @@ import asyncio
 import logging
 import time
 import traceback
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.caller import Caller
 from fable_core.config import Settings
@@ -131,16 +139,48 @@ class Dispatcher:
         return result
 
     async def _run(self, t: Tool, args: dict[str, Any], caller: Caller) -> tuple[BaseModel, list[Any]]:
-        async with self._slots, (self.db.transaction() if t.scope == "write" else self.db.reading()) as session:
-            ctx = Context(caller=caller, session=session, settings=self.settings, services=self.services)
-            if t.signature.context_param:
-                args[t.signature.context_param] = ctx
-            raw = await t.fn(**args)
+        ctx = Context(caller=caller, settings=self.settings, services=self.services, dispatcher=self)
+        if t.transaction == "phases":
             try:
-                result = t.signature.output.model_validate(raw, from_attributes=True)
-            except ValidationError as e:
-                raise InternalError(f"{t.name} produced an invalid result") from e
+                return await self._call(t, args, ctx), ctx.events
+            except BaseException:
+                await self.events.publish(ctx.events)  # what its committed phases changed
+                raise
+        async with self.session("write" if t.scope == "write" else "read") as session:
+            ctx._session = session
+            result = await self._call(t, args, ctx)
+        ctx.committed()
         return result, ctx.events
+
+    async def _call(self, t: Tool, args: dict[str, Any], ctx: Context) -> BaseModel:
+        if t.signature.context_param:
+            args[t.signature.context_param] = ctx
+        raw = await t.fn(**args)
+        try:
+            return t.signature.output.model_validate(raw, from_attributes=True)
+        except ValidationError as e:
+            raise InternalError(f"{t.name} produced an invalid result") from e
+
+    @asynccontextmanager
+    async def session(self, kind: Literal["read", "write"]) -> AsyncIterator[AsyncSession]:
+        """A database session for one call or phase, inside one of the pool's slots: a write
+        session is one transaction; a read session has no BEGIN/COMMIT."""
+        async with self._slots, (self.db.transaction() if kind == "write" else self.db.reading()) as session:
+            yield session
+
+    async def run_within(self, outer: Context, name: str, arguments: Mapping[str, Any]) -> BaseModel:
+        """A tool calling a tool: validated and authorised as any call, as the same caller; inside
+        ``outer``'s open session (its events join the outer call's), else a call of its own."""
+        if outer._session is None:
+            return await self.run(name, arguments, outer.caller)
+        started = time.perf_counter()
+        t = self.tool(name)
+        args = check_arguments(t, arguments, outer.caller)
+        inner = Context(caller=outer.caller, settings=self.settings, services=self.services,
+                        dispatcher=self, _session=outer._session, _pending=outer._pending)
+        result = await self._call(t, args, inner)
+        self.usage.record(_usage(t.name, outer.caller, started))
+        return result
 
     def _log_failure(self, name: str, caller: Caller, started: float, err: FableError, tb: str | None) -> None:
         row = _usage(name, caller, started)

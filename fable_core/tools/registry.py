@@ -16,11 +16,16 @@ from typing import Any, Literal, TypeVar
 from fable_core.caller import Caller, Scope
 from fable_core.tools._schema import ToolSignature, build_signature, split_docstring
 
-__all__ = ["REGISTRY", "Annotations", "Registry", "Route", "Tool", "tool"]
+__all__ = ["REGISTRY", "Annotations", "Registry", "Route", "Tool", "Transaction", "tool"]
 
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 _NAME = re.compile(r"^[a-z][a-z0-9_]{1,63}$")
 HttpMethod = Literal["GET", "POST", "PATCH", "PUT", "DELETE"]
+Transaction = Literal["call", "phases"]
+"""How a tool meets the database. ``call``: the dispatcher opens one transaction (a write tool)
+or one reading session (a read tool) around the whole call. ``phases``: the tool waits on
+something remote (a model, a fetch) and must hold no connection meanwhile; it opens its own
+database phases with ``ctx.transaction()`` / ``ctx.reading()``, each atomic, between the waits."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +64,7 @@ class Tool:
     route: Route | None
     group: str
     fn: Callable[..., Awaitable[Any]]
+    transaction: Transaction
     signature: ToolSignature = field(repr=False)
 
     @property
@@ -118,12 +124,17 @@ def tool(
     route: Route | None = None,
     name: str | None = None,
     registry: Registry | None = None,
+    transaction: Transaction = "call",
 ) -> Callable[[F], F]:
     """Register an async function as a tool and return it unchanged.
 
     ``scope="read"`` tools are read-only (and idempotent unless told otherwise); write tools
     declare whether they are ``destructive`` (delete or overwrite data) and ``idempotent``.
+    A tool that waits on a remote service declares ``transaction="phases"`` (see
+    :data:`Transaction`).
     """
+    if transaction not in ("call", "phases"):
+        raise ValueError(f"transaction must be 'call' or 'phases', not {transaction!r}")
     if callable(title):  # bare @tool
         raise TypeError("use @tool(title=..., scope=...), not bare @tool")
     if scope not in ("read", "write"):
@@ -158,6 +169,7 @@ def tool(
                 route=route,
                 group=fn.__module__.rsplit(".", 1)[-1],
                 fn=fn,
+                transaction=transaction,
                 signature=signature,
             )
         )

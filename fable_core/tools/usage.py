@@ -9,6 +9,11 @@ of at most the last ``FLUSH_SECONDS``; the notes, tasks and everything else a ca
 committed before the call returns, as always. Rows of a failed flush are kept and retried, up
 to ``MAX_PENDING`` of them (beyond that, when the database is gone for long, the oldest are
 dropped with a warning rather than letting memory grow).
+
+One user's row must never cost another user theirs: rows are made storable when recorded (a NUL
+byte, which PostgreSQL text cannot hold, becomes U+FFFD; each value is cut to its column), and a
+batch the database refuses as data (not for being down) is written again row by row, so only a
+row that still fails is dropped.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import logging
 from typing import Any
 
 from sqlalchemy import bindparam, insert, select
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from fable_core.db.database import Database
 from fable_core.db.models import AppLog, User
@@ -38,7 +43,20 @@ _INSERT = insert(AppLog).values(
     user_id=select(User.id).where(User.id == bindparam("row_user_id")).scalar_subquery(),
     **{name: bindparam(name) for name in _COLUMNS},
 )
+_LIMITS = {"category": 16, "username": 64, "action": 100, "surface": 16, "error_type": 64,
+           "error_message": 2000, "traceback": 20_000}
 _log = logging.getLogger(__name__)
+
+
+def storable(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with every text value fit for its column: no NUL byte, no longer than allowed.
+    Callers' input reaches these rows (an argument named in a validation error, say)."""
+    out = dict(row)
+    for key, limit in _LIMITS.items():
+        value = out.get(key)
+        if isinstance(value, str):
+            out[key] = value.replace("\x00", "\ufffd")[:limit]
+    return out
 
 
 class UsageLog:
@@ -53,9 +71,14 @@ class UsageLog:
         self._closed = False
         self._failures = 0
 
+    @property
+    def pending(self) -> int:
+        """Rows waiting to be written."""
+        return len(self._pending)
+
     def record(self, row: dict[str, Any]) -> None:
         """Queue one row; never blocks the caller and never fails its call."""
-        self._pending.append(row)
+        self._pending.append(storable(row))
         if len(self._pending) > MAX_PENDING:
             dropped = len(self._pending) - MAX_PENDING
             del self._pending[:dropped]
@@ -76,16 +99,41 @@ class UsageLog:
                 try:
                     async with self._db.engine.begin() as conn:
                         await conn.execute(_INSERT, params)
+                except DBAPIError as e:
+                    if not _refused_as_data(e):
+                        self._failed(batch)
+                        raise
+                    await self._one_by_one(params)
                 except BaseException:
-                    self._failures += 1
-                    if self._failures < ATTEMPTS:
-                        self._pending[:0] = batch  # keep them for the next attempt
-                    else:
-                        self._failures = 0
-                        _log.warning("app_logs: dropped %d usage rows after %d failed writes",
-                                     len(batch), ATTEMPTS)
+                    self._failed(batch)
                     raise
                 self._failures = 0
+
+    def _failed(self, batch: list[dict[str, Any]]) -> None:
+        self._failures += 1
+        if self._failures < ATTEMPTS:
+            self._pending[:0] = batch  # keep them for the next attempt
+        else:
+            self._failures = 0
+            _log.warning("app_logs: dropped %d usage rows after %d failed writes", len(batch), ATTEMPTS)
+
+    async def _one_by_one(self, params: list[dict[str, Any]]) -> None:
+        """Write a refused batch row by row, each in its own transaction; drop only the rows
+        the database still refuses."""
+        dropped = 0
+        for one in params:
+            try:
+                async with self._db.engine.begin() as conn:
+                    await conn.execute(_INSERT, [one])
+            except DBAPIError as e:
+                if not _refused_as_data(e):
+                    raise
+                dropped += 1
+                _log.warning("app_logs: dropped a usage row the database refused (%s): action %r",
+                             type(e.orig).__name__ if e.orig else type(e).__name__, one.get("action"))
+        if dropped:
+            _log.warning("app_logs: %d of %d rows of a batch were refused and dropped", dropped, len(params))
+
 
     async def close(self) -> None:
         """Stop the background writer and write what is left."""
@@ -109,3 +157,10 @@ class UsageLog:
                 await self.flush()
             except (SQLAlchemyError, OSError):
                 _log.warning("app_logs: writing usage rows failed; will retry", exc_info=True)
+
+
+def _refused_as_data(e: DBAPIError) -> bool:
+    """Whether the database refused the rows themselves (bad value, constraint: SQLSTATE
+    classes 22 and 23), not the connection."""
+    sqlstate = getattr(e.orig, "sqlstate", None) or getattr(getattr(e.orig, "__cause__", None), "sqlstate", None)
+    return isinstance(sqlstate, str) and sqlstate[:2] in ("22", "23")

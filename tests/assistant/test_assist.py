@@ -100,6 +100,41 @@ async def test_quick_capture_survives_a_confused_model(ai_fable: Fable, fake: Fa
     assert (note["title"], note["kind"]) == ("ideas for the garden", "note")
 
 
+async def test_a_slow_model_holds_no_database_connection_and_each_user_gets_a_share(
+    ai_fable: Fable, fake: FakeLLM, alice: Caller, bob: Caller
+) -> None:
+    """alice starts a dozen quick captures against a model that does not answer: none holds a
+    pooled connection or a dispatcher slot while it waits, bob's reads run as usual, and alice
+    may have only her share of the model (2 running, 8 waiting; the rest refused at once)."""
+    import asyncio
+    import threading
+
+    from fable_core.errors import RateLimited
+
+    release = threading.Event()
+    fake.plain_replies.extend(Reply('{"kind": "task", "title": "Call %d"}' % i, hold=release) for i in range(12))
+    captures = [asyncio.create_task(ai_fable.call("quick_capture", {"text": f"call {i}"}, alice))
+                for i in range(12)]
+    try:
+        for _ in range(500):   # until the model has both of alice's running requests
+            if len(fake.chat_bodies()) == 2:
+                break
+            await asyncio.sleep(0.01)
+        assert len(fake.chat_bodies()) == 2
+        pool = ai_fable.db.engine.pool
+        assert pool.checkedout() == 0   # type: ignore[attr-defined]
+        assert ai_fable.dispatcher._slots._value == ai_fable.settings.fable_db_pool_size
+        listed = await asyncio.wait_for(ai_fable.call("list_notes", {}, bob), 5)
+        assert listed["items"] == []
+    finally:
+        release.set()
+    results = await asyncio.gather(*captures, return_exceptions=True)
+    refused = [r for r in results if isinstance(r, BaseException)]
+    assert len(refused) == 2 and all(isinstance(r, RateLimited) for r in refused)
+    notes = await ai_fable.call("list_notes", {"limit": 50}, alice)
+    assert len(notes["items"]) == 10
+
+
 async def test_project_summaries_feed_project_search(ai_fable: Fable, fake: FakeLLM, alice: Caller) -> None:
     project = await ai_fable.call("create_project", {"title": "Casa", "description": "the house"}, alice)
     await ai_fable.call("create_note", {"title": "Roof", "body": "new tiles", "project_id": project["id"]}, alice)

@@ -83,7 +83,31 @@ async def test_a_read_scope_caller_cannot_write_through_the_model(
     fake.replies.extend([Reply("", [("create_note", {"title": "Sneaky"})]), Reply("no")])
     events = await turn(assistant, reader, conv, "make a note")
     result = next(e.data for e in events if e.event == "tool_result")
-    assert result["error"]["type"] == "forbidden"
+    assert result["error"]["type"] == "unknown_tool"   # never offered to a read-only caller
+    assert await rows(ai_fable, select(Note)) == []
+
+
+async def test_the_model_cannot_run_a_tool_it_was_not_offered(
+    ai_fable: Fable, assistant: Assistant, fake: FakeLLM, alice: Caller
+) -> None:
+    """An admin's chat: the model names model-management tools (never offered to it) and, in
+    the last round, which must answer in words, a tool it was offered before. None runs."""
+    from fable_core.assistant.toolloop import MAX_ROUNDS
+
+    assert alice.is_admin
+    conv = await new_conversation(ai_fable, alice)
+    offered = {t["function"]["name"] for t in llm_tools(ai_fable.registry, alice)}
+    assert not {"delete_model", "pull_model", "warm_model", "list_models"} & offered
+    fake.replies.extend([
+        Reply("", [("delete_model", {"name": "qwen3:8b"}), ("pull_model", {"name": "evil:latest"})]),
+        *[Reply("", [("list_tags", {})]) for _ in range(MAX_ROUNDS - 1)],
+        Reply("", [("create_note", {"title": "Smuggled in the last round"})]),
+    ])
+    events = await turn(assistant, alice, conv, "tidy up the models")
+    results = [e.data for e in events if e.event == "tool_result"]
+    assert [r["error"]["type"] for r in results[:2]] == ["unknown_tool", "unknown_tool"]
+    assert fake.models == ["qwen3:8b", "nomic-embed-text"]   # nothing deleted, nothing pulled
+    assert all(r["name"] == "list_tags" for r in results[2:])
     assert await rows(ai_fable, select(Note)) == []
 
 
@@ -241,6 +265,31 @@ async def test_other_peoples_conversations_do_not_exist(
     with pytest.raises(NotFound):
         await ai_fable.call("get_conversation", {"conversation_id": conv}, bob)
     assert (await ai_fable.call("list_conversations", {}, bob))["items"] == []
+
+
+async def test_a_stranger_posting_to_a_conversation_neither_blocks_it_nor_learns_it_exists(
+    ai_fable: Fable, assistant: Assistant, fake: FakeLLM, alice: Caller, bob: Caller
+) -> None:
+    """bob guessing alice's conversation id must get NotFound whether or not it is answering,
+    and must not hold the slot that turns alice's own next message away."""
+    import pytest
+
+    from fable_core.errors import Conflict, NotFound
+
+    conv = await new_conversation(ai_fable, alice)
+    fake.replies.append(Reply("slow " * 20, delay=0.01))
+    await assistant.send(alice, conv, "first")
+    with pytest.raises(NotFound):   # answering: still NotFound, not Conflict
+        await assistant.send(bob, conv, "hello")
+    with pytest.raises(Conflict):   # alice herself is told it is busy
+        await assistant.send(alice, conv, "second")
+    assistant.stop(conv)
+    await assistant.wait(conv)
+    with pytest.raises(NotFound):   # idle: bob's attempt leaves nothing reserved
+        await assistant.send(bob, conv, "hello")
+    fake.replies.append(Reply("ok"))
+    await assistant.send(alice, conv, "third")
+    await assistant.wait(conv)
 
 
 async def test_urls_in_a_message_are_fetched_through_the_ssrf_guard(

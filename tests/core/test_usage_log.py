@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 from sqlalchemy import delete, select
-from sqlalchemy.exc import DBAPIError
 
 from fable_core.caller import Caller
 from fable_core.db.models import AppLog, User
@@ -55,14 +54,53 @@ async def test_a_user_deleted_before_the_flush_keeps_the_row_under_the_username(
     assert (row.action, row.user_id, row.username) == ("read_note", None, "alice")
 
 
-async def test_a_batch_the_database_refuses_is_dropped_after_retries_and_the_next_is_written(
-    fable: Fable, alice: Caller
-) -> None:
+async def test_rows_are_made_storable_when_recorded(fable: Fable, alice: Caller) -> None:
     usage = UsageLog(fable.db)
-    usage.record(_row("x" * 500, alice.user_id))  # longer than the column: always refused
-    for _ in range(ATTEMPTS):
-        with pytest.raises(DBAPIError):
-            await usage.flush()
-    usage.record(_row("read_note", alice.user_id))
+    usage.record(_row("x" * 500, alice.user_id, error_message="bad \x00 byte", error_type="e\x00"))
     await usage.close()
-    assert [r.action for r in await _logs(fable)] == ["read_note"]
+    [row] = await _logs(fable)
+    assert row.action == "x" * 100 and row.error_message == "bad \ufffd byte" and row.error_type == "e\ufffd"
+
+
+async def test_a_row_the_database_refuses_costs_only_itself(fable: Fable, alice: Caller, bob: Caller) -> None:
+    usage = UsageLog(fable.db)
+    usage.record(_row("list_notes", alice.user_id))
+    usage.record(_row("broken", bob.user_id, category=None))  # NOT NULL: refused however it is cut
+    usage.record(_row("read_note", bob.user_id))
+    await usage.flush()
+    await usage.close()
+    assert [r.action for r in await _logs(fable)] == ["list_notes", "read_note"]
+
+
+async def test_a_nul_byte_in_one_users_arguments_loses_nobodys_usage(fable: Fable, alice: Caller,
+                                                                    bob: Caller) -> None:
+    """A tool call whose arguments carry a NUL byte fails with a message quoting them; its
+    failure row and everyone else's rows in the same batch are all written."""
+    from fable_core.errors import InvalidInput
+
+    await fable.call("list_notes", {}, alice)
+    with pytest.raises(InvalidInput):
+        await fable.call("list_tags", {"x\x00y": 1}, bob)
+    await fable.call("list_tags", {}, alice)
+    await fable.dispatcher.usage.flush()
+    rows = await _logs(fable)
+    assert [(r.action, r.user_id) for r in rows] == [
+        ("list_notes", alice.user_id), ("list_tags", bob.user_id), ("list_tags", alice.user_id)]
+    assert rows[1].error_type == "invalid_input" and "\x00" not in (rows[1].error_message or "")
+
+
+async def test_rows_wait_while_the_database_is_down_and_are_dropped_after_retries(fable: Fable) -> None:
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    from fable_core.db.database import Database
+
+    gone = Database(create_async_engine("postgresql+asyncpg://fable@127.0.0.1:9/fable"), "gone")
+    usage = UsageLog(gone)
+    usage.record(_row("read_note", None))
+    try:
+        for attempt in range(ATTEMPTS):
+            with pytest.raises(OSError):
+                await usage.flush()
+            assert usage.pending == (1 if attempt < ATTEMPTS - 1 else 0)
+    finally:
+        await gone.close()

@@ -1,0 +1,116 @@
+"""A fair share of the model server: each user's model requests are capped.
+
+A model answers one request at a time per slot, often slowly; without a cap one user starting
+a dozen quick captures (or summaries, or chats) would queue everyone else behind them. A user
+may have ``per_user`` requests running (``LLM_CONCURRENCY_PER_USER``); up to four times as many
+more wait their turn, and beyond that a request is refused at once with ``RateLimited``. The
+gate wraps the provider per caller (:func:`model_for`), so every path to the model passes it:
+tools, chat turns and what they do afterwards (titles, summaries).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from fable_core.assistant.providers.base import ChatChunk, Health, Message, NoProvider, Provider
+from fable_core.caller import Caller
+from fable_core.errors import RateLimited
+
+__all__ = ["GatedProvider", "ModelGate", "model_for"]
+
+WAITING_FACTOR = 4
+
+
+@dataclass
+class _Share:
+    running: asyncio.Semaphore
+    admitted: int = 0  # running + waiting
+
+
+class ModelGate:
+    """Per-user counters of model requests, in this process."""
+
+    def __init__(self, per_user: int) -> None:
+        self.per_user = per_user
+        self.limit = per_user * (1 + WAITING_FACTOR)
+        self._shares: dict[int, _Share] = {}
+
+    @asynccontextmanager
+    async def turn(self, user_id: int) -> AsyncIterator[None]:
+        """Hold one of the user's slots for the duration of a model request."""
+        share = self._shares.get(user_id)
+        if share is None:
+            share = self._shares[user_id] = _Share(asyncio.Semaphore(self.per_user))
+        if share.admitted >= self.limit:
+            raise RateLimited(f"you have {share.admitted} model requests running or waiting; "
+                              "retry when one has finished", retry_after=5, limit=self.limit)
+        share.admitted += 1
+        try:
+            async with share.running:
+                yield
+        finally:
+            share.admitted -= 1
+            if share.admitted == 0:
+                self._shares.pop(user_id, None)
+
+    def in_use(self, user_id: int) -> int:
+        share = self._shares.get(user_id)
+        return share.admitted if share else 0
+
+
+class GatedProvider(Provider):
+    """``inner`` as seen by one user: chat requests go through the gate; the rest pass."""
+
+    def __init__(self, inner: Provider, gate: ModelGate, user_id: int) -> None:
+        self.inner = inner
+        self.gate = gate
+        self.user_id = user_id
+        self.name = inner.name
+        self.model = inner.model
+        self.embed_model = inner.embed_model
+
+    def chat_stream(self, messages: list[Message], tools: list[dict[str, Any]] | None = None, *,
+                    model: str | None = None, max_tokens: int | None = None) -> AsyncIterator[ChatChunk]:
+        stream = self.inner.chat_stream(messages, tools, model=model, max_tokens=max_tokens)  # NoProvider refuses here
+        return self._gated(stream)
+
+    async def _gated(self, stream: AsyncIterator[ChatChunk]) -> AsyncIterator[ChatChunk]:
+        try:
+            async with self.gate.turn(self.user_id):
+                async for chunk in stream:
+                    yield chunk
+        finally:
+            close = getattr(stream, "aclose", None)
+            if close is not None:
+                await close()
+
+    async def embed(self, texts: list[str]) -> list[list[float]]:
+        return await self.inner.embed(texts)
+
+    async def health(self) -> Health:
+        return await self.inner.health()
+
+    async def list_models(self) -> list[dict[str, Any]]:
+        return await self.inner.list_models()
+
+    def pull(self, name: str) -> AsyncIterator[dict[str, Any]]:
+        return self.inner.pull(name)
+
+    async def delete(self, name: str) -> None:
+        await self.inner.delete(name)
+
+    async def warm(self, name: str | None = None) -> None:
+        await self.inner.warm(name)
+
+
+def model_for(services: Mapping[str, Any], caller: Caller) -> Provider:
+    """The installed model provider as ``caller`` may use it (NoProvider when there is none)."""
+    provider = services.get("llm")
+    if not isinstance(provider, Provider) or isinstance(provider, NoProvider):
+        return NoProvider()
+    gate = services.get("llm_gate")
+    return GatedProvider(provider, gate, caller.user_id) if isinstance(gate, ModelGate) else provider
