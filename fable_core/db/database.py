@@ -24,6 +24,7 @@ from sqlalchemy.ext.asyncio import (
 )
 
 from fable_core.config import Settings
+from fable_core.db.errors import translated_db_errors
 from fable_core.db.migrations import alembic_config
 from fable_core.errors import InvalidInput, Unavailable
 
@@ -108,9 +109,14 @@ class Database:
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncSession]:
-        """A session inside one transaction: committed on success, rolled back on any error."""
-        async with self.sessions() as session, session.begin():
-            yield session
+        """A session inside one transaction: committed on success, rolled back on any error.
+
+        Driver errors leave as domain errors (:func:`~fable_core.db.errors.translate_db_error`),
+        here, for every caller: a database that is down is ``Unavailable`` (503) whether a tool
+        or a hand-written route asked."""
+        with translated_db_errors():
+            async with self.sessions() as session, session.begin():
+                yield session
 
     @asynccontextmanager
     async def reading(self) -> AsyncIterator[AsyncSession]:
@@ -121,8 +127,9 @@ class Database:
         two round trips. Anything it writes would commit statement by statement: writers use
         :meth:`transaction`.
         """
-        async with self._reading() as session:
-            yield session
+        with translated_db_errors():
+            async with self._reading() as session:
+                yield session
 
     async def close(self) -> None:
         await self.engine.dispose()

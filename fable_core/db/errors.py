@@ -2,11 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from fable_core.errors import Conflict, FableError, InvalidInput, NotFound, Unavailable
 
-__all__ = ["translate_db_error"]
+__all__ = ["translate_db_error", "translated_db_errors"]
+
+
+@contextmanager
+def translated_db_errors() -> Iterator[None]:
+    """Raise driver errors, an unreachable server and an exhausted pool as domain errors."""
+    try:
+        yield
+    except DBAPIError as e:
+        raise translate_db_error(e) from e
+    except PoolTimeout as e:
+        raise Unavailable("the database is busy: no connection became free in time") from e
+    except OSError as e:  # refused, reset, the embedded server's socket gone
+        raise Unavailable(f"database unavailable: {type(e).__name__}") from e
 
 
 def translate_db_error(exc: DBAPIError) -> FableError:
