@@ -25,7 +25,7 @@ from fable_core.caller import Caller
 from fable_core.db.models import Note
 from fable_core.errors import FableError, NotFound
 
-__all__ = ["ContextPack", "build_context"]
+__all__ = ["ContextPack", "add_urls", "build_context", "find_urls"]
 
 INJECT_SIMILARITY = 0.60
 SUGGEST_SIMILARITY = 0.45
@@ -34,7 +34,15 @@ INJECT_CHARS = 800
 MAX_URLS = 2
 URL_CHARS = 3000
 Connectable = AsyncSession | AsyncConnection  # Core statements only: either runs them
-_URL = re.compile(r"https?://[^\s<>\"')\]]+")
+# A URL ends at whitespace, quotes, angle brackets, parentheses and square brackets, except that
+# a bracketed IPv6 host (``http://[::1]:8080/``) is taken whole; a final full stop is the sentence's.
+_URL = re.compile(r"""
+    https?://
+    (?:[^\s<>"'()\[\]/?#]*@)?                       # userinfo
+    (?:\[[0-9A-Za-z:.%_~-]+\]|[^\s<>"'()\[\]/?#]+)  # host: [IPv6], or a name or IPv4 (and :port)
+    [^\s<>"'()\[\]]*                                # port, path, query, fragment
+    (?<![.,;:!?])                                   # a sentence's full stop is not the URL's
+""", re.VERBOSE)
 
 
 @dataclass
@@ -84,8 +92,13 @@ async def build_context(
 
 async def add_urls(pack: ContextPack, text: str, provider: Provider, allow: tuple[str, ...] = ()) -> None:
     """Fetch the URLs in ``text`` (at most two) through the SSRF guard into ``pack``."""
-    for url in list(dict.fromkeys(_URL.findall(text)))[:MAX_URLS]:
+    for url in find_urls(text)[:MAX_URLS]:
         await _fetch_url(pack, url, provider, allow)
+
+
+def find_urls(text: str) -> list[str]:
+    """The distinct http(s) URLs in ``text``, in order of appearance."""
+    return list(dict.fromkeys(_URL.findall(text)))
 
 
 async def _attach(session: Connectable, caller: Caller, pack: ContextPack, note_ids: list[int]) -> None:
