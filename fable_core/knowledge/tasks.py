@@ -12,7 +12,6 @@ import re
 from datetime import UTC, date, datetime, time
 from typing import Annotated, Any, Literal
 
-from dateutil.rrule import rrulestr
 from pydantic import BaseModel, Field
 from sqlalchemy import ColumnElement, and_, func, select
 from sqlalchemy.orm import defer
@@ -26,7 +25,17 @@ from fable_core.knowledge.creation import insert_note, new_row
 from fable_core.knowledge.filters import tag_clause
 from fable_core.knowledge.matching import project_ref
 from fable_core.knowledge.paging import decode_cursor, encode_cursor
-from fable_core.knowledge.types import Cursor, NoteId, Priority, ProjectRef, RowId, Status, Tag
+from fable_core.knowledge.types import (
+    Cursor,
+    NoteId,
+    Priority,
+    ProjectRef,
+    RowId,
+    Status,
+    Tag,
+    first_occurrence,
+    parse_rrule,
+)
 from fable_core.knowledge.views import NoteSummary
 from fable_core.tools import Context, Route, tool
 
@@ -36,9 +45,20 @@ _COUNT = re.compile(r"(?<![A-Z])COUNT=(\d+)")
 
 
 def next_occurrence(rule: str, due: date) -> date | None:
-    """The first date the rule yields after ``due`` (counting from ``due``), or None."""
-    after = rrulestr(rule, dtstart=datetime.combine(due, time()))
-    following = after.after(datetime.combine(due, time()), inc=False)  # type: ignore[union-attr]
+    """The first day after ``due`` the rule yields (counting from ``due``), or None.
+
+    None also when no occurrence falls within the recurrence horizon (a few milliseconds of
+    search, where dateutil alone walks to year 9999), and for a rule stored before parse_rrule
+    refused it (INTERVAL=0 hangs dateutil, EXRULE lines make a set): that series ends rather
+    than blocking completion. "Day after", not "moment after", so a stored rule naming an hour
+    cannot spawn a copy due the same day.
+    """
+    start = datetime.combine(due, time())
+    try:
+        parsed = parse_rrule(rule, start)
+    except ValueError:
+        return None
+    following = first_occurrence(parsed, start, after=datetime.combine(due, time.max))
     return following.date() if following else None
 
 
