@@ -9,7 +9,8 @@ clients such as the MCP Inspector send a preflight), a plain 405 for methods MCP
 and ``/mcp/`` redirected (308) to ``/mcp`` rather than falling through to the web UI.
 
 Sessions are stateful (server-to-client streams, subscriptions); each is bound to the key
-that opened it. Clients speaking 2025-06-18, 2025-11-25 or the SDK's sessionless
+that opened it, idle ones are closed, and each key may hold only so many
+(:mod:`fable_mcp.session_quota`). Clients speaking 2025-06-18, 2025-11-25 or the SDK's sessionless
 2026-07-28 protocol are all served by the same route.
 """
 
@@ -21,6 +22,7 @@ from contextlib import asynccontextmanager
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
@@ -34,11 +36,12 @@ from fable_mcp.auth import (
     BearerKeyAuth,
     RequireCaller,
     base_url,
-    cors_origin_regex,
     security_settings,
 )
 from fable_mcp.direct import DirectToolCalls
+from fable_mcp.hosts import AllowedHosts, HostPolicy
 from fable_mcp.server import FableMcp
+from fable_mcp.session_quota import SessionQuota
 
 __all__ = ["McpHttp", "create_app"]
 
@@ -61,15 +64,21 @@ class McpHttp:
             app=self.mcp.server,
             security_settings=security_settings(self.settings),
             max_request_body_size=self.settings.fable_max_body_bytes,
+            session_idle_timeout=self.settings.fable_mcp_session_idle_seconds,
+            max_sessions=self.settings.fable_mcp_max_sessions,
         )
         transport: ASGIApp = StreamableHTTPASGIApp(self.session_manager)
         self.direct: DirectToolCalls | None = None
         if direct_calls:
             transport = self.direct = DirectToolCalls(transport, self.mcp, TransportSecurityMiddleware(
                 security_settings(self.settings)), self.settings.fable_max_body_bytes)
+        self.quota = SessionQuota(transport, per_key=self.settings.fable_mcp_sessions_per_key,
+                                  idle_seconds=self.settings.fable_mcp_session_idle_seconds)
         endpoint = CORSMiddleware(
-            _McpMethods(RequireCaller(transport, self.settings, authenticate or BearerKeyAuth(fable))),
-            allow_origin_regex=cors_origin_regex(security_settings(self.settings)),
+            _McpMethods(RequireCaller(self.quota, self.settings, authenticate or BearerKeyAuth(fable))),
+            # Safe to open to the origins the host policy admits: /mcp authenticates by a bearer
+            # key alone, never by a cookie a page could ride on.
+            allow_origin_regex=HostPolicy(self.settings).origin_regex(),
             allow_methods=_METHODS, allow_headers=["*"], expose_headers=_EXPOSED, max_age=600,
         )
         self.routes = [
@@ -137,4 +146,5 @@ def create_app(fable: Fable, *, authenticate: Authenticate | None = None,
         async with mcp.lifespan():
             yield
 
-    return Starlette(routes=mcp.routes, lifespan=lifespan)
+    return Starlette(routes=mcp.routes, lifespan=lifespan,
+                     middleware=[Middleware(AllowedHosts, policy=HostPolicy(fable.settings))])
