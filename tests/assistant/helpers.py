@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import AsyncIterator
 from typing import Any
+
+import httpx
 
 from fable_core.assistant.generation import StreamEvent
 from fable_core.assistant.service import Assistant
@@ -28,33 +32,6 @@ def text_of(events: list[StreamEvent]) -> str:
 
 
 # --- real HTTP ----------------------------------------------------------------------------------
-
-import asyncio
-import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-
-import httpx
-import uvicorn
-from starlette.types import ASGIApp
-
-
-@asynccontextmanager
-async def serve(app: ASGIApp) -> AsyncIterator[str]:
-    """Run ``app`` under uvicorn on 127.0.0.1 in this event loop; yields its base URL."""
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()
-            raise RuntimeError("uvicorn did not start")
-        await asyncio.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await task
 
 
 async def sse_events(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:

@@ -13,8 +13,9 @@ from typing import Any
 import httpx
 import pytest
 from fake_llm import FakeLLM, Reply, free_port
-from helpers import serve, sse_events
+from helpers import sse_events
 from sqlalchemy import select
+from support.servers import serve
 from test_chat_http import key_for
 
 from fable_core.accounts import create_api_key

@@ -8,8 +8,9 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 from fake_llm import FakeLLM, Reply
-from helpers import serve, sse_events
+from helpers import sse_events
 from sqlalchemy import func, select
+from support.servers import serve
 
 from fable_core.accounts import create_api_key
 from fable_core.caller import Caller

@@ -9,62 +9,23 @@ uvicorn serves ``create_app(fable)`` and the client sends a real API key.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
-import anyio
-import httpx2
-import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from mcp.client.streamable_http import streamable_http_client
-from mcp_servers import serve
+from support.mcp_clients import FABLE_BIN, http_connect, make_key
+from support.servers import serve
 
-from fable_core.accounts import create_api_key, revoke_api_key
 from fable_core.caller import Caller, Scope
 from fable_core.runtime import Fable
 from fable_mcp.http import create_app
 from fable_mcp.server import build_server
 
-FABLE_BIN = Path(sys.executable).parent / "fable"
 Connect = Callable[..., AbstractAsyncContextManager[Client]]
-
-
-async def make_key(fable: Fable, caller: Caller, scope: Scope = "write") -> str:
-    async with fable.db.transaction() as session:
-        _, key = await create_api_key(session, caller.user_id, f"test-{scope}", scope)
-    return key
-
-
-async def make_revocable_key(fable: Fable, caller: Caller) -> tuple[str, int]:
-    """A write key and its id, for tests that revoke it mid-session."""
-    async with fable.db.transaction() as session:
-        row, key = await create_api_key(session, caller.user_id, "revocable", "write")
-    return key, row.id
-
-
-async def revoke_key(fable: Fable, caller: Caller, key_id: int) -> None:
-    async with fable.db.transaction() as session:
-        await revoke_api_key(session, caller.user_id, key_id)
-    fable.keys.forget()  # what the revoking REST call does in its process; others follow within TTL
-
-
-class ResourceUpdates:
-    """A client ``message_handler`` that keeps the URIs of ``notifications/resources/updated``."""
-
-    def __init__(self) -> None:
-        self.uris: list[str] = []
-        self.arrived = anyio.Event()  # set by the first one
-
-    async def __call__(self, message: object) -> None:
-        if isinstance(message, types.ResourceUpdatedNotification):
-            self.uris.append(str(message.params.uri))
-            self.arrived.set()
 
 
 @pytest.fixture(scope="session")
@@ -83,20 +44,6 @@ def stdio_env(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> di
         "LLM_PROVIDER": "none",
         "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR", "/tmp"),
     }
-
-
-def http_client(key: str | None) -> httpx2.AsyncClient:
-    headers = {"authorization": f"Bearer {key}"} if key else {}
-    return httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=60))
-
-
-@asynccontextmanager
-async def http_connect(url: str, key: str | None, **client_args: Any) -> AsyncIterator[Client]:
-    async with (
-        http_client(key) as http,
-        Client(streamable_http_client(url, http_client=http), **client_args) as client,
-    ):
-        yield client
 
 
 def _connector(kind: str, request: pytest.FixtureRequest, fable: Fable, alice: Caller) -> Connect:

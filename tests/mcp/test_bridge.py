@@ -10,12 +10,12 @@ from pathlib import Path
 import anyio
 import mcp_types as types
 import pytest
-from conftest import FABLE_BIN, ResourceUpdates, make_key, make_revocable_key, revoke_key
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
-from mcp_servers import serve
 from sqlalchemy import func, select
+from support.mcp_clients import FABLE_BIN, ResourceUpdates, make_key, make_revocable_key, revoke_key
+from support.servers import serve
 
 from fable_core.caller import Caller
 from fable_core.db.models import Note

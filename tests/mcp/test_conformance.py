@@ -15,8 +15,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from mcp_servers import serve
 from starlette.requests import Request
+from support.servers import serve
 
 from fable_core.caller import Caller
 from fable_core.runtime import Fable

@@ -15,9 +15,9 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import http_connect, make_key
-from mcp_servers import serve
 from sqlalchemy import func, select
+from support.mcp_clients import http_connect, make_key
+from support.servers import serve
 
 from fable_core.caller import Caller
 from fable_core.db.models import Note

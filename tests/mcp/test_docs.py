@@ -9,7 +9,7 @@ import re
 import sys
 from pathlib import Path
 
-from conftest import make_key
+from support.mcp_clients import make_key
 
 from fable_core.caller import Caller
 from fable_core.runtime import Fable

@@ -5,10 +5,16 @@ from __future__ import annotations
 import anyio
 import httpx
 import pytest
-from conftest import ResourceUpdates, http_connect, make_key, make_revocable_key, revoke_key
 from mcp.shared.exceptions import MCPError
-from mcp_servers import serve
 from sqlalchemy import select, update
+from support.mcp_clients import (
+    ResourceUpdates,
+    http_connect,
+    make_key,
+    make_revocable_key,
+    revoke_key,
+)
+from support.servers import serve
 
 from fable_core.caller import Caller
 from fable_core.config import load_settings
@@ -238,3 +244,36 @@ async def test_a_revoked_keys_listen_stream_ends(mcp_base_url: str, fable: Fable
         await call("update_note", note_id=note["id"], body="after revocation")
         with anyio.fail_after(10), pytest.raises(StopAsyncIteration):
             await anext(events)
+
+
+async def test_each_key_holds_only_so_many_sessions_and_idle_ones_expire(fable: Fable, alice: Caller,
+                                                                        bob: Caller) -> None:
+    """One key opening sessions in a loop must not take every session the server has: past its
+    share it gets 429 (others are unaffected); closing one, or leaving them idle, makes room."""
+    settings = fable.settings.model_copy(update={"fable_mcp_sessions_per_key": 3,
+                                                 "fable_mcp_session_idle_seconds": 1.0})
+    alice_key, bob_key = await make_key(fable, alice), await make_key(fable, bob)
+    async with serve(create_app(Fable(settings, fable.db))) as base:
+        url = f"{base}/mcp"
+        opened = [await _post(url, {"authorization": f"Bearer {alice_key}"}) for _ in range(3)]
+        assert all(r.status_code == 200 for r in opened)
+        refused = await _post(url, {"authorization": f"Bearer {alice_key}"})
+        assert refused.status_code == 429 and "3 MCP sessions" in refused.json()["error"]["message"]
+        assert (await _post(url, {"authorization": f"Bearer {bob_key}"})).status_code == 200
+        modern = await _post(url, {"authorization": f"Bearer {alice_key}", "mcp-protocol-version": "2026-07-28"},
+                             {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
+                                 "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                                 "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+                                 "io.modelcontextprotocol/clientCapabilities": {}}}})
+        assert modern.status_code != 429   # sessionless: not a session, not counted
+        first = opened[0].headers["mcp-session-id"]
+        async with httpx.AsyncClient(timeout=30) as http:
+            closed = await http.delete(url, headers={"authorization": f"Bearer {alice_key}", "mcp-session-id": first,
+                                                     "mcp-protocol-version": "2025-11-25"})
+        assert closed.status_code == 200
+        assert (await _post(url, {"authorization": f"Bearer {alice_key}"})).status_code == 200
+        await anyio.sleep(1.5)   # every session of alice's goes idle: the server closes them
+        gone = await _post(url, {"authorization": f"Bearer {alice_key}", "mcp-session-id": opened[1].headers[
+            "mcp-session-id"], "mcp-protocol-version": "2025-11-25"}, {"jsonrpc": "2.0", "id": 2, "method": "ping"})
+        assert gone.status_code == 404
+        assert (await _post(url, {"authorization": f"Bearer {alice_key}"})).status_code == 200

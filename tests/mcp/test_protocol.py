@@ -6,8 +6,8 @@ import json
 
 import httpx
 import pytest
-from conftest import make_key
 from mcp.shared.exceptions import MCPError
+from support.mcp_clients import make_key
 
 from fable_core.caller import Caller
 from fable_core.runtime import Fable

@@ -7,9 +7,9 @@ import base64
 import anyio
 import mcp_types as types
 import pytest
-from conftest import ResourceUpdates
 from mcp.client.subscriptions import ResourceUpdated
 from mcp.shared.exceptions import MCPError
+from support.mcp_clients import ResourceUpdates
 
 from fable_core.caller import Caller
 from fable_core.db.models import Project

@@ -8,8 +8,8 @@ import os
 import signal
 
 import pytest
-from conftest import FABLE_BIN, make_key
 from sqlalchemy import select
+from support.mcp_clients import FABLE_BIN, make_key
 
 from fable_core.caller import Caller
 from fable_core.db.models import Note, User

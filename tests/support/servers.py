@@ -1,4 +1,4 @@
-"""Real servers for the MCP tests: uvicorn on 127.0.0.1 and a random free port."""
+"""Real servers for tests: uvicorn on 127.0.0.1 and a random free port."""
 
 from __future__ import annotations
 

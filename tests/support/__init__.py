@@ -1,0 +1,1 @@
+"""Helpers every test directory shares (``from support.servers import serve``)."""

@@ -1,0 +1,70 @@
+"""MCP test helpers: API keys for tests, SDK clients over HTTP, a recorder of resource updates."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from fable_core.accounts import create_api_key, revoke_api_key
+from fable_core.caller import Caller, Scope
+from fable_core.runtime import Fable
+
+__all__ = ["FABLE_BIN", "ResourceUpdates", "http_client", "http_connect", "make_key", "make_revocable_key",
+           "revoke_key"]
+
+FABLE_BIN = Path(sys.executable).parent / "fable"
+
+
+async def make_key(fable: Fable, caller: Caller, scope: Scope = "write") -> str:
+    async with fable.db.transaction() as session:
+        _, key = await create_api_key(session, caller.user_id, f"test-{scope}", scope)
+    return key
+
+
+async def make_revocable_key(fable: Fable, caller: Caller) -> tuple[str, int]:
+    """A write key and its id, for tests that revoke it mid-session."""
+    async with fable.db.transaction() as session:
+        row, key = await create_api_key(session, caller.user_id, "revocable", "write")
+    return key, row.id
+
+
+async def revoke_key(fable: Fable, caller: Caller, key_id: int) -> None:
+    async with fable.db.transaction() as session:
+        await revoke_api_key(session, caller.user_id, key_id)
+    fable.keys.forget()  # what the revoking REST call does in its process; others follow within TTL
+
+
+class ResourceUpdates:
+    """A client ``message_handler`` that keeps the URIs of ``notifications/resources/updated``."""
+
+    def __init__(self) -> None:
+        self.uris: list[str] = []
+        self.arrived = anyio.Event()  # set by the first one
+
+    async def __call__(self, message: object) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            self.uris.append(str(message.params.uri))
+            self.arrived.set()
+
+
+def http_client(key: str | None) -> httpx2.AsyncClient:
+    headers = {"authorization": f"Bearer {key}"} if key else {}
+    return httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=60))
+
+
+@asynccontextmanager
+async def http_connect(url: str, key: str | None, **client_args: Any) -> AsyncIterator[Client]:
+    async with (
+        http_client(key) as http,
+        Client(streamable_http_client(url, http_client=http), **client_args) as client,
+    ):
+        yield client
