@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from fable_core.errors import InvalidInput
 
-__all__ = ["Settings", "load_settings"]
+__all__ = ["Settings", "load_settings", "settings_table"]
 
 
 class Settings(BaseModel):
@@ -44,7 +44,8 @@ class Settings(BaseModel):
     )
     fable_db_pool_size: int = Field(
         10, ge=1, le=200,
-        description="Database connections per process; also how many tool calls run in the database at once.",
+        description="Database connections per process; also how many tool calls run in the database at "
+        "once (more wait for a free connection; a call waiting on a model or a remote site holds none).",
     )
     fable_log_level: Literal["debug", "info", "warning", "error"] = Field(
         "info", description="Log level of Fable's own loggers (written to stderr)."
@@ -55,13 +56,16 @@ class Settings(BaseModel):
     fable_port: int = Field(8000, ge=1, le=65535, description="Default port `fable serve` listens on.")
     fable_base_url: str | None = Field(
         None,
-        description="Public URL of this Fable (https://fable.example.com), used in emails, "
-        "MCP client configs and OAuth metadata. Absent: derived from each request.",
+        description="Public URL of this Fable (https://fable.example.com), used in links in "
+        "mail, MCP client configs and OAuth metadata. Absent: the URL the first admin registered "
+        "at (admins can change it in their settings); mail with links is not sent without one.",
     )
     fable_allowed_hosts: list[str] = Field(
         default_factory=list,
-        description="Extra Host names accepted on /mcp besides localhost (comma-separated; "
-        "`name:*` allows it on any port or none; case does not matter). Needed behind a domain: DNS-rebinding protection refuses others.",
+        description="Host names this Fable answers to besides localhost, 127.0.0.1, [::1] and the "
+        "host of FABLE_BASE_URL (comma-separated; `name:*` allows it on any port or none; case does "
+        "not matter). Every other Host gets 421 on every route (DNS-rebinding protection). `*` "
+        "turns the check off: only behind a proxy that checks Host itself.",
     )
     fable_open_registration: bool = Field(
         True,
@@ -71,17 +75,50 @@ class Settings(BaseModel):
     fable_max_body_bytes: int = Field(
         2_000_000, ge=1024, description="Largest request body the HTTP API accepts, in bytes."
     )
+    fable_header_timeout: float = Field(
+        10.0, gt=0,
+        description="Seconds a client has to send a request's line and headers, from connecting "
+        "or from the first byte of the next request; slower connections get 408 and are closed.",
+    )
+    fable_body_timeout: float = Field(
+        30.0, gt=0,
+        description="Seconds the server waits for each next piece of a request body (the whole "
+        "body gets four times that); a stalled upload gets 408 and its connection is closed.",
+    )
+    fable_max_connections: int = Field(
+        1000, ge=1,
+        description="Open connections (or requests in progress) `fable serve` accepts before it "
+        "answers new requests with 503.",
+    )
     secure_cookies: bool = Field(
         False, description="Mark session cookies Secure (set this when serving over HTTPS)."
     )
     trust_proxy_headers: bool = Field(
         False,
-        description="Take the client address from X-Forwarded-For / X-Real-IP (only behind a "
-        "reverse proxy you control), for rate limits and logs.",
+        description="Take the client address from X-Forwarded-For (only behind a reverse proxy "
+        "you control), for rate limits and logs. It is read from the right: see TRUSTED_PROXY_HOPS.",
+    )
+    trusted_proxy_hops: int = Field(
+        1, ge=1, le=10,
+        description="How many reverse proxies you control stand in front of Fable: the client "
+        "address is that many entries from the right of X-Forwarded-For (anything further left "
+        "is what the client claimed).",
+    )
+    fable_mcp_max_sessions: int = Field(
+        1000, ge=1, description="Most MCP sessions (streamable HTTP) open at once on this process."
+    )
+    fable_mcp_sessions_per_key: int = Field(
+        32, ge=1, description="Most MCP sessions one API key may hold open at once; beyond it a "
+        "new session is refused (429) until one is closed or expires.",
+    )
+    fable_mcp_session_idle_seconds: float = Field(
+        600, gt=0, description="An MCP session with no request for this long is closed."
     )
 
     # email
-    smtp_host: str | None = Field(None, description="SMTP server for password-reset mail. Absent: no mail.")
+    smtp_host: str | None = Field(
+        None, description="SMTP server for password-reset and address-verification mail. Absent: no mail."
+    )
     smtp_port: int = Field(587, ge=1, le=65535, description="SMTP port.")
     smtp_username: str | None = Field(None, description="SMTP login name.")
     smtp_password: str | None = Field(None, description="SMTP password.")
@@ -102,6 +139,12 @@ class Settings(BaseModel):
     )
     openai_api_key: str | None = Field(None, description="API key for the OpenAI-compatible server.")
     openai_model: str = Field("gpt-4o-mini", description="Chat model on the OpenAI-compatible server.")
+    llm_concurrency_per_user: int = Field(
+        2, ge=1, le=64,
+        description="Model requests one user may have running at once (chat, assist, capture, "
+        "summaries); up to four times as many more wait their turn, beyond that they are refused "
+        "with 429, so one user cannot occupy the model server.",
+    )
 
     @property
     def pg_data_dir(self) -> Path:
@@ -183,3 +226,25 @@ def _problem(err: Any) -> str:
     if err["type"] == "extra_forbidden" or any(w in variable.lower() for w in _SECRET_WORDS):
         return f"{variable}: {err['msg']}"
     return f"{variable}={err['input']!r}: {err['msg']}"
+
+
+def settings_table() -> str:
+    """Every setting as the Markdown table ``docs/configuration.md`` shows (a test keeps the two
+    equal): variable, default, description."""
+    rows = ["| Variable | Default | Meaning |", "|---|---|---|"]
+    for name, field in Settings.model_fields.items():
+        rows.append(f"| `{name.upper()}` | `{_shown_default(name, field)}` | {field.description} |")
+    return "\n".join(rows)
+
+
+def _shown_default(name: str, field: Any) -> str:
+    if field.default_factory is not None:
+        return "(empty)" if field.annotation == list[str] else "platform user data dir"
+    value = field.default
+    if value is None:
+        return "(unset)"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)

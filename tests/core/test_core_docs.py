@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
-from fable_core.config import Settings
+from fable_core.config import Settings, settings_table
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -15,6 +16,20 @@ def test_every_setting_is_documented_in_configuration_md() -> None:
     expected = {name.upper() for name in Settings.model_fields}
     assert expected - documented == set(), "undocumented settings"
     assert documented - expected == set(), "documented settings that do not exist"
+
+
+def test_the_configuration_table_is_the_settings() -> None:
+    """docs/configuration.md's table is generated from Settings: after changing a setting, run
+    ``UPDATE_DOCS=1 .venv/bin/pytest tests/core/test_core_docs.py``."""
+    doc = ROOT / "docs/configuration.md"
+    text = doc.read_text()
+    table = re.search(r"^\| Variable \| Default \| Meaning \|\n(?:\|.*\|\n)+", text, re.MULTILINE)
+    assert table is not None
+    expected = settings_table() + "\n"
+    if os.environ.get("UPDATE_DOCS"):
+        doc.write_text(text.replace(table.group(0), expected))
+        return
+    assert table.group(0) == expected
 
 
 def test_every_setting_has_a_description() -> None:
