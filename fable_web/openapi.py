@@ -147,7 +147,7 @@ def _tool_operation(t: Tool, comps: _Components) -> dict[str, Any]:
     props: dict[str, Any] = inp.get("properties", {})
     required = set(inp.get("required", []))
     path = t.route.path_params
-    params = [{"name": p, "in": "path", "required": True, "schema": props[p]} for p in path]
+    params = [{"name": p, "in": "path", "required": True, "schema": _present(props[p])} for p in path]
     op: dict[str, Any] = {
         "operationId": t.name, "summary": t.title, "description": t.description, "tags": [t.group],
         "responses": {"200": {"description": "OK", "content": _json(out)}, "default": _ERROR_RESPONSE},
@@ -168,6 +168,17 @@ def _tool_operation(t: Tool, comps: _Components) -> dict[str, Any]:
     if params:
         op["parameters"] = params
     return op
+
+
+def _present(schema: dict[str, Any]) -> dict[str, Any]:
+    """A path parameter's schema: it is always there, so never null (an optional argument that
+    a route puts in its path, such as a project id or name, is required there)."""
+    kind = schema.get("type")
+    if isinstance(kind, list) and "null" in kind:
+        rest = [k for k in kind if k != "null"]
+        schema = {k: v for k, v in schema.items() if not (k == "default" and v is None)}
+        return {**schema, "type": rest[0] if len(rest) == 1 else rest}
+    return schema
 
 
 def _hand_operation(o: Operation, comps: _Components) -> dict[str, Any]:

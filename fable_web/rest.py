@@ -84,11 +84,11 @@ def tool_json(t: Tool) -> dict[str, Any]:
 
 
 def _query_args(request: Request, arrays: frozenset[str]) -> dict[str, Any]:
+    """The query string as arguments. An empty value is a value (``?project=`` is an empty
+    name, refused as one), not an absent parameter; an empty array parameter is an empty list."""
     args: dict[str, Any] = {}
     for key in request.query_params:
-        values = [v for v in request.query_params.getlist(key) if v != ""]
-        if not values:
-            continue
+        values = request.query_params.getlist(key)
         if key in arrays:
             args[key] = [part.strip() for v in values for part in v.split(",") if part.strip()]
         else:

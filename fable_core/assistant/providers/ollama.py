@@ -18,6 +18,7 @@ from fable_core.assistant.providers.base import (
     ToolCall,
     unavailable,
 )
+from fable_core.errors import NotFound
 
 __all__ = ["OllamaProvider"]
 
@@ -94,6 +95,10 @@ class OllamaProvider(Provider):
     async def delete(self, name: str) -> None:
         try:
             await self._client.delete(name)
+        except ollama.ResponseError as e:
+            if e.status_code == 404:
+                raise NotFound(f"model {name!r} is not on the Ollama server at {self.url}", model=name) from e
+            raise self._down(e) from e
         except _FAILURES as e:
             raise self._down(e) from e
 
