@@ -112,7 +112,7 @@ async def test_a_slow_model_holds_no_database_connection_and_each_user_gets_a_sh
     from fable_core.errors import RateLimited
 
     release = threading.Event()
-    fake.plain_replies.extend(Reply('{"kind": "task", "title": "Call %d"}' % i, hold=release) for i in range(12))
+    fake.plain_replies.extend(Reply(f'{{"kind": "task", "title": "Call {i}"}}', hold=release) for i in range(12))
     captures = [asyncio.create_task(ai_fable.call("quick_capture", {"text": f"call {i}"}, alice))
                 for i in range(12)]
     try:

@@ -172,3 +172,47 @@ async def _wait_for_flushed_text(fable: Fable, *, min_words: int) -> str:
             return content
         await asyncio.sleep(0.02)
     raise AssertionError("the child never flushed any text")
+
+
+async def test_a_live_process_marks_a_dead_processs_answer_interrupted_within_seconds(
+    ai_fable: Fable, ai_settings: Settings, alice: Caller
+) -> None:
+    """An answer whose process died (no flush for a while) is not left "generating" until some
+    restart: any live process's sweep marks it interrupted, keeping its partial text."""
+    from sqlalchemy import text
+
+    from fable_core.assistant.service import install_assistant
+
+    conv = await new_conversation(ai_fable, alice)
+    async with ai_fable.db.transaction() as s:
+        await s.execute(text(
+            "INSERT INTO messages (conversation_id, user_id, role, content, status, updated_at) "
+            "VALUES (:c, :u, 'assistant', 'half an ans', 'generating', now() - interval '20 seconds'), "
+            "(:c, :u, 'assistant', 'still going', 'generating', now())"), {"c": conv, "u": alice.user_id})
+    other = Fable(ai_settings, ai_fable.db)
+    sweeping = await install_assistant(other, sweep_every=0.05)
+    try:
+        for _ in range(200):
+            async with ai_fable.db.reading() as s:
+                statuses = dict((await s.execute(select(Message.content, Message.status))).all())
+            if statuses["half an ans"] == "interrupted":
+                break
+            await asyncio.sleep(0.02)
+    finally:
+        await sweeping.close()
+    assert statuses == {"half an ans": "interrupted", "still going": "generating"}
+
+
+async def test_an_ipv6_url_in_a_message_does_not_break_the_answer(
+    ai_fable: Fable, assistant: Assistant, fake: FakeLLM, alice: Caller
+) -> None:
+    from helpers import turn
+
+    conv = await new_conversation(ai_fable, alice)
+    fake.replies.append(Reply("Those are private addresses."))
+    events = await turn(assistant, alice, conv, "see http://[2001:db8::1]/ and http://[::1]:8080/x")
+    assert text_of(events) == "Those are private addresses." and events[-1].event == "done"
+    assert [u["ok"] for u in events[0].data["urls"]] == [False, False]
+    async with ai_fable.db.reading() as s:
+        stored = (await s.execute(select(Message.status).where(Message.role == "assistant"))).scalar_one()
+    assert stored == "done"

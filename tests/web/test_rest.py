@@ -82,6 +82,14 @@ async def test_invalid_query_values_are_422_naming_the_field(as_alice: httpx.Asy
     assert r.status_code == 422 and error_of(r)["details"]["errors"][0]["field"] == "note_id"
 
 
+async def test_a_literal_path_is_not_taken_for_an_id(as_alice: httpx.AsyncClient, row_counts) -> None:
+    """``/notes/import`` is import_notes' path: PATCH there is 405, never update_note("import")."""
+    before = await row_counts()
+    r = await as_alice.patch("/api/notes/import", json={"title": "x"})
+    assert r.status_code == 405 and r.headers["allow"] == "POST"
+    assert await row_counts() == before
+
+
 async def test_any_tool_by_name(as_alice: httpx.AsyncClient) -> None:
     r = await as_alice.post("/api/tools/create_note", json={"title": "By name"})
     assert r.status_code == 200 and r.json()["title"] == "By name"
