@@ -1,7 +1,9 @@
 """How Alembic sees Fable's schema: where the migrations live and what the models comparison skips.
 
-``alembic/env.py``, ``Database.upgrade`` and the schema tests all use these, so that
-``alembic check`` (models vs. database) means the same thing everywhere.
+The migrations ship inside the package (``fable_core/db/alembic/``: ``env.py``, ``versions/``), so
+an installed Fable upgrades its database without the source tree. ``env.py``,
+``Database.upgrade`` and the schema tests all use these, so that ``alembic check`` (models vs.
+database) means the same thing everywhere.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from alembic.config import Config
 
 __all__ = ["ALEMBIC_DIR", "COMPARE_OPTIONS", "alembic_config", "include_object"]
 
-ALEMBIC_DIR = Path(__file__).resolve().parents[2] / "alembic"
+ALEMBIC_DIR = Path(__file__).resolve().parent / "alembic"
 
 # Objects the database has on purpose but the models cannot declare, each with its reason.
 # Keep this list short and specific: everything else must match the models exactly.

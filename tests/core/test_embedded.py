@@ -193,7 +193,7 @@ def test_only_the_embedded_module_knows_about_pgserver() -> None:
     pattern = re.compile(r"^\s*(import|from)\s+pgserver\b", re.MULTILINE)
     offenders = [
         str(path.relative_to(ROOT))
-        for package in ("fable_core", "fable_mcp", "fable_web", "bench", "tests", "alembic")
+        for package in ("fable_core", "fable_mcp", "fable_web", "bench", "tests")
         for path in (ROOT / package).rglob("*.py")
         if pattern.search(path.read_text()) and path != ROOT / "fable_core/db/embedded.py"
     ]

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
@@ -22,7 +23,6 @@ from sqlalchemy import Column, MetaData, Text, inspect, text
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from alembic import command
 from fable_core.db.migrations import COMPARE_OPTIONS, alembic_config
 from fable_core.db.models import Base
 from fable_core.runtime import Fable
@@ -90,6 +90,19 @@ async def test_db_upgrade_is_safe_to_run_concurrently_and_again(fresh_url: str, 
 
 def check(conn: Connection) -> None:
     command.check(alembic_config(conn))
+
+
+def test_the_alembic_command_line_finds_the_packaged_migrations(
+    database_url: str, tmp_path: Path
+) -> None:
+    """``alembic`` from the repo root (alembic.ini) runs env.py on its own connection."""
+    env = {**os.environ, "DATABASE_URL": database_url, "FABLE_DATA_DIR": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-m", "alembic", "current"], cwd=ROOT, env=env, capture_output=True,
+        text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"{HEAD} (head)" in done.stdout
 
 
 async def test_schema_matches_the_models(fable: Fable) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 
 from alembic import context
+
 from fable_core.db.migrations import COMPARE_OPTIONS
 from fable_core.db.models import Base
 

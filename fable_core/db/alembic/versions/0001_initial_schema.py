@@ -8,8 +8,8 @@ Create Date: 2026-12-02 11:05:22.824757
 """
 from __future__ import annotations
 
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision = '0001'

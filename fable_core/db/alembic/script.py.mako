@@ -6,8 +6,8 @@ Create Date: ${create_date}
 """
 from __future__ import annotations
 
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
 ${imports if imports else ""}
 
 revision = ${repr(up_revision)}
