@@ -74,11 +74,6 @@ class ClientLog:
         threshold = _threshold(ctx) if ctx is not None else None
         self._lowest = len(LEVELS) if threshold is None else LEVELS.index(threshold)
 
-    @classmethod
-    def silent(cls) -> ClientLog:
-        """The log of a request that asked for no log messages and has no stream to carry them."""
-        return cls(None)
-
     def wants(self, level: types.LoggingLevel) -> bool:
         """Whether a message at ``level`` would be sent: skip building the ones that would not."""
         return LEVELS.index(level) >= self._lowest

@@ -20,7 +20,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecurityMiddleware
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
@@ -38,7 +37,6 @@ from fable_mcp.auth import (
     base_url,
     security_settings,
 )
-from fable_mcp.direct import DirectToolCalls
 from fable_mcp.hosts import AllowedHosts, HostPolicy
 from fable_mcp.server import FableMcp
 from fable_mcp.session_quota import SessionQuota
@@ -51,12 +49,9 @@ class McpHttp:
 
     ``authenticate`` turns a request into a caller; the default checks bearer API keys.
     Tests of clients that cannot send credentials (the conformance suite) pass their own.
-    Quiet 2026-07-28 tool calls take the direct path (:mod:`fable_mcp.direct`);
-    ``direct_calls=False`` sends everything through the SDK, which the tests compare it with.
     """
 
-    def __init__(self, fable: Fable, *, authenticate: Authenticate | None = None,
-                 direct_calls: bool = True) -> None:
+    def __init__(self, fable: Fable, *, authenticate: Authenticate | None = None) -> None:
         self.fable = fable
         self.settings = fable.settings
         self.mcp = FableMcp(fable)
@@ -67,12 +62,8 @@ class McpHttp:
             session_idle_timeout=self.settings.fable_mcp_session_idle_seconds,
             max_sessions=self.settings.fable_mcp_max_sessions,
         )
-        transport: ASGIApp = StreamableHTTPASGIApp(self.session_manager)
-        self.direct: DirectToolCalls | None = None
-        if direct_calls:
-            transport = self.direct = DirectToolCalls(transport, self.mcp, TransportSecurityMiddleware(
-                security_settings(self.settings)), self.settings.fable_max_body_bytes)
-        self.quota = SessionQuota(transport, per_key=self.settings.fable_mcp_sessions_per_key,
+        self.quota = SessionQuota(StreamableHTTPASGIApp(self.session_manager),
+                                  per_key=self.settings.fable_mcp_sessions_per_key,
                                   idle_seconds=self.settings.fable_mcp_session_idle_seconds)
         endpoint = CORSMiddleware(
             _McpMethods(RequireCaller(self.quota, self.settings, authenticate or BearerKeyAuth(fable))),
@@ -136,10 +127,9 @@ async def _to_mcp(request: Request) -> Response:
     return RedirectResponse("/mcp" + (f"?{query}" if query else ""), status_code=308)
 
 
-def create_app(fable: Fable, *, authenticate: Authenticate | None = None,
-               direct_calls: bool = True) -> Starlette:
+def create_app(fable: Fable, *, authenticate: Authenticate | None = None) -> Starlette:
     """A Starlette app serving only MCP (and its metadata) for ``fable``."""
-    mcp = McpHttp(fable, authenticate=authenticate, direct_calls=direct_calls)
+    mcp = McpHttp(fable, authenticate=authenticate)
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
