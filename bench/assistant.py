@@ -153,7 +153,7 @@ async def _first_tokens(names: tuple[str, str], runs: int, fns: tuple[Timed, Tim
 async def ttft(fable: Fable, caller: Caller, runs: int, results: Results, *, label: str = "") -> list[Latency]:
     from fable_core.assistant.toolloop import llm_tools
 
-    assistant = fable.services["assistant"]
+    assistant = fable.assistant
     provider = assistant.provider
     tools = llm_tools(fable.registry, caller)
     conversation = (await fable.call("create_conversation", {}, caller))["id"]
@@ -227,7 +227,8 @@ async def followers(fable: Fable, caller: Caller, fake_url: str, count: int, res
 
 
 async def load_embeddings(fable: Fable, dims: int, batch: int = 2000) -> None:
-    from fable_core.assistant.embeddings import content_hash, note_text
+    from fable_core.assistant.embeddings import content_hash
+    from fable_core.knowledge.vectors import note_text
 
     after = 0
     while True:
@@ -266,13 +267,13 @@ async def build_index(fable: Fable, dims: int) -> None:
 async def uses_index(fable: Fable, caller: Caller, dims: int) -> bool:
     from sqlalchemy import select
 
-    from fable_core.assistant.embeddings import nearest
     from fable_core.db.models import Note
+    from fable_core.knowledge.vectors import nearest
 
     vector = embed_text("plan meeting review", dims)
     async with fable.db.transaction() as s:
         captured: list[str] = []
-        await nearest(s, caller.user_id, vector, EMBED_MODEL, limit=50, where=[Note.project_id.is_(None)])
+        await nearest(s, caller, vector, EMBED_MODEL, limit=50, where=[Note.project_id.is_(None)])
         from pgvector.sqlalchemy import Vector
         from sqlalchemy import cast
 
@@ -291,16 +292,15 @@ async def uses_index(fable: Fable, caller: Caller, dims: int) -> bool:
 async def search(fable: Fable, caller: Caller, runs: int) -> list[Latency]:
     corpus = Corpus(seed=11)
     queries = [corpus.query() for _ in range(runs * 2 + 50)]
-    services = fable.services
-    embedder = services["embedder"]
+    embedder = fable.embedder
     hybrid = await measure("search_notes, hybrid", runs,
                            lambda i: fable.call("search_notes", {"query": queries[i]}, caller))
-    services["embedder"] = None
+    fable.embedder = None
     try:
         keyword = await measure("search_notes, keyword only", runs,
                                 lambda i: fable.call("search_notes", {"query": queries[runs + i]}, caller))
     finally:
-        services["embedder"] = embedder
+        fable.embedder = embedder
     return [hybrid, keyword]
 
 
@@ -313,7 +313,7 @@ async def run(settings: Settings, fake_url: str, args: argparse.Namespace) -> Re
     r = Results(notes=args.notes, dims=args.dims)
     fable = await Fable.open(settings)
     try:
-        assistant = fable.services["assistant"]
+        assistant = fable.assistant
         await assistant.worker.stop()  # the bench loads embeddings itself
         caller = await _user(fable)
         r.latencies += await ttft(fable, caller, args.runs, r)

@@ -167,7 +167,7 @@ async def overhead(fable: Fable, caller: Caller, picks: list[int], runs: int) ->
 
     async def direct(i: int) -> None:
         async with fable.db.reading() as session:  # as the dispatcher runs read tools
-            ctx = Context.within(session, caller, fable.settings, fable.services)
+            ctx = Context.within(session, caller, fable.settings, fable)
             (await read_note(ctx, note_id=picks[i])).model_dump(mode="json")
 
     async def dispatched(i: int) -> None:

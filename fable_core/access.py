@@ -1,8 +1,23 @@
-"""Who may see and change which rows: the one module every tool goes through.
+"""Who may see and change which rows: the one module that decides it.
 
-Today a row is visible only to its owner. Sharing (a later issue) extends these functions,
-not their callers. A row the caller cannot see is reported as ``NotFound`` — never
-``Forbidden``, which would leak that it exists.
+Today a row is visible only to its owner. Sharing (a later issue) extends these functions, not
+their callers: every predicate on a row's owner lives here (a test fails on a ``user_id``
+compared anywhere else), and each caller says which question it asks:
+
+- **visible**: may the caller read it (listings, loads, retrieval): :func:`visible`,
+  :func:`get_visible`, :func:`visible_row`, :func:`visible_ids`, :func:`owned_by_param` for
+  statements built once;
+- **owned by**: is it the caller's own (their drafts, their settings, their conversations):
+  :func:`owned_by`;
+- **of user**: the rows of one account, by id (API keys, sessions, tokens, for account code that
+  has a user id and no caller): :func:`of_user`;
+- **same owner**: rows of whoever owns a given row (a note's links resolve among its owner's
+  notes): :func:`same_owner`;
+- in Python, for rows already in memory (a live answer's buffer, a subscription):
+  :func:`belongs_to`; and in hand-written SQL: :func:`owner_sql`.
+
+A row the caller cannot see is reported as ``NotFound``: never ``Forbidden``, which would leak
+that it exists.
 """
 
 from __future__ import annotations
@@ -18,10 +33,15 @@ from fable_core.errors import NotFound
 __all__ = [
     "OWNER_PARAM",
     "ROW_PARAM",
+    "belongs_to",
     "fetch_visible",
     "get_visible",
+    "notified",
+    "of_user",
     "owned_by",
     "owned_by_param",
+    "owner_sql",
+    "same_owner",
     "visible",
     "visible_ids",
     "visible_row",
@@ -43,6 +63,32 @@ def visible(model: type[M], caller: Caller) -> Select[tuple[M]]:
 def owned_by(model: Any, caller: Caller) -> Any:
     """The WHERE clause for rows the caller owns, for use in other statements."""
     return model.user_id == caller.user_id
+
+
+def of_user(model: Any, user_id: Any) -> Any:
+    """The WHERE clause for the rows of one account (``user_id`` a value or a column)."""
+    return model.user_id == user_id
+
+
+def same_owner(model: Any, row: Any) -> Any:
+    """The WHERE clause for rows of ``row``'s owner (``row`` an entity with a ``user_id``)."""
+    return model.user_id == row.user_id
+
+
+def belongs_to(owner_id: int | None, user_id: int) -> bool:
+    """Whether something held in memory (a live answer's buffer, a cached session) whose owner
+    is ``owner_id`` is user ``user_id``'s."""
+    return owner_id is not None and owner_id == user_id
+
+
+def notified(user_id: int, owner_id: int) -> bool:
+    """Whether a change to a row owned by ``owner_id`` concerns ``user_id`` (who hears of it)."""
+    return user_id == owner_id
+
+
+def owner_sql(alias: str, param: str) -> str:
+    """The owner predicate in hand-written SQL: ``alias.user_id = :param``."""
+    return f"{alias}.user_id = :{param}"
 
 
 def owned_by_param(model: Any, caller: Caller | None = None) -> Any:

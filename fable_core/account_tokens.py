@@ -15,6 +15,7 @@ from typing import Literal
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from fable_core.access import of_user
 from fable_core.db.models import AccountToken
 from fable_core.errors import InvalidInput
 
@@ -72,4 +73,4 @@ async def discard_tokens(session: AsyncSession, kind: TokenKind, user_id: int) -
     """Drop the user's unused tokens of ``kind``: after a password reset, the other reset links
     sent earlier must not work any more."""
     await session.execute(delete(AccountToken).where(
-        AccountToken.kind == kind, AccountToken.user_id == user_id, AccountToken.used_at.is_(None)))
+        AccountToken.kind == kind, of_user(AccountToken, user_id), AccountToken.used_at.is_(None)))

@@ -17,11 +17,13 @@ import hashlib
 import re
 import secrets
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core import login_sessions
+from fable_core.access import of_user
 from fable_core.account_tokens import discard_tokens, issue_token, redeem_token
 from fable_core.caller import Caller, Scope
 from fable_core.db.models import AccountToken, ApiKey, User
@@ -33,23 +35,29 @@ __all__ = [
     "INVITE_TTL",
     "RESET_TTL",
     "VERIFY_TTL",
+    "account_view",
+    "api_key_view",
     "authenticate",
     "caller_for_key",
     "change_email",
     "change_password",
+    "count_users",
     "create_api_key",
     "create_invitation",
     "create_user",
     "find_user",
+    "get_user",
     "list_api_keys",
     "list_users",
     "normalise_email",
+    "only_user",
     "register_user",
     "request_email_verification",
     "request_password_reset",
     "reset_password",
     "revoke_api_key",
     "set_active",
+    "user_view",
     "verify_email",
 ]
 
@@ -280,6 +288,57 @@ async def change_email(session: AsyncSession, user_id: int, password: str, email
     return user
 
 
+# --- views and lookups for the surfaces ---------------------------------------------------------
+
+
+def user_view(user: User) -> dict[str, Any]:
+    """What a user sees of their own account."""
+    return {
+        "id": user.id, "username": user.username, "email": user.email,
+        "email_verified": user.email_verified_at is not None, "role": user.role,
+        "created_at": user.created_at.isoformat() if user.created_at else None,
+    }
+
+
+def account_view(user: User) -> dict[str, Any]:
+    """What an admin sees of an account."""
+    return {**user_view(user), "is_active": user.is_active}
+
+
+def api_key_view(row: ApiKey) -> dict[str, Any]:
+    return {"id": row.id, "name": row.name, "prefix": row.prefix, "scope": row.scope,
+            "created_at": row.created_at.isoformat(),
+            "last_used_at": row.last_used_at.isoformat() if row.last_used_at else None}
+
+
+async def get_user(session: AsyncSession, user_id: int) -> User:
+    user = await session.get(User, user_id)
+    if user is None:
+        raise NotFound(f"user {user_id} not found", user_id=user_id)
+    return user
+
+
+async def count_users(session: AsyncSession) -> int:
+    return await session.scalar(select(func.count(User.id))) or 0
+
+
+async def only_user(session: AsyncSession, default_name: str) -> User:
+    """The instance's only user, or a new first one named ``default_name`` (for a local ``fable
+    mcp`` with no ``--user``); InvalidInput when there are several.
+
+    Servers starting together on an empty database all try to create it; the losers get a
+    Conflict from :func:`create_user` and act as the user the winner created."""
+    users = list((await session.execute(select(User).order_by(User.id).limit(2))).scalars())
+    if len(users) > 1:
+        raise InvalidInput(f"this Fable has {await count_users(session)} users: pass --user NAME", field="user")
+    if users:
+        return users[0]
+    try:
+        return await create_user(session, default_name)
+    except Conflict:
+        return await find_user(session, default_name)
+
+
 # --- administration -----------------------------------------------------------------------------
 
 
@@ -287,11 +346,11 @@ async def list_users(session: AsyncSession) -> list[User]:
     return list(await session.scalars(select(User).order_by(User.id)))
 
 
-async def set_active(session: AsyncSession, username: str, active: bool, *, by: int | None = None) -> User:
-    """Disable or enable an account. A disabled account cannot sign in, its sessions end and its
-    API keys stop working; its data stays. The last active admin cannot be disabled, and an
-    admin cannot disable themselves."""
-    user = await find_user(session, username)
+async def set_active(session: AsyncSession, who: str | int, active: bool, *, by: int | None = None) -> User:
+    """Disable or enable an account (by name or id). A disabled account cannot sign in, its
+    sessions end and its API keys stop working; its data stays. The last active admin cannot be
+    disabled, and an admin cannot disable themselves."""
+    user = await find_user(session, who) if isinstance(who, str) else await get_user(session, who)
     if not active:
         if user.id == by:
             raise InvalidInput("you cannot disable your own account", field="username")
@@ -356,7 +415,7 @@ async def caller_for_key(session: AsyncSession, key: str, surface: str) -> Calle
 
 async def list_api_keys(session: AsyncSession, user_id: int) -> list[ApiKey]:
     rows = await session.scalars(
-        select(ApiKey).where(ApiKey.user_id == user_id).order_by(ApiKey.created_at.desc(), ApiKey.id.desc())
+        select(ApiKey).where(of_user(ApiKey, user_id)).order_by(ApiKey.created_at.desc(), ApiKey.id.desc())
     )
     return list(rows)
 
@@ -364,7 +423,7 @@ async def list_api_keys(session: AsyncSession, user_id: int) -> list[ApiKey]:
 async def revoke_api_key(session: AsyncSession, user_id: int, key_id: int) -> ApiKey:
     """Delete one of the user's keys; another user's key is NotFound."""
     row = await session.scalar(
-        delete(ApiKey).where(ApiKey.id == key_id, ApiKey.user_id == user_id).returning(ApiKey)
+        delete(ApiKey).where(ApiKey.id == key_id, of_user(ApiKey, user_id)).returning(ApiKey)
     )
     if row is None:
         raise NotFound(f"API key {key_id} not found", api_key_id=key_id)

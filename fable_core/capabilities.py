@@ -1,29 +1,80 @@
-"""Importing the domain modules registers their tools; surfaces call this once at start.
+"""Fable's capabilities, in order: the modules whose import registers their tools, and the hook
+each capability runs when a Fable opens (and closes).
 
-The core registers its built-in capabilities the same way any later module would: by
-importing a module whose functions carry ``@tool``. Add new domains to ``_MODULES``.
+The core registers its built-in capabilities the way any later one would: a module whose
+functions carry ``@tool``, listed here. The order of this list is the order of the registry
+(tools/list, the REST routes, the LLM tool schema, the docs), whatever order modules happen to
+be imported in. A capability that needs process-wide parts (a model provider, background
+workers) names an ``install`` hook: an async function taking the opening :class:`Fable`, which
+sets the runtime's typed attributes and returns an async closer (or None).
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-__all__ = ["load_capabilities"]
+if TYPE_CHECKING:
+    from fable_core.runtime import Fable
 
-_MODULES = (
-    "fable_core.knowledge.notes",
-    "fable_core.knowledge.importing",
-    "fable_core.knowledge.versions",
-    "fable_core.knowledge.tasks",
-    "fable_core.knowledge.projects",
-    "fable_core.knowledge.milestones",
-    "fable_core.knowledge.worklogs",
-    "fable_core.assistant.conversations",
-    "fable_core.assistant.models",
-    "fable_core.assistant.assist",
+__all__ = ["CAPABILITIES", "Capability", "install_capabilities", "load_capabilities", "module_rank"]
+
+Closer = Callable[[], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Capability:
+    name: str
+    modules: tuple[str, ...]
+    install: str | None = None  # "module:function"
+
+
+CAPABILITIES: tuple[Capability, ...] = (
+    Capability("knowledge", (
+        "fable_core.knowledge.notes",
+        "fable_core.knowledge.listing",
+        "fable_core.knowledge.search",
+        "fable_core.knowledge.importing",
+        "fable_core.knowledge.versions",
+        "fable_core.knowledge.tasks",
+        "fable_core.knowledge.projects",
+        "fable_core.knowledge.milestones",
+        "fable_core.knowledge.worklogs",
+    )),
+    Capability("assistant", (
+        "fable_core.assistant.conversations",
+        "fable_core.assistant.turns",
+        "fable_core.assistant.assist",
+        "fable_core.assistant.models",
+    ), install="fable_core.assistant.service:install"),
 )
+
+_RANK = {module: rank for rank, module in enumerate(m for c in CAPABILITIES for m in c.modules)}
+
+
+def module_rank(module: str) -> int:
+    """Where tools of ``module`` stand in the registry: after every listed module for others
+    (tests register their own)."""
+    return _RANK.get(module, len(_RANK))
 
 
 def load_capabilities() -> None:
-    for module in _MODULES:
-        importlib.import_module(module)
+    for capability in CAPABILITIES:
+        for module in capability.modules:
+            importlib.import_module(module)
+
+
+async def install_capabilities(fable: Fable) -> list[Closer]:
+    """Run each capability's install hook in order; their closers, to run in reverse at close."""
+    closers: list[Closer] = []
+    for capability in CAPABILITIES:
+        if capability.install is None:
+            continue
+        module, _, function = capability.install.partition(":")
+        hook = getattr(importlib.import_module(module), function)
+        closer = await hook(fable)
+        if closer is not None:
+            closers.append(closer)
+    return closers

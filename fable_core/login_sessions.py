@@ -15,15 +15,17 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from fable_core.access import of_user
 from fable_core.db.models import LoginSession, User
 from fable_core.errors import NotFound
 
 __all__ = ["LIFETIME", "NewSession", "SessionInfo", "end_all", "end_others", "end_session",
-           "find_session", "list_sessions", "start_session", "token_hash"]
+           "find_session", "list_sessions", "session_view", "start_session", "token_hash"]
 
 LIFETIME = timedelta(days=30)
 _SEEN_EVERY = timedelta(minutes=1)  # how stale last_seen_at may get: one write a minute at most
@@ -56,7 +58,7 @@ async def start_session(session: AsyncSession, user_id: int, *, user_agent: str 
                         ip: str = "") -> NewSession:
     """A new session for a user who just proved who they are; their expired ones are dropped."""
     now = datetime.now(UTC)
-    await session.execute(delete(LoginSession).where(LoginSession.user_id == user_id,
+    await session.execute(delete(LoginSession).where(of_user(LoginSession, user_id),
                                                      LoginSession.expires_at <= now))
     token, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(24)
     row = LoginSession(user_id=user_id, token_hash=token_hash(token), csrf=csrf,
@@ -86,14 +88,14 @@ async def find_session(session: AsyncSession, token: str) -> SessionInfo | None:
 async def end_session(session: AsyncSession, user_id: int, session_id: int) -> None:
     """End one of the user's sessions; another user's (or a gone one) is NotFound."""
     gone = await session.scalar(delete(LoginSession).where(
-        LoginSession.id == session_id, LoginSession.user_id == user_id).returning(LoginSession.id))
+        LoginSession.id == session_id, of_user(LoginSession, user_id)).returning(LoginSession.id))
     if gone is None:
         raise NotFound(f"session {session_id} not found", session_id=session_id)
 
 
 async def end_others(session: AsyncSession, user_id: int, keep: int | None) -> int:
     """End every session of the user but ``keep``; how many ended."""
-    stmt = delete(LoginSession).where(LoginSession.user_id == user_id)
+    stmt = delete(LoginSession).where(of_user(LoginSession, user_id))
     if keep is not None:
         stmt = stmt.where(LoginSession.id != keep)
     return (await session.execute(stmt)).rowcount or 0
@@ -103,9 +105,14 @@ async def end_all(session: AsyncSession, user_id: int) -> int:
     return await end_others(session, user_id, None)
 
 
+def session_view(row: LoginSession, current: int | None) -> dict[str, Any]:
+    return {"id": row.id, "created_at": row.created_at.isoformat(), "last_seen_at": row.last_seen_at.isoformat(),
+            "user_agent": row.user_agent, "ip": row.ip, "current": row.id == current}
+
+
 async def list_sessions(session: AsyncSession, user_id: int) -> list[LoginSession]:
     """The user's live sessions, most recently seen first."""
     rows = await session.scalars(
-        select(LoginSession).where(LoginSession.user_id == user_id, LoginSession.expires_at > datetime.now(UTC))
+        select(LoginSession).where(of_user(LoginSession, user_id), LoginSession.expires_at > datetime.now(UTC))
         .order_by(LoginSession.last_seen_at.desc(), LoginSession.id.desc()))
     return list(rows)

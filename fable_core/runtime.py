@@ -1,14 +1,19 @@
 """A running Fable: settings, database and dispatcher, opened and closed together.
 
-Every surface starts one ``Fable`` and shares it; tests open one per test database.
+Every surface starts one ``Fable`` and shares it; tests open one per test database. What the
+capabilities install when it opens (:mod:`fable_core.capabilities`) lands in typed attributes:
+``llm`` (the model provider), ``model_gate`` (each user's share of it), ``embedder`` (query
+embeddings for search) and ``assistant`` (chat, background workers); each is None when the
+capability is not configured (``LLM_PROVIDER=none``), and every non-LLM tool works without them.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from fable_core.caller import Caller
+from fable_core.capabilities import Closer
 from fable_core.changes import ChangeFeed
 from fable_core.config import Settings, load_settings
 from fable_core.db.database import Database
@@ -16,6 +21,12 @@ from fable_core.events import EventBus
 from fable_core.key_callers import KeyCallers
 from fable_core.tools.dispatcher import Dispatcher
 from fable_core.tools.registry import REGISTRY, Registry
+
+if TYPE_CHECKING:
+    from fable_core.assistant.gate import ModelGate
+    from fable_core.assistant.providers.base import Provider
+    from fable_core.assistant.service import Assistant
+    from fable_core.knowledge.vectors import QueryEmbedder
 
 __all__ = ["Fable"]
 
@@ -29,33 +40,33 @@ class Fable:
         self.registry = registry
         self.events = EventBus()
         self.changes = ChangeFeed(db, self.events)  # the same events, to and from other processes
-        self.services: dict[str, Any] = {}
         self.keys = KeyCallers(db)
-        self.dispatcher = Dispatcher(
-            db, settings, registry=registry, events=self.events, services=self.services
-        )
+        self.dispatcher = Dispatcher(db, settings, registry=registry, events=self.events, runtime=self)
+        self.llm: Provider | None = None
+        self.model_gate: ModelGate | None = None
+        self.embedder: QueryEmbedder | None = None
+        self.assistant: Assistant | None = None
+        self._closers: list[Closer] = []
 
     @classmethod
     async def open(cls, settings: Settings | None = None, *, migrate: bool = True) -> Fable:
-        from fable_core.capabilities import load_capabilities
+        from fable_core.capabilities import install_capabilities, load_capabilities
 
         load_capabilities()
         settings = settings or load_settings()
         logging.getLogger("fable_core").setLevel(settings.fable_log_level.upper())
         db = await Database.open(settings, migrate=migrate)
         fable = cls(settings, db)
-        from fable_core.assistant.service import install_assistant
-
-        await install_assistant(fable)  # services["llm"], ["embedder"], ["assistant"]
+        fable._closers = await install_capabilities(fable)
         return fable
 
     async def call(self, name: str, arguments: dict[str, Any] | None, caller: Caller) -> dict[str, Any]:
         return await self.dispatcher.call(name, arguments, caller)
 
     async def close(self) -> None:
-        assistant = self.services.get("assistant")
-        if assistant is not None:
-            await assistant.close()
+        for closer in reversed(self._closers):
+            await closer()
+        self._closers = []
         await self.dispatcher.usage.close()
         await self.changes.close()
         await self.db.close()

@@ -6,25 +6,30 @@ start with the typed digits. Anything else (including prompts Fable does not hav
 to nothing, as the spec allows, and so does text nothing can match, however long.
 
 Each lookup searches the database and returns one value more than an answer holds
-(:data:`~fable_mcp.lookups.FETCH_VALUES`), which is how an answer knows it has more.
+(:data:`~fable_core.knowledge.lookups.FETCH_VALUES`), which is how an answer knows it has more.
 """
 
 from __future__ import annotations
 
-from datetime import date
-
 import mcp_types as types
 
 from fable_core.caller import Caller
-from fable_core.db.models import Note, Project
+from fable_core.knowledge.clock import today_for
+from fable_core.knowledge.lookups import (
+    MAX_VALUES,
+    Section,
+    ids_starting,
+    note_titles,
+    project_titles,
+    tag_names,
+)
 from fable_core.runtime import Fable
-from fable_mcp.lookups import MAX_VALUES, ids_starting, note_titles, project_titles, tag_names
 from fable_mcp.prompts import PROMPTS
 from fable_mcp.resources import NOTE_TEMPLATE, PROJECT_TEMPLATE
 
 __all__ = ["complete"]
 
-_TEMPLATE_MODELS: dict[str, type[Note | Project]] = {NOTE_TEMPLATE: Note, PROJECT_TEMPLATE: Project}
+_TEMPLATE_SECTIONS: dict[str, Section] = {NOTE_TEMPLATE: "notes", PROJECT_TEMPLATE: "projects"}
 
 
 async def complete(fable: Fable, caller: Caller, params: types.CompleteRequestParams) -> types.CompleteResult:
@@ -41,8 +46,8 @@ async def _values(fable: Fable, caller: Caller, ref: object, argument: str, type
         if ref.name not in PROMPTS:
             return []
         return await _by_argument(fable, caller, argument, typed)
-    if isinstance(ref, types.ResourceTemplateReference) and argument == "id" and ref.uri in _TEMPLATE_MODELS:
-        return await ids_starting(fable, caller, _TEMPLATE_MODELS[ref.uri], typed)
+    if isinstance(ref, types.ResourceTemplateReference) and argument == "id" and ref.uri in _TEMPLATE_SECTIONS:
+        return await ids_starting(fable, caller, _TEMPLATE_SECTIONS[ref.uri], typed)
     return []
 
 
@@ -54,5 +59,5 @@ async def _by_argument(fable: Fable, caller: Caller, argument: str, typed: str) 
     if argument == "tag":
         return await tag_names(fable, caller, typed)
     if argument == "date":
-        return [date.today().isoformat()]
+        return [(await today_for(fable.db, caller)).isoformat()]
     return []

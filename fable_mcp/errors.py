@@ -4,9 +4,10 @@ A tool that fails still answers ``tools/call`` normally, with ``isError: true`` 
 agent can act on (the conflicting note, the candidates of an ambiguous project name, the
 fields that failed validation). Errors outside the domain are logged here and reported
 without a traceback. Resources, prompts and completions have no error results: their domain
-errors become JSON-RPC errors (:func:`protocol_error`), and so do database errors (through the
-one translation in :mod:`fable_core.db.errors`) and unexpected ones, which the SDK would
-otherwise put on the wire with their own text: SQL and parameters included.
+errors become JSON-RPC errors (:func:`protocol_error`): database errors too, which
+:class:`~fable_core.db.database.Database` turns into domain errors at its one boundary, and
+unexpected ones are logged and reported as an internal error, which the SDK would otherwise put
+on the wire with their own text: SQL and parameters included.
 """
 
 from __future__ import annotations
@@ -19,9 +20,7 @@ from typing import Any, TypeVar
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
-from sqlalchemy.exc import DBAPIError
 
-from fable_core.db.errors import translate_db_error
 from fable_core.errors import FableError, NotFound
 
 __all__ = [
@@ -85,10 +84,8 @@ def protocol_errors(handler: H) -> H:
             return await handler(*args, **kwargs)
         except MCPError:
             raise
-        except FableError as e:
+        except FableError as e:  # database errors included: Database translates them
             raise protocol_error(e) from e
-        except DBAPIError as e:
-            raise protocol_error(translate_db_error(e)) from e
         except Exception as e:
             _log.error("MCP request %s failed unexpectedly", handler.__name__, exc_info=e)
             message = "internal_error: the request failed unexpectedly; the error was logged on the server"

@@ -16,8 +16,9 @@ from mcp.shared.exceptions import MCPError
 
 from fable_core.caller import Caller
 from fable_core.errors import InvalidInput
+from fable_core.knowledge.clock import today_for
+from fable_core.knowledge.lookups import find_note, is_id
 from fable_core.runtime import Fable
-from fable_mcp.lookups import find_note, is_id
 from fable_mcp.resources import note_markdown, note_uri, project_uri
 
 __all__ = ["PROMPTS", "get_prompt", "list_prompts"]
@@ -48,13 +49,13 @@ def _bullets(items: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def _review_days(raw: str | None) -> tuple[date, date]:
-    """The day to review (default today) and the day after, which bounds the tasks due.
+def _review_days(raw: str | None, today: date) -> tuple[date, date]:
+    """The day to review (default today, the caller's) and the day after, which bounds the tasks due.
 
     The last day a ``date`` holds has no day after: it is refused with the malformed ones.
     """
     try:
-        day = date.fromisoformat(raw) if raw else date.today()
+        day = date.fromisoformat(raw) if raw else today
         return day, day + timedelta(days=1)
     except (ValueError, OverflowError) as e:
         raise InvalidInput(f"date {raw!r} is not a day to review: give YYYY-MM-DD, before "
@@ -62,7 +63,7 @@ def _review_days(raw: str | None) -> tuple[date, date]:
 
 
 async def _daily_review(fable: Fable, caller: Caller, args: dict[str, str]) -> list[types.PromptMessage]:
-    day, next_day = _review_days(args.get("date"))
+    day, next_day = _review_days(args.get("date"), await today_for(fable.db, caller))
     tag = {"tag": args["tag"]} if args.get("tag") else {}
 
     async def notes(**filters: Any) -> list[dict[str, Any]]:

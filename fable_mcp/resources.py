@@ -1,7 +1,7 @@
 """Notes and projects as MCP resources: ``fable://notes/{id}`` and ``fable://projects/{id}``.
 
 Listing pages through all of the caller's projects, then all their notes, newest first, with
-an opaque ``nextCursor`` (keyset, :func:`fable_mcp.lookups.resource_rows`); templates name the
+an opaque ``nextCursor`` (keyset, :func:`fable_core.knowledge.lookups.resource_rows`); templates name the
 same URIs. Notes are read through the ``read_note`` tool (so access rules hold); a project
 reads as ``get_project`` plus its notes, listed by ``list_notes``.
 """
@@ -16,10 +16,10 @@ from mcp.shared.exceptions import MCPError
 
 from fable_core.caller import Caller
 from fable_core.errors import InvalidInput
+from fable_core.knowledge.lookups import Section, resource_rows
 from fable_core.knowledge.paging import decode_cursor, encode_cursor
 from fable_core.runtime import Fable
 from fable_mcp.errors import RESOURCE_NOT_FOUND
-from fable_mcp.lookups import Section, resource_rows
 
 __all__ = [
     "NOTE_TEMPLATE",

@@ -98,7 +98,8 @@ class FableMcp:
 
     async def _call_tool(self, ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
         log = ClientLog(ctx)
-        return await tools.call_tool(self.fable, self._caller(ctx), params.name, params.arguments, log)
+        return await tools.call_tool(self.fable, self._caller(ctx), params.name, params.arguments, log,
+                                     progress=tools.progress_notifications(ctx))
 
     @protocol_errors
     async def _list_resources(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:

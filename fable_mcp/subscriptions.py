@@ -27,6 +27,7 @@ from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
 
+from fable_core.access import notified
 from fable_core.caller import Caller
 from fable_core.changes import ChangeFeed
 from fable_core.events import Event, EventBus, NoteChanged, ProjectChanged
@@ -125,7 +126,7 @@ class Subscriptions:
         else:
             return
         for key, listeners in list(self._listeners.items()):
-            if listeners.user_id != event.user_id:
+            if not notified(listeners.user_id, event.user_id):
                 continue
             if await _revoked(listeners.credential):
                 _log.info("ending the listen streams of a revoked MCP credential")
@@ -134,7 +135,7 @@ class Subscriptions:
             else:
                 await listeners.bus.publish(ResourceUpdated(uri=uri))
         for conn, subscriber in list(self._by_connection.items()):
-            if subscriber.user_id != event.user_id or uri not in subscriber.uris:
+            if not notified(subscriber.user_id, event.user_id) or uri not in subscriber.uris:
                 continue
             if await _revoked(subscriber.credential):
                 _log.info("dropping the subscriptions of a revoked MCP credential")

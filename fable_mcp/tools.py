@@ -4,7 +4,8 @@ Each registered tool becomes an MCP tool with its title, description, flat input
 output schema and annotations. Calls go through the one dispatcher as the request's caller;
 results come back both as ``structuredContent`` and as compact JSON text for older clients.
 Each call is also reported to the client's log (:mod:`fable_mcp.client_log`): failures as
-warnings or errors, every call as a debug line with its duration.
+warnings or errors, every call as a debug line with its duration. A streaming tool's progress
+(an answer's tokens) goes out as progress notifications when the request carried a token.
 """
 
 from __future__ import annotations
@@ -14,15 +15,17 @@ import time
 from typing import Any
 
 import mcp_types as types
+from mcp.server.context import ServerRequestContext
 
 from fable_core.caller import Caller
 from fable_core.errors import FableError
 from fable_core.runtime import Fable
+from fable_core.tools.progress import Progress, ProgressSink
 from fable_core.tools.registry import Tool
 from fable_mcp.client_log import ClientLog
 from fable_mcp.errors import error_result, unexpected_result
 
-__all__ = ["call_tool", "list_tools", "mcp_tool"]
+__all__ = ["call_tool", "list_tools", "mcp_tool", "progress_notifications"]
 
 
 def mcp_tool(tool: Tool) -> types.Tool:
@@ -49,13 +52,32 @@ def list_tools(fable: Fable, caller: Caller) -> types.ListToolsResult:
     return types.ListToolsResult(tools=[mcp_tool(t) for t in fable.registry.for_caller(caller)])
 
 
+def progress_notifications(ctx: ServerRequestContext[Any, Any]) -> ProgressSink:
+    """How a streaming tool's progress reaches an MCP client: ``notifications/progress`` on the
+    request's progress token, counting items, ``message`` the text of a token (a piece of an
+    answer) or the item as JSON. The SDK sends nothing when the request carried no token."""
+    count = 0
+
+    async def send(item: Progress) -> None:
+        nonlocal count
+        count += 1
+        if item.event == "token" and isinstance(item.data.get("text"), str):
+            message = item.data["text"]
+        else:
+            message = json.dumps({"event": item.event, **item.data}, ensure_ascii=False, default=str)
+        await ctx.session.report_progress(count, None, message)
+
+    return send
+
+
 async def call_tool(
-    fable: Fable, caller: Caller, name: str, arguments: dict[str, Any] | None, log: ClientLog
+    fable: Fable, caller: Caller, name: str, arguments: dict[str, Any] | None, log: ClientLog, *,
+    progress: ProgressSink | None = None,
 ) -> types.CallToolResult:
     """Run a tool through the dispatcher; every failure becomes an error result (and a log message)."""
     started = time.perf_counter()
     try:
-        result = await fable.dispatcher.call(name, arguments or {}, caller)
+        result = await fable.dispatcher.call(name, arguments or {}, caller, progress=progress)
     except FableError as e:
         await log.tool_failed(name, e)
         outcome = error_result(e)

@@ -13,21 +13,19 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
-from sqlalchemy import func, select
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
 from fable_core import accounts, instance, login_sessions
-from fable_core.db.models import LoginSession, User
 from fable_core.errors import Forbidden, InvalidInput, Unavailable
 from fable_core.passwords import MAX_LENGTH
 from fable_mcp.hosts import HostPolicy
 from fable_web.context import WebContext, web
 from fable_web.payload import parse_model, read_json_object
+from fable_web.routing import ApiRoute, Doc
 from fable_web.security import is_same_origin
 
-__all__ = ["REQUEST_MODELS", "routes", "user_json"]
+__all__ = ["routes"]
 
 Username = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 Password = Annotated[str, StringConstraints(min_length=1, max_length=MAX_LENGTH)]
@@ -83,27 +81,6 @@ class EmailToken(_Body):
     token: Token
 
 
-REQUEST_MODELS: dict[str, type[BaseModel]] = {
-    "register": Registration,
-    "login": Credentials,
-    "logout": Logout,
-    "change_password": PasswordChange,
-    "forgot_password": ForgotPassword,
-    "reset_password": ResetPassword,
-    "change_email": EmailChange,
-    "verify_email": EmailToken,
-}
-
-
-def user_json(user: User) -> dict[str, Any]:
-    return {
-        "id": user.id,
-        "username": user.username,
-        "email": user.email,
-        "email_verified": user.email_verified_at is not None,
-        "role": user.role,
-        "created_at": user.created_at.isoformat() if user.created_at else None,
-    }
 
 
 def refuse_cross_site(request: Request) -> None:
@@ -112,13 +89,13 @@ def refuse_cross_site(request: Request) -> None:
         raise Forbidden("cross-site request refused", reason="csrf")
 
 
-async def _signed_in(request: Request, user: User, status: int = 200) -> JSONResponse:
+async def _signed_in(request: Request, user: Any, status: int = 200) -> JSONResponse:
     """Start a session for ``user`` and answer with it (cookie + CSRF token)."""
     w = web(request)
     async with w.fable.db.transaction() as session:
         started = await login_sessions.start_session(
             session, user.id, user_agent=request.headers.get("user-agent", ""), ip=w.limiter.ip(request))
-    response = JSONResponse({"user": user_json(user), "csrf_token": started.csrf}, status_code=status)
+    response = JSONResponse({"user": accounts.user_view(user), "csrf_token": started.csrf}, status_code=status)
     w.sessions.attach(response, started.token)
     return response
 
@@ -176,11 +153,11 @@ async def me(request: Request) -> Response:
     w = web(request)
     caller = await w.auth.caller(request)
     async with w.fable.db.reading() as session:
-        user = await session.get(User, caller.user_id)
+        user = await accounts.get_user(session, caller.user_id)
     via_key = "authorization" in request.headers
     info = None if via_key else await w.auth.current(request)
     return JSONResponse({
-        "user": user_json(user) if user else None,
+        "user": accounts.user_view(user),
         "auth": "api_key" if via_key else "session",
         "scope": caller.scope,
         "csrf_token": info.csrf if info else None,
@@ -197,7 +174,7 @@ async def change_password(request: Request) -> Response:
                                               body.new_password, keep_session=info.id)
         await session.refresh(user, ["created_at"])
     w.auth.forget_user(user.id)
-    return JSONResponse({"user": user_json(user)})
+    return JSONResponse({"user": accounts.user_view(user)})
 
 
 async def forgot_password(request: Request) -> Response:
@@ -245,7 +222,7 @@ async def reset_password(request: Request) -> Response:
         user = await accounts.reset_password(session, body.token, body.password)
         await session.refresh(user, ["created_at"])
     w.auth.forget_user(user.id)
-    return JSONResponse({"user": user_json(user)})
+    return JSONResponse({"user": accounts.user_view(user)})
 
 
 async def change_email(request: Request) -> Response:
@@ -256,7 +233,7 @@ async def change_email(request: Request) -> Response:
     async with w.fable.db.transaction() as session:
         user = await accounts.change_email(session, info.user_id, body.password, body.email)
         await session.refresh(user, ["created_at"])
-    response = JSONResponse({"user": user_json(user)})
+    response = JSONResponse({"user": accounts.user_view(user)})
     response.background = _verification_mail(w, user.id)
     return response
 
@@ -266,8 +243,8 @@ async def send_verification(request: Request) -> Response:
     w = web(request)
     info = await w.auth.session(request)
     async with w.fable.db.reading() as session:
-        user = await session.get(User, info.user_id)
-    if user is None or not user.email or user.email_verified_at is not None:
+        user = await accounts.get_user(session, info.user_id)
+    if not user.email or user.email_verified_at is not None:
         raise InvalidInput("the account has no unverified email address", field="email")
     if not w.mailer.configured:
         raise Unavailable("this instance cannot send mail; ask its admin")
@@ -284,8 +261,8 @@ def _verification_mail(w: WebContext, user_id: int) -> Any:
     async def compose() -> None:
         async with w.fable.db.transaction() as session:
             url, _ = await instance.public_url(session, w.fable.settings)
-            user = await session.get(User, user_id)
-            if url is None or user is None:
+            user = await accounts.get_user(session, user_id)
+            if url is None:
                 return
             token = await accounts.request_email_verification(session, user)
         if token is not None and user.email:
@@ -308,12 +285,7 @@ async def verify_email(request: Request) -> Response:
     async with w.fable.db.transaction() as session:
         user = await accounts.verify_email(session, body.token)
         await session.refresh(user, ["created_at"])
-    return JSONResponse({"user": user_json(user)})
-
-
-def _session_json(row: LoginSession, current: int) -> dict[str, Any]:
-    return {"id": row.id, "created_at": row.created_at.isoformat(), "last_seen_at": row.last_seen_at.isoformat(),
-            "user_agent": row.user_agent, "ip": row.ip, "current": row.id == current}
+    return JSONResponse({"user": accounts.user_view(user)})
 
 
 async def list_sessions(request: Request) -> Response:
@@ -321,7 +293,7 @@ async def list_sessions(request: Request) -> Response:
     info = await w.auth.session(request)
     async with w.fable.db.reading() as session:
         rows = await login_sessions.list_sessions(session, info.user_id)
-    return JSONResponse({"items": [_session_json(r, info.id) for r in rows]})
+    return JSONResponse({"items": [login_sessions.session_view(r, info.id) for r in rows]})
 
 
 async def end_session(request: Request) -> Response:
@@ -341,23 +313,38 @@ async def registration_status(request: Request) -> Response:
     """Public: whether the sign-up form should be offered, and whether this is the first user."""
     w = web(request)
     async with w.fable.db.reading() as session:
-        users = await session.scalar(select(func.count(User.id)))
+        users = await accounts.count_users(session)
         is_open = await instance.registration_open(session, w.fable.settings.fable_open_registration)
     return JSONResponse({"open": bool(is_open or not users), "first_user": not users})
 
 
 routes = [
-    Route("/api/auth/register", register, methods=["POST"]),
-    Route("/api/auth/login", login, methods=["POST"]),
-    Route("/api/auth/logout", logout, methods=["POST"]),
-    Route("/api/auth/me", me, methods=["GET"]),
-    Route("/api/auth/password", change_password, methods=["POST"]),
-    Route("/api/auth/forgot-password", forgot_password, methods=["POST"]),
-    Route("/api/auth/reset-password", reset_password, methods=["POST"]),
-    Route("/api/auth/email", change_email, methods=["PUT"]),
-    Route("/api/auth/email/verification", send_verification, methods=["POST"]),
-    Route("/api/auth/verify-email", verify_email, methods=["POST"]),
-    Route("/api/auth/sessions", list_sessions, methods=["GET"]),
-    Route("/api/auth/sessions/{session_id:int}", end_session, methods=["DELETE"]),
-    Route("/api/auth/registration", registration_status, methods=["GET"]),
+    ApiRoute("/api/auth/register", register, methods=["POST"],
+             doc=Doc("Create an account and sign in", "auth", Registration, status=201, public=True)),
+    ApiRoute("/api/auth/login", login, methods=["POST"],
+             doc=Doc("Sign in (starts a cookie session)", "auth", Credentials, public=True)),
+    ApiRoute("/api/auth/logout", logout, methods=["POST"],
+             doc=Doc("Sign out: end this session (or every one) and clear the cookie", "auth", Logout,
+                     status=204, public=True, body_required=False)),
+    ApiRoute("/api/auth/me", me, methods=["GET"], doc=Doc("The signed-in user and the session's CSRF token", "auth")),
+    ApiRoute("/api/auth/password", change_password, methods=["POST"],
+             doc=Doc("Change the password (ends every other session; session only)", "auth", PasswordChange,
+                     session_only=True)),
+    ApiRoute("/api/auth/forgot-password", forgot_password, methods=["POST"],
+             doc=Doc("Email a password reset link", "auth", ForgotPassword, status=202, public=True)),
+    ApiRoute("/api/auth/reset-password", reset_password, methods=["POST"],
+             doc=Doc("Set a new password with a reset token", "auth", ResetPassword, public=True)),
+    ApiRoute("/api/auth/email", change_email, methods=["PUT"],
+             doc=Doc("Change the email address (it starts unverified; session only)", "auth", EmailChange,
+                     session_only=True)),
+    ApiRoute("/api/auth/email/verification", send_verification, methods=["POST"],
+             doc=Doc("Mail a new verification link (session only)", "auth", status=202, session_only=True)),
+    ApiRoute("/api/auth/verify-email", verify_email, methods=["POST"],
+             doc=Doc("Confirm an email address with the mailed token", "auth", EmailToken, public=True)),
+    ApiRoute("/api/auth/sessions", list_sessions, methods=["GET"],
+             doc=Doc("Your signed-in sessions (session only)", "auth", session_only=True)),
+    ApiRoute("/api/auth/sessions/{session_id:int}", end_session, methods=["DELETE"],
+             doc=Doc("End one of your sessions (session only)", "auth", session_only=True)),
+    ApiRoute("/api/auth/registration", registration_status, methods=["GET"],
+             doc=Doc("Whether registration is open", "auth", public=True)),
 ]

@@ -8,17 +8,16 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, StringConstraints
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
 from fable_core import accounts, instance
-from fable_core.db.models import User
-from fable_core.errors import Forbidden, NotFound
+from fable_core.errors import Forbidden
 from fable_core.login_sessions import SessionInfo
 from fable_web.account_api import Email
 from fable_web.context import base_url, web
 from fable_web.payload import parse_model, read_json_object
+from fable_web.routing import ApiRoute, Doc
 
-__all__ = ["REQUEST_MODELS", "routes"]
+__all__ = ["routes"]
 
 
 class _Body(BaseModel):
@@ -42,12 +41,6 @@ class AccountState(_Body):
     is_active: bool
 
 
-REQUEST_MODELS: dict[str, type[BaseModel]] = {
-    "set_registration": RegistrationSetting,
-    "set_settings": InstanceSettings,
-    "create_invitation": NewInvitation,
-    "set_account_state": AccountState,
-}
 
 
 async def _admin(request: Request) -> SessionInfo:
@@ -118,17 +111,11 @@ async def create_invitation(request: Request) -> Response:
     )
 
 
-def _account_json(user: User) -> dict[str, Any]:
-    return {"id": user.id, "username": user.username, "email": user.email,
-            "email_verified": user.email_verified_at is not None, "role": user.role,
-            "is_active": user.is_active, "created_at": user.created_at.isoformat()}
-
-
 async def list_accounts(request: Request) -> Response:
     await _admin(request)
     async with web(request).fable.db.reading() as session:
         users = await accounts.list_users(session)
-    return JSONResponse({"items": [_account_json(u) for u in users]})
+    return JSONResponse({"items": [accounts.account_view(u) for u in users]})
 
 
 async def set_account_state(request: Request) -> Response:
@@ -139,20 +126,24 @@ async def set_account_state(request: Request) -> Response:
     w = web(request)
     user_id = request.path_params["user_id"]
     async with w.fable.db.transaction() as session:
-        target = await session.get(User, user_id)
-        if target is None:
-            raise NotFound(f"user {user_id} not found", user_id=user_id)
-        user = await accounts.set_active(session, target.username, body.is_active, by=info.user_id)
+        user = await accounts.set_active(session, user_id, body.is_active, by=info.user_id)
     w.auth.forget_user(user.id)
-    return JSONResponse(_account_json(user))
+    return JSONResponse(accounts.account_view(user))
 
 
 routes = [
-    Route("/api/admin/registration", get_registration, methods=["GET"]),
-    Route("/api/admin/registration", set_registration, methods=["PUT"]),
-    Route("/api/admin/settings", get_settings, methods=["GET"]),
-    Route("/api/admin/settings", set_settings, methods=["PATCH"]),
-    Route("/api/admin/invitations", create_invitation, methods=["POST"]),
-    Route("/api/admin/users", list_accounts, methods=["GET"]),
-    Route("/api/admin/users/{user_id:int}", set_account_state, methods=["PATCH"]),
+    ApiRoute("/api/admin/registration", get_registration, methods=["GET"],
+             doc=Doc("Whether registration is open (admin)", "admin", session_only=True)),
+    ApiRoute("/api/admin/registration", set_registration, methods=["PUT"],
+             doc=Doc("Open or close registration (admin)", "admin", RegistrationSetting, session_only=True)),
+    ApiRoute("/api/admin/settings", get_settings, methods=["GET"],
+             doc=Doc("Instance settings: registration, public URL (admin)", "admin", session_only=True)),
+    ApiRoute("/api/admin/settings", set_settings, methods=["PATCH"],
+             doc=Doc("Change instance settings (admin)", "admin", InstanceSettings, session_only=True)),
+    ApiRoute("/api/admin/invitations", create_invitation, methods=["POST"],
+             doc=Doc("Create an invitation link (admin)", "admin", NewInvitation, status=201, session_only=True)),
+    ApiRoute("/api/admin/users", list_accounts, methods=["GET"],
+             doc=Doc("Every account (admin)", "admin", session_only=True)),
+    ApiRoute("/api/admin/users/{user_id:int}", set_account_state, methods=["PATCH"],
+             doc=Doc("Disable or enable an account (admin)", "admin", AccountState, session_only=True)),
 ]

@@ -12,15 +12,14 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, StringConstraints
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
 from fable_core import accounts
-from fable_core.db.models import ApiKey
 from fable_core.errors import InvalidInput
 from fable_web.context import base_url, web
 from fable_web.payload import parse_model, read_json_object
+from fable_web.routing import ApiRoute, Doc
 
-__all__ = ["REQUEST_MODELS", "mcp_config", "routes"]
+__all__ = ["mcp_config", "routes"]
 
 
 class NewApiKey(BaseModel):
@@ -29,18 +28,6 @@ class NewApiKey(BaseModel):
     scope: Literal["read", "write"] = "write"
 
 
-REQUEST_MODELS: dict[str, type[BaseModel]] = {"create_api_key": NewApiKey}
-
-
-def _key_json(row: ApiKey) -> dict[str, Any]:
-    return {
-        "id": row.id,
-        "name": row.name,
-        "prefix": row.prefix,
-        "scope": row.scope,
-        "created_at": row.created_at.isoformat(),
-        "last_used_at": row.last_used_at.isoformat() if row.last_used_at else None,
-    }
 
 
 def mcp_config(url: str, key: str) -> dict[str, Any]:
@@ -60,7 +47,7 @@ async def list_keys(request: Request) -> Response:
     caller = await w.auth.caller(request)
     async with w.fable.db.transaction() as session:
         rows = await accounts.list_api_keys(session, caller.user_id)
-    return JSONResponse({"items": [_key_json(r) for r in rows]})
+    return JSONResponse({"items": [accounts.api_key_view(r) for r in rows]})
 
 
 async def create_key(request: Request) -> Response:
@@ -70,7 +57,7 @@ async def create_key(request: Request) -> Response:
     async with w.fable.db.transaction() as session:
         row, key = await accounts.create_api_key(session, info.user_id, body.name, body.scope)
         await session.refresh(row, ["created_at"])
-    data = _key_json(row) | {"key": key, "mcp_config": mcp_config(await base_url(request), key)}
+    data = accounts.api_key_view(row) | {"key": key, "mcp_config": mcp_config(await base_url(request), key)}
     return JSONResponse(data, status_code=201)
 
 
@@ -87,7 +74,10 @@ async def revoke_key(request: Request) -> Response:
 
 
 routes = [
-    Route("/api/api-keys", list_keys, methods=["GET"]),
-    Route("/api/api-keys", create_key, methods=["POST"]),
-    Route("/api/api-keys/{key_id}", revoke_key, methods=["DELETE"]),
+    ApiRoute("/api/api-keys", list_keys, methods=["GET"], doc=Doc("List your API keys", "api-keys")),
+    ApiRoute("/api/api-keys", create_key, methods=["POST"],
+             doc=Doc("Create an API key (shown once; session only)", "api-keys", NewApiKey, status=201,
+                     session_only=True)),
+    ApiRoute("/api/api-keys/{key_id}", revoke_key, methods=["DELETE"],
+             doc=Doc("Revoke an API key (session only)", "api-keys", session_only=True)),
 ]

@@ -7,8 +7,9 @@ key revocation clears this process's memory at once; other replicas follow withi
 seconds.
 
 Cookie-authenticated unsafe requests must prove they come from our own pages: a same-origin
-``Origin`` header or the session's CSRF token in ``X-CSRF-Token``. Read-scope keys may only use
-safe methods. Credentials and accounts (passwords, email,
+``Origin`` header or the session's CSRF token in ``X-CSRF-Token``. What a read-scope key may
+do is the tool's scope on routes that run a tool (as over MCP), and safe methods only on the
+others. Credentials and accounts (passwords, email,
 sessions, invitations, administration) are managed from a signed-in session only: a leaked API
 key must not be able to change the password or mint invitations.
 """
@@ -21,6 +22,7 @@ import time
 
 from starlette.requests import Request
 
+from fable_core.access import belongs_to
 from fable_core.caller import Caller
 from fable_core.errors import Forbidden, Unauthenticated
 from fable_core.login_sessions import SessionInfo, find_session
@@ -44,11 +46,13 @@ class Authenticator:
         self.codec = codec
         self._sessions: dict[str, tuple[float, SessionInfo | None]] = {}
 
-    async def caller(self, request: Request) -> Caller:
-        """The authenticated caller, or Unauthenticated / Forbidden."""
+    async def caller(self, request: Request, *, tool: bool = False) -> Caller:
+        """The authenticated caller, or Unauthenticated / Forbidden. On a route that runs a
+        tool (``tool``) the tool's scope decides what a read-scope key may do, as on every
+        surface; on the others, HTTP's method does (safe methods only)."""
         header = request.headers.get("authorization")
         if header:
-            return await self._key_caller(request, header)
+            return await self._key_caller(request, header, tool)
         info = await self._signed_in(request)
         return Caller(user_id=info.user_id, username=info.username, role=info.role, surface="web")
 
@@ -81,7 +85,7 @@ class Authenticator:
     def forget_user(self, user_id: int) -> None:
         """Drop what this process remembers of the user's sessions and keys."""
         for key, (_, info) in list(self._sessions.items()):
-            if info is not None and info.user_id == user_id:
+            if info is not None and belongs_to(info.user_id, user_id):
                 self._sessions.pop(key, None)
         self.fable.keys.forget()  # the user's keys may have lost their reach too
 
@@ -115,12 +119,12 @@ class Authenticator:
         self._sessions[digest] = (now + TTL, info)
         return info
 
-    async def _key_caller(self, request: Request, header: str) -> Caller:
+    async def _key_caller(self, request: Request, header: str, tool: bool) -> Caller:
         scheme, _, key = header.partition(" ")
         if scheme.lower() != "bearer" or not key.strip():
             raise Unauthenticated("the Authorization header must be 'Bearer <API key>'")
         caller = await self.fable.keys.caller(key, "rest")
-        if request.method not in SAFE_METHODS and not caller.can_write:
+        if not tool and request.method not in SAFE_METHODS and not caller.can_write:
             raise Forbidden(f"this API key has read-only scope; {request.method} needs a write key")
         return caller
 

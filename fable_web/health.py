@@ -7,17 +7,15 @@ without one) and 503 when it is not, so load balancers can route on the status a
 from __future__ import annotations
 
 import asyncio
-import inspect
 from typing import Any
 
-from sqlalchemy import text
-from sqlalchemy.exc import DBAPIError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
+from fable_core.errors import FableError
 from fable_core.runtime import Fable
 from fable_web.context import web
+from fable_web.routing import ApiRoute, Doc
 
 __all__ = ["routes"]
 
@@ -27,32 +25,25 @@ TIMEOUT = 3.0
 async def database_status(fable: Fable) -> dict[str, Any]:
     try:
         async with asyncio.timeout(TIMEOUT):
-            async with fable.db.engine.connect() as conn:
-                await conn.execute(text("SELECT 1"))
-    except (OSError, DBAPIError, TimeoutError) as e:
-        return {"status": "unavailable", "error": str(e).splitlines()[0] if str(e) else type(e).__name__}
+            await fable.db.ping()
+    except FableError as e:
+        return {"status": "unavailable", "error": e.message.splitlines()[0]}
+    except TimeoutError:
+        return {"status": "unavailable", "error": f"no answer within {TIMEOUT:g} s"}
     return {"status": "ok"}
 
 
 async def llm_status(fable: Fable) -> dict[str, Any]:
     """The provider setting, and what the LLM service (if one is installed) says of itself."""
     provider = fable.settings.llm_provider
-    service = fable.services.get("llm")
-    check = getattr(service, "health", None)
-    if check is None or not inspect.iscoroutinefunction(check):
+    if fable.llm is None:
         return {"provider": provider, "status": "not configured"}
     try:
         async with asyncio.timeout(TIMEOUT):
-            answer = await check()
+            answer = await fable.llm.health()
     except Exception as e:  # noqa: BLE001 - a health probe reports any failure, never raises
         return {"provider": provider, "status": "unavailable", "error": str(e) or type(e).__name__}
-    if hasattr(answer, "to_dict"):
-        answer = answer.to_dict()
-    if isinstance(answer, dict):
-        return {"provider": provider, "status": "ok"} | answer
-    if isinstance(answer, bool):
-        return {"provider": provider, "status": "ok" if answer else "unavailable"}
-    return {"provider": provider, "status": str(answer)}
+    return {"provider": provider, "status": "ok"} | answer.to_dict()
 
 
 async def health(request: Request) -> Response:
@@ -65,4 +56,4 @@ async def health(request: Request) -> Response:
     )
 
 
-routes = [Route("/api/health", health, methods=["GET"])]
+routes = [ApiRoute("/api/health", health, methods=["GET"], doc=Doc("Database and LLM status", "system", public=True))]

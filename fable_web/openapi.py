@@ -1,27 +1,28 @@
-"""The OpenAPI 3.1 document at GET /api/openapi.json, built from the same schemas as the API.
+"""The OpenAPI 3.1 document at GET /api/openapi.json, built by walking the app's routes.
 
-Tool operations come from the registry (route, input and output schemas, descriptions); the
-account endpoints from the request models their handlers validate with. Nothing is declared
-twice. Pydantic's ``$defs`` are lifted into ``components/schemas``.
+Every /api route is an :class:`~fable_web.routing.ApiRoute` carrying its description: a tool's
+route is described from the registry (route, status, input and output schemas, description; a
+streaming tool's ``/stream`` form as ``text/event-stream``), a hand-written route by the request
+model its handler validates with. Nothing is declared twice; a test walks ``app.routes`` and
+finds every /api route in the document. Pydantic's ``$defs`` are lifted into
+``components/schemas``.
 """
 
 from __future__ import annotations
 
 import copy
 import re
-from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute
 
 from fable_core.tools.registry import Registry, Tool
-from fable_web import account_api, admin_api, apikeys_api
 from fable_web.rest import QUERY_METHODS
+from fable_web.routing import ApiRoute, Doc
 
-__all__ = ["Operation", "build_openapi", "routes"]
+__all__ = ["build_openapi", "routes"]
 
 _ERROR = {
     "type": "object",
@@ -39,67 +40,10 @@ _ERROR = {
 _ERROR_RESPONSE = {"description": "A typed error", "content": {
     "application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
 _ANY_OBJECT = {"type": "object"}
-
-
-@dataclass(frozen=True, slots=True)
-class Operation:
-    """A hand-written (non-tool) endpoint, described by the model its handler validates with."""
-
-    method: str
-    path: str
-    summary: str
-    tag: str
-    body: type[BaseModel] | None = None
-    public: bool = False
-    status: int = 200
-    session_only: bool = False  # refuses API keys: credentials are managed from a signed-in session
-    body_required: bool = True
-
-
-OPERATIONS = [
-    Operation("GET", "/api/health", "Database and LLM status", "system", public=True),
-    Operation("POST", "/api/auth/register", "Create an account and sign in", "auth",
-              account_api.Registration, public=True, status=201),
-    Operation("POST", "/api/auth/login", "Sign in (starts a cookie session)", "auth",
-              account_api.Credentials, public=True),
-    Operation("POST", "/api/auth/logout", "Sign out: end this session (or every one) and clear the cookie",
-              "auth", account_api.Logout, public=True, status=204, body_required=False),
-    Operation("GET", "/api/auth/me", "The signed-in user and the session's CSRF token", "auth"),
-    Operation("POST", "/api/auth/password", "Change the password (ends every other session; session only)",
-              "auth", account_api.PasswordChange, session_only=True),
-    Operation("POST", "/api/auth/forgot-password", "Email a password reset link", "auth",
-              account_api.ForgotPassword, public=True, status=202),
-    Operation("POST", "/api/auth/reset-password", "Set a new password with a reset token", "auth",
-              account_api.ResetPassword, public=True),
-    Operation("PUT", "/api/auth/email", "Change the email address (it starts unverified; session only)",
-              "auth", account_api.EmailChange, session_only=True),
-    Operation("POST", "/api/auth/email/verification", "Mail a new verification link (session only)", "auth",
-              session_only=True, status=202),
-    Operation("POST", "/api/auth/verify-email", "Confirm an email address with the mailed token", "auth",
-              account_api.EmailToken, public=True),
-    Operation("GET", "/api/auth/sessions", "Your signed-in sessions (session only)", "auth", session_only=True),
-    Operation("DELETE", "/api/auth/sessions/{session_id}", "End one of your sessions (session only)", "auth",
-              session_only=True),
-    Operation("GET", "/api/auth/registration", "Whether registration is open", "auth", public=True),
-    Operation("GET", "/api/admin/registration", "Whether registration is open (admin)", "admin", session_only=True),
-    Operation("PUT", "/api/admin/registration", "Open or close registration (admin)", "admin",
-              admin_api.RegistrationSetting, session_only=True),
-    Operation("GET", "/api/admin/settings", "Instance settings: registration, public URL (admin)", "admin",
-              session_only=True),
-    Operation("PATCH", "/api/admin/settings", "Change instance settings (admin)", "admin",
-              admin_api.InstanceSettings, session_only=True),
-    Operation("POST", "/api/admin/invitations", "Create an invitation link (admin)", "admin",
-              admin_api.NewInvitation, status=201, session_only=True),
-    Operation("GET", "/api/admin/users", "Every account (admin)", "admin", session_only=True),
-    Operation("PATCH", "/api/admin/users/{user_id}", "Disable or enable an account (admin)", "admin",
-              admin_api.AccountState, session_only=True),
-    Operation("GET", "/api/api-keys", "List your API keys", "api-keys"),
-    Operation("POST", "/api/api-keys", "Create an API key (shown once; session only)", "api-keys",
-              apikeys_api.NewApiKey, status=201, session_only=True),
-    Operation("DELETE", "/api/api-keys/{key_id}", "Revoke an API key (session only)", "api-keys",
-              session_only=True),
-    Operation("GET", "/api/tools", "List the tools you may call", "tools"),
-]
+_SSE_EVENT = {  # one event of a streaming tool's SSE form; its data is JSON text
+    "type": "object", "required": ["event", "data"],
+    "properties": {"event": {"type": "string"}, "data": {"type": "string"}, "id": {"type": "string"}},
+}
 
 
 class _Components:
@@ -140,7 +84,7 @@ def _json(schema: dict[str, Any]) -> dict[str, Any]:
     return {"application/json": {"schema": schema}}
 
 
-def _tool_operation(t: Tool, comps: _Components) -> dict[str, Any]:
+def _tool_operation(t: Tool, comps: _Components, *, stream: bool = False) -> dict[str, Any]:
     assert t.route is not None
     inp = comps.lift(t.input_schema, t.name)
     out = comps.lift(t.output_schema, t.name)
@@ -148,10 +92,14 @@ def _tool_operation(t: Tool, comps: _Components) -> dict[str, Any]:
     required = set(inp.get("required", []))
     path = t.route.path_params
     params = [{"name": p, "in": "path", "required": True, "schema": _present(props[p])} for p in path]
+    answer = ({"200": {"description": "Server-Sent Events: each progress item as `event: <kind>`, then "
+                                      "`event: result` (the result) or `event: error`",
+                       "content": {"text/event-stream": {"schema": _SSE_EVENT}}}}
+              if stream else {str(t.route.status): {"description": "OK", "content": _json(out)}})
     op: dict[str, Any] = {
-        "operationId": t.name, "summary": t.title, "description": t.description, "tags": [t.group],
-        "responses": {"200": {"description": "OK", "content": _json(out)}, "default": _ERROR_RESPONSE},
-        "x-fable-scope": t.scope,
+        "operationId": f"{t.name}_stream" if stream else t.name, "summary": t.title,
+        "description": t.description, "tags": [t.group],
+        "responses": {**answer, "default": _ERROR_RESPONSE}, "x-fable-scope": t.scope,
     }
     rest = {k: v for k, v in props.items() if k not in path}
     if t.route.method in QUERY_METHODS:
@@ -181,10 +129,10 @@ def _present(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def _hand_operation(o: Operation, comps: _Components) -> dict[str, Any]:
+def _hand_operation(path: str, method: str, o: Doc, comps: _Components) -> dict[str, Any]:
     op: dict[str, Any] = {
-        "operationId": o.path.removeprefix("/api/").replace("/", "_").replace("-", "_")
-        .replace("{", "").replace("}", "") + "_" + o.method.lower(),
+        "operationId": path.removeprefix("/api/").replace("/", "_").replace("-", "_")
+        .replace("{", "").replace("}", "") + "_" + method.lower(),
         "summary": o.summary, "tags": [o.tag],
         "responses": {str(o.status): {"description": "OK", **({} if o.status == 204 else {
             "content": _json(_ANY_OBJECT)})}, "default": _ERROR_RESPONSE},
@@ -192,7 +140,7 @@ def _hand_operation(o: Operation, comps: _Components) -> dict[str, Any]:
     if o.body is not None:
         schema = comps.lift(o.body.model_json_schema(), o.body.__name__)
         op["requestBody"] = {"required": o.body_required, "content": _json(schema)}
-    params = re.findall(r"{(\w+)}", o.path)
+    params = re.findall(r"{(\w+)}", path)
     if params:
         op["parameters"] = [{"name": p, "in": "path", "required": True,
                              "schema": {"type": "integer", "minimum": 1}} for p in params]
@@ -215,15 +163,26 @@ def _call_any_operation(registry: Registry) -> dict[str, Any]:
     }
 
 
-def build_openapi(registry: Registry, *, version: str = "0.1.0") -> dict[str, Any]:
+def documented_path(route: ApiRoute) -> str:
+    """The route's path as OpenAPI writes it: ``{note_id:int}`` is ``{note_id}``."""
+    return re.sub(r"{(\w+):\w+}", r"{\1}", route.path)
+
+
+def build_openapi(app_routes: list[BaseRoute], registry: Registry, *, version: str = "0.1.0") -> dict[str, Any]:
     comps = _Components()
     paths: dict[str, dict[str, Any]] = {}
-    for o in OPERATIONS:
-        paths.setdefault(o.path, {})[o.method.lower()] = _hand_operation(o, comps)
-    paths.setdefault("/api/tools/{name}", {})["post"] = _call_any_operation(registry)
-    for t in registry:
-        if t.route is not None:
-            paths.setdefault(f"/api{t.route.path}", {})[t.route.method.lower()] = _tool_operation(t, comps)
+    for route in app_routes:
+        if not isinstance(route, ApiRoute):
+            continue
+        path, doc = documented_path(route), route.doc
+        for method in sorted((route.methods or set()) - {"HEAD"}):
+            if doc.any_tool:
+                operation = _call_any_operation(registry)
+            elif doc.tool is not None:
+                operation = _tool_operation(doc.tool, comps, stream=doc.stream)
+            else:
+                operation = _hand_operation(path, method, doc, comps)
+            paths.setdefault(path, {})[method.lower()] = operation
     return {
         "openapi": "3.1.0",
         "info": {"title": "Fable API", "version": version,
@@ -243,8 +202,9 @@ def build_openapi(registry: Registry, *, version: str = "0.1.0") -> dict[str, An
 async def openapi(request: Request) -> Response:
     state = request.app.state
     if getattr(state, "openapi", None) is None:
-        state.openapi = build_openapi(state.web.fable.registry)
+        state.openapi = build_openapi(request.app.routes, state.web.fable.registry)
     return JSONResponse(state.openapi)
 
 
-routes = [Route("/api/openapi.json", openapi, methods=["GET"])]
+routes = [ApiRoute("/api/openapi.json", openapi, methods=["GET"],
+                   doc=Doc("This document: the API as OpenAPI 3.1", "system", public=True))]

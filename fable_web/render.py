@@ -20,20 +20,19 @@ import nh3
 from markdown_it import MarkdownIt
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
-from sqlalchemy import or_, select
+from pydantic import BaseModel, ConfigDict
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Route
 
-from fable_core.access import owned_by
 from fable_core.caller import Caller
-from fable_core.db.models import Note, title_key
-from fable_core.errors import InvalidInput, PayloadTooLarge
-from fable_core.knowledge.matching import same_key
+from fable_core.errors import PayloadTooLarge
+from fable_core.knowledge.lookups import note_ids_by_title
 from fable_core.knowledge.types import MAX_BODY
+from fable_core.knowledge.wikilinks import title_key
 from fable_core.runtime import Fable
 from fable_web.context import web
-from fable_web.payload import read_json_object
+from fable_web.payload import parse_model, read_json_object
+from fable_web.routing import ApiRoute, Doc
 
 __all__ = ["Resolver", "link_keys", "render_markdown", "routes", "sanitise"]
 
@@ -125,19 +124,14 @@ def link_keys(body: str) -> set[str]:
 # --- routes ------------------------------------------------------------------------------------
 
 
+class RenderBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    body: str
+
+
 async def _resolver(fable: Fable, caller: Caller, body: str) -> Resolver:
     """One query for every link in ``body``: title key → the caller's oldest note with it."""
-    keys = link_keys(body)
-    ids: dict[str, int] = {}
-    if keys:
-        async with fable.db.reading() as session:
-            rows = await session.execute(
-                select(Note.title_key, Note.id)
-                .where(owned_by(Note, caller), or_(*(same_key(Note.title_key, k) for k in sorted(keys))))
-                .order_by(Note.id)
-            )
-            for key, note_id in rows:
-                ids.setdefault(key, note_id)
+    ids = await note_ids_by_title(fable, caller, link_keys(body))
     return lambda title: ids.get(title_key(title))
 
 
@@ -145,10 +139,7 @@ async def _render_body(request: Request) -> JSONResponse:
     """``POST /api/render`` ``{"body": markdown}`` → ``{"html": sanitised}`` (editor preview)."""
     w = web(request)
     caller = await w.auth.caller(request)
-    payload = await read_json_object(request)
-    body = payload.get("body")
-    if not isinstance(body, str) or set(payload) - {"body"}:
-        raise InvalidInput("send {\"body\": \"<markdown>\"} and nothing else", field="body")
+    body = parse_model(RenderBody, await read_json_object(request)).body
     if len(body) > MAX_BODY:
         raise PayloadTooLarge(f"`body` is longer than {MAX_BODY} characters", field="body")
     return JSONResponse({"html": render_markdown(body, await _resolver(w.fable, caller, body))})
@@ -166,7 +157,9 @@ async def _note_html(request: Request) -> JSONResponse:
 
 
 routes = [
-    Route("/api/render", _render_body, methods=["POST"]),
-    Route("/api/notes/{note_id:int}/html", _note_html, methods=["GET"]),
+    ApiRoute("/api/render", _render_body, methods=["POST"],
+             doc=Doc("Markdown to sanitised HTML (the editor's preview)", "ui", RenderBody)),
+    ApiRoute("/api/notes/{note_id:int}/html", _note_html, methods=["GET"],
+             doc=Doc("A note's body as sanitised HTML", "ui")),
 ]
 

@@ -16,12 +16,13 @@ from typing import Any
 from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
 from fable_core.errors import InvalidInput
 from fable_core.tools.registry import Registry, Tool
 from fable_web.context import web
 from fable_web.payload import read_json_object
+from fable_web.routing import ApiRoute, Doc
+from fable_web.sse import stream_tool
 
 __all__ = ["QUERY_METHODS", "array_params", "model_response", "routes", "tool_json"]
 
@@ -29,16 +30,21 @@ QUERY_METHODS = frozenset({"GET", "DELETE"})
 Endpoint = Callable[[Request], Awaitable[Response]]
 
 
-def routes(registry: Registry) -> list[Route]:
-    """``/api/tools``, ``/api/tools/{name}`` and every tool's own route, in registry order."""
-    generated = [
-        Route(f"/api{_typed_path(t)}", _endpoint(t), methods=[t.route.method], name=t.name)
-        for t in registry
-        if t.route is not None
-    ]
+def routes(registry: Registry) -> list[ApiRoute]:
+    """``/api/tools``, ``/api/tools/{name}`` and every tool's own route, in registry order; a
+    streaming tool's route also has its SSE form at ``<route>/stream`` (:mod:`fable_web.sse`)."""
+    generated: list[ApiRoute] = []
+    for t in registry:
+        if t.route is None:
+            continue
+        generated.append(ApiRoute(f"/api{_typed_path(t)}", _endpoint(t), methods=[t.route.method], name=t.name,
+                                  doc=Doc(tool=t)))
+        if t.stream:
+            generated.append(ApiRoute(f"/api{_typed_path(t)}/stream", _endpoint(t, stream=True),
+                                      methods=[t.route.method], name=f"{t.name}_stream", doc=Doc(tool=t, stream=True)))
     return [
-        Route("/api/tools", _list_tools, methods=["GET"]),
-        Route("/api/tools/{name}", _call_tool, methods=["POST"]),
+        ApiRoute("/api/tools", _list_tools, methods=["GET"], doc=Doc("List the tools you may call", "tools")),
+        ApiRoute("/api/tools/{name}", _call_tool, methods=["POST"], doc=Doc(any_tool=True)),
         *generated,
     ]
 
@@ -106,39 +112,42 @@ def _merge_path(args: dict[str, Any], path_params: dict[str, Any]) -> dict[str, 
     return args
 
 
-def _endpoint(t: Tool) -> Endpoint:
+def _endpoint(t: Tool, *, stream: bool = False) -> Endpoint:
     assert t.route is not None
-    from_query = t.route.method in QUERY_METHODS
+    route = t.route
+    from_query = route.method in QUERY_METHODS
     arrays = array_params(t.input_schema)
+    resumable = "last_event_id" in t.signature.arguments.model_fields
 
     async def endpoint(request: Request) -> Response:
         w = web(request)
-        caller = await w.auth.caller(request)
-        if from_query:
-            args = _query_args(request, arrays)
-        else:
-            args = await read_json_object(request)
-        result = await w.fable.dispatcher.run(t.name, _merge_path(args, request.path_params), caller)
-        return model_response(result)
+        caller = await w.auth.caller(request, tool=True)  # the tool's scope decides, in the dispatcher
+        args = _query_args(request, arrays) if from_query else await read_json_object(request)
+        args = _merge_path(args, request.path_params)
+        if stream:
+            if resumable and "last-event-id" in request.headers:
+                args.setdefault("last_event_id", request.headers["last-event-id"])
+            return await stream_tool(w.fable.dispatcher, t.name, args, caller)
+        return model_response(await w.fable.dispatcher.run(t.name, args, caller), route.status)
 
-    endpoint.__name__ = t.name
+    endpoint.__name__ = f"{t.name}_stream" if stream else t.name
     endpoint.__doc__ = t.description
     return endpoint
 
 
 async def _call_tool(request: Request) -> Response:
     w = web(request)
-    caller = await w.auth.caller(request)
+    caller = await w.auth.caller(request, tool=True)
     args = await read_json_object(request)
     return model_response(await w.fable.dispatcher.run(request.path_params["name"], args, caller))
 
 
-def model_response(result: BaseModel) -> Response:
+def model_response(result: BaseModel, status: int = 200) -> Response:
     """A tool's result as JSON, serialised by pydantic's own encoder straight from the model."""
-    return Response(result.model_dump_json(), media_type="application/json")
+    return Response(result.model_dump_json(), status_code=status, media_type="application/json")
 
 
 async def _list_tools(request: Request) -> Response:
     w = web(request)
-    caller = await w.auth.caller(request)
+    caller = await w.auth.caller(request, tool=True)
     return JSONResponse({"items": [tool_json(t) for t in w.fable.registry.for_caller(caller)]})

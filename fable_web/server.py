@@ -10,10 +10,9 @@ import ipaddress
 import sys
 
 import uvicorn
-from sqlalchemy import func, select
 
+from fable_core.accounts import count_users
 from fable_core.config import Settings, load_settings
-from fable_core.db.models import User
 from fable_core.runtime import Fable
 from fable_web.app import create_app
 from fable_web.protocol import HeaderTimeoutProtocol
@@ -37,8 +36,8 @@ def uvicorn_config(app: object, host: str, port: int, settings: Settings | None 
 
 
 async def _announce_first_user(fable: Fable, url: str) -> None:
-    async with fable.db.transaction() as session:
-        users = await session.scalar(select(func.count(User.id)))
+    async with fable.db.reading() as session:
+        users = await count_users(session)
     if not users:
         print(f"No accounts yet: open {url}/register to create the first one (it becomes the admin).",
               file=sys.stderr, flush=True)

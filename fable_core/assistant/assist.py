@@ -9,45 +9,36 @@ or a capture obeys exactly the rules a direct call would. The tools that wait on
 in phases: no database connection is held while it writes, and each user has a fair share of
 it (:mod:`.gate`).
 
-A rewrite has two ways out, sharing one code path (:func:`plan_rewrite` builds the prompt after
-the access checks, :func:`keep_draft` saves the answer): the ``assist_note`` tool returns the
-whole draft in one result (MCP, the assistant, REST), and :func:`open_rewrite` streams the
-model's words as they come (the web UI) and saves the draft only once the model has finished.
+``assist_note`` is a streaming tool: the model's words come as ``token`` progress (MCP progress
+notifications, SSE on REST's ``/notes/{id}/assist/stream``), and the draft is saved only once
+the model has finished, so an answer cut short (the client went away) leaves nothing.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import re
-from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from datetime import date
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
 from sqlalchemy import delete, func, select
 from sqlalchemy.dialects.postgresql import insert
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import get_visible
+from fable_core.access import get_visible, owned_by
 from fable_core.assistant.gate import model_for
-from fable_core.assistant.generation import StreamEvent
-from fable_core.assistant.providers import ChatChunk, Provider
+from fable_core.assistant.providers import Provider
 from fable_core.caller import Caller
-from fable_core.db.database import Database
-from fable_core.db.errors import translate_db_error
 from fable_core.db.models import Note, NoteDraft, Project
-from fable_core.errors import Conflict, FableError, InvalidInput, NotFound
+from fable_core.errors import Conflict, InvalidInput, NotFound
 from fable_core.knowledge.sections import find_section, outline
 from fable_core.knowledge.types import NoteId, Tag
 from fable_core.knowledge.views import Deleted, NoteSummary
-from fable_core.tools import REGISTRY, Context, Route, tool
-from fable_core.tools.dispatcher import InternalError, check_arguments
+from fable_core.tools import Context, Route, tool
 
-__all__ = ["Rewrite", "assist_messages", "keep_draft", "llm", "open_rewrite", "plan_rewrite"]
+__all__ = ["Rewrite", "assist_messages", "keep_draft", "llm", "plan_rewrite"]
 
 _log = logging.getLogger(__name__)
 
@@ -66,7 +57,7 @@ _SUMMARY = ("Summarise this project in at most 80 words: what it is about, its g
 
 def llm(ctx: Context) -> Provider:
     """The model, as this caller may use it (their share of it: :mod:`.gate`)."""
-    return model_for(ctx.services, ctx.caller)
+    return model_for(ctx.runtime, ctx.caller)
 
 
 # --- drafts ------------------------------------------------------------------------------------
@@ -140,7 +131,7 @@ async def keep_draft(session: AsyncSession, caller: Caller, rewrite: Rewrite, te
     return DraftView(**_draft_fields(draft), original=rewrite.original)
 
 
-@tool(title="Rewrite a note with the assistant", scope="write", open_world=False, transaction="phases",
+@tool(title="Rewrite a note with the assistant", scope="write", stream=True,
       route=Route("POST", "/notes/{note_id}/assist"))
 async def assist_note(ctx: Context, note_id: NoteId, instruction: Instruction, section: SectionName = None) -> DraftView:
     """Rewrite a note, or one section of it, following an instruction ("make it shorter",
@@ -148,91 +139,13 @@ async def assist_note(ctx: Context, note_id: NoteId, instruction: Instruction, s
     or drop it with reject_note_draft; the note itself is unchanged until then."""
     async with ctx.reading() as session:
         rewrite = await plan_rewrite(session, ctx.caller, note_id, instruction, section)
-    text = await llm(ctx).complete(rewrite.messages)
-    async with ctx.transaction() as session:
-        return await keep_draft(session, ctx.caller, rewrite, text)
-
-
-# --- the same rewrite, streamed ------------------------------------------------------------------
-
-
-async def open_rewrite(db: Database, services: Mapping[str, Any], caller: Caller, arguments: Mapping[str, Any],
-                       *, heartbeat: float | None = None) -> AsyncIterator[StreamEvent]:
-    """``assist_note`` as the model writes it: ``token`` events (``{"text"}``), then ``done``
-    with the saved draft (a DraftView) or ``error`` (``{"type", "message", "details"}``).
-
-    What can be known before the model starts raises here, as the tool would: invalid
-    arguments, a read-only caller, a note the caller cannot see, a missing section, no model
-    configured. The draft is saved in its own transaction once the model has finished, so a
-    model that fails mid-way, or a stream closed or cancelled early (the client went away),
-    saves nothing. With ``heartbeat``, a ``ping`` event after that many quiet seconds."""
-    args = _assist_arguments(caller, arguments)
-    async with db.reading() as session:
-        rewrite = await plan_rewrite(session, caller, **args)
-    chunks = model_for(services, caller).chat_stream(rewrite.messages)  # NoProvider refuses right here
-    return _rewrite_events(db, caller, rewrite, chunks, heartbeat)
-
-
-def _assist_arguments(caller: Caller, arguments: Mapping[str, Any]) -> dict[str, Any]:
-    """``arguments`` checked by assist_note's own model and scope, as the dispatcher checks them."""
-    t = REGISTRY.get("assist_note")
-    assert t is not None
-    return check_arguments(t, arguments, caller)
-
-
-async def _rewrite_events(db: Database, caller: Caller, rewrite: Rewrite, chunks: AsyncIterator[ChatChunk],
-                          heartbeat: float | None) -> AsyncIterator[StreamEvent]:
     parts: list[str] = []
-    try:
-        async for text in _texts(chunks, heartbeat):
-            if text is None:
-                yield StreamEvent("", "ping", {})
-                continue
-            parts.append(text)
-            yield StreamEvent("", "token", {"text": text})
-        async with db.transaction() as session:
-            draft = await keep_draft(session, caller, rewrite, "".join(parts))
-    except FableError as e:
-        yield StreamEvent("", "error", e.to_dict())
-        return
-    except DBAPIError as e:
-        yield StreamEvent("", "error", translate_db_error(e).to_dict())
-        return
-    except Exception:  # noqa: BLE001 - logged; the client gets an error event, never a traceback
-        _log.exception("the streamed rewrite of note %s failed", rewrite.note_id)
-        failed = InternalError("the rewrite failed unexpectedly; the error was logged")
-        yield StreamEvent("", "error", failed.to_dict())
-        return
-    yield StreamEvent("", "done", draft.model_dump(mode="json"))
-
-
-async def _texts(chunks: AsyncIterator[ChatChunk], heartbeat: float | None) -> AsyncIterator[str | None]:
-    """The answer's text as it arrives; None after each ``heartbeat`` quiet seconds.
-
-    The next chunk is awaited in a task of its own, so a heartbeat never cancels the model's
-    stream half-way through a read; closing this iterator (or cancelling its reader) cancels
-    that task and closes the model's stream."""
-    step: asyncio.Future[ChatChunk | None] | None = None
-    try:
-        while True:
-            if step is None:
-                step = asyncio.ensure_future(anext(chunks, None))
-            done, _ = await asyncio.wait({step}, timeout=heartbeat)
-            if not done:
-                yield None
-                continue
-            chunk, step = step.result(), None
-            if chunk is None:
-                return
-            if chunk.text:
-                yield chunk.text
-    finally:
-        if step is not None:
-            step.cancel()
-            await asyncio.gather(step, return_exceptions=True)
-        close = getattr(chunks, "aclose", None)  # every provider's stream is an async generator
-        if close is not None:
-            await close()
+    async for chunk in llm(ctx).chat_stream(rewrite.messages):
+        if chunk.text:
+            parts.append(chunk.text)
+            await ctx.progress("token", {"text": chunk.text})
+    async with ctx.transaction() as session:  # only once the model has finished: a stream cut short keeps nothing
+        return await keep_draft(session, ctx.caller, rewrite, "".join(parts))
 
 
 def _draft_fields(draft: NoteDraft) -> dict[str, Any]:
@@ -242,7 +155,7 @@ def _draft_fields(draft: NoteDraft) -> dict[str, Any]:
 async def _draft(ctx: Context, note_id: int) -> tuple[Note, NoteDraft]:
     note = await get_visible(ctx.session, Note, note_id, ctx.caller)
     draft = await ctx.session.scalar(select(NoteDraft).where(
-        NoteDraft.note_id == note_id, NoteDraft.user_id == ctx.user_id))
+        NoteDraft.note_id == note_id, owned_by(NoteDraft, ctx.caller)))
     if draft is None:
         raise NotFound(f"note {note_id} has no draft", note_id=note_id)
     return note, draft
@@ -309,7 +222,7 @@ async def suggest_tags(
             note = await get_visible(session, Note, note_id, ctx.caller)
             text, have = f"{note.title}\n\n{note.body}", list(note.tags)
         tag = func.unnest(Note.tags).label("tag")
-        inner = select(tag).where(Note.user_id == ctx.user_id).subquery()
+        inner = select(tag).where(owned_by(Note, ctx.caller)).subquery()
         existing = list((await session.execute(
             select(inner.c.tag).group_by(inner.c.tag).order_by(func.count().desc()).limit(100))).scalars())
     answer = await llm(ctx).complete([
@@ -340,7 +253,7 @@ async def quick_capture(
     """Turn one sentence ("call the bank friday, high priority") into a task or note with its
     fields filled in: title, due date, priority, tags."""
     answer = await llm(ctx).complete([
-        {"role": "system", "content": _CAPTURE.format(today=date.today().isoformat())},
+        {"role": "system", "content": _CAPTURE.format(today=(await ctx.today()).isoformat())},
         {"role": "user", "content": text},
     ], max_tokens=300)
     fields = _capture_fields(answer, text)
@@ -392,7 +305,7 @@ async def summarize_project(
     async with ctx.reading() as session:
         project = await get_visible(session, Project, project_id, ctx.caller)
         notes = (await session.execute(
-            select(Note.title, Note.body).where(Note.project_id == project_id, Note.user_id == ctx.user_id)
+            select(Note.title, Note.body).where(Note.project_id == project_id, owned_by(Note, ctx.caller))
             .order_by(Note.updated_at.desc()).limit(15))).all()
     listing = "\n".join(f"- {t}: {b[:200]}" for t, b in notes)
     summary = await llm(ctx).complete([

@@ -20,14 +20,13 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
-from datetime import date
 from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
 from sqlalchemy import select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from fable_core.access import visible_ids
+from fable_core.access import owner_sql, visible_ids
 from fable_core.assistant import memory
 from fable_core.assistant.context import ContextPack, add_urls, build_context
 from fable_core.assistant.conversations import check_conversation, load_conversation, scope_label
@@ -37,8 +36,10 @@ from fable_core.assistant.providers import NoProvider, unavailable
 from fable_core.assistant.toolloop import LoopResult, run_tool_loop
 from fable_core.caller import Caller
 from fable_core.db.database import Database
+from fable_core.db.errors import translated_db_errors
 from fable_core.db.models import Conversation, Message, Note
 from fable_core.errors import FableError, InvalidInput, NotFound
+from fable_core.knowledge.clock import today_for
 from fable_core.tools.dispatcher import InternalError
 
 if TYPE_CHECKING:
@@ -66,6 +67,9 @@ async def send_message(assistant: Assistant, caller: Caller, conversation_id: in
     The message's embedding (for retrieval) is requested while the messages are being stored,
     so the model's first token waits for one of the two, not both."""
     if isinstance(assistant.provider, NoProvider):
+        async with autocommit(assistant.db) as conn:  # a stranger's rows are not found, model or not
+            await check_conversation(conn, caller, conversation_id)
+            await _check_notes(conn, caller, [*(note_ids or []), *([exclude_note_id] if exclude_note_id else [])])
         raise unavailable("LLM_PROVIDER is none", provider="none")
     content = content.strip()
     if not content:
@@ -86,9 +90,9 @@ async def send_message(assistant: Assistant, caller: Caller, conversation_id: in
             "message_id": stored.message_id}
 
 
-_STORE = text("""
+_STORE = text(f"""
 WITH conv AS (
-    UPDATE conversations SET updated_at = now() WHERE id = :conversation_id AND user_id = :user_id
+    UPDATE conversations SET updated_at = now() WHERE id = :conversation_id AND {owner_sql("conversations", "user_id")}
     RETURNING id, rag_project_id, summary, summary_message_id
 ), added AS (
     INSERT INTO messages (conversation_id, user_id, role, content, status)
@@ -167,8 +171,9 @@ async def autocommit(db: Database) -> AsyncIterator[AsyncConnection]:
     engine = _autocommit_engines.get(db)
     if engine is None:
         engine = _autocommit_engines[db] = db.engine.execution_options(isolation_level="AUTOCOMMIT")
-    async with engine.connect() as conn:
-        yield conn
+    with translated_db_errors():
+        async with engine.connect() as conn:
+            yield conn
 
 
 def stop_generation(assistant: Assistant, conversation_id: int) -> bool:
@@ -269,7 +274,8 @@ class _Turn:
         await add_urls(pack, self.content, self.model, a.fetch_allow)
         writer.context = pack.meta()
         await emit("context", pack.meta())
-        system = _SYSTEM.format(who=self.caller.username or "the user", today=date.today().isoformat())
+        today = await today_for(a.db, self.caller)
+        system = _SYSTEM.format(who=self.caller.username or "the user", today=today.isoformat())
         if pack.blocks:
             system += "\n\nContext:\n\n" + "\n\n---\n\n".join(pack.blocks)
         messages = [{"role": "system", "content": system}, *memory.prompt(self.conversation.summary, past),

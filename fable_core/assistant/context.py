@@ -18,12 +18,13 @@ from typing import Any
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
+from fable_core.access import owned_by
 from fable_core.assistant import ssrf
-from fable_core.assistant.embeddings import nearest
 from fable_core.assistant.providers.base import Provider
 from fable_core.caller import Caller
 from fable_core.db.models import Note
 from fable_core.errors import FableError, NotFound
+from fable_core.knowledge.vectors import nearest
 
 __all__ = ["ContextPack", "add_urls", "build_context", "find_urls"]
 
@@ -105,7 +106,7 @@ async def _attach(session: Connectable, caller: Caller, pack: ContextPack, note_
     if not note_ids:
         return
     notes = {n.id: n for n in (await session.execute(
-        select(Note.id, Note.title, Note.body).where(Note.id.in_(note_ids), Note.user_id == caller.user_id)))}
+        select(Note.id, Note.title, Note.body).where(Note.id.in_(note_ids), owned_by(Note, caller))))}
     missing = [i for i in note_ids if i not in notes]
     if missing:
         raise NotFound(f"note {missing[0]} not found", note_id=missing[0])
@@ -117,7 +118,7 @@ async def _attach(session: Connectable, caller: Caller, pack: ContextPack, note_
 
 async def _retrieve(session: Connectable, caller: Caller, pack: ContextPack, vector: list[float],
                     model: str, rag_project_id: int | None, excluded: set[int]) -> None:
-    hits = await nearest(session, caller.user_id, vector, model, limit=8, where=_scope(rag_project_id),
+    hits = await nearest(session, caller, vector, model, limit=8, where=_scope(rag_project_id),
                          min_similarity=SUGGEST_SIMILARITY, columns=_EXCERPT,
                          params={"excluded": sorted(excluded) or [0], "project_id": rag_project_id})
     for note_id, similarity, title, body in hits:

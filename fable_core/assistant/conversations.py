@@ -11,6 +11,7 @@ from pydantic import Field, StringConstraints
 from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
+from fable_core.access import owned_by, visible
 from fable_core.assistant.views import (
     ConversationDetail,
     ConversationPage,
@@ -23,6 +24,7 @@ from fable_core.assistant.views import (
 from fable_core.caller import Caller
 from fable_core.db.models import Conversation, Message, Project
 from fable_core.errors import InvalidInput, NotFound
+from fable_core.knowledge.matching import name_tier
 from fable_core.knowledge.paging import decode_cursor, encode_cursor
 from fable_core.knowledge.views import Deleted
 from fable_core.tools import Context, Route, tool
@@ -33,8 +35,7 @@ __all__ = ["check_conversation", "load_conversation", "scope_label"]
 async def load_conversation(session: AsyncSession, caller: Caller, conversation_id: int, *,
                            for_update: bool = False) -> Conversation:
     """The caller's conversation, or NotFound (also for other people's)."""
-    stmt = select(Conversation).where(Conversation.id == conversation_id,
-                                      Conversation.user_id == caller.user_id)
+    stmt = select(Conversation).where(Conversation.id == conversation_id, owned_by(Conversation, caller))
     if for_update:
         stmt = stmt.with_for_update()
     found = (await session.execute(stmt)).scalar_one_or_none()
@@ -46,7 +47,7 @@ async def load_conversation(session: AsyncSession, caller: Caller, conversation_
 async def check_conversation(conn: AsyncSession | AsyncConnection, caller: Caller, conversation_id: int) -> None:
     """NotFound unless the caller owns the conversation (one query, no ORM object)."""
     found = await conn.scalar(select(Conversation.id).where(Conversation.id == conversation_id,
-                                                           Conversation.user_id == caller.user_id))
+                                                           owned_by(Conversation, caller)))
     if found is None:
         raise NotFound(f"conversation {conversation_id} not found", conversation_id=conversation_id)
 
@@ -58,7 +59,7 @@ async def scope_label(session: AsyncSession, caller: Caller, rag_project_id: int
     if rag_project_id == -1:
         return "All notes"
     title = await session.scalar(select(Project.title).where(
-        Project.id == rag_project_id, Project.user_id == caller.user_id))
+        Project.id == rag_project_id, owned_by(Project, caller)))
     return f"Project: {title}" if title else f"Project {rag_project_id}"
 
 
@@ -77,12 +78,12 @@ async def _check_scope(ctx: Context, rag_project_id: int | None) -> None:
     if rag_project_id == 0:
         raise InvalidInput("rag_project_id must be null, -1 or a project id", field="rag_project_id")
     found = await ctx.session.scalar(select(Project.id).where(
-        Project.id == rag_project_id, Project.user_id == ctx.user_id))
+        Project.id == rag_project_id, owned_by(Project, ctx.caller)))
     if found is None:
         raise NotFound(f"project {rag_project_id} not found", project_id=rag_project_id)
 
 
-@tool(title="Start a conversation", scope="write")
+@tool(title="Start a conversation", scope="write", route=Route("POST", "/chat/conversations", status=201))
 async def create_conversation(
     ctx: Context,
     title: ConvTitle | None = None,
@@ -107,7 +108,7 @@ async def list_conversations(
     cursor: Annotated[str | None, Field(max_length=512)] = None,
 ) -> ConversationPage:
     """List the caller's conversations with the assistant, most recently active first."""
-    stmt = select(Conversation).where(Conversation.user_id == ctx.user_id)
+    stmt = select(Conversation).where(owned_by(Conversation, ctx.caller))
     if conversation_type:
         stmt = stmt.where(Conversation.conversation_type == conversation_type)
     position = decode_cursor(cursor, "conversations")
@@ -163,9 +164,8 @@ async def rename_conversation(ctx: Context, conversation_id: ConversationId, tit
 async def delete_conversation(ctx: Context, conversation_id: ConversationId) -> Deleted:
     """Delete a conversation and all its messages (a running answer is stopped)."""
     await load_conversation(ctx.session, ctx.caller, conversation_id)
-    assistant = ctx.services.get("assistant")
-    if assistant is not None:
-        assistant.forget(conversation_id)
+    if ctx.runtime is not None and ctx.runtime.assistant is not None:
+        ctx.runtime.assistant.forget(conversation_id)
     await ctx.session.execute(delete(Conversation).where(Conversation.id == conversation_id))
     return Deleted(id=conversation_id)
 
@@ -209,11 +209,12 @@ async def search_projects(
     """Find the caller's projects matching words, scored over title, description and the
     project's automatic summary; best first."""
     wanted = query.casefold()
-    projects = (await ctx.session.execute(select(Project).where(Project.user_id == ctx.user_id))).scalars()
+    projects = (await ctx.session.execute(visible(Project, ctx.caller))).scalars()
     scored = []
     for p in projects:
-        fields = [p.title, p.description or "", p.auto_summary or ""]
-        score = max([_score(wanted, f.casefold()) for f in fields] + [0.0])
+        tier = name_tier(query, p.title)  # the title: named as a tool would resolve it
+        contents = [_score(wanted, f.casefold()) for f in (p.description or "", p.auto_summary or "")]
+        score = max([_TIER_SCORE[tier] if tier else 0.0, *contents])
         if score >= 0.3:
             scored.append(ProjectMatch(id=p.id, title=p.title, description=p.description,
                                        auto_summary=p.auto_summary, score=round(score, 3)))
@@ -221,7 +222,11 @@ async def search_projects(
     return ProjectMatches(query=query, items=scored[:limit])
 
 
+_TIER_SCORE = {1: 1.0, 2: 0.9, 3: 0.8, 4: 0.6}
+
+
 def _score(wanted: str, field: str) -> float:
+    """How well words match a description or summary."""
     if not field:
         return 0.0
     if wanted in field:

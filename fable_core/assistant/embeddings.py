@@ -20,32 +20,25 @@ import hashlib
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
-from functools import lru_cache
+from collections.abc import Sequence
 from typing import Any
 
-from pgvector.sqlalchemy import Vector
-from sqlalchemy import Select, bindparam, cast, event, select, text
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
+from sqlalchemy import event, select, text
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from fable_core.assistant.providers.base import Provider
 from fable_core.db.database import Database
 from fable_core.db.models import Note, NoteEmbedding
 from fable_core.errors import Unavailable
 from fable_core.events import Event, EventBus, NoteChanged
+from fable_core.knowledge.vectors import note_text
 
-__all__ = ["Embedder", "EmbeddingWorker", "ensure_index", "nearest", "note_text", "scan_filtered_indexes"]
+__all__ = ["Embedder", "EmbeddingWorker", "ensure_index", "scan_filtered_indexes"]
 
 _log = logging.getLogger(__name__)
-MAX_TEXT = 6000
 QUERY_TIMEOUT = 10.0  # seconds one interactive embedding (a search, a duplicate check) may take
 HNSW_MAX_DIMS = 2000
 _INDEX_LOCK = 0x0F_AB_1E_E1
-
-
-def note_text(title: str, body: str) -> str:
-    """What is embedded for a note: its title, then the start of its body."""
-    return f"{title}\n\n{body}"[:MAX_TEXT]
 
 
 def content_hash(model: str, text_: str) -> str:
@@ -133,39 +126,6 @@ def scan_filtered_indexes(engine: AsyncEngine) -> None:
         cursor.execute("SET hnsw.iterative_scan = relaxed_order")
         cursor.close()
         dbapi_connection.commit()
-
-
-async def nearest(
-    session: AsyncSession | AsyncConnection, user_id: int, vector: Sequence[float], model: str, *,
-    limit: int, where: Sequence[Any] = (), min_similarity: float = 0.0, columns: Sequence[Any] = (),
-    params: Mapping[str, Any] | None = None,
-) -> list[tuple[Any, ...]]:
-    """The caller's notes closest to ``vector``: ``(note_id, cosine similarity, *columns)``,
-    best first, filtered by extra ``where`` clauses on :class:`Note` (their ``bindparam`` values
-    in ``params``).
-
-    The statement is built once per dimension, limit, ``where`` and ``columns`` (compared by
-    identity) and then only executed: building it costs more than running it. Callers on a hot
-    path therefore pass module-level clauses with bound parameters, not fresh ones."""
-    statement = _nearest_statement(len(vector), limit, tuple(columns), tuple(where))
-    rows = (await session.execute(statement, {
-        **(params or {}), "_vector": vector, "_model": model, "_user_id": user_id})).all()
-    hits = [(row[0], 1.0 - float(row[1]), *row[2:]) for row in rows]
-    return sorted((h for h in hits if h[1] >= min_similarity), key=lambda h: -h[1])
-
-
-@lru_cache(maxsize=128)
-def _nearest_statement(dims: int, limit: int, columns: tuple[Any, ...], where: tuple[Any, ...]) -> Select[Any]:
-    # Cast to the model's dimension and filter on ``dims``: the shape the per-dimension partial
-    # HNSW index (``ensure_index``) answers.
-    distance = cast(NoteEmbedding.embedding, Vector(dims)).cosine_distance(bindparam("_vector", type_=Vector(dims)))
-    return (
-        select(NoteEmbedding.note_id, distance.label("distance"), *columns)
-        .join(Note, Note.id == NoteEmbedding.note_id)
-        .where(NoteEmbedding.dims == dims, NoteEmbedding.model == bindparam("_model"),
-               NoteEmbedding.user_id == bindparam("_user_id"), *where)
-        .order_by(distance).limit(limit)
-    )
 
 
 class EmbeddingWorker:

@@ -11,14 +11,17 @@ tools, chat turns and what they do afterwards (titles, summaries).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fable_core.assistant.providers.base import ChatChunk, Health, Message, NoProvider, Provider
 from fable_core.caller import Caller
 from fable_core.errors import RateLimited
+
+if TYPE_CHECKING:
+    from fable_core.runtime import Fable
 
 __all__ = ["GatedProvider", "ModelGate", "model_for"]
 
@@ -107,10 +110,10 @@ class GatedProvider(Provider):
         await self.inner.warm(name)
 
 
-def model_for(services: Mapping[str, Any], caller: Caller) -> Provider:
+def model_for(fable: Fable | None, caller: Caller) -> Provider:
     """The installed model provider as ``caller`` may use it (NoProvider when there is none)."""
-    provider = services.get("llm")
-    if not isinstance(provider, Provider) or isinstance(provider, NoProvider):
+    provider = fable.llm if fable is not None else None
+    if provider is None or isinstance(provider, NoProvider):
         return NoProvider()
-    gate = services.get("llm_gate")
-    return GatedProvider(provider, gate, caller.user_id) if isinstance(gate, ModelGate) else provider
+    gate = fable.model_gate if fable is not None else None
+    return GatedProvider(provider, gate, caller.user_id) if gate is not None else provider

@@ -3,14 +3,13 @@
 They touch no database: ``transaction="phases"`` with no phase, so a pull that takes minutes
 holds no connection.
 
-``pull_model`` here waits for the pull and returns its last status; the web surface streams the
-NDJSON progress itself (``fable_web.chat``) from the same provider method.
+``pull_model`` is a streaming tool: each status line of the pull is progress (MCP progress, SSE
+on REST's ``/models/pull/stream``), and the result is its last status.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, StringConstraints
 
@@ -19,6 +18,9 @@ from fable_core.assistant.views import ModelInfo, ModelList
 from fable_core.caller import Caller
 from fable_core.errors import Forbidden
 from fable_core.tools import Context, Route, tool
+
+if TYPE_CHECKING:
+    from fable_core.runtime import Fable
 
 __all__ = ["provider_for_admin"]
 
@@ -32,37 +34,39 @@ class ModelAction(BaseModel):
     progress: list[dict[str, Any]] = []
 
 
-def provider_for_admin(caller: Caller, services: Mapping[str, Any]) -> Provider:
+def provider_for_admin(caller: Caller, fable: Fable | None) -> Provider:
     """The installed provider, for admins; Forbidden for anyone else."""
     if not caller.is_admin:
         raise Forbidden("managing models is for admins", role=caller.role)
-    provider = services.get("llm")
-    return provider if isinstance(provider, Provider) else NoProvider()
+    provider = fable.llm if fable is not None else None
+    return provider if provider is not None else NoProvider()
 
 
 @tool(title="List models", scope="read", transaction="phases", route=Route("GET", "/models"))
 async def list_models(ctx: Context) -> ModelList:
     """List the models installed on the LLM server (admins only)."""
-    provider = provider_for_admin(ctx.caller, ctx.services)
+    provider = provider_for_admin(ctx.caller, ctx.runtime)
     models = await provider.list_models()
     return ModelList(provider=provider.name, chat_model=provider.model, embed_model=provider.embed_model,
                      items=[ModelInfo(**m) for m in models])
 
 
-@tool(title="Pull a model", scope="write", idempotent=True, open_world=True, transaction="phases",
+@tool(title="Pull a model", scope="write", idempotent=True, open_world=True, stream=True,
       route=Route("POST", "/models/pull"))
 async def pull_model(ctx: Context, name: ModelName) -> ModelAction:
     """Download a model onto the LLM server and wait until it is there (admins only)."""
-    provider = provider_for_admin(ctx.caller, ctx.services)
-    progress = [p async for p in provider.pull(name)]
-    return ModelAction(name=name, status=str(progress[-1].get("status", "")) if progress else "",
-                       progress=progress[-5:])
+    provider = provider_for_admin(ctx.caller, ctx.runtime)
+    last: list[dict[str, Any]] = []
+    async for step in provider.pull(name):
+        await ctx.progress("pull", step)
+        last = [*last[-4:], step]
+    return ModelAction(name=name, status=str(last[-1].get("status", "")) if last else "", progress=last)
 
 
 @tool(title="Delete a model", scope="write", destructive=True, transaction="phases", route=Route("DELETE", "/models"))
 async def delete_model(ctx: Context, name: ModelName) -> ModelAction:
     """Remove a model from the LLM server (admins only)."""
-    await provider_for_admin(ctx.caller, ctx.services).delete(name)
+    await provider_for_admin(ctx.caller, ctx.runtime).delete(name)
     return ModelAction(name=name, status="deleted")
 
 
@@ -70,6 +74,6 @@ async def delete_model(ctx: Context, name: ModelName) -> ModelAction:
       route=Route("POST", "/models/warm"))
 async def warm_model(ctx: Context, name: ModelName | None = None) -> ModelAction:
     """Load a model into memory so the next answer starts fast (admins only; default: the chat model)."""
-    provider = provider_for_admin(ctx.caller, ctx.services)
+    provider = provider_for_admin(ctx.caller, ctx.runtime)
     await provider.warm(name)
     return ModelAction(name=name or provider.model or "", status="loaded")

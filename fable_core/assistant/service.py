@@ -1,5 +1,5 @@
 """The assistant, assembled: provider, embedder, embedding worker and generations, installed
-into ``fable.services`` when Fable opens (``llm``, ``llm_gate``, ``embedder``, ``assistant``).
+on the runtime when Fable opens (``Fable.llm``, ``model_gate``, ``embedder``, ``assistant``).
 
 With ``LLM_PROVIDER=none`` the provider refuses every LLM call and there is no embedder, so
 search stays keyword-only; everything else works the same.
@@ -12,6 +12,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
+from fable_core.access import belongs_to
 from fable_core.assistant import chat
 from fable_core.assistant.conversations import check_conversation
 from fable_core.assistant.embeddings import Embedder, EmbeddingWorker, scan_filtered_indexes
@@ -23,9 +24,10 @@ from fable_core.caller import Caller
 from fable_core.errors import FableError
 
 if TYPE_CHECKING:
+    from fable_core.capabilities import Closer
     from fable_core.runtime import Fable
 
-__all__ = ["STALE_AFTER", "Assistant", "install_assistant"]
+__all__ = ["STALE_AFTER", "Assistant", "install", "install_assistant"]
 
 STALE_AFTER = 15.0  # seconds without a heartbeat after which a generating answer is interrupted
 _log = logging.getLogger(__name__)
@@ -111,7 +113,7 @@ class Assistant:
         (finished over a minute ago, or run by another process) the stored reply. With
         ``heartbeat``, a ``ping`` event (no id) after that many quiet seconds."""
         buffer = self.generations.get(chat.chat_key(conversation_id))
-        if buffer is None or buffer.owner != caller.user_id:
+        if buffer is None or not belongs_to(buffer.owner, caller.user_id):
             # The buffer knows whose it is (a deleted conversation's is dropped): only a caller
             # it does not recognise costs a query before the first event.
             async with chat.autocommit(self.db) as conn:
@@ -130,9 +132,16 @@ class Assistant:
 
 
 async def install_assistant(fable: Fable, **options: Any) -> Assistant:
-    """Create the assistant for ``fable``, publish it in ``fable.services``, start it."""
+    """Create the assistant for ``fable``, set the runtime's ``llm``, ``model_gate``,
+    ``embedder`` and ``assistant``, and start it."""
     provider = make_provider(fable.settings)
     assistant = Assistant(fable, provider, **options)
-    fable.services.update(llm=provider, llm_gate=assistant.gate, embedder=assistant.embedder, assistant=assistant)
+    fable.llm, fable.model_gate = provider, assistant.gate
+    fable.embedder, fable.assistant = assistant.embedder, assistant
     await assistant.start()
     return assistant
+
+
+async def install(fable: Fable) -> Closer:
+    """The assistant capability's hook (:mod:`fable_core.capabilities`)."""
+    return (await install_assistant(fable)).close

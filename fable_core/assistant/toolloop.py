@@ -23,13 +23,15 @@ from fable_core.assistant.providers.base import Provider
 from fable_core.caller import Caller
 from fable_core.errors import FableError, NeedsConfirmation, UnknownTool
 from fable_core.tools.dispatcher import Dispatcher
+from fable_core.tools.progress import Progress
 from fable_core.tools.registry import Registry, Tool
 
 __all__ = ["MAX_ROUNDS", "LoopResult", "llm_tools", "run_tool_loop"]
 
 MAX_ROUNDS = 5
 RESULT_CHARS = 8000
-HIDDEN_GROUPS = frozenset({"models"})  # managing the model server is for admins, not the model
+# Managing the model server is for admins, not the model; and the model does not chat with itself.
+HIDDEN_GROUPS = frozenset({"models", "turns"})
 Emit = Callable[[str, dict[str, Any]], Awaitable[None]]
 
 
@@ -104,8 +106,11 @@ async def _run_call(dispatcher: Dispatcher, caller: Caller, name: str, arguments
                     emit: Emit, result: LoopResult) -> dict[str, Any]:
     event: dict[str, Any] = {"name": name, "arguments": arguments}
     await emit("tool_call", event)
+    async def progress(item: Progress) -> None:  # a streaming tool's progress, in the chat's events
+        await emit("tool_progress", {"name": name, "event": item.event, "data": item.data})
+
     try:
-        outcome: dict[str, Any] = {"result": await dispatcher.call(name, arguments, caller)}
+        outcome: dict[str, Any] = {"result": await dispatcher.call(name, arguments, caller, progress=progress)}
     except NeedsConfirmation as e:
         outcome = {"error": e.to_dict(), "requires_confirmation": True,
                    "confirm_arguments": {**arguments, "confirm": True}}

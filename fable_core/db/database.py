@@ -131,6 +131,12 @@ class Database:
             async with self._reading() as session:
                 yield session
 
+    async def ping(self) -> None:
+        """One round trip; Unavailable (saying why) when the server does not answer."""
+        with translated_db_errors():
+            async with self.engine.connect() as conn:
+                await conn.execute(text("SELECT 1"))
+
     async def close(self) -> None:
         await self.engine.dispose()
 

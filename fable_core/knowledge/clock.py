@@ -12,10 +12,12 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from fable_core.access import owned_by
 from fable_core.caller import Caller
+from fable_core.db.database import Database
 from fable_core.db.models import Setting
 
-__all__ = ["TIMEZONE_SETTING", "user_timezone", "user_today"]
+__all__ = ["TIMEZONE_SETTING", "today_for", "user_timezone", "user_today"]
 
 TIMEZONE_SETTING = "timezone"
 
@@ -23,7 +25,7 @@ TIMEZONE_SETTING = "timezone"
 async def user_timezone(session: AsyncSession, caller: Caller) -> str:
     """The caller's IANA timezone name, or "UTC"."""
     value = await session.scalar(
-        select(Setting.value).where(Setting.user_id == caller.user_id, Setting.key == TIMEZONE_SETTING)
+        select(Setting.value).where(owned_by(Setting, caller), Setting.key == TIMEZONE_SETTING)
     )
     if not isinstance(value, str) or not value.strip():
         return "UTC"
@@ -35,6 +37,14 @@ async def user_timezone(session: AsyncSession, caller: Caller) -> str:
 
 
 async def user_today(session: AsyncSession, caller: Caller) -> tuple[date, str]:
-    """Today's date where the caller lives, and the timezone it was computed in."""
+    """Today's date where the caller lives, and the timezone it was computed in. Tools ask
+    ``ctx.today()``; code outside a tool call asks :func:`today_for`."""
     name = await user_timezone(session, caller)
     return datetime.now(UTC).astimezone(ZoneInfo(name)).date(), name
+
+
+async def today_for(db: Database, caller: Caller) -> date:
+    """Today where the caller lives, outside a tool call (a chat turn's prompt, MCP prompts)."""
+    async with db.reading() as session:
+        today, _ = await user_today(session, caller)
+    return today

@@ -23,6 +23,7 @@ from sqlalchemy import Integer, Text, bindparam, case, func, insert, literal, se
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from fable_core.access import of_user
 from fable_core.db.models import Note, NoteLink, NoteVersion, title_key
 from fable_core.knowledge import wikilinks
 
@@ -90,7 +91,7 @@ def _insert_one_statement(with_links: bool) -> Any:
     # links waiting for this title; the links inserted below are not among them (a statement's
     # CTEs all see the table as it was before it), so a link to itself is resolved there
     waiting = (update(NoteLink)
-               .where(NoteLink.user_id == bindparam("new_user_id"), NoteLink.target_id.is_(None),
+               .where(of_user(NoteLink, bindparam("new_user_id")), NoteLink.target_id.is_(None),
                       NoteLink.target_key == bindparam("new_title_key"))
                .values(target_id=select(new.c.id).scalar_subquery()).cte("waiting"))
     ctes = [version, waiting]
@@ -160,7 +161,7 @@ async def _link(s: AsyncSession, user_id: int, new: list[tuple[int, str, str]]) 
         update(NoteLink)
         # ``= ANY`` as well as the join: it lets the planner use the index of unresolved links
         # whatever its (possibly stale, after a bulk load) idea of how many links there are
-        .where(NoteLink.user_id == user_id, NoteLink.target_id.is_(None),
+        .where(of_user(NoteLink, user_id), NoteLink.target_id.is_(None),
                NoteLink.target_key == func.any(keys), NoteLink.target_key == waiting.c.key)
         .values(target_id=waiting.c.note_id)
     )

@@ -1,15 +1,21 @@
-"""WHERE clauses the knowledge listings share, so that a tag means the same everywhere."""
+"""WHERE clauses the knowledge listings and searches share, so that a tag, a project or "tasks
+only" means the same everywhere; every value a named bind parameter, so statements built once
+run again with new values."""
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
-from sqlalchemy import ColumnElement, Text, bindparam, exists, func, or_, select
+from sqlalchemy import ColumnElement, Text, any_, bindparam, exists, func, or_, select
 from sqlalchemy.dialects.postgresql import ARRAY
 
-from fable_core.db.models import Note
+from fable_core.access import OWNER_PARAM, get_visible, owned_by_param
+from fable_core.db.models import Milestone, Note
+from fable_core.knowledge.matching import project_ref
+from fable_core.tools import Context
 
-__all__ = ["escape_like", "tag_clause", "tag_params"]
+__all__ = ["check_refs", "escape_like", "filter_params", "note_filters", "tag_clause", "tag_params"]
 
 
 def escape_like(value: str) -> str:
@@ -32,3 +38,59 @@ def tag_clause(tag: str) -> ColumnElement[bool]:
     under = exists(select(1).select_from(tags).where(
         tags.c.v.like(bindparam("tag_under", values["tag_under"], type_=Text))))
     return or_(Note.tags.contains(bindparam("tag_exact", values["tag_exact"], type_=ARRAY(Text))), under)
+
+
+async def check_refs(ctx: Context, *, project_id: int | None = None, project: str | None = None,
+                      milestone_id: int | None = None, parent_id: int | None = None) -> int | None:
+    """Refuse filters naming rows the caller cannot see (NotFound, as everywhere); returns the
+    project id a project name resolved to."""
+    chosen = await project_ref(ctx.session, ctx.caller, project_id, project)
+    if milestone_id is not None:
+        await get_visible(ctx.session, Milestone, milestone_id, ctx.caller)
+    if parent_id is not None:
+        await get_visible(ctx.session, Note, parent_id, ctx.caller)
+    return chosen.id if chosen else None
+
+
+def note_filters(
+    ctx: Context, *, tag: str | None, kind: str, status: list[str] | None,
+    priority: list[str] | None, project_id: int | None, milestone_id: int | None,
+    parent_id: int | None, due_before: date | None, due_after: date | None,
+) -> list[ColumnElement[bool]]:
+    """The listings' WHERE clauses; every value is a named bind parameter, so that
+    ``list_notes`` can build its statement once per combination of filters and run it again
+    with new values (``filter_params`` gives them under the same names)."""
+    where: list[ColumnElement[bool]] = [owned_by_param(Note, ctx.caller)]
+    if tag is not None:
+        where.append(tag_clause(tag))
+    if kind == "note":
+        where.append(Note.status.is_(None))
+    elif kind == "task":
+        where.append(Note.status.is_not(None))
+    if status:
+        where.append(Note.status == any_(bindparam("status", status, type_=ARRAY(Text))))
+    if priority:
+        where.append(Note.priority == any_(bindparam("priority", priority, type_=ARRAY(Text))))
+    for name, column, value in (("project_id", Note.project_id, project_id),
+                                ("milestone_id", Note.milestone_id, milestone_id),
+                                ("parent_id", Note.parent_id, parent_id)):
+        if value is not None:
+            where.append(column == bindparam(name, value))
+    if due_before is not None:
+        where.append(Note.due_date < bindparam("due_before", due_before))
+    if due_after is not None:
+        where.append(Note.due_date > bindparam("due_after", due_after))
+    return where
+
+
+def filter_params(ctx: Context, **filters: Any) -> dict[str, Any]:
+    """The bind parameters of ``note_filters(ctx, **filters)``: the filters given (not None, not
+    empty), under the names ``note_filters`` binds them to."""
+    params: dict[str, Any] = {OWNER_PARAM: ctx.user_id}
+    for name, value in filters.items():
+        if name == "tag":
+            if value is not None:
+                params.update(tag_params(value))
+        elif name != "kind" and value is not None and value != []:
+            params[name] = value
+    return params

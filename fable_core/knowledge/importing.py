@@ -22,7 +22,7 @@ from sqlalchemy import Integer, Text, func, literal, or_, select, true
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import get_visible
+from fable_core.access import get_visible, of_user
 from fable_core.caller import Caller
 from fable_core.db.models import Note, Project, title_key
 from fable_core.errors import Conflict, InvalidInput
@@ -208,7 +208,7 @@ async def _existing_candidates(
     if exact:
         rows = await s.execute(
             select(Note.id, Note.title, Note.title_key)
-            .where(Note.user_id == user_id,
+            .where(of_user(Note, user_id),
                    or_(*(same_key(Note.title_key, k) for k in {k for _, k in exact}))))
         by_key: dict[str, list[tuple[int, str, str]]] = {}
         for row in rows:
@@ -224,7 +224,7 @@ async def _existing_candidates(
             ).table_valued("i", "lo", "hi").render_derived("want")
             candidates = (
                 select(Note.id, Note.title, Note.title_key)
-                .where(Note.user_id == user_id, column.op("~>=~")(ranges.c.lo), column.op("~<~")(ranges.c.hi))
+                .where(of_user(Note, user_id), column.op("~>=~")(ranges.c.lo), column.op("~<~")(ranges.c.hi))
                 .limit(_CANDIDATES).lateral("candidate")
             )
             rows = await s.execute(

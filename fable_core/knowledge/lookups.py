@@ -1,18 +1,20 @@
-"""Small read-only lookups the MCP surface needs beyond the tools: the values completions offer
+"""Small read-only lookups the surfaces need beyond the tools: the values MCP completions offer
 (searched in the database, never filtered from one page of a tool), notes by title for prompts,
-the keyset pages of ``resources/list``. Every query is scoped through :mod:`fable_core.access`."""
+the keyset pages of ``resources/list``, and the notes wikilinks name (for the web UI's rendered
+markdown). Every query is scoped through :mod:`fable_core.access`; the surfaces hold no SQL."""
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from sqlalchemy import Select, String, cast, func, select
+from sqlalchemy import Select, String, cast, func, or_, select
 
 from fable_core.access import owned_by, visible
 from fable_core.caller import Caller
 from fable_core.db.models import Note, Project, title_key
 from fable_core.errors import NotFound
-from fable_core.knowledge.matching import same_key
+from fable_core.knowledge.matching import name_tier, same_key
+from fable_core.knowledge.types import MAX_TITLE
 from fable_core.runtime import Fable
 
 __all__ = [
@@ -22,6 +24,7 @@ __all__ = [
     "find_note",
     "ids_starting",
     "is_id",
+    "note_ids_by_title",
     "note_titles",
     "project_titles",
     "resource_rows",
@@ -49,14 +52,16 @@ async def note_titles(fable: Fable, caller: Caller, typed: str) -> list[str]:
 
 
 async def project_titles(fable: Fable, caller: Caller, typed: str) -> list[str]:
-    """Titles of projects that contain ``typed``: those starting with it first, each A-Z."""
-    key = func.lower(Project.title)
-    stmt = (
-        visible(Project, caller).with_only_columns(Project.title)
-        .where(key.like(f"%{_like(typed.lower())}%"))
-        .order_by(~key.like(f"{_like(typed.lower())}%"), key, Project.id)
-    )
-    return await _first_values(fable, stmt)
+    """Titles of the projects ``typed`` names (by :func:`~fable_core.knowledge.matching.name_tier`,
+    as a tool naming a project would find them): best first, those starting with it first, A-Z."""
+    if len(typed) > MAX_TITLE:
+        return []
+    async with fable.db.reading() as session:
+        rows = (await session.execute(visible(Project, caller).with_only_columns(Project.id, Project.title))).all()
+    wanted = typed.strip().casefold()
+    ranked = sorted(((tier, not title.casefold().startswith(wanted), title.casefold(), pid, title)
+                     for pid, title in rows if (tier := name_tier(typed, title)) is not None))
+    return [r[-1] for r in ranked[:FETCH_VALUES]]
 
 
 async def tag_names(fable: Fable, caller: Caller, typed: str) -> list[str]:
@@ -74,8 +79,9 @@ async def tag_names(fable: Fable, caller: Caller, typed: str) -> list[str]:
     return await _first_values(fable, stmt)
 
 
-async def ids_starting(fable: Fable, caller: Caller, model: type[Note | Project], typed: str) -> list[str]:
+async def ids_starting(fable: Fable, caller: Caller, section: Section, typed: str) -> list[str]:
     """Ids of the caller's notes or projects whose digits start with ``typed``, newest first."""
+    model: type[Note | Project] = Note if section == "notes" else Project
     digits = cast(model.id, String)
     stmt = (
         visible(model, caller).with_only_columns(digits)
@@ -145,3 +151,17 @@ async def resource_rows(
             rows += [("notes", {**r._mapping, "kind": "note" if r.status is None else "task"})
                      for r in found]
     return rows
+
+
+async def note_ids_by_title(fable: Fable, caller: Caller, keys: set[str]) -> dict[str, int]:
+    """Title key → the caller's oldest note with that title, for each key (one query)."""
+    ids: dict[str, int] = {}
+    if not keys:
+        return ids
+    async with fable.db.reading() as session:
+        rows = await session.execute(
+            visible(Note, caller).with_only_columns(Note.title_key, Note.id)
+            .where(or_(*(same_key(Note.title_key, k) for k in sorted(keys)))).order_by(Note.id))
+        for key, note_id in rows:
+            ids.setdefault(key, note_id)
+    return ids

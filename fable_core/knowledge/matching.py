@@ -22,7 +22,7 @@ from typing import Any
 from sqlalchemy import and_, bindparam, select, union
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import OWNER_PARAM, get_visible, owned_by_param
+from fable_core.access import OWNER_PARAM, get_visible, owned_by_param, visible
 from fable_core.caller import Caller
 from fable_core.db.models import Note, Project, title_key
 from fable_core.errors import Conflict, InvalidInput, NotFound
@@ -33,6 +33,7 @@ __all__ = [
     "affix_length",
     "check_duplicate_title",
     "is_duplicate",
+    "name_tier",
     "project_ref",
     "resolve_project",
     "same_key",
@@ -134,22 +135,34 @@ _DUPLICATE_STATEMENTS = {
 }
 
 
+def name_tier(wanted: str, title: str) -> int | None:
+    """How a typed project name matches a project title, the one rule every surface uses
+    (naming a project to a tool, completing one, searching for one): 1 the same title, 2 the name
+    inside the title, 3 the title inside the name, 4 alike (ratio >= PROJECT_RATIO); None no match.
+    Case does not matter. Lower is a better match."""
+    wanted, title = wanted.strip().casefold(), title.casefold()
+    if wanted == title:
+        return 1
+    if wanted in title:
+        return 2
+    if title and title in wanted:
+        return 3
+    if wanted and _ratio(title, wanted) >= PROJECT_RATIO:
+        return 4
+    return None
+
+
 async def resolve_project(session: AsyncSession, caller: Caller, name: str) -> Project:
     """Find the caller's project by name; NotFound or InvalidInput (ambiguous) otherwise."""
     wanted = name.strip().casefold()
     if not wanted:
         raise InvalidInput("project name is empty", field="project")
     projects = (
-        await session.execute(select(Project).where(Project.user_id == caller.user_id).order_by(Project.id))
+        await session.execute(visible(Project, caller).order_by(Project.id))
     ).scalars().all()
-    steps = (
-        lambda p: p.title.casefold() == wanted,
-        lambda p: wanted in p.title.casefold(),
-        lambda p: p.title.casefold() in wanted,
-        lambda p: _ratio(p.title.casefold(), wanted) >= PROJECT_RATIO,
-    )
-    for step in steps:
-        found = [p for p in projects if step(p)]
+    tiers = {p.id: name_tier(wanted, p.title) for p in projects}
+    for tier in (1, 2, 3, 4):
+        found = [p for p in projects if tiers[p.id] == tier]
         if len(found) == 1:
             return found[0]
         if len(found) > 1:

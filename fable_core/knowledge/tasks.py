@@ -8,8 +8,7 @@ Each occurrence counts from its own due date, so a ``COUNT=n`` rule moves on as 
 
 from __future__ import annotations
 
-import re
-from datetime import UTC, date, datetime, time
+from datetime import date, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
@@ -19,77 +18,22 @@ from sqlalchemy.orm import defer
 from fable_core.access import get_visible, owned_by
 from fable_core.db.models import Note
 from fable_core.errors import InvalidInput
-from fable_core.events import NoteChanged
-from fable_core.knowledge.clock import user_today
-from fable_core.knowledge.creation import insert_note, new_row
 from fable_core.knowledge.filters import tag_clause
 from fable_core.knowledge.matching import project_ref
 from fable_core.knowledge.paging import decode_cursor, encode_cursor
+from fable_core.knowledge.saving import apply_status, save_changes
 from fable_core.knowledge.types import (
     Cursor,
     NoteId,
     Priority,
     ProjectRef,
     RowId,
-    Status,
     Tag,
-    first_occurrence,
-    parse_rrule,
 )
 from fable_core.knowledge.views import NoteSummary
 from fable_core.tools import Context, Route, tool
 
-__all__ = ["apply_status", "next_occurrence", "require_task"]
-
-_COUNT = re.compile(r"(?<![A-Z])COUNT=(\d+)")
-
-
-def next_occurrence(rule: str, due: date) -> date | None:
-    """The first day after ``due`` the rule yields (counting from ``due``), or None.
-
-    None also when no occurrence falls within the recurrence horizon (a few milliseconds of
-    search, where dateutil alone walks to year 9999), and for a rule stored before parse_rrule
-    refused it (INTERVAL=0 hangs dateutil, EXRULE lines make a set): that series ends rather
-    than blocking completion. "Day after", not "moment after", so a stored rule naming an hour
-    cannot spawn a copy due the same day.
-    """
-    start = datetime.combine(due, time())
-    try:
-        parsed = parse_rrule(rule, start)
-    except ValueError:
-        return None
-    following = first_occurrence(parsed, start, after=datetime.combine(due, time.max))
-    return following.date() if following else None
-
-
-def _following_rule(rule: str) -> str:
-    """The rule as seen from the next occurrence: one fewer left when it has a COUNT."""
-    return _COUNT.sub(lambda m: f"COUNT={max(int(m.group(1)) - 1, 1)}", rule)
-
-
-async def apply_status(ctx: Context, note: Note, status: Status) -> NoteSummary | None:
-    """Set ``note``'s status; on completion stamp it and spawn the next occurrence (returned)."""
-    previous = note.status
-    note.status = status
-    if status != "done":
-        note.completed_at = None
-        return None
-    if previous == "done":
-        return None
-    note.completed_at = datetime.now(UTC)
-    if not (note.recurrence_rule and note.due_date):
-        return None
-    following = next_occurrence(note.recurrence_rule, note.due_date)
-    if following is None:
-        return None
-    successor = await insert_note(ctx.session, new_row(
-        note.user_id, note.title, note.body, list(note.tags), status="todo", priority=note.priority,
-        due_date=following, recurrence_rule=_following_rule(note.recurrence_rule),
-        project_id=note.project_id, milestone_id=note.milestone_id, parent_id=note.parent_id,
-    ))
-    note.recurrence_rule = None
-    ctx.emit(NoteChanged(note.user_id, successor["id"], "created"))
-    return NoteSummary.model_validate(successor)
+__all__ = ["require_task"]
 
 
 async def require_task(ctx: Context, note_id: int, *, for_update: bool = False) -> Note:
@@ -111,8 +55,6 @@ class CompletedTask(BaseModel):
 async def complete_task(ctx: Context, note_id: NoteId) -> CompletedTask:
     """Mark a task done. A recurring task gets its next occurrence, returned as next_occurrence.
     Completing an already-done task changes nothing."""
-    from fable_core.knowledge.notes import save_changes
-
     note = await require_task(ctx, note_id, for_update=True)
     if note.status == "done":
         return CompletedTask(task=NoteSummary.model_validate(note))
@@ -130,8 +72,6 @@ async def reschedule_task(ctx: Context, note_id: NoteId, due_date: date) -> Note
     Args:
         due_date: The new due date (ISO, e.g. 2026-12-24).
     """
-    from fable_core.knowledge.notes import save_changes
-
     note = await require_task(ctx, note_id, for_update=True)
     if note.status in ("done", "cancelled"):
         raise InvalidInput(f"task {note_id} is {note.status}; reopen it with "
@@ -239,7 +179,7 @@ async def list_tasks(
         groups: Only these groups (default: all five, in that order).
         done_days: How far back recently_done looks, in days.
     """
-    today, zone = await user_today(ctx.session, ctx.caller)
+    today, zone = await ctx.today(), await ctx.timezone()
     wanted = list(dict.fromkeys(groups or _GROUPS))
     position = decode_cursor(cursor, "tasks")
     if position is not None:

@@ -7,29 +7,18 @@ from datetime import datetime
 from typing import Annotated
 
 from pydantic import BaseModel, Field
-from sqlalchemy import insert, select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import select
 
 from fable_core.access import get_visible
 from fable_core.db.models import Note, NoteVersion
 from fable_core.errors import NotFound
 from fable_core.knowledge.paging import decode_cursor, encode_cursor
+from fable_core.knowledge.saving import save_changes
 from fable_core.knowledge.types import Cursor, Limit, NoteId
 from fable_core.knowledge.views import NoteSummary
 from fable_core.tools import Context, Route, tool
 
-__all__ = ["snapshot"]
-
 VersionNo = Annotated[int, Field(ge=1, description="Version number (1 is the first save).")]
-
-
-async def snapshot(session: AsyncSession, note: Note) -> None:
-    """Record ``note`` as it is now under its current version number."""
-    await session.execute(
-        insert(NoteVersion),
-        [{"note_id": note.id, "user_id": note.user_id, "version": note.version,
-          "title": note.title, "body": note.body, "tags": list(note.tags)}],
-    )
 
 
 class VersionSummary(BaseModel):
@@ -114,8 +103,6 @@ async def diff_note_versions(ctx: Context, note_id: NoteId, from_version: Versio
 async def restore_note_version(ctx: Context, note_id: NoteId, version: VersionNo) -> NoteSummary:
     """Bring back the title, body and tags of an earlier version. Nothing is lost: the restore
     is itself saved as a new version."""
-    from fable_core.knowledge.notes import save_changes  # notes imports this module
-
     note = await get_visible(ctx.session, Note, note_id, ctx.caller, for_update=True)
     old = await _version(ctx, note.id, version)
     old_title = note.title

@@ -16,6 +16,7 @@ from sqlalchemy import Text, and_, delete, func, insert, literal, select, update
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from fable_core.access import of_user, same_owner
 from fable_core.db.models import Note, NoteLink, title_key
 from fable_core.knowledge.matching import same_key
 
@@ -39,7 +40,7 @@ def link_target(user_id: Any, key: Any) -> Any:
     """The note a link to title key ``key`` points at: the owner's oldest note with that key
     (NULL if none), as a scalar subquery. ``GROUP BY`` keeps PostgreSQL from turning ``min(id)``
     into a walk of the primary key in id order, which looks cheap and reads every note."""
-    return (select(func.min(Note.id)).where(Note.user_id == user_id, same_key(Note.title_key, key))
+    return (select(func.min(Note.id)).where(of_user(Note, user_id), same_key(Note.title_key, key))
             .group_by(Note.title_key).scalar_subquery())
 
 
@@ -72,7 +73,7 @@ async def resolve_pending(session: AsyncSession, note: Note) -> None:
     await session.execute(
         update(NoteLink)
         .where(
-            NoteLink.user_id == note.user_id,
+            same_owner(NoteLink, note),
             NoteLink.target_id.is_(None),
             NoteLink.target_key == title_key(note.title),
         )
@@ -89,7 +90,7 @@ async def rename_links(session: AsyncSession, note: Note, old_title: str) -> lis
         await session.execute(
             select(Note)
             .join(NoteLink, and_(NoteLink.source_id == Note.id, NoteLink.target_id == note.id))
-            .where(Note.user_id == note.user_id, Note.id != note.id)
+            .where(same_owner(Note, note), Note.id != note.id)
         )
     ).scalars().unique().all()
 

@@ -15,7 +15,6 @@ from sqlalchemy import delete, func, select, tuple_
 from fable_core.access import get_visible
 from fable_core.db.models import TaskLog
 from fable_core.errors import InvalidInput
-from fable_core.knowledge.clock import user_today
 from fable_core.knowledge.paging import decode_cursor, encode_cursor
 from fable_core.knowledge.tasks import require_task
 from fable_core.knowledge.types import Cursor, Limit, NoteId, RowId
@@ -63,7 +62,7 @@ async def log_work(
     """
     note = await require_task(ctx, note_id)
     if work_date is None:
-        work_date, _ = await user_today(ctx.session, ctx.caller)
+        work_date = await ctx.today()
     log = TaskLog(user_id=ctx.user_id, note_id=note.id, work_date=work_date, minutes=minutes,
                   description=description)
     ctx.session.add(log)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import date
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
@@ -13,8 +14,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from fable_core.caller import Caller
 from fable_core.config import Settings
 from fable_core.events import Event
+from fable_core.tools.progress import Progress, ProgressSink
 
 if TYPE_CHECKING:
+    from fable_core.runtime import Fable
     from fable_core.tools.dispatcher import Dispatcher
 
 __all__ = ["Context"]
@@ -22,29 +25,37 @@ __all__ = ["Context"]
 
 @dataclass(slots=True)
 class Context:
-    """What a running tool may use: its caller, its database session, settings and services.
+    """What a running tool may use: its caller, its database session, settings and the runtime.
 
     A ``call`` tool's ``session`` is open for the whole call (one transaction for a write tool);
     tools never commit. A ``phases`` tool has no session between its phases: it opens one with
     :meth:`transaction` or :meth:`reading` around each piece of database work and waits on
-    remote services outside them, holding no connection. ``services`` holds process-wide helpers
-    a surface installed (an LLM provider, say), looked up by name so the core does not import them.
+    remote services outside them, holding no connection. ``runtime`` is the running
+    :class:`~fable_core.runtime.Fable`, whose typed attributes hold what capabilities installed
+    (the model provider, the embedder, the assistant).
     """
 
     caller: Caller
     settings: Settings
-    services: dict[str, Any] = field(default_factory=dict)
+    runtime: Fable | None = None
     events: list[Event] = field(default_factory=list)  # committed: published after the call
     dispatcher: Dispatcher | None = None
+    progress_sink: ProgressSink | None = None
     _session: AsyncSession | None = None
     _pending: list[Event] = field(default_factory=list)  # emitted, not yet committed
+    _today: tuple[date, str] | None = None
 
     @classmethod
-    def within(cls, session: AsyncSession, caller: Caller, settings: Settings,
-               services: dict[str, Any] | None = None, dispatcher: Dispatcher | None = None) -> Context:
+    def within(cls, session: AsyncSession, caller: Caller, settings: Settings, runtime: Fable | None = None,
+               dispatcher: Dispatcher | None = None) -> Context:
         """A context whose work runs in ``session``, already open (a ``call`` tool's)."""
-        return cls(caller=caller, settings=settings, services=services if services is not None else {},
-                   dispatcher=dispatcher, _session=session)
+        return cls(caller=caller, settings=settings, runtime=runtime, dispatcher=dispatcher, _session=session)
+
+    @property
+    def fable(self) -> Fable:
+        """The runtime (always there when the dispatcher runs the tool)."""
+        assert self.runtime is not None, "this context has no runtime"
+        return self.runtime
 
     @property
     def user_id(self) -> int:
@@ -55,6 +66,28 @@ class Context:
         if self._session is None:
             raise RuntimeError("this tool runs in phases: open one with ctx.transaction() or ctx.reading()")
         return self._session
+
+    async def progress(self, event: str, data: dict[str, Any], *, id: str | None = None) -> None:
+        """Report progress of a streaming tool; nothing happens when the caller asked for none."""
+        if self.progress_sink is not None:
+            await self.progress_sink(Progress(event, data, id))
+
+    async def today(self) -> date:
+        """Today in the caller's time zone (their ``timezone`` setting, else UTC): what "today",
+        "overdue" and "due tomorrow" mean for them. Looked up once per call."""
+        return (await self._clock())[0]
+
+    async def timezone(self) -> str:
+        """The IANA time zone :meth:`today` was computed in."""
+        return (await self._clock())[1]
+
+    async def _clock(self) -> tuple[date, str]:
+        if self._today is None:
+            from fable_core.knowledge.clock import user_today
+
+            async with self.reading() as session:
+                self._today = await user_today(session, self.caller)
+        return self._today
 
     def emit(self, event: Event) -> None:
         """Queue an event; it is published once the work that caused it has committed."""

@@ -21,21 +21,23 @@ import traceback
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ValidationError
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.caller import Caller
 from fable_core.config import Settings
 from fable_core.db.database import Database
-from fable_core.db.errors import translate_db_error
 from fable_core.errors import FableError, Forbidden, InvalidInput, UnknownTool
 from fable_core.events import EventBus
 from fable_core.tools.context import Context
+from fable_core.tools.progress import ProgressSink
 from fable_core.tools.registry import REGISTRY, Registry, Tool
 from fable_core.tools.usage import UsageLog
+
+if TYPE_CHECKING:
+    from fable_core.runtime import Fable
 
 __all__ = ["Dispatcher", "InternalError", "check_arguments", "validation_problems"]
 
@@ -86,14 +88,14 @@ class Dispatcher:
         *,
         registry: Registry = REGISTRY,
         events: EventBus | None = None,
-        services: dict[str, Any] | None = None,
+        runtime: Fable | None = None,
         usage: UsageLog | None = None,
     ) -> None:
         self.db = db
         self.settings = settings
         self.registry = registry
         self.events = events or EventBus()
-        self.services: dict[str, Any] = services if services is not None else {}
+        self.runtime = runtime
         self.usage = usage or UsageLog(db)
         # At most as many calls in the database as the pool has connections: more would open
         # overflow connections that are closed again on return, and a new connection costs more
@@ -107,12 +109,15 @@ class Dispatcher:
             raise UnknownTool(f"no tool named {name!r}", name=name)
         return found
 
-    async def call(self, name: str, arguments: Mapping[str, Any] | None, caller: Caller) -> dict[str, Any]:
+    async def call(self, name: str, arguments: Mapping[str, Any] | None, caller: Caller, *,
+                   progress: ProgressSink | None = None) -> dict[str, Any]:
         """Run tool ``name`` as ``caller``; return its result as JSON-ready data."""
-        return (await self.run(name, arguments, caller)).model_dump(mode="json")
+        return (await self.run(name, arguments, caller, progress=progress)).model_dump(mode="json")
 
-    async def run(self, name: str, arguments: Mapping[str, Any] | None, caller: Caller) -> BaseModel:
-        """Run tool ``name`` as ``caller``; return its validated result model.
+    async def run(self, name: str, arguments: Mapping[str, Any] | None, caller: Caller, *,
+                  progress: ProgressSink | None = None) -> BaseModel:
+        """Run tool ``name`` as ``caller``; return its validated result model. A streaming
+        tool's progress goes to ``progress`` as it comes.
 
         Surfaces that write JSON (REST) serialise the model directly, which is much faster
         than building the dict of :meth:`call` and encoding that.
@@ -121,14 +126,10 @@ class Dispatcher:
         t = self.tool(name)
         try:
             args = check_arguments(t, arguments, caller)
-            result, events = await self._run(t, args, caller)
-        except FableError as e:
+            result, events = await self._run(t, args, caller, progress)
+        except FableError as e:  # database errors included: Database translates them
             self._log_failure(t.name, caller, started, e, None)
             raise
-        except DBAPIError as e:
-            err = translate_db_error(e)
-            self._log_failure(t.name, caller, started, err, None)
-            raise err from e
         except Exception as e:
             _log.exception("tool %s failed", t.name)
             err = InternalError(f"{t.name} failed unexpectedly; the error was logged")
@@ -138,8 +139,10 @@ class Dispatcher:
         await self.events.publish(events)
         return result
 
-    async def _run(self, t: Tool, args: dict[str, Any], caller: Caller) -> tuple[BaseModel, list[Any]]:
-        ctx = Context(caller=caller, settings=self.settings, services=self.services, dispatcher=self)
+    async def _run(self, t: Tool, args: dict[str, Any], caller: Caller,
+                   progress: ProgressSink | None = None) -> tuple[BaseModel, list[Any]]:
+        ctx = Context(caller=caller, settings=self.settings, runtime=self.runtime, dispatcher=self,
+                      progress_sink=progress)
         if t.transaction == "phases":
             try:
                 return await self._call(t, args, ctx), ctx.events
@@ -176,7 +179,7 @@ class Dispatcher:
         started = time.perf_counter()
         t = self.tool(name)
         args = check_arguments(t, arguments, outer.caller)
-        inner = Context(caller=outer.caller, settings=self.settings, services=self.services,
+        inner = Context(caller=outer.caller, settings=self.settings, runtime=self.runtime,
                         dispatcher=self, _session=outer._session, _pending=outer._pending)
         result = await self._call(t, args, inner)
         self.usage.record(_usage(t.name, outer.caller, started))

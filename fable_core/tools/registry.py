@@ -33,11 +33,13 @@ class Route:
     """Where REST serves a tool: ``Route("GET", "/notes/{note_id}")`` (relative to ``/api``).
 
     Path parameters must be tool parameters. For GET and DELETE the remaining arguments come
-    from the query string; otherwise from the JSON body.
+    from the query string; otherwise from the JSON body. ``status`` is the success status
+    (``201`` for a creation, ``202`` for work that goes on after the answer).
     """
 
     method: HttpMethod
     path: str
+    status: int = 200
 
     @property
     def path_params(self) -> list[str]:
@@ -63,8 +65,10 @@ class Tool:
     annotations: Annotations
     route: Route | None
     group: str
+    module: str
     fn: Callable[..., Awaitable[Any]]
     transaction: Transaction
+    stream: bool
     signature: ToolSignature = field(repr=False)
 
     @property
@@ -80,25 +84,33 @@ class Tool:
 
 
 class Registry:
-    """An ordered set of tools, by name."""
+    """A set of tools by name, in capability order (:mod:`fable_core.capabilities`): the order
+    every surface lists them in is a decision, not the order modules happened to be imported."""
 
     def __init__(self) -> None:
         self._tools: dict[str, Tool] = {}
+        self._ordered: list[Tool] | None = None
 
     def add(self, t: Tool) -> None:
         if t.name in self._tools:
             raise ValueError(f"tool {t.name!r} is already registered")
         if t.route is not None:
             for other in self._tools.values():
-                if other.route == t.route:
+                if other.route is not None and (other.route.method, other.route.path) == (t.route.method, t.route.path):
                     raise ValueError(f"tools {other.name!r} and {t.name!r} share route {t.route}")
         self._tools[t.name] = t
+        self._ordered = None
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
 
     def __iter__(self) -> Iterator[Tool]:
-        return iter(self._tools.values())
+        if self._ordered is None:
+            from fable_core.capabilities import module_rank
+
+            seq = {name: i for i, name in enumerate(self._tools)}
+            self._ordered = sorted(self._tools.values(), key=lambda t: (module_rank(t.module), seq[t.name]))
+        return iter(self._ordered)
 
     def __len__(self) -> int:
         return len(self._tools)
@@ -125,13 +137,17 @@ def tool(
     name: str | None = None,
     registry: Registry | None = None,
     transaction: Transaction = "call",
+    stream: bool = False,
 ) -> Callable[[F], F]:
     """Register an async function as a tool and return it unchanged.
 
     ``scope="read"`` tools are read-only (and idempotent unless told otherwise); write tools
     declare whether they are ``destructive`` (delete or overwrite data) and ``idempotent``.
     A tool that waits on a remote service declares ``transaction="phases"`` (see
-    :data:`Transaction`).
+    :data:`Transaction`). A ``stream`` tool reports progress as it works
+    (``await ctx.progress(event, data)``: tokens of an answer, say) and returns its result like
+    any tool; surfaces that can show progress do (MCP progress notifications, SSE on REST), the
+    others just get the result. Streams always run in phases.
     """
     if transaction not in ("call", "phases"):
         raise ValueError(f"transaction must be 'call' or 'phases', not {transaction!r}")
@@ -168,8 +184,10 @@ def tool(
                 ),
                 route=route,
                 group=fn.__module__.rsplit(".", 1)[-1],
+                module=fn.__module__,
                 fn=fn,
-                transaction=transaction,
+                transaction="phases" if stream else transaction,
+                stream=stream,
                 signature=signature,
             )
         )

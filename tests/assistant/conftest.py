@@ -54,7 +54,7 @@ def ai_settings(settings: Settings, ollama_url: str) -> Settings:
 async def ai_fable(ai_settings: Settings) -> AsyncIterator[Fable]:
     """A Fable on the test database whose assistant talks to the fake Ollama."""
     app = await Fable.open(ai_settings)
-    assistant: Assistant = app.services["assistant"]
+    assistant: Assistant = app.assistant
     assistant.flush_interval = 0.05
     yield app
     await app.close()
@@ -62,7 +62,7 @@ async def ai_fable(ai_settings: Settings) -> AsyncIterator[Fable]:
 
 @pytest.fixture
 def assistant(ai_fable: Fable, fake: FakeLLM) -> Assistant:
-    return ai_fable.services["assistant"]
+    return ai_fable.assistant
 
 
 @pytest.fixture(autouse=True)
@@ -70,7 +70,7 @@ async def _settle(ai_fable: Fable) -> AsyncIterator[None]:
     """After each test, let the assistant's background work finish (or cancel it) before the
     tables are truncated: generations, embeddings (incl. the start-up backfill), summaries."""
     yield
-    a: Assistant = ai_fable.services["assistant"]
+    a: Assistant = ai_fable.assistant
     for key in list(a.generations._buffers):
         await a.generations.wait(key)
     await a.generations.close()  # ids restart in the next test: no stale buffers

@@ -15,7 +15,7 @@ from fable_core.runtime import Fable
 
 async def main(mode: str, user_id: int, conversation_id: int) -> None:
     fable = await Fable.open()
-    assistant = fable.services["assistant"]
+    assistant = fable.assistant
     caller = Caller(user_id=user_id, username="alice")
     if mode == "generate":
         assistant.flush_interval = 0.05

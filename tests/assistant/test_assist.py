@@ -116,19 +116,20 @@ async def test_a_slow_model_holds_no_database_connection_and_each_user_gets_a_sh
     captures = [asyncio.create_task(ai_fable.call("quick_capture", {"text": f"call {i}"}, alice))
                 for i in range(12)]
     try:
-        for _ in range(500):   # until the model has both of alice's running requests
-            if len(fake.chat_bodies()) == 2:
+        gate = ai_fable.model_gate
+        assert gate is not None
+        for _ in range(1000):   # until the model has alice's two running requests, and eight wait
+            if len(fake.chat_bodies()) == 2 and gate.in_use(alice.user_id) == 10:
                 break
             await asyncio.sleep(0.01)
-        assert len(fake.chat_bodies()) == 2
-        pool = ai_fable.db.engine.pool
-        assert pool.checkedout() == 0   # type: ignore[attr-defined]
+        assert len(fake.chat_bodies()) == 2 and gate.in_use(alice.user_id) == 10
+        # Every call's database work takes one of these slots: none is held while the model thinks.
         assert ai_fable.dispatcher._slots._value == ai_fable.settings.fable_db_pool_size
         listed = await asyncio.wait_for(ai_fable.call("list_notes", {}, bob), 5)
         assert listed["items"] == []
     finally:
         release.set()
-    results = await asyncio.gather(*captures, return_exceptions=True)
+        results = await asyncio.gather(*captures, return_exceptions=True)
     refused = [r for r in results if isinstance(r, BaseException)]
     assert len(refused) == 2 and all(isinstance(r, RateLimited) for r in refused)
     notes = await ai_fable.call("list_notes", {"limit": 50}, alice)
@@ -148,7 +149,7 @@ async def test_project_summaries_feed_project_search(ai_fable: Fable, fake: Fake
 
 
 async def test_note_changes_refresh_the_project_summary_once(ai_fable: Fable, fake: FakeLLM, alice: Caller) -> None:
-    summaries = ai_fable.services["assistant"].summaries
+    summaries = ai_fable.assistant.summaries
     summaries.delay = 0.0
     try:
         project = await ai_fable.call("create_project", {"title": "Casa"}, alice)
@@ -175,3 +176,31 @@ async def test_ai_features_without_a_model_say_so(fable: Fable, alice: Caller) -
             await fable.call(name, args, alice)
     async with fable.db.transaction() as s:
         assert len(list((await s.execute(select(Note))).scalars())) == 1
+
+
+async def test_a_streamed_rewrite_reaches_an_mcp_client_as_progress(
+    ai_fable: Fable, fake: FakeLLM, alice: Caller
+) -> None:
+    """A streaming tool over MCP: with a progress token, each token is a progress notification
+    (its text the message), then the result; without one, just the result."""
+    from dataclasses import replace
+
+    from mcp import Client
+
+    from fable_mcp.server import build_server
+
+    note = await ai_fable.call("create_note", {"title": "Trip", "body": BODY}, alice)
+    fake.plain_replies.extend([Reply("# Plan\n\nMonday.\n"), Reply("# Plan\n\nMonday.\n")])
+    heard: list[tuple[float, str | None]] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        heard.append((value, message))
+
+    async with Client(build_server(ai_fable, replace(alice, surface="mcp"))) as client:
+        result = await client.call_tool("assist_note", {"note_id": note["id"], "instruction": "shorter"},
+                                        progress_callback=progress)
+        quiet = await client.call_tool("assist_note", {"note_id": note["id"], "instruction": "shorter"})
+    assert not result.is_error and result.structured_content["content"] == "# Plan\n\nMonday."
+    assert [v for v, _ in heard] == list(range(1, len(heard) + 1)) and len(heard) >= 3
+    assert "".join(m or "" for _, m in heard) == "# Plan\n\nMonday.\n"
+    assert not quiet.is_error and len(heard) == len(Reply("# Plan\n\nMonday.\n").pieces())

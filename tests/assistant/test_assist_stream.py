@@ -1,7 +1,8 @@
-"""The note assist, streamed: ``POST /api/notes/{note_id}/assist/stream`` over real HTTP (uvicorn
-on 127.0.0.1, API keys) against the fake Ollama. Tokens arrive while the model writes, then
-``done`` with the draft that was stored; what is wrong before the model starts answers with its
-status and asks no model; a failure mid-way, or a client that goes away, saves nothing."""
+"""The note assist, streamed: ``POST /api/notes/{note_id}/assist/stream`` (the generic SSE form of
+the streaming tool ``assist_note``) over real HTTP (uvicorn on 127.0.0.1, API keys) against the
+fake Ollama. Tokens arrive while the model writes, then ``result`` with the draft that was
+stored; what is wrong before the model starts answering (including a model that is down)
+answers with its status; a failure mid-way, or a client that goes away, saves nothing."""
 
 from __future__ import annotations
 
@@ -19,12 +20,12 @@ from support.servers import serve
 from test_chat_http import key_for
 
 from fable_core.accounts import create_api_key
-from fable_core.assistant.assist import open_rewrite
 from fable_core.caller import Caller
 from fable_core.config import Settings
 from fable_core.db.models import NoteDraft
 from fable_core.runtime import Fable
 from fable_web.app import create_app
+from fable_web.sse import stream_tool
 
 BODY = "# Plan\n\nWe go on monday.\n\n## Packing\n\nsocks, socks, more socks\n\n## Budget\n\n300 euro\n"
 ANSWER = " ".join(f"word{i}" for i in range(40))
@@ -59,7 +60,7 @@ async def drafts(fable: Fable) -> list[NoteDraft]:
         return list((await s.execute(select(NoteDraft))).scalars())
 
 
-async def test_tokens_arrive_in_order_as_the_model_writes_then_done_carries_the_stored_draft(
+async def test_tokens_arrive_in_order_as_the_model_writes_then_the_result_is_the_stored_draft(
     http: httpx.AsyncClient, fake: FakeLLM, ai_fable: Fable, alice: Caller
 ) -> None:
     note = await new_note(http)
@@ -75,7 +76,7 @@ async def test_tokens_arrive_in_order_as_the_model_writes_then_done_carries_the_
             events.append(event)
             arrived.append(time.monotonic())
     pieces = Reply(ANSWER).pieces()
-    assert [e["event"] for e in events] == ["token"] * len(pieces) + ["done"]
+    assert [e["event"] for e in events] == ["token"] * len(pieces) + ["result"]
     assert [e["data"]["text"] for e in events[:-1]] == pieces
     assert arrived[-1] - arrived[0] > 0.5, "tokens come as the model writes them, not all at the end"
     done = events[-1]["data"]
@@ -96,7 +97,7 @@ async def test_a_streamed_section_draft_is_accepted_like_the_tools(http: httpx.A
     fake.plain_replies.append(Reply("- socks\n- charger"))
     _, events = await rewrite(http, note["id"], {"instruction": "checklist", "section": "Packing"})
     done = events[-1]
-    assert done["event"] == "done" and done["data"]["section"] == "Packing"
+    assert done["event"] == "result" and done["data"]["section"] == "Packing"
     assert done["data"]["original"].strip() == "socks, socks, more socks"
     accepted = await http.post(f"/api/notes/{note['id']}/draft/accept")
     assert accepted.status_code == 200, accepted.text
@@ -195,16 +196,15 @@ async def down(ai_settings: Settings) -> AsyncIterator[Fable]:
     await app.close()
 
 
-async def test_a_model_that_is_down_ends_the_stream_in_an_unavailable_error(down: Fable, alice: Caller) -> None:
+async def test_a_model_that_is_down_is_a_503_before_any_token(down: Fable, alice: Caller) -> None:
     async with serve(create_app(down)) as url, httpx.AsyncClient(
         base_url=url, headers={"Authorization": f"Bearer {await key_for(down, alice)}"}, timeout=10
     ) as http:
         note = await new_note(http)
         response, events = await rewrite(http, note["id"], {"instruction": "x"})
-    assert response.status_code == 200
-    assert [e["event"] for e in events] == ["error"]
-    assert events[0]["data"]["type"] == "unavailable"
-    assert events[0]["data"]["message"].startswith("no model available: Ollama at http://127.0.0.1:")
+    assert response.status_code == 503 and events == []
+    assert response.json()["error"]["type"] == "unavailable"
+    assert response.json()["error"]["message"].startswith("no model available: Ollama at http://127.0.0.1:")
     assert await drafts(down) == []
 
 
@@ -214,16 +214,17 @@ async def test_quiet_models_get_heartbeats_and_a_closed_stream_saves_nothing(
     note = await ai_fable.call("create_note", {"title": "Trip", "body": BODY}, alice)
     args = {"note_id": note["id"], "instruction": "shorter"}
     fake.plain_replies.append(Reply("slow small answer", delay=0.15))
-    events = [e async for e in await open_rewrite(ai_fable.db, ai_fable.services, alice, args, heartbeat=0.02)]
-    kinds = [e.event for e in events]
-    assert kinds[-1] == "done" and kinds.count("ping") >= 3
-    assert "".join(e.data["text"] for e in events if e.event == "token") == "slow small answer"
+    response = await stream_tool(ai_fable.dispatcher, "assist_note", dict(args), alice, heartbeat=0.02)
+    frames = [chunk async for chunk in response.body_iterator]
+    text = b"".join(f if isinstance(f, bytes) else f.encode() for f in frames).decode()
+    assert text.count(": ping") >= 3 and "event: result" in text
     assert [d.content for d in await drafts(ai_fable)] == ["slow small answer"]
 
     await ai_fable.call("reject_note_draft", {"note_id": note["id"]}, alice)
     fake.plain_replies.append(Reply("another slow answer", delay=0.05))
-    stream = await open_rewrite(ai_fable.db, ai_fable.services, alice, args)
-    assert (await anext(stream)).event == "token"
-    await stream.aclose()  # type: ignore[attr-defined]
+    response = await stream_tool(ai_fable.dispatcher, "assist_note", dict(args), alice)
+    body = response.body_iterator
+    assert b"event: token" in await anext(body)  # type: ignore[arg-type, operator]
+    await body.aclose()  # type: ignore[attr-defined]  # the client went away
     await asyncio.sleep(0.3)  # longer than the model would have written
     assert await drafts(ai_fable) == []

@@ -207,7 +207,7 @@ async def test_a_summary_built_on_an_outdated_one_is_not_stored(
         await s.execute(update(Conversation).where(Conversation.id == conv)
                         .values(summary="Newer.", summary_message_id=past[5].id))
     fake.plain_replies.append(Reply("Older."))
-    recent = await memory.summarise(ai_fable.db, ai_fable.services["llm"], stale, past)
+    recent = await memory.summarise(ai_fable.db, ai_fable.llm, stale, past)
     assert [r.content for r in recent] == [f"message number {i}" for i in range(4, 12)]
     [conversation] = await rows(ai_fable, select(Conversation))
     assert (conversation.summary, conversation.summary_message_id) == ("Newer.", past[5].id)
@@ -325,7 +325,7 @@ async def test_the_same_turn_works_over_an_openai_compatible_server(
                                               "openai_api_key": "test-key", "openai_model": "gpt-test"})
     app = await Fable.open(settings)
     try:
-        assistant = app.services["assistant"]
+        assistant = app.assistant
         conv = await new_conversation(app, alice)
         fake.replies.extend([Reply("On it.", [("create_note", {"title": "Renew passport", "status": "todo"})]),
                              Reply("Done.")])

@@ -46,7 +46,7 @@ async def start(http: httpx.AsyncClient, content: str = "count to 150") -> int:
     conv = created.json()["id"]
     posted = await http.post(f"/api/chat/conversations/{conv}/messages", json={"content": content})
     assert posted.status_code == 202, posted.text
-    assert posted.json()["stream"] == f"/api/chat/conversations/{conv}/generation/stream"
+    assert set(posted.json()) == {"conversation_id", "user_message_id", "message_id"}
     return conv
 
 
@@ -63,11 +63,13 @@ async def test_disconnect_and_resume_with_last_event_id(http: httpx.AsyncClient,
                 break  # the connection drops
     async with http.stream("GET", url, headers={"Last-Event-ID": first[-1]["id"]}) as response:
         rest = [event async for event in sse_events(response)]
-    events = first + rest
+    events, result = first + rest[:-1], rest[-1]
     assert events[0]["event"] == "context" and events[-1]["event"] == "done"
     assert "".join(e["data"]["text"] for e in events if e["event"] == "token") == ANSWER
     numbers = [int(e["id"].split(":")[1]) for e in events]
     assert numbers == list(range(1, len(events) + 1)), "no gap, no repeat"
+    assert result["event"] == "result" and "id" not in result   # follow_answer's result: the stored answer
+    assert (result["data"]["content"], result["data"]["status"]) == (ANSWER, "done")
     detail = (await http.get(f"/api/chat/conversations/{conv}")).json()
     assert [(m["role"], m["status"]) for m in detail["messages"]] == [("user", "done"), ("assistant", "done")]
     assert detail["messages"][1]["content"] == ANSWER
@@ -83,8 +85,9 @@ async def test_stop_over_http(http: httpx.AsyncClient, fake: FakeLLM, ai_fable: 
             if event["event"] == "token" and sum(e["event"] == "token" for e in events) == 3:
                 stopped = await http.post(f"/api/chat/conversations/{conv}/generation/stop")
                 assert stopped.json() == {"stopped": True}
-    assert events[-1]["event"] == "done" and events[-1]["data"]["stopped"] is True
-    await ai_fable.services["assistant"].wait(conv)
+    done = next(e for e in events if e["event"] == "done")
+    assert done["data"]["stopped"] is True and events[-1]["event"] == "result"
+    await ai_fable.assistant.wait(conv)
     detail = (await http.get(f"/api/chat/conversations/{conv}")).json()
     assert detail["messages"][1]["status"] == "stopped"
     assert ANSWER.startswith(detail["messages"][1]["content"])
@@ -104,7 +107,8 @@ async def test_bad_requests_are_refused_and_write_nothing(
     async with httpx.AsyncClient(base_url=base_url, timeout=10,
                                  headers={"Authorization": f"Bearer {await key_for(ai_fable, bob)}"}) as as_bob:
         for method, path in (("GET", "generation/stream"), ("POST", "generation/stop"), ("POST", "messages")):
-            response = await as_bob.request(method, f"/api/chat/conversations/{conv}/{path}", json={"content": "x"})
+            body = {"content": "x"} if path == "messages" else None
+            response = await as_bob.request(method, f"/api/chat/conversations/{conv}/{path}", json=body)
             assert response.status_code == 404, (method, path)
     anonymous = await httpx.AsyncClient(base_url=base_url).__aenter__()
     try:

@@ -45,17 +45,21 @@ async def test_bad_model_names_are_refused(ai_fable: Fable, as_admin: Caller) ->
         await ai_fable.call("pull_model", {"name": "../../etc; rm -rf"}, as_admin)
 
 
-async def test_pull_progress_streams_ndjson(ai_fable: Fable, fake: FakeLLM, alice: Caller, bob: Caller) -> None:
+async def test_a_pull_streams_its_progress(ai_fable: Fable, fake: FakeLLM, alice: Caller, bob: Caller) -> None:
     async with ai_fable.db.transaction() as s:
         _, admin_key = await create_api_key(s, alice.user_id, "t")
         _, user_key = await create_api_key(s, bob.user_id, "t")
     transport = httpx.ASGITransport(create_app(ai_fable))
     async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as http:
-        response = await http.post("/api/models/pull/progress", json={"name": "phi4"},
+        response = await http.post("/api/models/pull/stream", json={"name": "phi4"},
                                    headers={"Authorization": f"Bearer {admin_key}"})
-        lines = [json.loads(line) for line in response.text.splitlines()]
-        assert lines[0] == {"status": "pulling manifest"} and lines[-1] == {"status": "success"}
+        events = [block.split("\n") for block in response.text.strip().split("\n\n")]
+        kinds = [lines[0].removeprefix("event: ") for lines in events]
+        lines = [json.loads(lines[1].removeprefix("data: ")) for lines in events]
+        assert kinds == ["pull"] * 4 + ["result"]
+        assert lines[0] == {"status": "pulling manifest"} and lines[3] == {"status": "success"}
         assert {"status": "downloading", "digest": "sha256:1", "total": 100, "completed": 50} in lines
-        refused = await http.post("/api/models/pull/progress", json={"name": "phi4"},
+        assert lines[-1]["status"] == "success" and lines[-1]["name"] == "phi4"
+        refused = await http.post("/api/models/pull/stream", json={"name": "phi4"},
                                   headers={"Authorization": f"Bearer {user_key}"})
         assert refused.status_code == 403

@@ -150,7 +150,8 @@ async def test_real_model_streams_stores_and_resumes(http: httpx.AsyncClient, re
     first = await follow(http, url, tokens=3)
     assert first[-1]["event"] == "token", f"fewer than 3 tokens before the stream ended: {first}"
     rest = await follow(http, url, first[-1]["id"])
-    events = first + rest
+    assert rest[-1]["event"] == "result", rest[-1]   # follow_answer's result ends the stream
+    events = first + rest[:-1]
     assert events[0]["event"] == "context" and events[-1]["event"] == "done", events[-1]
     assert not [e for e in events if e["event"] == "error"]
     numbers = [int(e["id"].split(":")[1]) for e in events]
@@ -158,7 +159,7 @@ async def test_real_model_streams_stores_and_resumes(http: httpx.AsyncClient, re
     text = "".join(e["data"]["text"] for e in events if e["event"] == "token")
     assert text.strip(), "the model's tokens carry text"
 
-    assistant: Assistant = real_fable.services["assistant"]
+    assistant: Assistant = real_fable.assistant
     await assistant.wait(conv)  # the title comes after ``done``
     async with real_fable.db.transaction() as s:
         stored = (await s.execute(select(Message.content, Message.status).where(
@@ -167,5 +168,5 @@ async def test_real_model_streams_stores_and_resumes(http: httpx.AsyncClient, re
 
     await assistant.generations.close()  # as if the 60 s grace had passed: no buffer left
     [message] = await follow(http, url, first[-1]["id"])
-    assert message["event"] == "message"
+    assert message["event"] == "result"
     assert (message["data"]["content"], message["data"]["status"]) == (text, "done")

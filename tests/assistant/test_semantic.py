@@ -10,12 +10,13 @@ from fake_llm import FakeLLM, Reply, embed_text
 from helpers import new_conversation, turn
 from sqlalchemy import select, text
 
-from fable_core.assistant.embeddings import EmbeddingWorker, note_text
+from fable_core.assistant.embeddings import EmbeddingWorker
 from fable_core.assistant.service import Assistant
 from fable_core.caller import Caller
 from fable_core.config import Settings
 from fable_core.db.models import Note, NoteEmbedding
 from fable_core.errors import NeedsConfirmation
+from fable_core.knowledge.vectors import note_text
 from fable_core.runtime import Fable
 
 LONG = "Pack the passport, the phone charger, a travel adapter, warm socks and the train tickets for Berlin."
@@ -83,7 +84,7 @@ async def test_changing_the_embedding_model_re_embeds(
         await ai_fable.call("create_note", {"title": title}, alice)
     await worker.idle(backfill=False)
     assert {m for m, _ in (await embeddings(ai_fable)).values()} == {"fake-embed"}
-    other: EmbeddingWorker = other_model.services["assistant"].worker
+    other: EmbeddingWorker = other_model.assistant.worker
     assert await other.backfill() == 3
     await other.idle(backfill=False)
     assert {m for m, _ in (await embeddings(ai_fable)).values()} == {"other-embed"}
@@ -190,10 +191,10 @@ async def test_context_injects_close_notes_and_suggests_nearby_ones(
 
 
 async def test_connections_scan_hnsw_indexes_iteratively(ai_fable: Fable, alice: Caller) -> None:
-    from fable_core.assistant.embeddings import nearest
+    from fable_core.knowledge.vectors import nearest
 
     async with ai_fable.db.transaction() as s:
-        await nearest(s, alice.user_id, embed_text("anything"), "fake-embed", limit=5)
+        await nearest(s, alice, embed_text("anything"), "fake-embed", limit=5)
         assert await s.scalar(text("SHOW hnsw.iterative_scan")) == "relaxed_order"
 
 

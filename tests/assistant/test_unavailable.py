@@ -30,7 +30,7 @@ async def down(ai_settings: Settings) -> AsyncIterator[Fable]:
 async def test_a_provider_that_is_down_fails_the_answer_clearly_and_nothing_else(
     down: Fable, alice: Caller
 ) -> None:
-    assistant = down.services["assistant"]
+    assistant = down.assistant
     conv = await new_conversation(down, alice)
     events = await turn(assistant, alice, conv, "hello?")
     assert [e.event for e in events] == ["context", "error"]
@@ -42,7 +42,7 @@ async def test_a_provider_that_is_down_fails_the_answer_clearly_and_nothing_else
     note = await down.call("create_note", {"title": "Still works", "body": "x" * 200}, alice)
     found = await down.call("search_notes", {"query": "works"}, alice)
     assert found["mode"] == "keyword" and [h["id"] for h in found["items"]] == [note["id"]]
-    assert (await down.services["llm"].health()).status == "down"
+    assert (await down.llm.health()).status == "down"
     with pytest.raises(Unavailable, match="^no model available"):
         await down.call("list_models", {}, alice)  # alice is the first user: an admin
 

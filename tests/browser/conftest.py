@@ -134,7 +134,7 @@ async def chat_fable(settings: Settings, chat_llm_state: FakeLLM) -> AsyncIterat
     with running(ollama_app(chat_llm_state)) as url:
         app = await Fable.open(settings.model_copy(update={
             "llm_provider": "ollama", "ollama_url": url, "embed_model": "fake-embed"}))
-        app.services["assistant"].flush_interval = 0.05
+        app.assistant.flush_interval = 0.05
         try:
             yield app
         finally:
@@ -153,7 +153,7 @@ async def chat_ui(browser: Browser, chat_base_url: str, chat_fable: Fable, chat_
     work (answers, embeddings, the start-up backfill) settles before the tables are emptied."""
     async with _session(browser, chat_base_url) as session:
         yield session
-    assistant: Assistant = chat_fable.services["assistant"]
+    assistant: Assistant = chat_fable.assistant
     for key in list(assistant.generations._buffers):
         await assistant.generations.wait(key)
     await assistant.generations.close()

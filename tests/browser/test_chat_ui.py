@@ -13,7 +13,7 @@ from browser_session import Session
 from fake_llm import FakeLLM, Reply, embed_text
 from playwright.async_api import Route, expect
 
-from fable_core.assistant.embeddings import note_text
+from fable_core.knowledge.vectors import note_text
 from fable_core.runtime import Fable
 
 pytestmark = pytest.mark.browser
@@ -128,7 +128,7 @@ async def test_confirm_and_deny_a_near_duplicate(chat_ui: Session, chat_llm: Fak
     page = chat_ui.page
     await chat_ui.register("ada")
     await chat_ui.api("POST", "/notes", {"title": "Tomato care", "body": BODY})
-    await chat_fable.services["assistant"].worker.idle()  # its embedding is written
+    await chat_fable.assistant.worker.idle()  # its embedding is written
     chat_llm.replies.extend([
         Reply("", tool_calls=[("create_note", {"title": "Growing tomatoes", "body": BODY})]),
         Reply("You already have a note like that."),
@@ -302,7 +302,7 @@ async def test_suggested_note_attaches_and_the_scope_chip_follows_the_model(
     await chat_ui.register("ada")
     await chat_ui.api("POST", "/notes", {"title": "Tomato care", "body": BODY})
     project = await chat_ui.api("POST", "/projects", {"title": "Kitchen"})
-    await chat_fable.services["assistant"].worker.idle()
+    await chat_fable.assistant.worker.idle()
     await page.goto("/chat")
     await expect(page.locator("#scope-chip")).to_contain_text("Notes outside projects")
     await send(chat_ui, _message_suggesting("Tomato care", BODY))

@@ -250,3 +250,100 @@ async def test_refused_calls_are_logged_as_usage_with_their_error(
     [row] = await logs(fable)
     assert (row.category, row.error_type) == ("usage", "invalid_input")
     assert "count" in (row.error_message or "") and row.traceback is None
+
+
+# --- phases, streams, a tool calling a tool ------------------------------------------------------
+
+
+@tool(title="Slow remote", scope="write", transaction="phases", registry=registry)
+async def slow_remote(ctx: Context, title: str) -> Made:
+    """Make a project, wait on something remote holding no connection, make another."""
+    async with ctx.transaction():
+        first = await _make(ctx, title)
+    waiting.append((ctx.dispatcher._slots._value, ctx._session))  # type: ignore[union-attr]
+    async with ctx.transaction():
+        await _make(ctx, title + " 2")
+    return Made(id=first.id, title=first.title)
+
+
+@tool(title="Phase then fail", scope="write", transaction="phases", registry=registry)
+async def phase_then_fail(ctx: Context, title: str) -> Made:
+    """A committed phase, then a failure: the first phase's work and events stay."""
+    async with ctx.transaction():
+        await _make(ctx, title)
+    raise Conflict("the second phase refused")
+
+
+@tool(title="Countdown", scope="read", stream=True, registry=registry)
+async def countdown(ctx: Context, n: Annotated[int, Field(ge=1, le=5)]) -> Made:
+    """Report n steps of progress, then the result."""
+    for i in range(n, 0, -1):
+        await ctx.progress("tick", {"left": i}, id=f"c:{i}")
+    return Made(id=n, title="liftoff")
+
+
+@tool(title="Make via a tool", scope="write", registry=registry)
+async def make_via(ctx: Context, title: str) -> Made:
+    """Call make_projects inside this call's transaction, then refuse if told to."""
+    made = await ctx.call("make_projects", {"title": title})
+    if title == "refuse":
+        raise Conflict("refused after the inner call")
+    return Made.model_validate(made, from_attributes=True)
+
+
+waiting: list[Any] = []
+
+
+async def test_a_phased_tool_holds_no_slot_or_session_between_phases(
+    dispatcher: Dispatcher, fable: Fable, alice: Caller
+) -> None:
+    waiting.clear()
+    await dispatcher.call("slow_remote", {"title": "P"}, alice)
+    assert waiting == [(fable.settings.fable_db_pool_size, None)]
+    assert await projects(fable) == 2
+
+
+async def test_a_failure_after_a_committed_phase_keeps_that_phase_and_its_events(
+    dispatcher: Dispatcher, fable: Fable, alice: Caller
+) -> None:
+    heard: list[Event] = []
+    dispatcher.events.subscribe(heard.append)
+    with pytest.raises(Conflict):
+        await dispatcher.call("phase_then_fail", {"title": "kept"}, alice)
+    assert await projects(fable) == 1 and len(heard) == 1
+
+
+async def test_a_stream_reports_progress_in_order_and_returns_its_result(
+    dispatcher: Dispatcher, fable: Fable, alice: Caller
+) -> None:
+    seen: list[Any] = []
+
+    async def sink(item: Any) -> None:
+        seen.append((item.event, item.data, item.id))
+
+    result = await dispatcher.call("countdown", {"n": 3}, alice, progress=sink)
+    assert result == {"id": 3, "title": "liftoff"}
+    assert seen == [("tick", {"left": 3}, "c:3"), ("tick", {"left": 2}, "c:2"), ("tick", {"left": 1}, "c:1")]
+    assert await dispatcher.call("countdown", {"n": 1}, alice) == {"id": 1, "title": "liftoff"}  # no sink
+    with pytest.raises(InvalidInput):
+        await dispatcher.call("countdown", {"n": 9}, alice, progress=sink)
+    assert [r.action for r in await logs(fable)] == ["countdown", "countdown", "countdown"]
+
+
+async def test_a_tool_calls_a_tool_inside_its_transaction_with_the_same_rules(
+    dispatcher: Dispatcher, fable: Fable, alice: Caller
+) -> None:
+    assert (await dispatcher.call("make_via", {"title": "inner"}, alice))["title"] == "inner 0"
+    with pytest.raises(Conflict):
+        await dispatcher.call("make_via", {"title": "refuse"}, alice)
+    assert await projects(fable) == 1  # the refused outer call took the inner call's work with it
+    reader = Caller(user_id=alice.user_id, scope="read")
+    with pytest.raises(Forbidden):
+        await dispatcher.call("make_via", {"title": "x"}, reader)
+    actions = [r.action for r in await logs(fable)]
+    assert actions.count("make_projects") == 2 and actions.count("make_via") == 3
+
+
+def test_streams_always_run_in_phases() -> None:
+    t = registry.get("countdown")
+    assert t is not None and t.stream and t.transaction == "phases"

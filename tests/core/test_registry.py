@@ -315,3 +315,22 @@ def test_optional_values_are_written_as_type_lists_but_optional_enums_keep_any_o
     assert props["day"] == {"type": ["string", "null"], "format": "date", "default": None}
     assert props["names"] == {"type": ["array", "null"], "items": {"type": "string"}, "default": None}
     assert [b.get("type") for b in props["mode"]["anyOf"]] == ["string", "null"]  # enum: null is not in it
+
+
+def test_the_registry_is_in_capability_order_whatever_the_import_order() -> None:
+    """The order every surface lists tools in is CAPABILITIES', not the order modules were
+    first imported in (a test importing assist before notes must not reorder tools/list)."""
+    from fable_core.capabilities import CAPABILITIES, module_rank
+
+    load_capabilities()
+    modules = [t.module for t in REGISTRY]
+    assert modules == sorted(modules, key=module_rank)
+    listed = [m for c in CAPABILITIES for m in c.modules]
+    assert [m for m in dict.fromkeys(modules)] == listed
+
+
+def test_a_route_carries_its_success_status() -> None:
+    load_capabilities()
+    statuses = {t.name: t.route.status for t in REGISTRY if t.route is not None}
+    assert statuses["create_conversation"] == 201 and statuses["send_message"] == 202
+    assert statuses["read_note"] == 200

@@ -43,9 +43,10 @@ async function request(method, path, { params, body } = {}) {
   return data;
 }
 
-/** POST whose answer is streamed (NDJSON): the Response, for its body; errors as ApiError. */
+/** POST whose answer is streamed (server-sent events): the Response, for its body; errors known
+ * before the stream began (a bad argument, no model) as ApiError. */
 async function postStream(path, body) {
-  const headers = { Accept: "application/x-ndjson", "Content-Type": "application/json" };
+  const headers = { Accept: "text/event-stream", "Content-Type": "application/json" };
   if (csrfToken) headers["X-CSRF-Token"] = csrfToken;
   const response = await fetch(`/api${path}`, { method: "POST", credentials: "same-origin", headers, body: JSON.stringify(body) });
   if (!response.ok) throw new ApiError(response.status, (await response.json().catch(() => null))?.error);

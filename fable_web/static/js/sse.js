@@ -1,10 +1,13 @@
 // Following a server-sent event stream with fetch (EventSource cannot send our headers or stop
 // cleanly): frames are parsed from the ReadableStream, and a dropped connection is resumed with
 // Last-Event-ID, so the server continues exactly after the last event we saw. A stream that
-// answers a POST (the note assist) cannot be resumed: answer() reads it once, to its end.
+// answers a POST (the note assist, a model pull) cannot be resumed: answer() reads it once, to
+// its end, and returns the final `result` event.
 import { ApiError } from "./api.js";
 
-const FINAL = new Set(["done", "error", "message"]);
+// A tool's stream (the generic SSE form of a streaming tool's route) ends with `result` or
+// `error`; an assistant answer's events end with `done` or `error` before that.
+const FINAL = new Set(["done", "error", "result"]);
 const RETRIES = 5;
 
 /** Split a byte stream into SSE frames: {id, event, data (parsed JSON)}; comments are skipped. */
@@ -36,7 +39,7 @@ const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * follow(url, onEvent, {signal, lastEventId}): deliver every event until a final one (done,
- * error or the stored message). A connection that ends early is reopened with Last-Event-ID;
+ * error or the stored answer as `result`). A connection that ends early is reopened with Last-Event-ID;
  * an HTTP error is thrown as ApiError and not retried.
  */
 export async function follow(url, onEvent, { signal, lastEventId = null } = {}) {

@@ -29,6 +29,7 @@ _KINDS = {
     "log_id": "log",
     "rag_project_id": "project",
     "conversation_id": "conversation",
+    "exclude_note_id": "note",
 }
 # Values for other required arguments, where the schema alone gives no valid one.
 _SAMPLES: dict[str, Any] = {
@@ -43,7 +44,9 @@ _SAMPLES: dict[str, Any] = {
 
 
 def _row_arguments(t: Tool) -> list[str]:
-    return [name for name in t.input_schema.get("properties", {}) if name.endswith("_id")]
+    """Arguments naming a row: integer ids (``last_event_id`` is a position in a stream)."""
+    props = t.input_schema.get("properties", {})
+    return [name for name, prop in props.items() if name.endswith("_id") and "integer" in str(prop.get("type"))]
 
 
 _CASES = [(t.name, arg) for t in REGISTRY for arg in _row_arguments(t)]

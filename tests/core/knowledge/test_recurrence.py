@@ -12,7 +12,7 @@ from datetime import date
 import pytest
 
 from fable_core.errors import InvalidInput
-from fable_core.knowledge.tasks import next_occurrence
+from fable_core.knowledge.recurrence import next_occurrence
 
 
 @pytest.mark.parametrize(

@@ -50,7 +50,7 @@ export function assistantMessage() {
         if (card) card.settle(data); else tools.append(toolCard(data).settle(data));
       } else if (event.event === "done") return finish(data.stopped ? "stopped" : "done", buffer, data.stopped ? NOTES.stopped : "");
       else if (event.event === "error") return finish("error", buffer, data.message || "The answer failed.");
-      else if (event.event === "message") return reply.show({ content: data.content, status: data.status, tool_events: data.tool_events });
+      else if (event.event === "result") return reply.show({ content: data.content, status: data.status, tool_events: data.tool_events });
       return null;
     },
     show(message) {

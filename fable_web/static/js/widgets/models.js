@@ -1,27 +1,13 @@
 // Settings → Models (admins): what the LLM server has, pulling a model with a progress bar
-// from the server's NDJSON stream, deleting one, warming one up. With no LLM the card says so.
+// from the pull's event stream, deleting one, warming one up. With no LLM the card says so.
 import { api } from "../api.js";
 import { clear, confirmDialog, h, toast } from "../dom.js";
+import { answer } from "../sse.js";
 import { llmNotice } from "./llm.js";
 
 function size(bytes) {
   if (!bytes) return "";
   return bytes >= 1e9 ? `${(bytes / 1e9).toFixed(1)} GB` : `${Math.max(1, Math.round(bytes / 1e6))} MB`;
-}
-
-/** Read NDJSON lines from a Response, calling onLine(object) for each. */
-async function ndjson(response, onLine) {
-  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-  let pending = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    pending += value;
-    const lines = pending.split("\n");
-    pending = lines.pop();
-    for (const line of lines) if (line.trim()) onLine(JSON.parse(line));
-  }
-  if (pending.trim()) onLine(JSON.parse(pending));
 }
 
 export function modelsCard() {
@@ -62,8 +48,9 @@ export function modelsCard() {
     status.textContent = "Starting…";
     let failed = null;
     try {
-      await ndjson(await api.stream("/models/pull/progress", { name: model }), (line) => {
-        if (line.error) { failed = line.error; return; }
+      await answer(await api.stream("/models/pull/stream", { name: model }), (event) => {
+        if (event.event !== "pull") return;
+        const line = event.data;
         if (line.total) bar.value = Math.round((100 * (line.completed || 0)) / line.total);
         if (line.status === "success") bar.value = 100;
         status.textContent = line.status || "";

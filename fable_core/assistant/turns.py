@@ -1,0 +1,117 @@
+"""A turn with the in-app assistant, as tools: send a message, follow the answer as it is
+written, stop it.
+
+``send_message`` stores the message and starts the answer in the background
+(:mod:`fable_core.assistant.chat`), answering at once (202 over REST). ``follow_answer`` is a
+streaming tool: it reports the answer's events as they come (``context``, ``token``,
+``tool_call``, ``tool_result``, then ``done`` or ``error``), each with an id a client resumes
+after (``last_event_id``, or SSE's ``Last-Event-ID``) without a gap or a repeat, and returns the
+answer as stored. With no answer running here (finished over a minute ago, or written by another
+process) it returns the stored answer straight away. These tools are never offered to the model
+itself (see :mod:`fable_core.assistant.toolloop`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field, StringConstraints
+from sqlalchemy import select
+
+from fable_core.assistant.chat import MAX_MESSAGE
+from fable_core.assistant.conversations import load_conversation
+from fable_core.assistant.providers import unavailable
+from fable_core.assistant.service import Assistant
+from fable_core.db.models import Message
+from fable_core.errors import NotFound
+from fable_core.tools import Context, Route, tool
+
+__all__ = ["StoredAnswer", "TurnStarted"]
+
+ConversationId = Annotated[int, Field(ge=1, le=2**31 - 1, description="Id of the conversation.")]
+NoteRef = Annotated[int, Field(ge=1, le=2**31 - 1)]
+_BASE = "/chat/conversations/{conversation_id}"
+
+
+class TurnStarted(BaseModel):
+    conversation_id: int
+    user_message_id: int
+    message_id: int = Field(description="The answer's message, written in the background.")
+
+
+class StoredAnswer(BaseModel):
+    message_id: int
+    content: str
+    status: str = Field(description="done, stopped, error, interrupted, or generating (another process writes it).")
+    tool_events: list[dict[str, Any]] = []
+    context: dict[str, Any] | None = None
+
+
+class Stopped(BaseModel):
+    stopped: bool
+
+
+def _assistant(ctx: Context) -> Assistant:
+    found = ctx.fable.assistant
+    if found is None:
+        raise unavailable("the assistant is not running")
+    return found
+
+
+@tool(title="Ask the assistant", scope="write", transaction="phases",
+      route=Route("POST", f"{_BASE}/messages", status=202))
+async def send_message(
+    ctx: Context,
+    conversation_id: ConversationId,
+    content: Annotated[str, StringConstraints(min_length=1, max_length=MAX_MESSAGE)],
+    note_ids: Annotated[list[NoteRef], Field(max_length=20)] = [],  # noqa: B006 - pydantic copies it
+    exclude_note_id: NoteRef | None = None,
+) -> TurnStarted:
+    """Send a message to the in-app assistant; it answers in the background (follow_answer).
+
+    Args:
+        note_ids: Notes to give the assistant in full with this message.
+        exclude_note_id: A note never to draw on (the one being edited).
+    """
+    started = await _assistant(ctx).send(ctx.caller, conversation_id, content, note_ids, exclude_note_id)
+    return TurnStarted.model_validate(started)
+
+
+@tool(title="Follow the assistant's answer", scope="read", stream=True, route=Route("GET", f"{_BASE}/generation"))
+async def follow_answer(
+    ctx: Context,
+    conversation_id: ConversationId,
+    last_event_id: Annotated[str | None, StringConstraints(max_length=64)] = None,
+) -> StoredAnswer:
+    """Wait for the assistant's answer in a conversation, streamed as it is written, and return it.
+
+    Args:
+        last_event_id: Resume after this event (from an earlier follow).
+    """
+    async for event in _assistant(ctx).follow(ctx.caller, conversation_id, last_event_id):
+        if event.event == "message":  # no answer running here: the stored one
+            return StoredAnswer.model_validate(event.data)
+        await ctx.progress(event.event, event.data, id=event.id)
+    async with ctx.reading() as session:
+        return await _stored(session, ctx, conversation_id)
+
+
+async def _stored(session: Any, ctx: Context, conversation_id: int) -> StoredAnswer:
+    await load_conversation(session, ctx.caller, conversation_id)
+    row = (await session.execute(
+        select(Message).where(Message.conversation_id == conversation_id, Message.role == "assistant")
+        .order_by(Message.id.desc()).limit(1))).scalar_one_or_none()
+    if row is None:
+        raise NotFound(f"conversation {conversation_id} has no answer yet", conversation_id=conversation_id)
+    return StoredAnswer(message_id=row.id, content=row.content, status=row.status,
+                        tool_events=row.tool_events or [], context=row.context)
+
+
+@tool(title="Stop the assistant's answer", scope="write", idempotent=True,
+      route=Route("POST", f"{_BASE}/generation/stop"))
+async def stop_answer(ctx: Context, conversation_id: ConversationId) -> Stopped:
+    """Stop the answer being written in a conversation; what was written so far is kept."""
+    assistant = _assistant(ctx)
+    async with ctx.reading() as session:
+        await load_conversation(session, ctx.caller, conversation_id)
+    return Stopped(stopped=assistant.stop(conversation_id))

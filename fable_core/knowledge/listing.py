@@ -1,0 +1,133 @@
+"""Listing notes and tasks: one page at a time, filtered and sorted, without bodies.
+
+Listing is the hottest read of every surface, so its statements are built once per shape (the
+filters present, the kind, the sort) and run again with new bound values, and rows are read
+plain (no ORM objects) and validated as one page.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import StringConstraints
+from sqlalchemy import and_, bindparam, case, func, literal, select
+
+from fable_core.db.models import Note
+from fable_core.errors import InvalidInput
+from fable_core.knowledge.filters import check_refs, filter_params, note_filters
+from fable_core.knowledge.paging import decode_cursor, encode_cursor
+from fable_core.knowledge.types import Cursor, Kind, Limit, Priority, ProjectRef, RowId, Status, Tag
+from fable_core.knowledge.views import NotePage
+from fable_core.tools import Context, Route, tool
+
+__all__ = ["SUMMARY_COLUMNS"]
+
+# The columns of a NoteSummary, read as plain rows: listing and reading are the hottest reads of
+# every surface, and building ORM objects for them cost more than the query.
+SUMMARY_COLUMNS = (
+    Note.id, Note.title, case((Note.status.is_(None), "note"), else_="task").label("kind"), Note.tags,
+    Note.status, Note.priority, Note.due_date, Note.project_id, Note.milestone_id, Note.parent_id,
+    Note.recurrence_rule, Note.version, Note.updated_at,
+)
+
+
+# --- tools ------------------------------------------------------------------------------------
+
+
+_SORTS: dict[str, tuple[Any, bool]] = {
+    "updated": (Note.updated_at, True),
+    "created": (Note.created_at, True),
+    "title": (Note.title_key, False),
+    "due": (func.coalesce(Note.due_date, literal(date(9999, 12, 31))), False),
+}
+
+
+@tool(title="List notes and tasks", scope="read", route=Route("GET", "/notes"))
+async def list_notes(
+    ctx: Context,
+    tag: Tag | None = None,
+    kind: Kind = "all",
+    status: list[Status] | None = None,
+    priority: list[Priority] | None = None,
+    project_id: RowId | None = None,
+    project: ProjectRef = None,
+    milestone_id: RowId | None = None,
+    parent_id: RowId | None = None,
+    due_before: date | None = None,
+    due_after: date | None = None,
+    text: Annotated[str | None, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)] = None,
+    sort: Literal["updated", "created", "title", "due"] = "updated",
+    limit: Limit = 50,
+    cursor: Cursor = None,
+) -> NotePage:
+    """List notes and tasks (without bodies), filtered and sorted, one page at a time.
+
+    Args:
+        tag: Only notes with this tag or a tag under it ('work' also matches 'work/acme').
+        kind: note, task or all.
+        project_id: Only notes of this project.
+        project: Or name the project (exact, partial, then fuzzy match).
+        text: Only notes whose title or body contains these words.
+        sort: updated (newest first), created (newest first), title (A-Z) or due (soonest first).
+    """
+    scoped = await check_refs(ctx, project_id=project_id, project=project,
+                               milestone_id=milestone_id, parent_id=parent_id)
+    filters = {"tag": tag, "kind": kind, "status": status, "priority": priority, "project_id": scoped,
+               "milestone_id": milestone_id, "parent_id": parent_id, "due_before": due_before,
+               "due_after": due_after}
+    params = filter_params(ctx, **filters)
+    if text:
+        params["text"] = text
+    position = decode_cursor(cursor, f"notes:{sort}")
+    if position is not None:
+        params["after_key"], params["after_id"] = _cursor_value(sort, position[0]), position[1]
+    params["page"] = limit + 1
+    shape = (frozenset(params), kind, sort)
+    statement = _LIST_STATEMENTS.get(shape)
+    if statement is None:
+        statement = _list_statement(ctx, filters, params, sort)
+        if len(_LIST_STATEMENTS) < 1024:
+            _LIST_STATEMENTS[shape] = statement
+    # on the session's connection: rows only, without the ORM's result machinery
+    result = await (await ctx.session.connection()).execute(statement, params)
+    names = tuple(result.keys())
+    rows = result.all()
+    next_cursor = None
+    if len(rows) > limit:
+        last = rows[limit - 1]
+        next_cursor = encode_cursor(f"notes:{sort}", [last.sort_key, last.id])
+    # one validation call for the page: pydantic loops over the items in Rust
+    return NotePage.model_validate(
+        {"items": [dict(zip(names, row, strict=True)) for row in rows[:limit]], "next_cursor": next_cursor})
+
+
+# list_notes' statements by the filters present, the kind and the sort: building a statement
+# (and its cache key) cost as much as running it, and a handful of shapes serve nearly every call.
+_LIST_STATEMENTS: dict[tuple[frozenset[str], str, str], Any] = {}
+
+
+def _list_statement(ctx: Context, filters: dict[str, Any], params: dict[str, Any], sort: str) -> Any:
+    where = note_filters(ctx, **filters)
+    if "text" in params:
+        where.append(Note.search_vector.op("@@")(
+            func.websearch_to_tsquery("english", bindparam("text", params["text"]))))
+    key, descending = _SORTS[sort]
+    if "after_key" in params:
+        after = func.row(bindparam("after_key", params["after_key"], type_=key.type),
+                         bindparam("after_id", params["after_id"]))
+        where.append(func.row(key, Note.id) < after if descending else func.row(key, Note.id) > after)
+    order = (key.desc(), Note.id.desc()) if descending else (key.asc(), Note.id.asc())
+    return (select(*SUMMARY_COLUMNS, key.label("sort_key")).where(and_(*where)).order_by(*order)
+            .limit(bindparam("page", params["page"])))
+
+
+def _cursor_value(sort: str, raw: Any) -> Any:
+    try:
+        if sort in ("updated", "created"):
+            return datetime.fromisoformat(raw)
+        if sort == "due":
+            return date.fromisoformat(raw)
+        return str(raw)
+    except (TypeError, ValueError) as e:
+        raise InvalidInput("cursor is not valid for this listing", field="cursor") from e

@@ -1,0 +1,152 @@
+"""How a change to a note is stored, whichever tool made it: one module, so that notes, tasks
+and versions share it without importing each other.
+
+:func:`save_changes` keeps a version, syncs wikilinks, rewrites links to a renamed note and
+announces the change; :func:`set_placement` puts a note in a project, milestone and under a
+parent the caller can see; :func:`apply_status` moves a task through its statuses and, on
+completion, spawns a recurring task's next occurrence.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+
+from sqlalchemy import exists, insert, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from fable_core.access import get_visible
+from fable_core.db.models import Milestone, Note, NoteVersion
+from fable_core.errors import InvalidInput
+from fable_core.events import NoteChanged
+from fable_core.knowledge import wikilinks
+from fable_core.knowledge.creation import insert_note, new_row
+from fable_core.knowledge.matching import project_ref
+from fable_core.knowledge.recurrence import next_occurrence
+from fable_core.knowledge.types import Status
+from fable_core.knowledge.views import NoteSummary
+from fable_core.tools import Context
+
+__all__ = ["Placement", "apply_status", "check_task_fields", "save_changes", "set_placement", "snapshot"]
+
+_COUNT = re.compile(r"(?<![A-Z])COUNT=(\d+)")
+
+
+@dataclass(slots=True)
+class Placement:
+    """Where a note not stored yet will sit (it has no id, so no note is inside it):
+    what :func:`set_placement` fills in for ``create_note``."""
+
+    id: int | None = None
+    project_id: int | None = None
+    milestone_id: int | None = None
+    parent_id: int | None = None
+
+
+async def set_placement(
+    ctx: Context,
+    note: Note | Placement,
+    *,
+    project_id: int | None = None,
+    project: str | None = None,
+    milestone_id: int | None = None,
+    parent_id: int | None = None,
+) -> None:
+    """Attach ``note`` to a project (by id or name), milestone and parent the caller can see."""
+    s, caller = ctx.session, ctx.caller
+    chosen = await project_ref(s, caller, project_id, project)
+    if chosen is not None and chosen.id != note.project_id:
+        note.project_id, note.milestone_id = chosen.id, None
+    if milestone_id is not None:
+        milestone = await get_visible(s, Milestone, milestone_id, caller)
+        if note.project_id is None:
+            note.project_id = milestone.project_id
+        elif milestone.project_id != note.project_id:
+            raise InvalidInput(
+                f"milestone {milestone_id} belongs to project {milestone.project_id}, "
+                f"not project {note.project_id}",
+                field="milestone_id",
+            )
+        note.milestone_id = milestone.id
+    if parent_id is not None:
+        if parent_id == note.id:
+            raise InvalidInput("a note cannot be its own parent", field="parent_id")
+        await get_visible(s, Note, parent_id, caller)
+        await _refuse_parent_cycle(s, note, parent_id)
+        note.parent_id = parent_id
+
+
+async def _refuse_parent_cycle(s: AsyncSession, note: Note | Placement, parent_id: int) -> None:
+    if note.id is None:
+        return
+    ancestors = select(Note.id, Note.parent_id).where(Note.id == parent_id).cte(recursive=True)
+    ancestors = ancestors.union_all(
+        select(Note.id, Note.parent_id).join(ancestors, Note.id == ancestors.c.parent_id)
+    )
+    if await s.scalar(select(exists().where(ancestors.c.id == note.id))):
+        raise InvalidInput(f"note {parent_id} is inside note {note.id}: that would be a cycle",
+                           field="parent_id")
+
+
+def check_task_fields(recurrence_rule: str | None, due_date: date | None) -> None:
+    if recurrence_rule and due_date is None:
+        raise InvalidInput("a recurring task needs a due_date to recur from", field="recurrence_rule")
+
+
+async def save_changes(ctx: Context, note: Note, *, old_title: str | None = None,
+                       body_changed: bool = True) -> None:
+    """Persist a change to ``note``: version snapshot, wikilinks, rename rewrites, change event."""
+    s = ctx.session
+    note.version += 1
+    await s.flush()
+    await snapshot(s, note)
+    if body_changed:
+        await wikilinks.sync_links(s, note)
+    if old_title is not None and old_title != note.title:
+        await wikilinks.resolve_pending(s, note)
+        for source in await wikilinks.rename_links(s, note, old_title):
+            source.version += 1  # its body changed: it keeps a version like any other change
+            await s.flush()
+            await snapshot(s, source)
+            ctx.emit(NoteChanged(note.user_id, source.id, "updated"))
+    ctx.emit(NoteChanged(note.user_id, note.id, "updated"))
+
+
+async def snapshot(session: AsyncSession, note: Note) -> None:
+    """Record ``note`` as it is now under its current version number."""
+    await session.execute(
+        insert(NoteVersion),
+        [{"note_id": note.id, "user_id": note.user_id, "version": note.version,
+          "title": note.title, "body": note.body, "tags": list(note.tags)}],
+    )
+
+
+def _following_rule(rule: str) -> str:
+    """The rule as seen from the next occurrence: one fewer left when it has a COUNT."""
+    return _COUNT.sub(lambda m: f"COUNT={max(int(m.group(1)) - 1, 1)}", rule)
+
+
+async def apply_status(ctx: Context, note: Note, status: Status) -> NoteSummary | None:
+    """Set ``note``'s status; on completion stamp it and spawn the next occurrence (returned)."""
+    previous = note.status
+    note.status = status
+    if status != "done":
+        note.completed_at = None
+        return None
+    if previous == "done":
+        return None
+    note.completed_at = datetime.now(UTC)
+    if not (note.recurrence_rule and note.due_date):
+        return None
+    following = next_occurrence(note.recurrence_rule, note.due_date)
+    if following is None:
+        return None
+    successor = await insert_note(ctx.session, new_row(
+        note.user_id, note.title, note.body, list(note.tags), status="todo", priority=note.priority,
+        due_date=following, recurrence_rule=_following_rule(note.recurrence_rule),
+        project_id=note.project_id, milestone_id=note.milestone_id, parent_id=note.parent_id,
+    ))
+    note.recurrence_rule = None
+    ctx.emit(NoteChanged(note.user_id, successor["id"], "created"))
+    return NoteSummary.model_validate(successor)

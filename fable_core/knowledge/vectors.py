@@ -1,0 +1,119 @@
+"""Notes by meaning: nearest-neighbour queries over ``note_embeddings``, and the semantic
+near-duplicate check ``create_note`` runs.
+
+The knowledge domain does not depend on the assistant: it sees the embedding model only through
+:class:`QueryEmbedder`, which the runtime holds (``Fable.embedder``, installed by the assistant
+capability when a model provider is configured). Without one, or while it is down, every caller
+here gets None and falls back to words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from typing import Any, Protocol
+
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import Select, bindparam, cast, select
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+
+from fable_core.access import OWNER_PARAM, owned_by_param
+from fable_core.caller import Caller
+from fable_core.db.models import Note, NoteEmbedding
+from fable_core.errors import NeedsConfirmation
+from fable_core.tools.context import Context
+
+__all__ = ["DUPLICATE_MIN_BODY", "DUPLICATE_SIMILARITY", "MAX_TEXT", "QueryEmbedder", "check_semantic_duplicate",
+           "duplicate_probe", "embedder_of", "nearest", "note_text", "query_vector"]
+
+DUPLICATE_SIMILARITY = 0.90
+DUPLICATE_MIN_BODY = 80
+MAX_TEXT = 6000
+
+
+class QueryEmbedder(Protocol):
+    """What knowledge needs of an embedding model: its name, and one vector for a text (None
+    when the model cannot answer now)."""
+
+    @property
+    def model(self) -> str: ...
+
+    async def embed_query(self, text: str) -> list[float] | None: ...
+
+
+def note_text(title: str, body: str) -> str:
+    """What is embedded for a note: its title, then the start of its body."""
+    return f"{title}\n\n{body}"[:MAX_TEXT]
+
+
+def embedder_of(ctx: Context) -> QueryEmbedder | None:
+    return ctx.runtime.embedder if ctx.runtime is not None else None
+
+
+async def query_vector(ctx: Context, query: str) -> list[float] | None:
+    """The query's embedding, or None without an embedder (or while it is down). Asked before
+    a search opens its session: the embedding server is remote, and no connection waits on it."""
+    embedder = embedder_of(ctx)
+    return await embedder.embed_query(query) if embedder else None
+
+
+async def nearest(
+    session: AsyncSession | AsyncConnection, caller: Caller, vector: Sequence[float], model: str, *,
+    limit: int, where: Sequence[Any] = (), min_similarity: float = 0.0, columns: Sequence[Any] = (),
+    params: Mapping[str, Any] | None = None,
+) -> list[tuple[Any, ...]]:
+    """The caller's notes closest to ``vector``: ``(note_id, cosine similarity, *columns)``,
+    best first, filtered by extra ``where`` clauses on :class:`Note` (their ``bindparam`` values
+    in ``params``).
+
+    The statement is built once per dimension, limit, ``where`` and ``columns`` (compared by
+    identity) and then only executed: building it costs more than running it. Callers on a hot
+    path therefore pass module-level clauses with bound parameters, not fresh ones."""
+    statement = _nearest_statement(len(vector), limit, tuple(columns), tuple(where))
+    rows = (await session.execute(statement, {
+        **(params or {}), "_vector": vector, "_model": model, OWNER_PARAM: caller.user_id})).all()
+    hits = [(row[0], 1.0 - float(row[1]), *row[2:]) for row in rows]
+    return sorted((h for h in hits if h[1] >= min_similarity), key=lambda h: -h[1])
+
+
+@lru_cache(maxsize=128)
+def _nearest_statement(dims: int, limit: int, columns: tuple[Any, ...], where: tuple[Any, ...]) -> Select[Any]:
+    # Cast to the model's dimension and filter on ``dims``: the shape the per-dimension partial
+    # HNSW index (``fable_core.assistant.embeddings.ensure_index``) answers.
+    distance = cast(NoteEmbedding.embedding, Vector(dims)).cosine_distance(bindparam("_vector", type_=Vector(dims)))
+    return (
+        select(NoteEmbedding.note_id, distance.label("distance"), *columns)
+        .join(Note, Note.id == NoteEmbedding.note_id)
+        .where(NoteEmbedding.dims == dims, NoteEmbedding.model == bindparam("_model"),
+               owned_by_param(NoteEmbedding), *where)
+        .order_by(distance).limit(limit)
+    )
+
+
+async def duplicate_probe(ctx: Context, title: str, body: str) -> list[float] | None:
+    """The embedding :func:`check_semantic_duplicate` compares, made before the note's
+    transaction opens (the embedding server is remote); None when there is nothing to check."""
+    embedder = embedder_of(ctx)
+    if embedder is None or len(body.strip()) < DUPLICATE_MIN_BODY:
+        return None
+    return await embedder.embed_query(note_text(title, body))
+
+
+async def check_semantic_duplicate(ctx: Context, vector: list[float] | None) -> None:
+    """Raise NeedsConfirmation when a note of the caller says nearly the same (similarity
+    >= 0.90, body >= 80 characters: the ``vector`` of :func:`duplicate_probe`)."""
+    embedder = embedder_of(ctx)
+    if embedder is None or vector is None:
+        return
+    hits = await nearest(ctx.session, ctx.caller, vector, embedder.model, limit=1,
+                         min_similarity=DUPLICATE_SIMILARITY)
+    if not hits:
+        return
+    note_id, similarity = hits[0]
+    existing = await ctx.session.scalar(select(Note.title).where(Note.id == note_id))
+    raise NeedsConfirmation(
+        f"note {note_id} {existing!r} says nearly the same ({similarity:.2f} similar); update it "
+        f"instead, or repeat create_note with confirm=true to create this note anyway",
+        requires_confirmation=True, similar_note_id=note_id, similar_title=existing,
+        similarity=round(similarity, 3),
+    )
