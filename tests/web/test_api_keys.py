@@ -58,6 +58,20 @@ async def test_read_scope_key_is_refused_on_unsafe_methods(
     assert await row_counts() == before
 
 
+
+async def test_the_tool_scope_decides_not_the_http_method(as_alice: httpx.AsyncClient, app: Starlette) -> None:
+    """A read key may call a read tool over POST, as it may over MCP; a write tool stays refused."""
+    await as_alice.post("/api/notes", json={"title": "Readable", "tags": ["kept"]})
+    key = (await _key(as_alice, scope="read"))["key"]
+    async with make_client(app, authorization=f"Bearer {key}") as reader:
+        r = await reader.post("/api/tools/list_notes", json={})
+        assert r.status_code == 200, r.text
+        assert [n["title"] for n in r.json()["items"]] == ["Readable"]
+        r = await reader.post("/api/tools/list_tags", json={})
+        assert r.status_code == 200 and "kept" in r.text, r.text
+        r = await reader.post("/api/tools/update_note", json={"note_id": 1, "title": "no"})
+        assert r.status_code == 403 and error_of(r)["type"] == "forbidden"
+
 async def test_revoke(as_alice: httpx.AsyncClient, app: Starlette) -> None:
     created = await _key(as_alice)
     async with make_client(app, authorization=f"Bearer {created['key']}") as script:
