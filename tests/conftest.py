@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import text
-from users import make_user
+from support.users import make_user
 
 from fable_core.caller import Caller
 from fable_core.config import Settings, load_settings

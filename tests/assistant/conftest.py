@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
-from fake_llm import FakeLLM, ollama_app, openai_app, running
+from support.fake_llm import FakeLLM, ollama_app, openai_app
+from support.servers import serve_in_thread
 
 from fable_core.assistant.service import Assistant
 from fable_core.caller import Caller
@@ -24,23 +25,19 @@ def fake_state() -> FakeLLM:
 @pytest.fixture
 def fake(fake_state: FakeLLM) -> Iterator[FakeLLM]:
     """The script of both fake servers, empty at the start of each test."""
-    fake_state.replies.clear()
-    fake_state.plain_replies.clear()
-    fake_state.requests.clear()
-    fake_state.embed_calls = 0
-    fake_state.models[:] = ["qwen3:8b", "nomic-embed-text"]
+    fake_state.reset()
     yield fake_state
 
 
 @pytest.fixture(scope="session")
 def ollama_url(fake_state: FakeLLM) -> Iterator[str]:
-    with running(ollama_app(fake_state)) as url:
+    with serve_in_thread(ollama_app(fake_state)) as url:
         yield url
 
 
 @pytest.fixture(scope="session")
 def openai_url(fake_state: FakeLLM) -> Iterator[str]:
-    with running(openai_app(fake_state, api_key="test-key")) as url:
+    with serve_in_thread(openai_app(fake_state, api_key="test-key")) as url:
         yield url + "/v1"
 
 

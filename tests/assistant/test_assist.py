@@ -4,8 +4,8 @@ suggestions, quick capture, project summaries and project search."""
 from __future__ import annotations
 
 import pytest
-from fake_llm import FakeLLM, Reply
 from sqlalchemy import select
+from support.fake_llm import FakeLLM, Reply
 
 from fable_core.caller import Caller
 from fable_core.db.models import Note, NoteDraft, Project

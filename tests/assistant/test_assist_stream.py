@@ -13,10 +13,10 @@ from typing import Any
 
 import httpx
 import pytest
-from fake_llm import FakeLLM, Reply, free_port
 from helpers import sse_events
 from sqlalchemy import select
-from support.servers import serve
+from support.fake_llm import FakeLLM, Reply
+from support.servers import free_port, serve
 from test_chat_http import key_for
 
 from fable_core.accounts import create_api_key

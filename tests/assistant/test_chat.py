@@ -3,9 +3,9 @@ stored messages, stop, titles, memory, scope changes, and a provider that is dow
 
 from __future__ import annotations
 
-from fake_llm import FakeLLM, Reply
 from helpers import new_conversation, text_of, turn
 from sqlalchemy import select, update
+from support.fake_llm import FakeLLM, Reply
 
 from fable_core.assistant.service import Assistant
 from fable_core.assistant.toolloop import llm_tools
@@ -295,15 +295,15 @@ async def test_a_stranger_posting_to_a_conversation_neither_blocks_it_nor_learns
 async def test_urls_in_a_message_are_fetched_through_the_ssrf_guard(
     ai_fable: Fable, assistant: Assistant, fake: FakeLLM, alice: Caller
 ) -> None:
-    from fake_llm import running
     from starlette.applications import Starlette
     from starlette.responses import HTMLResponse
     from starlette.routing import Route
+    from support.servers import serve_in_thread
 
     async def page(_):
         return HTMLResponse("<html><script>x()</script><body><h1>Release notes</h1><p>Version 2 &amp; more</p></body></html>")
 
-    with running(Starlette(routes=[Route("/notes", page)])) as site:
+    with serve_in_thread(Starlette(routes=[Route("/notes", page)])) as site:
         conv = await new_conversation(ai_fable, alice)
         assistant.fetch_allow = (site.removeprefix("http://"),)
         try:

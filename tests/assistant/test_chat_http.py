@@ -7,9 +7,9 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from fake_llm import FakeLLM, Reply
 from helpers import sse_events
 from sqlalchemy import func, select
+from support.fake_llm import FakeLLM, Reply
 from support.servers import serve
 
 from fable_core.accounts import create_api_key

@@ -12,9 +12,9 @@ import sys
 from contextlib import aclosing
 from pathlib import Path
 
-from fake_llm import FakeLLM, Reply
 from helpers import new_conversation, text_of
 from sqlalchemy import select
+from support.fake_llm import FakeLLM, Reply
 
 from fable_core.assistant.generation import Buffer, Generations, MessageWriter, parse_event_id
 from fable_core.assistant.service import Assistant

@@ -7,7 +7,7 @@ import json
 
 import httpx
 import pytest
-from fake_llm import FakeLLM
+from support.fake_llm import FakeLLM
 
 from fable_core.accounts import create_api_key
 from fable_core.caller import Caller

@@ -4,7 +4,8 @@ health, and the one clear error when the server is down or not configured."""
 from __future__ import annotations
 
 import pytest
-from fake_llm import FakeLLM, Reply, embed_text, free_port
+from support.fake_llm import FakeLLM, Reply, embed_text
+from support.servers import free_port
 
 from fable_core.assistant.providers import ChatChunk, NoProvider, ToolCall
 from fable_core.assistant.providers.ollama import OllamaProvider

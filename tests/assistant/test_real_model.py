@@ -20,10 +20,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from fake_llm import free_port
 from helpers import sse_events
 from sqlalchemy import select
-from support.servers import serve
+from support.servers import free_port, serve
 from test_chat_http import key_for, start
 
 from fable_core.assistant.service import Assistant

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from fake_llm import FakeLLM, Reply, embed_text
 from helpers import new_conversation, turn
 from sqlalchemy import select, text
+from support.fake_llm import FakeLLM, Reply, embed_text
 
 from fable_core.assistant.embeddings import EmbeddingWorker
 from fable_core.assistant.service import Assistant

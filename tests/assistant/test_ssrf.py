@@ -11,11 +11,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fake_llm import running
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
+from support.servers import serve_in_thread
 
 from fable_core.assistant import ssrf
 from fable_core.assistant.context import ContextPack, add_urls, find_urls
@@ -169,7 +169,7 @@ def site() -> Iterator[str]:
         return StreamingResponse(trickle())
 
     app = Starlette(routes=[Route("/page", page), Route("/to", to), Route("/big", big), Route("/slow", slow)])
-    with running(app) as url:
+    with serve_in_thread(app) as url:
         yield url
 
 

@@ -7,9 +7,9 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from fake_llm import free_port
 from helpers import new_conversation, turn
 from sqlalchemy import select
+from support.servers import free_port
 
 from fable_core.accounts import create_api_key
 from fable_core.caller import Caller

@@ -1,22 +1,20 @@
 """Browser fixtures: a real uvicorn on 127.0.0.1 serving the app, and Debian's Chromium.
 
 The server runs in the session's event loop (the one the ``fable`` fixture's database pool
-belongs to), so it is started as a task, not in a thread. Playwright's async API shares that
+belongs to): ``support.servers.serve``, not a thread. Playwright's async API shares that
 loop too. Each test gets a fresh browser context: its own cookies, nobody signed in.
 """
 
 from __future__ import annotations
 
-import asyncio
-import socket
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 
 import pytest
-import uvicorn
 from browser_session import Session, Watch
-from fake_llm import FakeLLM, ollama_app, running
 from playwright.async_api import Browser, Route, async_playwright
+from support.fake_llm import FakeLLM, ollama_app
+from support.servers import serve, serve_in_thread
 
 from fable_core.assistant.service import Assistant
 from fable_core.config import Settings
@@ -30,30 +28,10 @@ CHROMIUM_ARGS = [
 ]
 
 
-@asynccontextmanager
-async def _serving(fable: Fable) -> AsyncIterator[str]:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(create_app(fable), log_level="warning", lifespan="on", access_log=False)
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    while not server.started:
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await task
-        sock.close()
-
-
 @pytest.fixture(scope="session")
 async def base_url(fable: Fable) -> AsyncIterator[str]:
     """``http://127.0.0.1:<port>`` of a uvicorn serving ``create_app(fable)``."""
-    async with _serving(fable) as url:
+    async with serve(create_app(fable)) as url:
         yield url
 
 
@@ -110,7 +88,7 @@ async def ui(browser: Browser, base_url: str) -> AsyncIterator[Session]:
         yield session
 
 
-# --- the assistant: an app whose provider is the scripted fake Ollama (tests/fake_llm.py) ---------
+# --- the assistant: an app whose provider is the scripted fake Ollama (tests/support/fake_llm.py) -
 
 
 @pytest.fixture(scope="session")
@@ -121,17 +99,14 @@ def chat_llm_state() -> FakeLLM:
 @pytest.fixture
 def chat_llm(chat_llm_state: FakeLLM) -> Iterator[FakeLLM]:
     """The fake Ollama's script, empty at the start of each test."""
-    chat_llm_state.replies.clear()
-    chat_llm_state.plain_replies.clear()
-    chat_llm_state.requests.clear()
-    chat_llm_state.models[:] = ["qwen3:8b", "nomic-embed-text"]
+    chat_llm_state.reset()
     yield chat_llm_state
 
 
 @pytest.fixture(scope="session")
 async def chat_fable(settings: Settings, chat_llm_state: FakeLLM) -> AsyncIterator[Fable]:
     """A second Fable on the test database whose assistant talks to the fake Ollama over HTTP."""
-    with running(ollama_app(chat_llm_state)) as url:
+    with serve_in_thread(ollama_app(chat_llm_state)) as url:
         app = await Fable.open(settings.model_copy(update={
             "llm_provider": "ollama", "ollama_url": url, "embed_model": "fake-embed"}))
         app.assistant.flush_interval = 0.05
@@ -143,7 +118,7 @@ async def chat_fable(settings: Settings, chat_llm_state: FakeLLM) -> AsyncIterat
 
 @pytest.fixture(scope="session")
 async def chat_base_url(chat_fable: Fable) -> AsyncIterator[str]:
-    async with _serving(chat_fable) as url:
+    async with serve(create_app(chat_fable)) as url:
         yield url
 
 

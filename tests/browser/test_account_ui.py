@@ -6,9 +6,10 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_session import PASSWORD, Session
+from browser_session import Session
 from playwright.async_api import Browser, expect
 from sqlalchemy import update
+from support.users import PASSWORD
 
 from fable_core.account_tokens import issue_token
 from fable_core.accounts import RESET_TTL

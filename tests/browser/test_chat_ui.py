@@ -1,5 +1,5 @@
 """The assistant in a real Chromium against a real server whose LLM is the scripted fake Ollama
-(tests/fake_llm.py, real HTTP): streamed answers, resume after a dropped stream, tool cards,
+(tests/support/fake_llm.py, real HTTP): streamed answers, resume after a dropped stream, tool cards,
 confirm / deny of a near-duplicate, stop, the note assist panel, models admin, and the calm
 notice when there is no model. Screenshots of the chat page and the assist panel go to
 docs/screenshots."""
@@ -10,8 +10,8 @@ import re
 
 import pytest
 from browser_session import Session
-from fake_llm import FakeLLM, Reply, embed_text
 from playwright.async_api import Route, expect
+from support.fake_llm import FakeLLM, Reply, embed_text
 
 from fable_core.knowledge.vectors import note_text
 from fable_core.runtime import Fable

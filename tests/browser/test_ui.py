@@ -8,8 +8,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_session import PASSWORD, Session
+from browser_session import Session
 from playwright.async_api import Response, expect
+from support.users import PASSWORD
 
 pytestmark = pytest.mark.browser
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
+
+from support.snapshots import assert_matches
 
 from fable_core.config import Settings, settings_table
 
@@ -21,15 +22,9 @@ def test_every_setting_is_documented_in_configuration_md() -> None:
 def test_the_configuration_table_is_the_settings() -> None:
     """docs/configuration.md's table is generated from Settings: after changing a setting, run
     ``UPDATE_DOCS=1 .venv/bin/pytest tests/core/test_core_docs.py``."""
-    doc = ROOT / "docs/configuration.md"
-    text = doc.read_text()
-    table = re.search(r"^\| Variable \| Default \| Meaning \|\n(?:\|.*\|\n)+", text, re.MULTILINE)
-    assert table is not None
-    expected = settings_table() + "\n"
-    if os.environ.get("UPDATE_DOCS"):
-        doc.write_text(text.replace(table.group(0), expected))
-        return
-    assert table.group(0) == expected
+    assert_matches(ROOT / "docs/configuration.md", settings_table() + "\n",
+                   section=r"^\| Variable \| Default \| Meaning \|\n(?:\|.*\|\n)+", env_var="UPDATE_DOCS",
+                   command=".venv/bin/pytest tests/core/test_core_docs.py", what="the settings table")
 
 
 def test_every_setting_has_a_description() -> None:

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 from sqlalchemy import delete
-from users import make_user
+from support.users import make_user
 
 from fable_core import key_callers
 from fable_core.accounts import create_api_key

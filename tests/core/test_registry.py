@@ -11,8 +11,6 @@ and review the diff.
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import asdict
 from datetime import date
 from pathlib import Path
@@ -20,6 +18,7 @@ from typing import Annotated, Any, Literal
 
 import pytest
 from pydantic import BaseModel, Field
+from support.snapshots import assert_json_matches
 
 from fable_core.caller import Caller
 from fable_core.capabilities import load_capabilities
@@ -280,14 +279,8 @@ def registry_snapshot() -> list[dict[str, Any]]:
 
 
 def test_registry_matches_its_snapshot() -> None:
-    current = json.dumps(registry_snapshot(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    if os.environ.get("UPDATE_SNAPSHOTS") == "1":
-        SNAPSHOT.write_text(current)
-    assert SNAPSHOT.exists(), "no snapshot yet: run UPDATE_SNAPSHOTS=1 pytest tests/core/test_registry.py"
-    assert json.loads(SNAPSHOT.read_text()) == json.loads(current), (
-        "the tools clients see changed; if on purpose, run "
-        "UPDATE_SNAPSHOTS=1 .venv/bin/pytest tests/core/test_registry.py and review the diff"
-    )
+    assert_json_matches(SNAPSHOT, registry_snapshot(), env_var="UPDATE_SNAPSHOTS",
+                        command=".venv/bin/pytest tests/core/test_registry.py", what="the tools clients see")
 
 
 def test_every_registered_tool_is_complete() -> None:

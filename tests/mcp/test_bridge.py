@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 from pathlib import Path
 
 import anyio
@@ -15,7 +14,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from sqlalchemy import func, select
 from support.mcp_clients import FABLE_BIN, ResourceUpdates, make_key, make_revocable_key, revoke_key
-from support.servers import serve
+from support.servers import free_port, serve
 
 from fable_core.caller import Caller
 from fable_core.db.models import Note
@@ -83,12 +82,6 @@ async def _run_bridge(url: str, env: dict[str, str]) -> tuple[int, str, str]:
     return proc.returncode or 0, stdout.decode(), stderr.decode()
 
 
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 async def test_bridge_reports_a_refused_key(mcp_base_url: str) -> None:
     code, stdout, stderr = await _run_bridge(f"{mcp_base_url}/mcp", {"FABLE_API_KEY": "fable_0000_wrong"})
     assert code == 1 and stdout == ""
@@ -96,7 +89,7 @@ async def test_bridge_reports_a_refused_key(mcp_base_url: str) -> None:
 
 
 async def test_bridge_reports_a_remote_that_is_down() -> None:
-    url = f"http://127.0.0.1:{_closed_port()}/mcp"
+    url = f"http://127.0.0.1:{free_port()}/mcp"
     code, stdout, stderr = await _run_bridge(url, {"FABLE_API_KEY": "fable_0000_any"})
     assert code == 1 and stdout == "" and f"cannot reach the remote Fable at {url}" in stderr
 
@@ -115,7 +108,7 @@ async def test_bridge_reports_a_wrong_path(mcp_base_url: str, fable: Fable, alic
 async def test_bridge_outlives_a_remote_that_stops_and_restarts(fable: Fable, alice: Caller, call) -> None:
     """Down: the call in hand fails at once, saying why. Back (a new process that forgot the
     session): the next call works on a new session, with the subscription restored."""
-    port = _closed_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     watched = await call("create_note", title="Watched across a restart")
     updates = ResourceUpdates()

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import pytest
 from mcp import Client
 from mcp_types import ListToolsResult
-from snapshot import assert_snapshot
+from support.snapshots import assert_json_matches
 
 from fable_core.caller import Caller
 from fable_core.db.models import Project
@@ -15,6 +16,8 @@ from fable_core.knowledge.views import Deleted
 from fable_core.runtime import Fable
 from fable_core.tools import Context, Registry, tool
 from fable_mcp.server import build_server
+
+SNAPSHOT = Path(__file__).with_name("snapshots") / "tools_list.json"
 
 
 def _as_received(result: ListToolsResult) -> list[dict]:
@@ -24,7 +27,9 @@ def _as_received(result: ListToolsResult) -> list[dict]:
 async def test_tools_list_snapshot(connect_fast) -> None:
     async with connect_fast() as client:
         tools = _as_received(await client.list_tools())
-    assert_snapshot("tools_list", sorted(tools, key=lambda t: t["name"]))  # registry order varies with imports
+    tools.sort(key=lambda t: t["name"])  # registry order varies with imports
+    assert_json_matches(SNAPSHOT, tools, env_var="UPDATE_SNAPSHOTS",
+                        command=".venv/bin/pytest tests/mcp/test_tools.py", what="the tools/list clients receive")
 
 
 async def test_every_registered_tool_is_listed_with_its_registry_metadata(connect, fable: Fable) -> None:

@@ -1,1 +1,10 @@
-"""Helpers every test directory shares (``from support.servers import serve``)."""
+"""Helpers every test directory shares, imported by name (``from support.servers import serve``).
+
+- :mod:`support.servers`: the one uvicorn runner (in the test's loop or in a thread), ``free_port``
+- :mod:`support.users`: ``make_user`` and the one test ``PASSWORD``
+- :mod:`support.snapshots`: compare with a snapshot file, or rewrite it when asked
+- :mod:`support.fake_llm`: the scripted fake Ollama / OpenAI servers and ``FakeLLM.reset``
+- :mod:`support.mcp_clients`: API keys and SDK clients for the MCP tests
+
+``tests/test_support_rules.py`` keeps them the only copies.
+"""

@@ -1,23 +1,54 @@
-"""Real servers for tests: uvicorn on 127.0.0.1 and a random free port."""
+"""Real servers for tests: uvicorn on 127.0.0.1 and a random free port, the one runner.
+
+``serve(app)`` runs an app in the test's own event loop (where the session's database pool
+lives); ``serve_config(config)`` does the same for a ready ``uvicorn.Config`` (the production
+one of ``fable_web.server.uvicorn_config``, say); ``serve_in_thread(app)`` runs it in a thread
+with a loop of its own, for fakes that must keep answering while the test's loop is busy or
+blocked (the fake LLM servers). ``free_port()`` names a port nothing listens on.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any
 
 import uvicorn
 from starlette.types import ASGIApp
 
+__all__ = ["free_port", "serve", "serve_config", "serve_in_thread", "server_config"]
+
+
+def server_config(app: ASGIApp, port: int = 0, **options: Any) -> uvicorn.Config:
+    """How tests run an app: 127.0.0.1, warnings only, lifespan on, no access log, and open
+    streams get a second to close when the server stops. ``options`` override any of it."""
+    defaults: dict[str, Any] = {"host": "127.0.0.1", "port": port, "log_level": "warning", "lifespan": "on",
+                                "access_log": False, "timeout_graceful_shutdown": 1}
+    return uvicorn.Config(app, **(defaults | options))
+
+
+def _url(server: uvicorn.Server) -> str:
+    host, port = server.servers[0].sockets[0].getsockname()[:2]
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}"
+
 
 @asynccontextmanager
-async def serve(app: ASGIApp, port: int = 0) -> AsyncIterator[str]:
+async def serve(app: ASGIApp, port: int = 0, **options: Any) -> AsyncIterator[str]:
     """Run ``app`` under uvicorn in this event loop; yields its base URL (http://127.0.0.1:PORT).
 
     ``port`` 0 takes a free one; a given port lets a test stop a server and start another in
-    its place. Open streams get a second to close when it stops."""
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on",
-                            timeout_graceful_shutdown=1)
+    its place. ``options`` are uvicorn.Config's (see :func:`server_config`)."""
+    async with serve_config(server_config(app, port, **options)) as url:
+        yield url
+
+
+@asynccontextmanager
+async def serve_config(config: uvicorn.Config) -> AsyncIterator[str]:
+    """Run a uvicorn ``config`` in this event loop until the block ends; yields its base URL."""
     server = uvicorn.Server(config)
     started = asyncio.Event()
     original_startup = server.startup
@@ -32,11 +63,37 @@ async def serve(app: ASGIApp, port: int = 0) -> AsyncIterator[str]:
     await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
     if not started.is_set():
         waiter.cancel()
-        await task
+        try:
+            await task
+        except SystemExit:  # what uvicorn does when it cannot bind or its lifespan fails
+            pass
         raise RuntimeError("uvicorn did not start")
-    port = server.servers[0].sockets[0].getsockname()[1]
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield _url(server)
     finally:
         server.should_exit = True
         await task
+
+
+@contextmanager
+def serve_in_thread(app: ASGIApp, port: int = 0, **options: Any) -> Iterator[str]:
+    """Run ``app`` under uvicorn in a thread with its own event loop; yields its base URL."""
+    server = uvicorn.Server(server_config(app, port, **options))
+    thread = threading.Thread(target=server.run, daemon=True, name="test-server")
+    thread.start()
+    while not server.started:
+        if not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.005)
+    try:
+        yield _url(server)
+    finally:
+        server.should_exit = True
+        thread.join(5)
+
+
+def free_port() -> int:
+    """A port nothing listens on (for 'server down' tests, or to start a server on later)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

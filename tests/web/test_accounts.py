@@ -5,7 +5,8 @@ from __future__ import annotations
 import httpx
 from sqlalchemy import select
 from starlette.applications import Starlette
-from web_helpers import BASE, PASSWORD, error_of, make_client, signed_in
+from support.users import PASSWORD
+from web_helpers import BASE, error_of, make_client, signed_in
 
 from fable_core.caller import Caller
 from fable_core.db.models import LoginSession, User

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from fake_llm import FakeLLM, ollama_app, running
+from support.fake_llm import FakeLLM, ollama_app
+from support.servers import serve_in_thread
 from web_helpers import make_client
 
 from fable_core.runtime import Fable
@@ -18,7 +19,7 @@ async def test_health_without_an_llm(client) -> None:
 
 
 async def test_health_reports_a_reachable_and_an_unreachable_ollama(fable: Fable) -> None:
-    with running(ollama_app(FakeLLM())) as url:
+    with serve_in_thread(ollama_app(FakeLLM())) as url:
         settings = fable.settings.model_copy(update={"llm_provider": "ollama", "ollama_url": url})
         up = await Fable.open(settings)
         try:

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 from aiosmtpd.smtp import SMTP
-from fake_llm import FakeLLM, ollama_app, running
+from support.fake_llm import FakeLLM, ollama_app
 from support.mcp_clients import make_key
-from support.servers import serve
+from support.servers import serve, serve_in_thread
 
 from fable_core.caller import Caller
 from fable_core.runtime import Fable
@@ -36,7 +36,7 @@ async def test_the_api_answers_every_generated_request_as_documented(fable: Fabl
     key = await make_key(fable, alice)
     loop = asyncio.get_running_loop()
     smtp = await loop.create_server(lambda: SMTP(Sink()), "127.0.0.1", 0)
-    with running(ollama_app(FakeLLM())) as ollama:
+    with serve_in_thread(ollama_app(FakeLLM())) as ollama:
         settings = fable.settings.model_copy(update={
             "llm_provider": "ollama", "ollama_url": ollama, "smtp_host": "127.0.0.1",
             "smtp_port": smtp.sockets[0].getsockname()[1], "smtp_starttls": False,

@@ -15,7 +15,8 @@ from aiosmtpd.smtp import SMTP, Envelope
 from sqlalchemy import func, select, text, update
 from starlette.applications import Starlette
 from support.servers import serve
-from web_helpers import BASE, PASSWORD, error_of, make_client, signed_in
+from support.users import PASSWORD
+from web_helpers import BASE, error_of, make_client, signed_in
 
 from fable_core.caller import Caller
 from fable_core.config import Settings

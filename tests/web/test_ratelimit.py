@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import text
 from starlette.applications import Starlette
+from support.users import PASSWORD
 from web_helpers import BASE, error_of, make_client, signed_in
 
 from fable_core.caller import Caller
@@ -19,7 +20,7 @@ async def test_login_is_limited_per_ip(app: Starlette, alice: Caller) -> None:
     async with make_client(app, origin=BASE) as c, make_client(app, ip="198.51.100.9", origin=BASE) as other:
         for _ in range(10):
             assert (await c.post("/api/auth/login", json=WRONG)).status_code == 401
-        r = await c.post("/api/auth/login", json={"username": "alice", "password": "correct horse battery"})
+        r = await c.post("/api/auth/login", json={"username": "alice", "password": PASSWORD})
         assert r.status_code == 429 and error_of(r)["type"] == "rate_limited"
         assert 1 <= int(r.headers["retry-after"]) <= 61 and "set-cookie" not in r.headers
         assert (await other.post("/api/auth/login", json=WRONG)).status_code == 401   # another IP
@@ -29,15 +30,15 @@ async def test_register_limit_and_window_sliding(app: Starlette, fable: Fable, r
     assert (LIMITS["register"].attempts, LIMITS["register"].window_seconds) == (5, 300)
     async with make_client(app, origin=BASE) as c:
         for i in range(5):
-            r = await c.post("/api/auth/register", json={"username": f"u{i}", "password": "correct horse battery"})
+            r = await c.post("/api/auth/register", json={"username": f"u{i}", "password": PASSWORD})
             assert r.status_code == 201
         before = await row_counts()
-        r = await c.post("/api/auth/register", json={"username": "u5", "password": "correct horse battery"})
+        r = await c.post("/api/auth/register", json={"username": "u5", "password": PASSWORD})
         assert r.status_code == 429
         assert await row_counts() == before
         async with fable.db.transaction() as s:   # let the window pass
             await s.execute(text("UPDATE rate_limit_hits SET hit_at = hit_at - interval '301 seconds'"))
-        r = await c.post("/api/auth/register", json={"username": "u5", "password": "correct horse battery"})
+        r = await c.post("/api/auth/register", json={"username": "u5", "password": PASSWORD})
         assert r.status_code == 201
 
 
@@ -86,7 +87,7 @@ async def test_wrong_passwords_are_limited_per_account_across_addresses(app: Sta
         async with make_client(app, ip=f"198.51.100.{i}", origin=BASE) as c:
             assert (await c.post("/api/auth/login", json=WRONG)).status_code == 401
     async with make_client(app, ip="203.0.113.200", origin=BASE) as c:
-        r = await c.post("/api/auth/login", json={"username": "ALICE", "password": "correct horse battery"})
+        r = await c.post("/api/auth/login", json={"username": "ALICE", "password": PASSWORD})
         assert r.status_code == 429 and "retry-after" in r.headers
 
 

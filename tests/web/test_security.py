@@ -5,6 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 from starlette.applications import Starlette
+from support.users import PASSWORD
 from web_helpers import error_of, make_client, signed_in
 
 from fable_core.caller import Caller
@@ -32,7 +33,7 @@ async def test_cookie_requests_without_origin_or_token_are_refused(
 
 async def test_cross_site_login_is_refused(app: Starlette, alice: Caller) -> None:
     async with make_client(app, origin="https://evil.example") as c:
-        r = await c.post("/api/auth/login", json={"username": "alice", "password": "correct horse battery"})
+        r = await c.post("/api/auth/login", json={"username": "alice", "password": PASSWORD})
         assert r.status_code == 403 and "set-cookie" not in r.headers
 
 
@@ -42,7 +43,7 @@ async def test_configured_base_url_is_same_origin(fable, alice: Caller) -> None:
 
     public = Fable(fable.settings.model_copy(update={"fable_base_url": "https://fable.example.com"}), fable.db)
     async with make_client(create_app(public), origin="https://fable.example.com") as c:
-        r = await c.post("/api/auth/login", json={"username": "alice", "password": "correct horse battery"})
+        r = await c.post("/api/auth/login", json={"username": "alice", "password": PASSWORD})
         assert r.status_code == 200
         assert (await c.post("/api/notes", json={"title": "ok"})).status_code == 200
 
@@ -76,7 +77,7 @@ async def test_a_host_this_fable_does_not_answer_to_is_refused_everywhere(
     instance with Host and Origin attacker.example and registered itself as the admin."""
     before = await row_counts()
     evil = {"host": "attacker.example", "origin": "http://attacker.example"}
-    r = await client.post(path, json={"username": "mallory", "password": "correct horse battery"}, headers=evil)
+    r = await client.post(path, json={"username": "mallory", "password": PASSWORD}, headers=evil)
     assert r.status_code == 421 and "FABLE_ALLOWED_HOSTS" in r.json()["error"]["message"]
     assert (await client.get(path, headers=evil)).status_code == 421
     assert await row_counts() == before

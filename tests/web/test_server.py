@@ -4,29 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
 import pytest
+from support.servers import free_port
+from support.users import PASSWORD
 
 from fable_core.config import Settings
 
 FABLE = str(Path(sys.executable).with_name("fable"))
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 async def served(settings: Settings, tmp_path: Path) -> AsyncIterator[tuple[str, list[str]]]:
     """Starts ``fable serve`` and waits for it to say it is serving; yields (url, its stderr lines)."""
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "DATABASE_URL": settings.database_url or "", "FABLE_DATA_DIR": str(tmp_path),
            "FABLE_SECRET_KEY": "smoke-test-key", "LLM_PROVIDER": "none"}
     proc = await asyncio.create_subprocess_exec(
@@ -59,7 +54,7 @@ async def test_fable_serve_end_to_end(served: tuple[str, list[str]]) -> None:
     assert any(f"{url}/register" in line and "first" in line for line in lines), lines
     async with httpx.AsyncClient(base_url=url, headers={"origin": url}) as c:
         assert (await c.get("/api/health")).json()["database"]["status"] == "ok"
-        r = await c.post("/api/auth/register", json={"username": "ada", "password": "correct horse battery"})
+        r = await c.post("/api/auth/register", json={"username": "ada", "password": PASSWORD})
         assert r.status_code == 201 and r.json()["user"]["role"] == "admin"
         assert (await c.post("/api/notes", json={"title": "Over TCP"})).status_code == 200
         assert [n["title"] for n in (await c.get("/api/notes?limit=50")).json()["items"]] == ["Over TCP"]

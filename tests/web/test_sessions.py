@@ -7,7 +7,8 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 from starlette.applications import Starlette
-from web_helpers import BASE, PASSWORD, error_of, make_client, signed_in
+from support.users import PASSWORD
+from web_helpers import BASE, error_of, make_client, signed_in
 
 from fable_core.caller import Caller
 from fable_core.db.models import LoginSession

@@ -11,15 +11,16 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp
+from support.servers import serve_config
 
 from fable_core.config import Settings
 from fable_core.runtime import Fable
@@ -37,18 +38,8 @@ async def running(app: ASGIApp, settings: Settings) -> AsyncIterator[int]:
     """``app`` under uvicorn as ``fable serve`` configures it, on a free port (yielded)."""
     config = uvicorn_config(app, "127.0.0.1", 0, settings, log_level="warning",
                             timeout_graceful_shutdown=1)
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()
-            raise RuntimeError("uvicorn did not start")
-        await asyncio.sleep(0.01)
-    try:
-        yield server.servers[0].sockets[0].getsockname()[1]
-    finally:
-        server.should_exit = True
-        await task
+    async with serve_config(config) as url:
+        yield urlsplit(url).port or 0
 
 
 @pytest.fixture(scope="module")

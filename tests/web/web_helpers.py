@@ -8,9 +8,9 @@ from typing import Any
 
 import httpx
 from starlette.applications import Starlette
+from support.users import PASSWORD
 
 BASE = "http://localhost"
-PASSWORD = "correct horse battery"
 CLIENT_IP = "203.0.113.7"
 
 

@@ -1,4 +1,4 @@
-"""Real test users, shared by the fixtures of every test directory."""
+"""Real test users and the one password every test signs in with."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from fable_core.runtime import Fable
 
 __all__ = ["PASSWORD", "make_user"]
 
-PASSWORD = "correct horse battery"
+PASSWORD = "a calm and long password"  # typed into the sign-in form of docs/screenshots/login.png
 
 
 async def make_user(fable: Fable, username: str, role: str | None = None,
