@@ -3,7 +3,7 @@
     python -m bench.assistant [--notes 100000] [--dims 256] [--runs 200] [--followers 100]
 
 Starts a fresh embedded PostgreSQL in a temporary directory and the scripted fake Ollama
-(``tests/fake_llm.py``, real HTTP on 127.0.0.1, in a process of its own as a real model server
+(``tests/support/fake_llm.py``, real HTTP on 127.0.0.1, in a process of its own as a real model server
 would be: its CPU is not charged to Fable and it never waits for Fable's GIL) and measures:
 
 - Fable's added time to first token: from ``send`` (store the message, build the context with
@@ -52,7 +52,8 @@ from fable_core.runtime import Fable
 
 _TESTS = Path(__file__).resolve().parents[1] / "tests"
 sys.path[:0] = [str(_TESTS), str(_TESTS / "assistant")]  # the fake LLM and the SSE client helpers
-from fake_llm import FakeLLM, Reply, embed_text, free_port, ollama_app
+from support.fake_llm import FakeLLM, Reply, embed_text, ollama_app
+from support.servers import free_port
 
 __all__ = ["main"]
 

@@ -3,8 +3,8 @@
 Outside tests/support, no file under tests/ runs its own uvicorn (``support.servers`` does),
 defines a ``PASSWORD`` or spells out the test password (``support.users.PASSWORD``), reads an
 ``UPDATE_*`` variable to rewrite a snapshot (``support.snapshots``), imports a ``conftest``
-module (fixtures come from pytest, helpers from modules), or imports the ``fake_llm`` shim
-kept for the benchmark (tests import ``support.fake_llm``).
+module (fixtures come from pytest, helpers from modules), or imports ``fake_llm`` from
+anywhere but ``support.fake_llm``.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def offences(source: str) -> list[str]:
                 if "conftest" in parts:
                     add(node, "imports a conftest module: move the helper to a module")
                 if parts[0] == "fake_llm":
-                    add(node, "imports the benchmark's fake_llm shim: import support.fake_llm")
+                    add(node, "imports fake_llm from outside tests/support: import support.fake_llm")
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and (
                 node.id == "PASSWORD" or node.id.endswith("_PASSWORD")):
             add(node, f"defines {node.id}: import PASSWORD from support.users")
@@ -76,7 +76,7 @@ def test_the_rules_catch_what_they_are_for() -> None:
         "from uvicorn.server import Server\n": "imports uvicorn",
         "from conftest import Call\n": "imports a conftest module",
         "from web.conftest import RowCounts\n": "imports a conftest module",
-        "import fake_llm\n": "fake_llm shim",
+        "import fake_llm\n": "fake_llm from outside",
         'PASSWORD = "hunter22"\n': "defines PASSWORD",
         'ADMIN_PASSWORD: str = "hunter22"\n': "defines ADMIN_PASSWORD",
         f"login(password={PASSWORD!r})\n": "spells out the test password",
