@@ -40,7 +40,7 @@ bench: install-dev
 	$(BIN)/python -m bench.run
 
 lint: install-dev
-	$(BIN)/ruff check fable_core fable_mcp fable_web tests bench
+	$(BIN)/ruff check fable_core fable_mcp fable_web bench tests examples
 
 clean:
 	rm -rf $(VENV) .tools .pytest_cache

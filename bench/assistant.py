@@ -52,7 +52,7 @@ from fable_core.runtime import Fable
 
 _TESTS = Path(__file__).resolve().parents[1] / "tests"
 sys.path[:0] = [str(_TESTS), str(_TESTS / "assistant")]  # the fake LLM and the SSE client helpers
-from fake_llm import FakeLLM, Reply, embed_text, free_port, ollama_app
+from fake_llm import FakeLLM, Reply, embed_text, free_port, ollama_app  # noqa: E402  after the sys.path line above
 
 __all__ = ["main"]
 

@@ -220,14 +220,14 @@ class _Session:
 
     async def send(self, request: Any, result_type: type[Any]) -> Any:
         if not self.alive:
-            raise _Lost()
+            raise _Lost
         with anyio.CancelScope() as scope:
             self._waiting.add(scope)
             try:
                 return await self.client.session.send_request(request, result_type)
             finally:
                 self._waiting.discard(scope)
-        raise _Lost()
+        raise _Lost
 
     def end(self) -> None:
         self.alive = False

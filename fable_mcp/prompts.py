@@ -143,7 +143,9 @@ def list_prompts() -> types.ListPromptsResult:
     ])
 
 
-async def get_prompt(fable: Fable, caller: Caller, name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
+async def get_prompt(
+    fable: Fable, caller: Caller, name: str, arguments: dict[str, str] | None
+) -> types.GetPromptResult:
     spec = PROMPTS.get(name)
     if spec is None:
         raise MCPError(types.INVALID_PARAMS, f"no prompt named {name!r}; prompts: {', '.join(PROMPTS)}")

@@ -178,7 +178,7 @@ async def _target(url: str, allow: Container[str]) -> tuple[str, dict[str, str],
 
 
 async def fetch(
-    url: str, *, max_bytes: int = MAX_BYTES, timeout: float = TIMEOUT,
+    url: str, *, max_bytes: int = MAX_BYTES, timeout: float = TIMEOUT,  # noqa: ASYNC109  fetch's own deadline
     max_redirects: int = MAX_REDIRECTS, allow_first_hop: Container[str] = (),
 ) -> Fetched:
     """GET ``url`` safely. ``allow_first_hop`` ("host:port" names) exempts only the first

@@ -136,7 +136,7 @@ async def _open_tasks(session: AsyncSession, ids: list[int]) -> dict[int, int]:
         select(Note.project_id, func.count())
         .where(Note.project_id.in_(ids), Note.status.in_(("todo", "in_progress")))
         .group_by(Note.project_id))
-    return {project_id: count for project_id, count in rows}
+    return dict(rows.all())
 
 
 async def _info(ctx: Context, project: Project) -> ProjectInfo:

@@ -23,7 +23,8 @@ RECURRENCE_HORIZON = 10
 """Years a rule may go without an occurrence before it counts as never recurring. Ten covers
 the longest natural gap, February 29 across a century that is not leap (2096 -> 2104)."""
 
-_SAMPLE_START = datetime(2000, 1, 1)  # a leap year: any start will do for "can this ever occur"
+# a leap year: any start will do for "can this ever occur"; naive, as rules run in wall-clock time
+_SAMPLE_START = datetime(2000, 1, 1)  # noqa: DTZ001
 _YEARS_PER_PERIOD = {YEARLY: 1.0, MONTHLY: 1 / 12, WEEKLY: 7 / 365, DAILY: 1 / 365}
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
            "September", "October", "November", "December")

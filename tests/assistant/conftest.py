@@ -22,14 +22,14 @@ def fake_state() -> FakeLLM:
 
 
 @pytest.fixture
-def fake(fake_state: FakeLLM) -> Iterator[FakeLLM]:
+def fake(fake_state: FakeLLM) -> FakeLLM:
     """The script of both fake servers, empty at the start of each test."""
     fake_state.replies.clear()
     fake_state.plain_replies.clear()
     fake_state.requests.clear()
     fake_state.embed_calls = 0
     fake_state.models[:] = ["qwen3:8b", "nomic-embed-text"]
-    yield fake_state
+    return fake_state
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import pytest
@@ -119,13 +119,13 @@ def chat_llm_state() -> FakeLLM:
 
 
 @pytest.fixture
-def chat_llm(chat_llm_state: FakeLLM) -> Iterator[FakeLLM]:
+def chat_llm(chat_llm_state: FakeLLM) -> FakeLLM:
     """The fake Ollama's script, empty at the start of each test."""
     chat_llm_state.replies.clear()
     chat_llm_state.plain_replies.clear()
     chat_llm_state.requests.clear()
     chat_llm_state.models[:] = ["qwen3:8b", "nomic-embed-text"]
-    yield chat_llm_state
+    return chat_llm_state
 
 
 @pytest.fixture(scope="session")
