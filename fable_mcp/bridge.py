@@ -33,6 +33,7 @@ import httpx2
 import mcp_types as types
 from anyio.abc import TaskGroup, TaskStatus
 from mcp import Client
+from mcp.client.session import MessageHandlerFnT
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server import Server
 from mcp.server.connection import Connection
@@ -119,7 +120,7 @@ class RemoteSession:
     """
 
     def __init__(self, url: str, http: httpx2.AsyncClient, tasks: TaskGroup,
-                 on_message: Callable[[Any], Awaitable[None]]) -> None:
+                 on_message: MessageHandlerFnT) -> None:
         self.url = url
         self.http = http
         self.tasks = tasks
