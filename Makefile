@@ -1,20 +1,27 @@
 # Two commands on a fresh machine with Python 3.11+:
 #   make serve   set up .venv, apply migrations, run Fable on the embedded PostgreSQL
-#   make test    set up .venv with the dev extras and the test tools, run the whole suite
+#   make test    set up .venv with the dev extras and the test tools, run make check and the whole suite
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: serve test install install-dev test-tools bench lint clean
+.PHONY: serve test check install install-dev test-tools bench lint clean
 
 serve: install
 	$(BIN)/fable db upgrade
 	$(BIN)/fable serve
 
-test: install-dev test-tools
+test: install-dev check test-tools
 	$(BIN)/python -m pytest
+
+# Static checks, before any test runs: ruff (make lint), mypy strict on every package, and the
+# import contracts (surfaces above the core, knowledge apart from the assistant, no models in
+# the surfaces). The rule sets and contracts are in pyproject.toml.
+check: lint
+	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Fable needs Python 3.11+"'
@@ -40,7 +47,7 @@ bench: install-dev
 	$(BIN)/python -m bench.run
 
 lint: install-dev
-	$(BIN)/ruff check fable_core fable_mcp fable_web tests bench
+	$(BIN)/ruff check fable_core fable_mcp fable_web bench tests examples
 
 clean:
-	rm -rf $(VENV) .tools .pytest_cache
+	rm -rf $(VENV) .tools .pytest_cache .mypy_cache .ruff_cache .import_linter_cache .grimp_cache

@@ -34,11 +34,11 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import httpx
 from sqlalchemy import text
@@ -50,10 +50,13 @@ from fable_core.caller import Caller
 from fable_core.config import Settings, load_settings
 from fable_core.runtime import Fable
 
+if TYPE_CHECKING:
+    from fable_core.assistant.service import Assistant
+
 _TESTS = Path(__file__).resolve().parents[1] / "tests"
 sys.path[:0] = [str(_TESTS), str(_TESTS / "assistant")]  # the fake LLM and the SSE client helpers
-from support.fake_llm import FakeLLM, Reply, embed_text, ollama_app
-from support.servers import free_port
+from support.fake_llm import FakeLLM, Reply, embed_text, ollama_app  # noqa: E402  after the sys.path line above
+from support.servers import free_port  # noqa: E402
 
 __all__ = ["main"]
 
@@ -151,10 +154,16 @@ async def _first_tokens(names: tuple[str, str], runs: int, fns: tuple[Timed, Tim
     return [summarise(name, [wall for wall, _ in timed]) for name, timed in zip(names, samples, strict=True)]
 
 
+def _assistant(fable: Fable) -> Assistant:
+    if fable.assistant is None:
+        raise RuntimeError("the bench runs Fable with a model provider: its assistant is missing")
+    return fable.assistant
+
+
 async def ttft(fable: Fable, caller: Caller, runs: int, results: Results, *, label: str = "") -> list[Latency]:
     from fable_core.assistant.toolloop import llm_tools
 
-    assistant = fable.assistant
+    assistant = _assistant(fable)
     provider = assistant.provider
     tools = llm_tools(fable.registry, caller)
     conversation = (await fable.call("create_conversation", {}, caller))["id"]
@@ -175,7 +184,7 @@ async def ttft(fable: Fable, caller: Caller, runs: int, results: Results, *, lab
     async def through_fable(i: int) -> tuple[float, float]:
         started, cpu = time.perf_counter(), time.process_time()
         await assistant.send(caller, conversation, f"question number {i}{label}")
-        events: AsyncIterator[Any] = assistant.follow(caller, conversation)
+        events = assistant.follow(caller, conversation)
         async for event in events:
             if event.event == "token":
                 break
@@ -192,7 +201,8 @@ async def ttft(fable: Fable, caller: Caller, runs: int, results: Results, *, lab
 
 
 async def followers(fable: Fable, caller: Caller, fake_url: str, count: int, results: Results) -> None:
-    from helpers import serve, sse_events
+    from helpers import sse_events
+    from support.servers import serve
 
     from fable_core.accounts import create_api_key
     from fable_web.app import create_app
@@ -314,8 +324,9 @@ async def run(settings: Settings, fake_url: str, args: argparse.Namespace) -> Re
     r = Results(notes=args.notes, dims=args.dims)
     fable = await Fable.open(settings)
     try:
-        assistant = fable.assistant
-        await assistant.worker.stop()  # the bench loads embeddings itself
+        worker = _assistant(fable).worker
+        if worker is not None:
+            await worker.stop()  # the bench loads embeddings itself
         caller = await _user(fable)
         r.latencies += await ttft(fable, caller, args.runs, r)
         await followers(fable, caller, fake_url, args.followers, r)

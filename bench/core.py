@@ -76,9 +76,10 @@ async def create(fable: Fable, caller: Caller, corpus: Corpus, spec: NoteSpec | 
     for _ in range(5):
         try:
             await fable.call("create_note", (spec or corpus.note()).arguments(), caller)
-            return
         except Conflict:
             spec = None
+        else:
+            return
     raise RuntimeError("five near-duplicate titles in a row: the corpus is too small")
 
 

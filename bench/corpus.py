@@ -13,8 +13,20 @@ from typing import Any
 
 __all__ = ["Corpus", "NoteSpec"]
 
-_COMMON = ["the", "of", "and", "to", "in", "is", "that", "for", "it", "as", "with", "was", "on", "be", "by", "this", "are", "from", "at", "or", "have", "an", "not", "but", "we", "can", "all", "which", "their", "will", "one", "more", "about", "if", "there", "so", "what", "up", "out", "when", "use", "them", "into", "some", "time", "could", "these", "two", "may", "then", "do", "first", "any", "my", "now", "such", "like", "our", "over", "also", "new", "after", "most", "plan", "meeting", "review", "draft", "idea", "budget", "design", "release", "follow", "task", "project", "reading", "health", "garden", "travel", "recipe", "book", "client", "invoice", "sprint", "retro", "backlog", "roadmap", "research", "interview", "summary", "decision", "question", "answer", "risk", "metric", "goal", "habit", "workout", "family", "friend", "weekend"]
-_ONSETS = ["b", "c", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w", "z", "br", "cr", "dr", "fl", "gr", "pl", "st", "tr", "sh", "ch", "th"]
+_COMMON = [
+    "the", "of", "and", "to", "in", "is", "that", "for", "it", "as", "with", "was", "on", "be", "by", "this", "are",
+    "from", "at", "or", "have", "an", "not", "but", "we", "can", "all", "which", "their", "will", "one", "more",
+    "about", "if", "there", "so", "what", "up", "out", "when", "use", "them", "into", "some", "time", "could", "these",
+    "two", "may", "then", "do", "first", "any", "my", "now", "such", "like", "our", "over", "also", "new", "after",
+    "most", "plan", "meeting", "review", "draft", "idea", "budget", "design", "release", "follow", "task", "project",
+    "reading", "health", "garden", "travel", "recipe", "book", "client", "invoice", "sprint", "retro", "backlog",
+    "roadmap", "research", "interview", "summary", "decision", "question", "answer", "risk", "metric", "goal", "habit",
+    "workout", "family", "friend", "weekend",
+]
+_ONSETS = [
+    "b", "c", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w", "z", "br", "cr", "dr", "fl",
+    "gr", "pl", "st", "tr", "sh", "ch", "th",
+]
 _VOWELS = ["a", "e", "i", "o", "u", "ai", "ea", "io", "ou"]
 _CODAS = ["", "n", "r", "s", "t", "l", "m", "x", "nd", "rk", "st"]
 _TAG_ROOTS = {

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import mcp_types as types
 import psutil
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
@@ -146,8 +147,10 @@ def stdio_params(env: dict[str, str]) -> StdioServerParameters:
 async def checked(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     result = await client.call_tool(tool, arguments)
     if result.is_error:
-        raise RuntimeError(result.content[0].text)
-    return result.structured_content
+        first = result.content[0]
+        raise RuntimeError(first.text if isinstance(first, types.TextContent) else repr(first))
+    structured: dict[str, Any] = result.structured_content  # a Fable tool's result is an object
+    return structured
 
 
 class Titles:

@@ -21,7 +21,6 @@ def write_section(name: str, markdown: str, path: Path = BENCHMARKS_MD) -> None:
     text = path.read_text() if path.exists() else _HEADER
     pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.DOTALL)
     if pattern.search(text):
-        text = pattern.sub(lambda _: block, text)
+        path.write_text(pattern.sub(lambda _: block, text))
     else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    path.write_text(text)
+        path.write_text(text.rstrip("\n") + "\n\n" + block + "\n")

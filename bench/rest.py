@@ -250,10 +250,8 @@ def render(results: list[WrkResult], notes: int, load_seconds: float, connection
               "| PostgreSQL CPU ms/req | load avg |")
     lines = ["## REST API (`python -m bench.rest`)", "", intro, "", header,
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for r in results:
-        lines.append(f"| `{r.name}` | {r.servers} | {r.requests:,} | {r.rps:,.0f} | {r.p50_ms:.2f} | "
-                     f"{r.p99_ms:.2f} | {r.errors} | {r.app_cpu_ms:.2f} | {r.pg_cpu_ms:.2f} | "
-                     f"{r.load_average:.1f} |")
+    lines += [f"| `{r.name}` | {r.servers} | {r.requests:,} | {r.rps:,.0f} | {r.p50_ms:.2f} | {r.p99_ms:.2f} | "
+              f"{r.errors} | {r.app_cpu_ms:.2f} | {r.pg_cpu_ms:.2f} | {r.load_average:.1f} |" for r in results]
     best = max((r.rps for r in results if r.name.startswith("GET")), default=0.0)
     met = best >= 1000 and all(r.errors == 0 for r in results)
     verdict = (f"Target: at least 1,000 req/s for the list on 2 cores with no errors: "
@@ -261,9 +259,9 @@ def render(results: list[WrkResult], notes: int, load_seconds: float, connection
     lines += ["", verdict]
     get = [r for r in results if r.name.startswith("GET") and r.app_cpu_ms]
     if get:
-        cpu = min(r.app_cpu_ms + r.pg_cpu_ms for r in get)
-        ceiling = (f"CPU per list request ({cpu:.1f} ms of app and PostgreSQL time, measured under "
-                   f"the load shown) bounds what 2 idle cores could serve at about {2000 / cpu:,.0f} req/s.")
+        cpu_ms = min(r.app_cpu_ms + r.pg_cpu_ms for r in get)
+        ceiling = (f"CPU per list request ({cpu_ms:.1f} ms of app and PostgreSQL time, measured under "
+                   f"the load shown) bounds what 2 idle cores could serve at about {2000 / cpu_ms:,.0f} req/s.")
         lines += ["", ceiling]
     return "\n".join(lines)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+from collections.abc import Callable
 
 __all__ = ["BENCHES", "main"]
 
@@ -18,14 +19,19 @@ BENCHES = ("core", "mcp", "rest", "assistant")
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in BENCHES:
-        return importlib.import_module(f"bench.{argv[0]}").main(argv[1:])
+        return _main_of(argv[0])(argv[1:])
     status = 0
     for name in BENCHES:
         if importlib.util.find_spec(f"bench.{name}") is None:
             continue
         print(f"== bench.{name}", file=sys.stderr, flush=True)
-        status |= importlib.import_module(f"bench.{name}").main([])
+        status |= _main_of(name)([])
     return status
+
+
+def _main_of(bench: str) -> Callable[[list[str]], int]:
+    bench_main: Callable[[list[str]], int] = importlib.import_module(f"bench.{bench}").main
+    return bench_main
 
 
 if __name__ == "__main__":

@@ -22,10 +22,11 @@ that it exists.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
-from sqlalchemy import Row, Select, bindparam, select
+from sqlalchemy import BindParameter, Row, Select, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Mapped
 
 from fable_core.caller import Caller
 from fable_core.errors import NotFound
@@ -50,14 +51,24 @@ __all__ = [
 OWNER_PARAM = "owner_id"
 ROW_PARAM = "row_id"
 
-M = TypeVar("M")
+
+
+class Owned(Protocol):
+    """A model whose rows have an id and an owner: Note, Project, Milestone, Conversation, ...
+    (class attributes: the columns :func:`visible` and :func:`get_visible` filter on)."""
+
+    id: ClassVar[Mapped[int]]
+    user_id: ClassVar[Mapped[int]]
+
+
+M = TypeVar("M", bound=Owned)
 
 _NAMES = {"notes": "note", "projects": "project", "milestones": "milestone", "task_logs": "work log"}
 
 
-def visible(model: type[M], caller: Caller) -> Select[tuple[M]]:
+def visible(model: type[M], caller: Caller) -> Select[M]:
     """``SELECT model`` restricted to rows the caller may read."""
-    return select(model).where(model.user_id == caller.user_id)  # type: ignore[attr-defined]
+    return select(model).where(model.user_id == caller.user_id)
 
 
 def owned_by(model: Any, caller: Caller) -> Any:
@@ -95,19 +106,19 @@ def owned_by_param(model: Any, caller: Caller | None = None) -> Any:
     """:func:`owned_by` as a named bind parameter (:data:`OWNER_PARAM`), for statements built
     once and run for many callers: run them with ``{OWNER_PARAM: caller.user_id}`` (without a
     ``caller`` here, the parameter is required)."""
-    owner = bindparam(OWNER_PARAM) if caller is None else bindparam(OWNER_PARAM, caller.user_id)
+    owner: BindParameter[int] = bindparam(OWNER_PARAM) if caller is None else bindparam(OWNER_PARAM, caller.user_id)
     return model.user_id == owner
 
 
-def visible_row(model: Any, *columns: Any) -> Select[Any]:
+def visible_row(model: Any, *columns: Any) -> Select[*tuple[Any, ...]]:
     """``SELECT columns`` of the one row :data:`ROW_PARAM` of ``model``, if the caller
     (:data:`OWNER_PARAM`) may read it: a statement to build once and run with
     :func:`fetch_visible`, for hot reads where building it per call would cost more than running it."""
     return select(*columns).where(owned_by_param(model), model.id == bindparam(ROW_PARAM))
 
 
-async def fetch_visible(session: AsyncSession, statement: Select[Any], model: Any, row_id: int,
-                        caller: Caller) -> Row[Any]:
+async def fetch_visible(session: AsyncSession, statement: Select[*tuple[Any, ...]], model: Any, row_id: int,
+                        caller: Caller) -> Row[*tuple[Any, ...]]:
     """Run a :func:`visible_row` statement as a plain row (no ORM entity), or raise NotFound
     as :func:`get_visible` does."""
     params = {OWNER_PARAM: caller.user_id, ROW_PARAM: row_id}
@@ -122,7 +133,7 @@ async def get_visible(
     session: AsyncSession, model: type[M], row_id: int, caller: Caller, *, for_update: bool = False
 ) -> M:
     """Load one row the caller may read, or raise NotFound naming what was asked for."""
-    stmt = visible(model, caller).where(model.id == row_id)  # type: ignore[attr-defined]
+    stmt = visible(model, caller).where(model.id == row_id)
     if for_update:
         stmt = stmt.with_for_update()
     row = (await session.execute(stmt)).scalar_one_or_none()

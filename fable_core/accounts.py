@@ -355,8 +355,8 @@ async def set_active(session: AsyncSession, who: str | int, active: bool, *, by:
         if user.id == by:
             raise InvalidInput("you cannot disable your own account", field="username")
         if user.role == "admin" and user.is_active:
-            admins = await session.scalar(select(func.count(User.id)).where(
-                User.role == "admin", User.is_active.is_(True)))
+            admins = (await session.execute(select(func.count(User.id)).where(
+                User.role == "admin", User.is_active.is_(True)))).scalar_one()
             if admins <= 1:
                 raise InvalidInput("this is the last active admin; make another admin first", field="username")
         await login_sessions.end_all(session, user.id)
@@ -422,7 +422,7 @@ async def list_api_keys(session: AsyncSession, user_id: int) -> list[ApiKey]:
 
 async def revoke_api_key(session: AsyncSession, user_id: int, key_id: int) -> ApiKey:
     """Delete one of the user's keys; another user's key is NotFound."""
-    row = await session.scalar(
+    row: ApiKey | None = await session.scalar(
         delete(ApiKey).where(ApiKey.id == key_id, of_user(ApiKey, user_id)).returning(ApiKey)
     )
     if row is None:

@@ -183,7 +183,7 @@ def _read_env(environ: Mapping[str, str]) -> dict[str, object]:
     for name, field in Settings.model_fields.items():
         env = name.upper()
         if env in environ and environ[env] != "":
-            raw: str | None = environ[env]
+            raw = environ[env]
         elif environ.get(f"{env}_FILE"):
             raw = _read_secret_file(f"{env}_FILE", environ[f"{env}_FILE"])
         else:
@@ -211,7 +211,7 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: object)
     values = _read_env(os.environ if environ is None else environ)
     values.update(overrides)
     try:
-        return Settings(**values)
+        return Settings.model_validate(values)
     except ValidationError as e:
         problems = [_problem(err) for err in e.errors()]
         raise InvalidInput("invalid configuration: " + "; ".join(problems), errors=problems) from e

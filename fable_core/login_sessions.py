@@ -21,6 +21,7 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.access import of_user
+from fable_core.db.database import rowcount
 from fable_core.db.models import LoginSession, User
 from fable_core.errors import NotFound
 
@@ -98,7 +99,7 @@ async def end_others(session: AsyncSession, user_id: int, keep: int | None) -> i
     stmt = delete(LoginSession).where(of_user(LoginSession, user_id))
     if keep is not None:
         stmt = stmt.where(LoginSession.id != keep)
-    return (await session.execute(stmt)).rowcount or 0
+    return rowcount(await session.execute(stmt))
 
 
 async def end_all(session: AsyncSession, user_id: int) -> int:

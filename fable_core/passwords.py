@@ -31,9 +31,29 @@ MAX_LENGTH = 1024
 THREADS = max(1, (os.cpu_count() or 2) // 2)
 MAX_WAITING = 32
 _hasher = PasswordHasher()
-_pool = ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="fable-argon2")
-_in_flight = 0
 T = TypeVar("T")
+
+
+class _BoundedPool:
+    """A pool of ``threads`` threads that refuses a call at once (RateLimited) when ``waiting`` calls
+    already wait for a thread."""
+
+    def __init__(self, threads: int, waiting: int) -> None:
+        self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="fable-argon2")
+        self._limit = threads + waiting
+        self._in_flight = 0
+
+    async def run(self, fn: Callable[[], T]) -> T:
+        if self._in_flight >= self._limit:
+            raise RateLimited("the server is busy checking passwords; retry in a moment", retry_after=1)
+        self._in_flight += 1
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._executor, fn)
+        finally:
+            self._in_flight -= 1
+
+
+_pool = _BoundedPool(THREADS, MAX_WAITING)
 
 
 def check_password(password: str) -> None:
@@ -44,20 +64,9 @@ def check_password(password: str) -> None:
         raise InvalidInput(f"password is longer than {MAX_LENGTH} characters", field="password")
 
 
-async def _in_pool(fn: Callable[[], T]) -> T:
-    global _in_flight
-    if _in_flight >= THREADS + MAX_WAITING:
-        raise RateLimited("the server is busy checking passwords; retry in a moment", retry_after=1)
-    _in_flight += 1
-    try:
-        return await asyncio.get_running_loop().run_in_executor(_pool, fn)
-    finally:
-        _in_flight -= 1
-
-
 async def hash_password(password: str) -> str:
     check_password(password)
-    return await _in_pool(functools.partial(_hasher.hash, password))
+    return await _pool.run(functools.partial(_hasher.hash, password))
 
 
 def _verify(password_hash: str, password: str) -> bool:
@@ -70,7 +79,7 @@ def _verify(password_hash: str, password: str) -> bool:
 async def verify_password(password_hash: str | None, password: str) -> bool:
     if not password_hash:
         return False
-    return await _in_pool(functools.partial(_verify, password_hash, password))
+    return await _pool.run(functools.partial(_verify, password_hash, password))
 
 
 @functools.cache
@@ -83,4 +92,4 @@ def _dummy_hash() -> str:
 async def verify_nobody(password: str) -> None:
     """Spend what checking a real password costs, so an unknown name answers as slowly as a
     known one with a wrong password."""
-    await _in_pool(lambda: _verify(_dummy_hash(), password))
+    await _pool.run(lambda: _verify(_dummy_hash(), password))

@@ -33,6 +33,7 @@ import httpx2
 import mcp_types as types
 from anyio.abc import TaskGroup, TaskStatus
 from mcp import Client
+from mcp.client.session import MessageHandlerFnT
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server import Server
 from mcp.server.connection import Connection
@@ -119,7 +120,7 @@ class RemoteSession:
     """
 
     def __init__(self, url: str, http: httpx2.AsyncClient, tasks: TaskGroup,
-                 on_message: Callable[[Any], Awaitable[None]]) -> None:
+                 on_message: MessageHandlerFnT) -> None:
         self.url = url
         self.http = http
         self.tasks = tasks
@@ -220,14 +221,14 @@ class _Session:
 
     async def send(self, request: Any, result_type: type[Any]) -> Any:
         if not self.alive:
-            raise _Lost()
+            raise _Lost
         with anyio.CancelScope() as scope:
             self._waiting.add(scope)
             try:
                 return await self.client.session.send_request(request, result_type)
             finally:
                 self._waiting.discard(scope)
-        raise _Lost()
+        raise _Lost
 
     def end(self) -> None:
         self.alive = False

@@ -63,10 +63,10 @@ def credential_of(ctx: ServerRequestContext[Any, Any]) -> Credential | None:
 
 def resolve_caller(ctx: ServerRequestContext[Any, Any], default: Caller | None) -> Caller:
     """The HTTP request's authenticated caller, else the server's local one."""
-    request = ctx.request
-    scope = getattr(request, "scope", None)
-    if isinstance(scope, dict) and isinstance(scope.get(CALLER_SCOPE_KEY), Caller):
-        return scope[CALLER_SCOPE_KEY]
+    scope = getattr(ctx.request, "scope", None)
+    caller = scope.get(CALLER_SCOPE_KEY) if isinstance(scope, dict) else None
+    if isinstance(caller, Caller):
+        return caller
     if default is not None:
         return default
     raise Unauthenticated("this MCP request carries no credentials")

@@ -67,7 +67,8 @@ async def _daily_review(fable: Fable, caller: Caller, args: dict[str, str]) -> l
     tag = {"tag": args["tag"]} if args.get("tag") else {}
 
     async def notes(**filters: Any) -> list[dict[str, Any]]:
-        return (await fable.dispatcher.call("list_notes", {**filters, **tag}, caller))["items"]
+        found: list[dict[str, Any]] = (await fable.dispatcher.call("list_notes", {**filters, **tag}, caller))["items"]
+        return found
 
     due = await notes(kind="task", status=["todo", "in_progress"], sort="due", limit=50,
                       due_before=next_day.isoformat())
@@ -143,7 +144,9 @@ def list_prompts() -> types.ListPromptsResult:
     ])
 
 
-async def get_prompt(fable: Fable, caller: Caller, name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
+async def get_prompt(
+    fable: Fable, caller: Caller, name: str, arguments: dict[str, str] | None
+) -> types.GetPromptResult:
     spec = PROMPTS.get(name)
     if spec is None:
         raise MCPError(types.INVALID_PARAMS, f"no prompt named {name!r}; prompts: {', '.join(PROMPTS)}")

@@ -126,9 +126,8 @@ def note_markdown(note: dict[str, Any]) -> str:
 
 def _note_line(note: dict[str, Any]) -> str:
     parts = [f"{note['kind']} {note['id']}"]
-    for field in ("status", "priority", "due_date", "project_id"):
-        if note.get(field) not in (None, "none"):
-            parts.append(f"{field.replace('_id', '').replace('_', ' ')}: {note[field]}")
+    parts += [f"{field.replace('_id', '').replace('_', ' ')}: {note[field]}"
+              for field in ("status", "priority", "due_date", "project_id") if note.get(field) not in (None, "none")]
     if note.get("tags"):
         parts.append("tags: " + ", ".join(note["tags"]))
     return " · ".join(parts)

@@ -30,7 +30,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Res
 from fable_core.access import notified
 from fable_core.caller import Caller
 from fable_core.changes import ChangeFeed
-from fable_core.events import Event, EventBus, NoteChanged, ProjectChanged
+from fable_core.events import Event, EventBus, NoteChanged
 from fable_mcp.identity import Credential, connection_of, credential_of
 from fable_mcp.resources import note_uri, project_uri
 
@@ -119,12 +119,7 @@ class Subscriptions:
         return await self._listeners[key].handler(ctx, params)
 
     async def publish(self, event: Event) -> None:
-        if isinstance(event, NoteChanged):
-            uri = note_uri(event.note_id)
-        elif isinstance(event, ProjectChanged):
-            uri = project_uri(event.project_id)
-        else:
-            return
+        uri = note_uri(event.note_id) if isinstance(event, NoteChanged) else project_uri(event.project_id)
         for key, listeners in list(self._listeners.items()):
             if not notified(listeners.user_id, event.user_id):
                 continue

@@ -31,7 +31,8 @@ def _type(schema: dict[str, Any]) -> str:
         kind = next((k for k in kind if k != "null"), "null")
     if kind == "array":
         return f"list of {_type(schema.get('items', {}))}"
-    return {"string": schema.get("format", "string")}.get(kind, kind)
+    named: str = {"string": schema.get("format", "string")}.get(kind, kind)
+    return named
 
 
 def _hints(t: Tool) -> str:

@@ -1,9 +1,10 @@
 """The Starlette app: REST under /api, MCP at /mcp, the web UI at /.
 
 Every request first passes the host policy (:mod:`fable_mcp.hosts`: a Host this Fable was not
-configured to answer to gets 421). Routes are one explicit list. Every /api route authenticates inside its handler (there is no
-authentication middleware, so public routes need no exemption list); unknown /api paths get a
-JSON 404 (or 405 when the path exists with other methods), other paths the UI.
+configured to answer to gets 421). Routes are one explicit list. Every /api route authenticates
+inside its handler (there is no authentication middleware, so public routes need no exemption
+list); unknown /api paths get a JSON 404 (or 405 when the path exists with other methods), other
+paths the UI.
 """
 
 from __future__ import annotations

@@ -58,7 +58,8 @@ class _Components:
         names = {name: self._free_name(name, body, owner) for name, body in defs.items()}
         for name, body in defs.items():
             self.schemas[names[name]] = _rewrite(body, names)
-        return _rewrite(schema, names)
+        lifted: dict[str, Any] = _rewrite(schema, names)
+        return lifted
 
     def _free_name(self, name: str, body: dict[str, Any], owner: str) -> str:
         if name not in self.schemas:

@@ -10,6 +10,7 @@ import ipaddress
 import sys
 
 import uvicorn
+from starlette.types import ASGIApp
 
 from fable_core.accounts import count_users
 from fable_core.config import Settings, load_settings
@@ -20,7 +21,7 @@ from fable_web.protocol import HeaderTimeoutProtocol
 __all__ = ["serve", "uvicorn_config"]
 
 
-def uvicorn_config(app: object, host: str, port: int, settings: Settings | None = None,
+def uvicorn_config(app: ASGIApp, host: str, port: int, settings: Settings | None = None,
                    **options: object) -> uvicorn.Config:
     """uvicorn with the fast parts (httptools, uvloop where available, no access log) and
     bounds against slow or many clients: a deadline for request headers

@@ -24,9 +24,10 @@ class SpaFiles(StaticFiles):
 
     def __init__(self, directory: Path = STATIC_DIR) -> None:
         super().__init__(directory=directory, html=True, check_dir=False)
+        self._built = directory.is_dir()  # once, not a blocking stat per request
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if not Path(str(self.directory)).is_dir():  # the UI is not built into this install
+        if not self._built:  # the UI is not built into this install
             raise HTTPException(404)
         await super().__call__(scope, receive, send)
 

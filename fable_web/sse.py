@@ -34,7 +34,7 @@ _log = logging.getLogger(__name__)
 _HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
-def frame(event: str, data: Any, id: str | None = None) -> bytes:
+def frame(event: str, data: Any, id: str | None = None) -> bytes:  # noqa: A002  the SSE field's name
     head = f"id: {id}\n" if id else ""
     return f"{head}event: {event}\ndata: {json.dumps(data, default=str, ensure_ascii=False)}\n\n".encode()
 

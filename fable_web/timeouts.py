@@ -34,7 +34,8 @@ _DISCONNECT: Message = {"type": "http.disconnect"}
 
 
 def _has_body(scope: Scope) -> bool:
-    for name, value in scope["headers"]:
+    headers: list[tuple[bytes, bytes]] = scope["headers"]
+    for name, value in headers:
         if name == b"content-length":
             return value != b"0"
         if name == b"transfer-encoding":

@@ -133,7 +133,9 @@ async def keep_draft(session: AsyncSession, caller: Caller, rewrite: Rewrite, te
 
 @tool(title="Rewrite a note with the assistant", scope="write", stream=True,
       route=Route("POST", "/notes/{note_id}/assist"))
-async def assist_note(ctx: Context, note_id: NoteId, instruction: Instruction, section: SectionName = None) -> DraftView:
+async def assist_note(
+    ctx: Context, note_id: NoteId, instruction: Instruction, section: SectionName = None
+) -> DraftView:
     """Rewrite a note, or one section of it, following an instruction ("make it shorter",
     "turn into a checklist"). The result is kept as a draft: accept it with accept_note_draft
     or drop it with reject_note_draft; the note itself is unchanged until then."""
@@ -165,7 +167,8 @@ async def _draft(ctx: Context, note_id: int) -> tuple[Note, NoteDraft]:
 async def get_note_draft(ctx: Context, note_id: NoteId) -> DraftView:
     """The assistant's pending rewrite of a note, with the text it would replace."""
     note, draft = await _draft(ctx, note_id)
-    original = target_text(note, draft.section) if draft.section is None or find_section(note.body, draft.section) else ""
+    found = draft.section is None or find_section(note.body, draft.section)
+    original = target_text(note, draft.section) if found else ""
     return DraftView(**_draft_fields(draft), original=original)
 
 
@@ -227,7 +230,8 @@ async def suggest_tags(
             select(inner.c.tag).group_by(inner.c.tag).order_by(func.count().desc()).limit(100))).scalars())
     answer = await llm(ctx).complete([
         {"role": "system", "content": _TAGS.format(n=limit)},
-        {"role": "user", "content": f"Existing tags: {', '.join(existing) or '(none)'}\n\nNote:\n{(text or '')[:8000]}"},
+        {"role": "user",
+         "content": f"Existing tags: {', '.join(existing) or '(none)'}\n\nNote:\n{(text or '')[:8000]}"},
     ], max_tokens=60)
     return TagSuggestions(tags=[t for t in _parse_tags(answer) if t not in have][:limit])
 
@@ -283,7 +287,7 @@ def _capture_fields(answer: str, text: str) -> dict[str, Any]:
         if data.get(key):
             fields[key] = data[key]
     if isinstance(data.get("tags"), list):
-        fields["tags"] = [t for t in _parse_tags(",".join(map(str, data["tags"])))][:10]
+        fields["tags"] = _parse_tags(",".join(map(str, data["tags"])))[:10]
     return fields
 
 

@@ -222,8 +222,8 @@ class _Turn:
 
         with writer:
             try:
-                if buffer.stopped:  # stopped before it started
-                    raise asyncio.CancelledError
+                if buffer.stopped:  # stopped before it started: the same path as a stop mid-answer
+                    raise asyncio.CancelledError  # noqa: TRY301  handled by the branch below on purpose
                 await self._prepare_and_loop(emit, result, writer)
             except asyncio.CancelledError:
                 writer.content = result.text

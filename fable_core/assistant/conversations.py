@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from difflib import SequenceMatcher
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
 from sqlalchemy import delete, func, insert, select, update
@@ -92,8 +92,8 @@ async def create_conversation(
 ) -> ConversationSummary:
     """Start a conversation with the assistant; its messages are posted to the chat API."""
     await _check_scope(ctx, rag_project_id)
-    values = {"user_id": ctx.user_id, "conversation_type": conversation_type,
-              "rag_project_id": rag_project_id}
+    values: dict[str, Any] = {"user_id": ctx.user_id, "conversation_type": conversation_type,
+                              "rag_project_id": rag_project_id}
     if title:
         values["title"] = title
     row = (await ctx.session.execute(insert(Conversation).values(**values).returning(Conversation))).scalar_one()

@@ -20,7 +20,7 @@ import hashlib
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlalchemy import event, select, text
@@ -143,7 +143,7 @@ class EmbeddingWorker:
         self._wake = asyncio.Event()
         self._idle = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
-        self._unsubscribe = lambda: None
+        self._unsubscribe: Callable[[], None] = lambda: None
         self._backfilled = asyncio.Event()
 
     def start(self) -> None:

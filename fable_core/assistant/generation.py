@@ -26,7 +26,7 @@ from typing import Any, Self
 
 from sqlalchemy import func, text, update
 
-from fable_core.db.database import Database
+from fable_core.db.database import Database, rowcount
 from fable_core.db.models import Message
 from fable_core.errors import Conflict
 
@@ -252,4 +252,4 @@ async def recover_interrupted(db: Database, *, stale_after: float = 30.0) -> int
             "UPDATE messages SET status = 'interrupted' WHERE status = 'generating' "
             "AND updated_at < now() - make_interval(secs => :secs)"
         ), {"secs": stale_after})
-    return result.rowcount or 0
+    return rowcount(result)

@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 from sqlalchemy import update
 
 from fable_core.assistant.providers.base import Provider
-from fable_core.db.database import Database
+from fable_core.db.database import Database, rowcount
 from fable_core.db.models import Conversation
 
 __all__ = ["KEEP_RECENT", "SUMMARY_AFTER", "SUMMARY_BEFORE", "Past", "make_title", "prompt", "summarise",
@@ -78,7 +78,7 @@ async def summarise(db: Database, provider: Provider, conversation: Conversation
             .where(Conversation.id == conversation.id,
                    Conversation.summary_message_id.is_not_distinct_from(conversation.summary_message_id))
             .values(summary=summary, summary_message_id=older[-1].id))
-    if stored.rowcount:
+    if rowcount(stored):
         conversation.summary, conversation.summary_message_id = summary, older[-1].id
     return recent
 

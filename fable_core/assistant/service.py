@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 
 from fable_core.access import belongs_to
@@ -108,7 +108,7 @@ class Assistant:
         self.generations.forget(chat.chat_key(conversation_id))
 
     async def follow(self, caller: Caller, conversation_id: int, last_event_id: str | None = None,
-                     *, heartbeat: float | None = None) -> AsyncIterator[StreamEvent]:
+                     *, heartbeat: float | None = None) -> AsyncGenerator[StreamEvent, None]:
         """The conversation's generation events after ``last_event_id``; with no live buffer
         (finished over a minute ago, or run by another process) the stored reply. With
         ``heartbeat``, a ``ping`` event (no id) after that many quiet seconds."""

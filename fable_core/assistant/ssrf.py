@@ -116,7 +116,8 @@ async def resolve_public(host: str, port: int) -> IP:
         infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except socket.gaierror as e:
         raise InvalidInput(f"cannot resolve host {host!r}: {e.strerror}", host=host) from e
-    addresses = [ipaddress.ip_address(info[4][0].split("%")[0]) for info in infos]
+    # an IPv4 or IPv6 sockaddr starts with the address as text; str() tells the type checker so
+    addresses = [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]
     for ip in addresses:
         check_ip(ip)
     if not addresses:
@@ -178,7 +179,7 @@ async def _target(url: str, allow: Container[str]) -> tuple[str, dict[str, str],
 
 
 async def fetch(
-    url: str, *, max_bytes: int = MAX_BYTES, timeout: float = TIMEOUT,
+    url: str, *, max_bytes: int = MAX_BYTES, timeout: float = TIMEOUT,  # noqa: ASYNC109  fetch's own deadline
     max_redirects: int = MAX_REDIRECTS, allow_first_hop: Container[str] = (),
 ) -> Fetched:
     """GET ``url`` safely. ``allow_first_hop`` ("host:port" names) exempts only the first

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import select
@@ -34,7 +35,7 @@ class ProjectSummaries:
         self._events = events
         self._scheduled: dict[int, asyncio.Task[None]] = {}
         self._summarised: dict[int, float] = {}  # project → monotonic time of its last summary here
-        self._unsubscribe = lambda: None
+        self._unsubscribe: Callable[[], None] = lambda: None
 
     def start(self) -> None:
         self._unsubscribe = self._events.subscribe(self._on_event)

@@ -11,8 +11,9 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any, cast
 
-from sqlalchemy import text
+from sqlalchemy import CursorResult, Result, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlalchemy.ext.asyncio import (
@@ -28,7 +29,7 @@ from fable_core.db.errors import translated_db_errors
 from fable_core.db.migrations import alembic_config
 from fable_core.errors import InvalidInput, Unavailable
 
-__all__ = ["REQUIRED_EXTENSIONS", "Database", "async_url"]
+__all__ = ["REQUIRED_EXTENSIONS", "Database", "async_url", "rowcount"]
 
 REQUIRED_EXTENSIONS: dict[str, str] = {
     "vector": "pgvector (semantic search)",
@@ -55,6 +56,12 @@ def async_url(url: str) -> str:
         sslmode = parsed.query["sslmode"]
         parsed = parsed.difference_update_query(["sslmode"]).update_query_dict({"ssl": sslmode})
     return parsed.set(drivername="postgresql+asyncpg").render_as_string(hide_password=False)
+
+
+def rowcount(result: Result[*tuple[Any, ...]]) -> int:
+    """How many rows an UPDATE or DELETE run through a session touched. Its result is a
+    ``CursorResult``, which ``AsyncSession.execute`` types only as a ``Result``."""
+    return cast("CursorResult[*tuple[Any, ...]]", result).rowcount or 0
 
 
 class Database:

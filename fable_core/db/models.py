@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime
-from typing import Any
+from typing import Any, Literal
 
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
@@ -279,7 +279,7 @@ class Note(Base):
         return value
 
     @property
-    def kind(self) -> str:
+    def kind(self) -> Literal["note", "task"]:
         return "task" if self.status is not None else "note"
 
     __table_args__ = (

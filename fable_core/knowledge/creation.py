@@ -108,9 +108,8 @@ def _insert_one_statement(with_links: bool) -> Any:
 def _outgoing_links(new: Any) -> Any:
     """INSERT of the new note's links (``link_keys`` → ``link_titles``), each pointing at the
     oldest of the owner's notes with that title, else at the new note if it is its own title."""
-    wanted = func.unnest(bindparam("link_keys", type_=ARRAY(Text)),
-                         bindparam("link_titles", type_=ARRAY(Text)))
-    wanted = wanted.table_valued("key", "title").render_derived("wanted")
+    pairs = func.unnest(bindparam("link_keys", type_=ARRAY(Text)), bindparam("link_titles", type_=ARRAY(Text)))
+    wanted = pairs.table_valued("key", "title").render_derived("wanted")
     existing = wikilinks.link_target(new.c.user_id, wanted.c.key)
     target = func.coalesce(existing, case((wanted.c.key == new.c.title_key, new.c.id)))
     rows = select(new.c.user_id, new.c.id, target, wanted.c.key, wanted.c.title)
@@ -154,15 +153,15 @@ async def _link(s: AsyncSession, user_id: int, new: list[tuple[int, str, str]]) 
     first_by_key: dict[str, int] = {}
     for note_id, key, _ in new:
         first_by_key.setdefault(key, note_id)
-    keys = _texts(list(first_by_key))
-    waiting = func.unnest(keys, _ints(list(first_by_key.values()))).table_valued(
+    new_keys = _texts(list(first_by_key))
+    waiting = func.unnest(new_keys, _ints(list(first_by_key.values()))).table_valued(
         "key", "note_id").render_derived("titled")
     await s.execute(
         update(NoteLink)
         # ``= ANY`` as well as the join: it lets the planner use the index of unresolved links
         # whatever its (possibly stale, after a bulk load) idea of how many links there are
         .where(of_user(NoteLink, user_id), NoteLink.target_id.is_(None),
-               NoteLink.target_key == func.any(keys), NoteLink.target_key == waiting.c.key)
+               NoteLink.target_key == func.any(new_keys), NoteLink.target_key == waiting.c.key)
         .values(target_id=waiting.c.note_id)
     )
 

@@ -90,7 +90,7 @@ async def ids_starting(fable: Fable, caller: Caller, section: Section, typed: st
     return await _first_values(fable, stmt)
 
 
-async def _first_values(fable: Fable, stmt: Select[tuple[str]]) -> list[str]:
+async def _first_values(fable: Fable, stmt: Select[str]) -> list[str]:
     """The first :data:`FETCH_VALUES` strings ``stmt`` selects: one more than an answer holds,
     which tells whether there are more."""
     async with fable.db.reading() as session:
@@ -137,19 +137,19 @@ async def resource_rows(
     rows: list[tuple[Section, dict[str, Any]]] = []
     async with fable.db.reading() as session:
         if section == "projects":
-            stmt = visible(Project, caller).with_only_columns(Project.id, Project.title, Project.status)
+            projects = visible(Project, caller).with_only_columns(Project.id, Project.title, Project.status)
             if before is not None:
-                stmt = stmt.where(Project.id < before)
-            found = await session.execute(stmt.order_by(Project.id.desc()).limit(limit))
+                projects = projects.where(Project.id < before)
+            found = await session.execute(projects.order_by(Project.id.desc()).limit(limit))
             rows += [("projects", dict(r._mapping)) for r in found]
             before = None
         if len(rows) < limit:
-            stmt = visible(Note, caller).with_only_columns(*_NOTE_COLUMNS)
+            notes = visible(Note, caller).with_only_columns(*_NOTE_COLUMNS)
             if before is not None:
-                stmt = stmt.where(Note.id < before)
-            found = await session.execute(stmt.order_by(Note.id.desc()).limit(limit - len(rows)))
+                notes = notes.where(Note.id < before)
+            found_notes = await session.execute(notes.order_by(Note.id.desc()).limit(limit - len(rows)))
             rows += [("notes", {**r._mapping, "kind": "note" if r.status is None else "task"})
-                     for r in found]
+                     for r in found_notes]
     return rows
 
 

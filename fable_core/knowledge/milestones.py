@@ -7,6 +7,7 @@ milestone keeps its tasks in the project, outside any milestone.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date
 from typing import Annotated, Literal
 
@@ -15,6 +16,7 @@ from sqlalchemy import case, delete, func, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.access import get_visible
+from fable_core.db.database import rowcount
 from fable_core.db.models import Milestone, Note
 from fable_core.errors import Conflict, InvalidInput
 from fable_core.knowledge.paging import decode_cursor, encode_cursor
@@ -44,7 +46,7 @@ class MilestoneDeleted(BaseModel):
 
 async def milestone_summaries(session: AsyncSession, project_id: int, *, limit: int,
                               after: tuple[int, int] | None = None,
-                              status: list[str] | None = None) -> list[MilestoneSummary]:
+                              status: Sequence[str] | None = None) -> list[MilestoneSummary]:
     """The project's milestones in order (from after ``after`` = (order_index, id)), with counts."""
     stmt = select(Milestone).where(Milestone.project_id == project_id)
     if status:
@@ -168,7 +170,7 @@ async def delete_milestone(ctx: Context, milestone_id: MilestoneId) -> Milestone
     detached = await ctx.session.execute(
         update(Note).where(Note.milestone_id == milestone.id).values(milestone_id=None))
     await ctx.session.execute(delete(Milestone).where(Milestone.id == milestone.id))
-    return MilestoneDeleted(id=milestone.id, tasks_detached=detached.rowcount or 0)
+    return MilestoneDeleted(id=milestone.id, tasks_detached=rowcount(detached))
 
 
 @tool(title="Reorder a project's milestones", scope="write", idempotent=True,

@@ -26,14 +26,18 @@ def decode_cursor(cursor: str | None, kind: str) -> list[Any] | None:
     if cursor is None:
         return None
     try:
-        if len(cursor) > MAX_CURSOR:
-            raise ValueError(f"longer than {MAX_CURSOR} characters")
-        data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        if data["k"] != kind or not isinstance(data["p"], list):
-            raise ValueError(kind)
-        return data["p"]
+        return _position(cursor, kind)
     except (ValueError, KeyError, TypeError, RecursionError) as e:  # RecursionError: JSON nested too deep
         raise InvalidInput(
             "cursor is not valid for this listing; pass next_cursor from the same call unchanged",
             field="cursor",
         ) from e
+
+
+def _position(cursor: str, kind: str) -> list[Any]:
+    if len(cursor) > MAX_CURSOR:
+        raise ValueError(f"longer than {MAX_CURSOR} characters")
+    data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    if data["k"] != kind or not isinstance(data["p"], list):
+        raise ValueError(kind)
+    return data["p"]

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.access import owned_by
 from fable_core.caller import Caller
+from fable_core.db.database import rowcount
 from fable_core.db.models import Milestone, Note, Project
 from fable_core.errors import Conflict, InvalidInput
 from fable_core.events import NoteChanged, ProjectChanged
@@ -136,7 +137,7 @@ async def _open_tasks(session: AsyncSession, ids: list[int]) -> dict[int, int]:
         select(Note.project_id, func.count())
         .where(Note.project_id.in_(ids), Note.status.in_(("todo", "in_progress")))
         .group_by(Note.project_id))
-    return {project_id: count for project_id, count in rows}
+    return {project_id: count for project_id, count in rows if project_id is not None}  # in_(ids): never None
 
 
 async def _info(ctx: Context, project: Project) -> ProjectInfo:
@@ -296,7 +297,7 @@ async def delete_project(
     for note_id in note_ids:
         ctx.emit(NoteChanged(found.user_id, note_id, "deleted" if notes == "delete" else "updated"))
     return ProjectDeleted(
-        id=found.id, notes=notes, milestones_deleted=gone.rowcount or 0,
+        id=found.id, notes=notes, milestones_deleted=rowcount(gone),
         notes_detached=len(note_ids) if notes == "detach" else 0,
         notes_deleted=len(note_ids) if notes == "delete" else 0,
     )

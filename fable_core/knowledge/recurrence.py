@@ -10,9 +10,10 @@ found in milliseconds or not at all.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import MAXYEAR, date, datetime, time
 from types import FunctionType, SimpleNamespace
+from typing import Protocol, cast
 
 import dateutil.rrule
 from dateutil.rrule import DAILY, MONTHLY, WEEKLY, YEARLY, rrule, rrulestr
@@ -23,11 +24,23 @@ RECURRENCE_HORIZON = 10
 """Years a rule may go without an occurrence before it counts as never recurring. Ten covers
 the longest natural gap, February 29 across a century that is not leap (2096 -> 2104)."""
 
-_SAMPLE_START = datetime(2000, 1, 1)  # a leap year: any start will do for "can this ever occur"
+# a leap year: any start will do for "can this ever occur"; naive, as rules run in wall-clock time
+_SAMPLE_START = datetime(2000, 1, 1)  # noqa: DTZ001
 _YEARS_PER_PERIOD = {YEARLY: 1.0, MONTHLY: 1 / 12, WEEKLY: 7 / 365, DAILY: 1 / 365}
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
            "September", "October", "November", "December")
 _MONTH_DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+class _Fields(Protocol):
+    """The private fields of a dateutil rrule read here (types-python-dateutil declares none)."""
+
+    _freq: int
+    _interval: int
+
+
+def _fields(rule: rrule) -> _Fields:
+    return cast("_Fields", rule)
 
 
 def parse_rrule(rule: str, start: datetime) -> rrule:
@@ -46,15 +59,16 @@ def parse_rrule(rule: str, start: datetime) -> rrule:
         raise ValueError(f"not an RFC 5545 recurrence rule ({e})") from None
     if not isinstance(parsed, rrule):  # a lone rule always parses to one; a set must not pass
         raise ValueError("give one RRULE")  # noqa: TRY004 - pydantic reports ValueError as 422
-    if parsed._interval < 1:
-        raise ValueError(f"INTERVAL must be 1 or more, not {parsed._interval}")
+    if (interval := _fields(parsed)._interval) < 1:
+        raise ValueError(f"INTERVAL must be 1 or more, not {interval}")
     return parsed
 
 
 def first_occurrence(rule: rrule, start: datetime, after: datetime | None = None) -> datetime | None:
     """The first date of ``rule`` (started at ``start``) later than ``after``, looking no further
     than RECURRENCE_HORIZON years, or two of the rule's intervals when those are longer."""
-    reach = math.ceil(2 * rule._interval * _YEARS_PER_PERIOD.get(rule._freq, 0.0))
+    fields = _fields(rule)
+    reach = math.ceil(2 * fields._interval * _YEARS_PER_PERIOD.get(fields._freq, 0.0))
     last_year = start.year + max(RECURRENCE_HORIZON, reach)
     return next((d for d in _expand(rule, last_year) if after is None or d > after), None)
 
@@ -71,7 +85,9 @@ def _expand(rule: rrule, last_year: int) -> Iterator[datetime]:
     tests/core/knowledge/test_recurrence.py fails if that stops bounding it.
     """
     calendar = SimpleNamespace(date=date, datetime=datetime, MAXYEAR=min(last_year, MAXYEAR))
-    walk = FunctionType(rrule._iter.__code__, {**vars(dateutil.rrule), "datetime": calendar})
+    private_iter = rrule._iter  # type: ignore[attr-defined]  # private, not in types-python-dateutil
+    walk: Callable[[rrule], Iterator[datetime]] = FunctionType(
+        private_iter.__code__, {**vars(dateutil.rrule), "datetime": calendar})
     return walk(rule)
 
 

@@ -18,11 +18,11 @@ Without an embedder, or while it is down, search is keyword-only and says ``mode
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
 from sqlalchemy import Float, Integer, and_, column, func, select, values
-from sqlalchemy.sql import Subquery
+from sqlalchemy.sql import FromClause, Subquery
 
 from fable_core.db.models import Note, title_key
 from fable_core.knowledge.filters import check_refs, note_filters
@@ -76,7 +76,8 @@ async def search_notes(
         return _results(query, "keyword", hits[:limit], offset, limit, more=len(hits) > limit)
 
 
-def _results(query: str, mode: str, hits: list[SearchHit], offset: int, limit: int, *, more: bool) -> SearchResults:
+def _results(query: str, mode: Literal["keyword", "hybrid"], hits: list[SearchHit], offset: int, limit: int, *,
+             more: bool) -> SearchResults:
     return SearchResults(query=query, mode=mode, items=hits,
                          next_cursor=encode_cursor("search", [offset + limit]) if more else None)
 
@@ -116,14 +117,14 @@ async def _hybrid(ctx: Context, tsq: Any, vector: list[float], where: list[Any],
     return rrf([keyword, [note_id for note_id, _ in semantic]])
 
 
-def _listed(page: list[tuple[int, float]]) -> Subquery | None:
+def _listed(page: list[tuple[int, float]]) -> FromClause | None:
     """A ranked page computed in Python, as rows the hits query can join."""
     if not page:
         return None
     return values(column("id", Integer), column("score", Float), name="ranked").data(page).alias("ranked")
 
 
-async def _hits(ctx: Context, ranked: Subquery | None, tsq: Any) -> list[SearchHit]:
+async def _hits(ctx: Context, ranked: FromClause | None, tsq: Any) -> list[SearchHit]:
     """The notes of a ranked page (``id``, ``score``), best first, each with its snippet: the
     query's words highlighted where they occur, else the start of the body."""
     if ranked is None:

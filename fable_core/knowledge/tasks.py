@@ -8,6 +8,7 @@ Each occurrence counts from its own due date, so a ``COUNT=n`` rule moves on as 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date, datetime
 from typing import Annotated, Any, Literal
 
@@ -145,7 +146,9 @@ async def _page(ctx: Context, name: str, group: _Group, where: list[ColumnElemen
     return items, encode_cursor("tasks", [name, getattr(last, group.key.key), last.id])
 
 
-async def _counts(ctx: Context, groups: dict[str, _Group], where: list[ColumnElement[bool]]) -> dict[str, int]:
+async def _counts(
+    ctx: Context, groups: dict[TaskGroupName, _Group], where: list[ColumnElement[bool]]
+) -> dict[str, int]:
     row = (await ctx.session.execute(
         select(*(func.count().filter(g.where).label(n) for n, g in groups.items())).where(*where)
     )).one()
@@ -198,7 +201,7 @@ async def list_tasks(
 
 
 async def _task_filters(ctx: Context, project_id: int | None, project: str | None, tag: str | None,
-                        priority: list[str] | None) -> list[ColumnElement[bool]]:
+                        priority: Sequence[str] | None) -> list[ColumnElement[bool]]:
     where: list[ColumnElement[bool]] = [owned_by(Note, ctx.caller), Note.status.is_not(None)]
     scoped = await project_ref(ctx.session, ctx.caller, project_id, project)
     if scoped is not None:

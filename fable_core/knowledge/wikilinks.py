@@ -52,7 +52,7 @@ async def sync_links(session: AsyncSession, note: Note) -> None:
         return
     wanted = func.unnest(literal(list(links), ARRAY(Text))).table_valued("key").render_derived("wanted")
     rows = await session.execute(select(wanted.c.key, link_target(note.user_id, wanted.c.key)))
-    targets: dict[str, int] = dict(rows.all())  # type: ignore[arg-type]
+    targets: dict[str, int] = dict(rows.all())
     await session.execute(
         insert(NoteLink),
         [

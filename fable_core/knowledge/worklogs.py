@@ -77,8 +77,7 @@ async def list_work_logs(ctx: Context, note_id: NoteId, limit: Limit = 50,
     """List the work logged on a task, most recent day first, with the total minutes."""
     note = await require_task(ctx, note_id)
     mine = TaskLog.note_id == note.id
-    total, count = (await ctx.session.execute(
-        select(func.coalesce(func.sum(TaskLog.minutes), 0), func.count()).where(mine))).one()
+    total, count = (await ctx.session.execute(select(func.sum(TaskLog.minutes), func.count()).where(mine))).one()
     stmt = select(TaskLog).where(mine)
     position = decode_cursor(cursor, "worklogs")
     if position is not None:
@@ -92,7 +91,7 @@ async def list_work_logs(ctx: Context, note_id: NoteId, limit: Limit = 50,
     items = [WorkLog.model_validate(log) for log in logs[:limit]]
     more = len(logs) > limit
     return WorkLogPage(
-        note_id=note.id, total_minutes=total, count=count, items=items,
+        note_id=note.id, total_minutes=total or 0, count=count, items=items,
         next_cursor=encode_cursor("worklogs", [items[-1].work_date, items[-1].id]) if more else None,
     )
 

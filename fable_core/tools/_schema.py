@@ -96,8 +96,9 @@ def _field(default: Any, description: str | None) -> FieldInfo:
     """
     if isinstance(default, FieldInfo):
         return default
-    extra = {"description": description} if description else {}
-    return Field(... if default is inspect.Parameter.empty else default, **extra)
+    value = ... if default is inspect.Parameter.empty else default
+    field: FieldInfo = Field(value, description=description) if description else Field(value)
+    return field
 
 
 def _clean(schema: dict[str, Any]) -> dict[str, Any]:
@@ -116,7 +117,7 @@ def _clean(schema: dict[str, Any]) -> dict[str, Any]:
             return [strip(v) for v in node]
         return node
 
-    cleaned = _nullable_as_type_list(strip(schema))
+    cleaned: dict[str, Any] = _nullable_as_type_list(strip(schema))
     cleaned.pop("title", None)
     return cleaned
 

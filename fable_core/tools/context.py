@@ -67,7 +67,9 @@ class Context:
             raise RuntimeError("this tool runs in phases: open one with ctx.transaction() or ctx.reading()")
         return self._session
 
-    async def progress(self, event: str, data: dict[str, Any], *, id: str | None = None) -> None:
+    async def progress(
+        self, event: str, data: dict[str, Any], *, id: str | None = None,  # noqa: A002  SSE's field name
+    ) -> None:
         """Report progress of a streaming tool; nothing happens when the caller asked for none."""
         if self.progress_sink is not None:
             await self.progress_sink(Progress(event, data, id))

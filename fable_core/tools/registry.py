@@ -157,8 +157,7 @@ def tool(
         raise ValueError(f"scope must be 'read' or 'write', not {scope!r}")
 
     def decorate(fn: F) -> F:
-        if not inspect.iscoroutinefunction(fn):
-            raise TypeError(f"tool {fn.__qualname__} must be an async function")
+        _require_async(fn)
         tool_name = name or fn.__name__
         if not _NAME.match(tool_name):
             raise ValueError(f"tool name {tool_name!r} must be snake_case")
@@ -194,3 +193,9 @@ def tool(
         return fn
 
     return decorate
+
+
+def _require_async(fn: Callable[..., object]) -> None:
+    # a function of its own: the check narrows ``fn``, and the decorator returns it as it came
+    if not inspect.iscoroutinefunction(fn):
+        raise TypeError(f"tool {fn.__qualname__} must be an async function")

@@ -23,10 +23,10 @@ def fake_state() -> FakeLLM:
 
 
 @pytest.fixture
-def fake(fake_state: FakeLLM) -> Iterator[FakeLLM]:
+def fake(fake_state: FakeLLM) -> FakeLLM:
     """The script of both fake servers, empty at the start of each test."""
     fake_state.reset()
-    yield fake_state
+    return fake_state
 
 
 @pytest.fixture(scope="session")

@@ -172,7 +172,7 @@ async def test_ai_features_without_a_model_say_so(fable: Fable, alice: Caller) -
     note = await fable.call("create_note", {"title": "Trip", "body": BODY}, alice)
     for name, args in (("assist_note", {"note_id": note["id"], "instruction": "x"}),
                        ("suggest_tags", {"text": "hello"}), ("quick_capture", {"text": "hello"})):
-        with pytest.raises(Unavailable, match="^no model available"):
+        with pytest.raises(Unavailable, match=r"^no model available"):
             await fable.call(name, args, alice)
     async with fable.db.transaction() as s:
         assert len(list((await s.execute(select(Note))).scalars())) == 1

@@ -301,7 +301,8 @@ async def test_urls_in_a_message_are_fetched_through_the_ssrf_guard(
     from support.servers import serve_in_thread
 
     async def page(_):
-        return HTMLResponse("<html><script>x()</script><body><h1>Release notes</h1><p>Version 2 &amp; more</p></body></html>")
+        return HTMLResponse("<html><script>x()</script><body><h1>Release notes</h1>"
+                            "<p>Version 2 &amp; more</p></body></html>")
 
     with serve_in_thread(Starlette(routes=[Route("/notes", page)])) as site:
         conv = await new_conversation(ai_fable, alice)

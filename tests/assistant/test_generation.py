@@ -107,7 +107,7 @@ async def test_after_the_grace_period_a_reconnect_gets_the_stored_message(
     try:
         await assistant.send(alice, conv, "remember this")
         await assistant.wait(conv)
-        while assistant.generations.get(f"chat:{conv}") is not None:
+        while assistant.generations.get(f"chat:{conv}") is not None:  # noqa: ASYNC110  nothing signals its end
             await asyncio.sleep(0.01)
     finally:
         assistant.generations.grace = 60.0

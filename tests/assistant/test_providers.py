@@ -41,7 +41,8 @@ async def test_streams_text_then_tool_calls(provider, fake: FakeLLM) -> None:
 async def test_sends_tool_results_back_in_its_wire_format(provider, fake: FakeLLM) -> None:
     history = [
         {"role": "user", "content": "make a note"},
-        {"role": "assistant", "content": "", "tool_calls": [ToolCall("call_9", "create_note", {"title": "x"}).as_message_part()]},
+        {"role": "assistant", "content": "",
+         "tool_calls": [ToolCall("call_9", "create_note", {"title": "x"}).as_message_part()]},
         {"role": "tool", "tool_call_id": "call_9", "name": "create_note", "content": '{"result": {"id": 1}}'},
     ]
     await collect(provider.chat_stream(history, TOOLS))
@@ -67,9 +68,9 @@ async def test_a_server_that_is_down_gives_one_clear_error(kind: str) -> None:
     url = f"http://127.0.0.1:{free_port()}"
     p = OllamaProvider(url, "m", "e") if kind == "ollama" else OpenAIProvider(url + "/v1", "m", "e")
     try:
-        with pytest.raises(Unavailable, match="^no model available: .*did not answer"):
+        with pytest.raises(Unavailable, match=r"^no model available: .*did not answer"):
             await collect(p.chat_stream([{"role": "user", "content": "hi"}]))
-        with pytest.raises(Unavailable, match="^no model available"):
+        with pytest.raises(Unavailable, match=r"^no model available"):
             await p.embed(["x"])
         assert (await p.health()).status == "down"
     finally:

@@ -93,7 +93,8 @@ async def test_changing_the_embedding_model_re_embeds(
 async def test_search_is_hybrid_and_finds_notes_by_meaning(
     ai_fable: Fable, worker: EmbeddingWorker, alice: Caller
 ) -> None:
-    packing = await ai_fable.call("create_note", {"title": "Berlin packing", "body": "passport charger adapter socks"}, alice)
+    packing = await ai_fable.call(
+        "create_note", {"title": "Berlin packing", "body": "passport charger adapter socks"}, alice)
     await ai_fable.call("create_note", {"title": "Tax return", "body": "receipts and forms"}, alice)
     await worker.idle(backfill=False)
     query = "berlin passport weekend"  # "weekend" is in no note: full-text alone finds nothing
@@ -112,7 +113,8 @@ async def test_hybrid_search_pages_and_filters(ai_fable: Fable, worker: Embeddin
                                             "tags": ["garden"] if i % 2 else []}, alice)
     await worker.idle(backfill=False)
     first = await ai_fable.call("search_notes", {"query": "tomatoes", "limit": 4}, alice)
-    second = await ai_fable.call("search_notes", {"query": "tomatoes", "limit": 4, "cursor": first["next_cursor"]}, alice)
+    second = await ai_fable.call(
+        "search_notes", {"query": "tomatoes", "limit": 4, "cursor": first["next_cursor"]}, alice)
     ids = [h["id"] for h in first["items"] + second["items"]]
     assert len(ids) == len(set(ids)) == 7 and second["next_cursor"] is None
     tagged = await ai_fable.call("search_notes", {"query": "tomatoes", "tag": "garden"}, alice)

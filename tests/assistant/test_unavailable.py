@@ -43,7 +43,7 @@ async def test_a_provider_that_is_down_fails_the_answer_clearly_and_nothing_else
     found = await down.call("search_notes", {"query": "works"}, alice)
     assert found["mode"] == "keyword" and [h["id"] for h in found["items"]] == [note["id"]]
     assert (await down.llm.health()).status == "down"
-    with pytest.raises(Unavailable, match="^no model available"):
+    with pytest.raises(Unavailable, match=r"^no model available"):
         await down.call("list_models", {}, alice)  # alice is the first user: an admin
 
 

@@ -7,7 +7,7 @@ loop too. Each test gets a fresh browser context: its own cookies, nobody signed
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import pytest
@@ -97,10 +97,10 @@ def chat_llm_state() -> FakeLLM:
 
 
 @pytest.fixture
-def chat_llm(chat_llm_state: FakeLLM) -> Iterator[FakeLLM]:
+def chat_llm(chat_llm_state: FakeLLM) -> FakeLLM:
     """The fake Ollama's script, empty at the start of each test."""
     chat_llm_state.reset()
-    yield chat_llm_state
+    return chat_llm_state
 
 
 @pytest.fixture(scope="session")

@@ -311,7 +311,9 @@ async def test_suggested_note_attaches_and_the_scope_chip_follows_the_model(
     await expect(page.locator("#context-attached .attached-chip")).to_have_text(["Tomato care×"])
     await expect(page.locator("#attached-count")).to_have_text("1 note attached")
 
-    chat_llm.replies.extend([Reply("", tool_calls=[("set_rag_scope", {"all_notes": True})]), Reply("Now I look at everything.")])
+    chat_llm.replies.extend([
+        Reply("", tool_calls=[("set_rag_scope", {"all_notes": True})]), Reply("Now I look at everything."),
+    ])
     await send(chat_ui, "What does my tomato note say? Look at all my notes from now on.")
     await expect(page.locator("#scope-chip")).to_contain_text("All notes")  # from the done event
     await expect(page.locator("#context-attached")).to_contain_text("Nothing attached.")

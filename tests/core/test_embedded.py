@@ -245,7 +245,7 @@ def test_sigterm_to_fable_mcp_releases_the_embedded_server(pg_dir: Path) -> None
     }) + "\n")
     proc.stdin.flush()
     reply = proc.stdout.readline()  # the server is fully up once it answers
-    assert '"id":1' in reply.replace(" ", ""), proc.stderr.read() if not reply else reply
+    assert '"id":1' in reply.replace(" ", ""), reply or proc.stderr.read()
     postmaster = int((pg_dir / "postmaster.pid").read_text().splitlines()[0])
     assert handles(pg_dir) == [proc.pid]
 

@@ -36,13 +36,13 @@ async def fresh_url(fable: Fable, database_url: str) -> AsyncIterator[str]:
     """A new, empty database on the session's server."""
     name = f"fable_mig_{uuid.uuid4().hex[:10]}"
     async with fable.db.engine.connect() as conn:
-        conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
-        await conn.execute(text(f'CREATE DATABASE "{name}"'))
+        autocommit = await conn.execution_options(isolation_level="AUTOCOMMIT")
+        await autocommit.execute(text(f'CREATE DATABASE "{name}"'))
     url = make_url(database_url).set(database=name).render_as_string(hide_password=False)
     yield url
     async with fable.db.engine.connect() as conn:
-        conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
-        await conn.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+        autocommit = await conn.execution_options(isolation_level="AUTOCOMMIT")
+        await autocommit.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
 
 
 async def on(url: str, fn):

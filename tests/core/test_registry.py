@@ -319,7 +319,7 @@ def test_the_registry_is_in_capability_order_whatever_the_import_order() -> None
     modules = [t.module for t in REGISTRY]
     assert modules == sorted(modules, key=module_rank)
     listed = [m for c in CAPABILITIES for m in c.modules]
-    assert [m for m in dict.fromkeys(modules)] == listed
+    assert list(dict.fromkeys(modules)) == listed
 
 
 def test_a_route_carries_its_success_status() -> None:

@@ -10,6 +10,7 @@ blocked (the fake LLM servers). ``free_port()`` names a port nothing listens on.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import threading
 import time
@@ -63,10 +64,8 @@ async def serve_config(config: uvicorn.Config) -> AsyncIterator[str]:
     await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
     if not started.is_set():
         waiter.cancel()
-        try:
+        with contextlib.suppress(SystemExit):  # what uvicorn does when it cannot bind or its lifespan fails
             await task
-        except SystemExit:  # what uvicorn does when it cannot bind or its lifespan fails
-            pass
         raise RuntimeError("uvicorn did not start")
     try:
         yield _url(server)

@@ -51,7 +51,7 @@ async def test_the_api_answers_every_generated_request_as_documented(fable: Fabl
 
 
 class Sink:
-    async def handle_DATA(self, server: SMTP, session: object, envelope: object) -> str:
+    async def handle_DATA(self, server: SMTP, session: object, envelope: object) -> str:  # noqa: N802  aiosmtpd's name
         return "250 OK"
 
 

@@ -33,7 +33,7 @@ class Inbox:
     def __init__(self) -> None:
         self.messages: asyncio.Queue[Message] = asyncio.Queue()
 
-    async def handle_DATA(self, server: SMTP, session: object, envelope: Envelope) -> str:
+    async def handle_DATA(self, server: SMTP, session: object, envelope: Envelope) -> str:  # noqa: N802  aiosmtpd's name
         await self.messages.put(message_from_bytes(envelope.content))  # type: ignore[arg-type]
         return "250 OK"
 
@@ -59,8 +59,8 @@ def mail_settings(fable: Fable, smtp_port: int, **extra: object) -> Settings:
 
 
 @pytest.fixture
-async def mail_app(fable: Fable, inbox: tuple[Inbox, int]) -> AsyncIterator[Starlette]:
-    yield create_app(Fable(mail_settings(fable, inbox[1]), fable.db))
+async def mail_app(fable: Fable, inbox: tuple[Inbox, int]) -> Starlette:
+    return create_app(Fable(mail_settings(fable, inbox[1]), fable.db))
 
 
 async def give_email(fable: Fable, caller: Caller, email: str, *, verified: bool = True) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 from fable_core.errors import Unavailable
 
@@ -103,7 +103,7 @@ class NoProvider(Provider):
 
     name = "none"
 
-    async def _refuse(self) -> Any:
+    async def _refuse(self) -> NoReturn:
         raise unavailable("LLM_PROVIDER is none", provider="none")
 
     def chat_stream(self, messages: list[Message], tools: list[dict[str, Any]] | None = None,

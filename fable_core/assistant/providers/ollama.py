@@ -28,6 +28,8 @@ _ids = itertools.count(1)
 
 class OllamaProvider(Provider):
     name = "ollama"
+    model: str
+    embed_model: str
 
     def __init__(self, url: str, model: str, embed_model: str, *, num_ctx: int = 16384,
                  timeout: float = 300.0) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 
 from alembic import context
+from sqlalchemy import Connection
 
 from fable_core.db.migrations import COMPARE_OPTIONS
 from fable_core.db.models import Base
@@ -17,7 +18,7 @@ from fable_core.db.models import Base
 target_metadata = Base.metadata
 
 
-def _configure(connection) -> None:
+def _configure(connection: Connection) -> None:
     context.configure(
         connection=connection,
         target_metadata=target_metadata,
@@ -26,7 +27,7 @@ def _configure(connection) -> None:
     )
 
 
-def run_on(connection) -> None:
+def run_on(connection: Connection) -> None:
     _configure(connection)
     with context.begin_transaction():
         context.run_migrations()

@@ -1,7 +1,7 @@
 """initial schema
 
 Revision ID: 0001
-Revises: 
+Revises:
 Creates the extensions (pgvector, pg_trgm) and every table of the knowledge domain.
 
 Create Date: 2026-12-02 11:05:22.824757

@@ -10,6 +10,8 @@ for any other dimension the first time a model of that size is used.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
 from alembic import op
 from pgvector.sqlalchemy import Vector
@@ -21,14 +23,14 @@ branch_labels = None
 depends_on = None
 
 
-def _timestamps() -> list[sa.Column]:
+def _timestamps() -> list[sa.Column[Any]]:
     return [
         sa.Column("created_at", sa.DateTime(timezone=True), server_default=sa.text("now()"), nullable=False),
         sa.Column("updated_at", sa.DateTime(timezone=True), server_default=sa.text("now()"), nullable=False),
     ]
 
 
-def _owner() -> sa.Column:
+def _owner() -> sa.Column[int]:
     return sa.Column("user_id", sa.Integer(), sa.ForeignKey("users.id", ondelete="CASCADE"), nullable=False)
 
 
