@@ -12,6 +12,7 @@ text says what to do, such as the note that already has this title.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from typing import Any
 
@@ -31,7 +32,7 @@ async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
     result = await client.call_tool(tool, arguments)
     if result.is_error:
         raise ToolError(result.content[0].text)
-    return result.structured_content
+    return json.loads(result.content[0].text)  # the result: compact JSON text
 
 
 async def file_meeting(client: Client) -> dict[str, Any]:

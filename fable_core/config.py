@@ -114,6 +114,17 @@ class Settings(BaseModel):
     fable_mcp_session_idle_seconds: float = Field(
         600, gt=0, description="An MCP session with no request for this long is closed."
     )
+    fable_mcp_tools: list[str] = Field(
+        default_factory=lambda: ["all"],
+        description="Which tools MCP clients are offered (comma-separated): `all`, the profile "
+        "`core` (notes, tasks, projects and search: for clients with a small context), tool groups "
+        "(`milestones`, `worklogs`, ...; `fable tools` lists each tool's group) or tool names.",
+    )
+    fable_mcp_structured: bool = Field(
+        False, description="Also send each tool's output schema in tools/list and every result as "
+        "`structuredContent` (for programmatic clients that validate results). Off: results are "
+        "compact JSON text only, which is what a model reads, at half the bytes.",
+    )
 
     # email
     smtp_host: str | None = Field(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Self
 
+from fable_core.availability import Availability
 from fable_core.caller import Caller
 from fable_core.capabilities import Closer
 from fable_core.changes import ChangeFeed
@@ -41,6 +42,7 @@ class Fable:
         self.events = EventBus()
         self.changes = ChangeFeed(db, self.events)  # the same events, to and from other processes
         self.keys = KeyCallers(db)
+        self.availability = Availability()  # optional services answering now (tools' ``needs``)
         self.dispatcher = Dispatcher(db, settings, registry=registry, events=self.events, runtime=self)
         self.llm: Provider | None = None
         self.model_gate: ModelGate | None = None

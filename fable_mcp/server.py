@@ -9,6 +9,7 @@ authenticated as.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -16,8 +17,9 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import mcp_types as types
-from mcp.server import Server
+from mcp.server import NotificationOptions, Server
 from mcp.server.context import ServerRequestContext
+from mcp.server.models import InitializationOptions
 
 from fable_core.caller import Caller
 from fable_core.runtime import Fable
@@ -41,6 +43,19 @@ def _version() -> str:
         return "0"
 
 
+class _Server(Server[Any]):
+    """The SDK's low-level server, announcing that the tool list changes (tools that need the
+    LLM come and go with it) to every transport that asks it for its options."""
+
+    def create_initialization_options(
+        self, notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True), experimental_capabilities, extensions)
+
+
 class FableMcp:
     """MCP handlers over one :class:`~fable_core.runtime.Fable`.
 
@@ -51,8 +66,10 @@ class FableMcp:
     def __init__(self, fable: Fable, caller: Caller | None = None) -> None:
         self.fable = fable
         self.caller = caller
+        tools.check_selection(fable.registry, fable.settings.fable_mcp_tools)
         self.subscriptions = Subscriptions()
-        self.server: Server[Any] = Server(
+        self._telling: set[asyncio.Task[None]] = set()
+        self.server: Server[Any] = _Server(
             "fable",
             version=_version(),
             title="Fable",
@@ -83,10 +100,17 @@ class FableMcp:
     async def _lifespan(self, _: Server[Any]) -> AsyncIterator[dict[str, Any]]:
         """Listen to committed changes while any transport runs this server."""
         self.subscriptions.attach(self.fable.events, self.fable.changes)
+        stop_hearing = self.fable.availability.subscribe(self._tools_changed)
         try:
             yield {}
         finally:
+            stop_hearing()
             self.subscriptions.detach()
+
+    def _tools_changed(self) -> None:
+        task = asyncio.get_running_loop().create_task(self.subscriptions.tools_changed())
+        self._telling.add(task)
+        task.add_done_callback(self._telling.discard)
 
     def input_schema(self, name: str) -> dict[str, Any] | None:
         """A tool's input schema, for checking ``Mcp-Param-*`` headers against its arguments."""
@@ -94,7 +118,9 @@ class FableMcp:
         return found.input_schema if found else None
 
     async def _list_tools(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return tools.list_tools(self.fable, self._caller(ctx))
+        caller = self._caller(ctx)
+        self.subscriptions.listed_tools(ctx)
+        return tools.list_tools(self.fable, caller)
 
     async def _call_tool(self, ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
         log = ClientLog(ctx)

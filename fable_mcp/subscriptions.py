@@ -25,7 +25,8 @@ from typing import Any
 import mcp_types as types
 from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated, ToolsListChanged
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from fable_core.access import notified
 from fable_core.caller import Caller
@@ -68,6 +69,7 @@ class Subscriptions:
 
     def __init__(self) -> None:
         self._by_connection: dict[Connection, _Subscriber] = {}
+        self._listed_tools: set[Connection] = set()  # 2025 connections told when the tool list changes
         self._listeners: dict[tuple[int, str], _Listeners] = {}
         self._unsubscribe: list[Callable[[], None]] = []
         self._others: ChangeFeed | None = None
@@ -117,6 +119,28 @@ class Subscriptions:
         if key not in self._listeners:
             self._listeners[key] = _Listeners(caller.user_id, credential)
         return await self._listeners[key].handler(ctx, params)
+
+    def listed_tools(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        """A 2025 connection listed the tools: it hears ``tools/list_changed`` from now on (a
+        2026-07-28 client asks for it on its listen stream instead)."""
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return
+        conn = connection_of(ctx)
+        if conn not in self._listed_tools:
+            self._listed_tools.add(conn)
+            conn.exit_stack.callback(self._listed_tools.discard, conn)
+
+    async def tools_changed(self) -> None:
+        """The tools some callers are offered changed (a service came or went): tell every
+        client that listed them, to list again."""
+        for listeners in list(self._listeners.values()):
+            await listeners.bus.publish(ToolsListChanged())
+        for conn in list(self._listed_tools):
+            try:
+                await conn.send_tool_list_changed()
+            except Exception:  # noqa: BLE001 - a client that went away must not stop the others
+                _log.info("not telling a closed MCP connection of the tool list", exc_info=True)
+                self._listed_tools.discard(conn)
 
     async def publish(self, event: Event) -> None:
         uri = note_uri(event.note_id) if isinstance(event, NoteChanged) else project_uri(event.project_id)

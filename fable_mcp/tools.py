@@ -1,17 +1,25 @@
 """``tools/list`` and ``tools/call``, generated from the registry: no tool is declared here.
 
-Each registered tool becomes an MCP tool with its title, description, flat input schema,
-output schema and annotations. Calls go through the one dispatcher as the request's caller;
-results come back both as ``structuredContent`` and as compact JSON text for older clients.
-Each call is also reported to the client's log (:mod:`fable_mcp.client_log`): failures as
-warnings or errors, every call as a debug line with its duration. A streaming tool's progress
-(an answer's tokens) goes out as progress notifications when the request carried a token.
+Each registered tool the caller may use becomes an MCP tool: name, title, description, flat
+input schema and the annotations that differ from MCP's defaults. Tools a caller cannot use are
+not listed: write tools for a read-only key, admin tools for everyone else, tools whose service
+(the LLM) does not answer now; clients that listed tools hear ``notifications/tools/list_changed``
+when the last changes. ``FABLE_MCP_TOOLS`` narrows the list further (a profile, groups, names).
+
+Calls go through the one dispatcher as the request's caller. A result is one text block of
+compact JSON (no nulls, no empty fields: :mod:`fable_core.tools.compact`), which is what a model
+reads; with ``FABLE_MCP_STRUCTURED`` tools/list also carries output schemas and each result its
+``structuredContent``. Each call is also reported to the client's log
+(:mod:`fable_mcp.client_log`): failures as warnings or errors, every call as a debug line with
+its duration. A streaming tool's progress (an answer's tokens) goes out as progress
+notifications when the request carried a token.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterable
 from typing import Any
 
 import mcp_types as types
@@ -20,36 +28,62 @@ from mcp.server.context import ServerRequestContext
 from fable_core.caller import Caller
 from fable_core.errors import FableError
 from fable_core.runtime import Fable
+from fable_core.tools.compact import compact
 from fable_core.tools.progress import Progress, ProgressSink
-from fable_core.tools.registry import Tool
+from fable_core.tools.registry import Registry, Tool
 from fable_mcp.client_log import ClientLog
 from fable_mcp.errors import error_result, unexpected_result
 
-__all__ = ["call_tool", "list_tools", "mcp_tool", "progress_notifications"]
+__all__ = ["PROFILES", "call_tool", "check_selection", "list_tools", "mcp_tool", "offered",
+           "progress_notifications"]
+
+PROFILES: dict[str, frozenset[str]] = {
+    "core": frozenset({"notes", "listing", "search", "tasks", "projects"}),  # tool groups
+}
 
 
-def mcp_tool(tool: Tool) -> types.Tool:
-    """The MCP description of one registered tool."""
+def check_selection(registry: Registry, selection: Iterable[str]) -> None:
+    """Refuse a ``FABLE_MCP_TOOLS`` entry that names no profile, group or tool."""
+    known = {"all", *PROFILES, *(t.group for t in registry), *(t.name for t in registry)}
+    unknown = sorted(set(selection) - known)
+    if unknown:
+        groups = sorted({t.group for t in registry})
+        raise ValueError(f"FABLE_MCP_TOOLS: unknown {', '.join(unknown)}; use all, "
+                         f"{', '.join(PROFILES)}, a group ({', '.join(groups)}) or a tool name")
+
+
+def offered(fable: Fable, caller: Caller) -> list[Tool]:
+    """The tools this caller is offered over MCP."""
+    usable = fable.registry.for_caller(caller, fable.availability)
+    selection = set(fable.settings.fable_mcp_tools)
+    if "all" in selection:
+        return usable
+    groups = selection.union(*(PROFILES.get(entry, ()) for entry in selection))
+    return [t for t in usable if t.name in selection or t.group in groups]
+
+
+def mcp_tool(tool: Tool, *, structured: bool = False) -> types.Tool:
+    """The MCP description of one registered tool. Annotations say only what differs from MCP's
+    defaults (not read-only, destructive, not idempotent, open world); the title is said once."""
     a = tool.annotations
     return types.Tool(
         name=tool.name,
         title=tool.title,
         description=tool.description,
         input_schema=tool.input_schema,
-        output_schema=tool.output_schema,
+        output_schema=tool.output_schema if structured else None,
         annotations=types.ToolAnnotations(
-            title=tool.title,
-            read_only_hint=a.read_only,
-            destructive_hint=a.destructive,
-            idempotent_hint=a.idempotent,
-            open_world_hint=a.open_world,
+            read_only_hint=True if a.read_only else None,
+            destructive_hint=False if not a.read_only and not a.destructive else None,
+            idempotent_hint=True if not a.read_only and a.idempotent else None,
+            open_world_hint=False if not a.open_world else None,
         ),
     )
 
 
 def list_tools(fable: Fable, caller: Caller) -> types.ListToolsResult:
-    """The tools this caller may run: a read-scope key sees only read tools."""
-    return types.ListToolsResult(tools=[mcp_tool(t) for t in fable.registry.for_caller(caller)])
+    structured = fable.settings.fable_mcp_structured
+    return types.ListToolsResult(tools=[mcp_tool(t, structured=structured) for t in offered(fable, caller)])
 
 
 def progress_notifications(ctx: ServerRequestContext[Any, Any]) -> ProgressSink:
@@ -86,7 +120,8 @@ async def call_tool(
         await log.send("error", {"tool": name, "type": "internal_error",
                                  "message": f"{name} failed unexpectedly; the error was logged on the server"})
     else:
-        text = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
-        outcome = types.CallToolResult(content=[types.TextContent(text=text)], structured_content=result)
+        text = json.dumps(compact(result), ensure_ascii=False, separators=(",", ":"))
+        structured = result if fable.settings.fable_mcp_structured else None
+        outcome = types.CallToolResult(content=[types.TextContent(text=text)], structured_content=structured)
     await log.tool_called(name, not outcome.is_error, time.perf_counter() - started)
     return outcome

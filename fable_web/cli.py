@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fable_core.errors import FableError, InvalidInput
+from fable_core.tools.compact import compact
 
 __all__ = ["main"]
 
@@ -231,7 +232,7 @@ async def _call(args: argparse.Namespace) -> int | None:
             user = await find_user(session, args.user)
         caller = Caller(user_id=user.id, username=user.username, role=user.role, surface="cli")
         result = await fable.call(args.tool, arguments, caller)
-        print(json.dumps(result, indent=2, ensure_ascii=False))
+        print(json.dumps(compact(result), indent=2, ensure_ascii=False))
         return 0
 
     return await _with_fable(run)

@@ -1,6 +1,7 @@
 """GET /api/health (public): is the database reachable, and is an LLM configured and up.
 
-Answers 200 when the database is up (the LLM is optional: every non-LLM capability works
+The LLM's status is the background probe's (see :func:`llm_status`). Answers 200 when the
+database is up (the LLM is optional: every non-LLM capability works
 without one) and 503 when it is not, so load balancers can route on the status alone.
 """
 
@@ -34,15 +35,13 @@ async def database_status(fable: Fable) -> dict[str, Any]:
 
 
 async def llm_status(fable: Fable) -> dict[str, Any]:
-    """The provider setting, and what the LLM service (if one is installed) says of itself."""
+    """The provider setting, and the model server's last known health: probed in the background
+    and at most every few seconds here (:mod:`fable_core.assistant.status`), never once per page
+    load, and never while an answer streams."""
     provider = fable.settings.llm_provider
-    if fable.llm is None:
+    if fable.assistant is None:
         return {"provider": provider, "status": "not configured"}
-    try:
-        async with asyncio.timeout(TIMEOUT):
-            answer = await fable.llm.health()
-    except Exception as e:  # noqa: BLE001 - a health probe reports any failure, never raises
-        return {"provider": provider, "status": "unavailable", "error": str(e) or type(e).__name__}
+    answer = await fable.assistant.status.current()
     return {"provider": provider, "status": "ok"} | answer.to_dict()
 
 

@@ -87,7 +87,7 @@ def _json(schema: dict[str, Any]) -> dict[str, Any]:
 
 def _tool_operation(t: Tool, comps: _Components, *, stream: bool = False) -> dict[str, Any]:
     assert t.route is not None
-    inp = comps.lift(t.input_schema, t.name)
+    inp = comps.lift(t.strict_schema, t.name)
     out = comps.lift(t.output_schema, t.name)
     props: dict[str, Any] = inp.get("properties", {})
     required = set(inp.get("required", []))

@@ -11,7 +11,7 @@ import atexit
 import os
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,15 @@ async def fable(settings: Settings) -> AsyncIterator[Fable]:
     app = await Fable.open(settings)
     yield app
     await app.close()
+
+
+@pytest.fixture
+def model_answering(fable: Fable) -> Iterator[None]:
+    """The shared Fable as if a model answered (its availability, for what is listed), for this
+    test only: no model is configured in the session's Fable."""
+    fable.availability.set("llm", True)
+    yield
+    fable.availability.set("llm", False)
 
 
 _TABLES = ", ".join(t.name for t in Base.metadata.sorted_tables)

@@ -131,7 +131,7 @@ async def keep_draft(session: AsyncSession, caller: Caller, rewrite: Rewrite, te
     return DraftView(**_draft_fields(draft), original=rewrite.original)
 
 
-@tool(title="Rewrite a note with the assistant", scope="write", stream=True,
+@tool(title="Rewrite a note with the assistant", scope="write", stream=True, needs=("llm",),
       route=Route("POST", "/notes/{note_id}/assist"))
 async def assist_note(
     ctx: Context, note_id: NoteId, instruction: Instruction, section: SectionName = None
@@ -208,7 +208,8 @@ class TagSuggestions(BaseModel):
     tags: list[str]
 
 
-@tool(title="Suggest tags", scope="read", transaction="phases", route=Route("POST", "/assist/suggest-tags"))
+@tool(title="Suggest tags", scope="read", transaction="phases", needs=("llm",),
+      route=Route("POST", "/assist/suggest-tags"))
 async def suggest_tags(
     ctx: Context,
     note_id: NoteId | None = None,
@@ -249,7 +250,8 @@ def _parse_tags(answer: str) -> list[str]:
     return list(tags)
 
 
-@tool(title="Quick capture", scope="write", transaction="phases", route=Route("POST", "/assist/capture"))
+@tool(title="Quick capture", scope="write", transaction="phases", needs=("llm",),
+      route=Route("POST", "/assist/capture"))
 async def quick_capture(
     ctx: Context,
     text: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)],
@@ -299,7 +301,7 @@ class ProjectSummaryView(BaseModel):
     auto_summary: str
 
 
-@tool(title="Summarise a project", scope="write", idempotent=True, transaction="phases",
+@tool(title="Summarise a project", scope="write", idempotent=True, transaction="phases", needs=("llm",),
       route=Route("POST", "/projects/{project_id}/summarize"))
 async def summarize_project(
     ctx: Context, project_id: Annotated[int, Field(ge=1, le=2**31 - 1)]

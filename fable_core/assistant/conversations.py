@@ -66,7 +66,7 @@ async def scope_label(session: AsyncSession, caller: Caller, rag_project_id: int
 # --- tools ------------------------------------------------------------------------------------
 
 
-ConversationId = Annotated[int, Field(ge=1, le=2**31 - 1, description="Id of the conversation.")]
+ConversationId = Annotated[int, Field(ge=1, le=2**31 - 1)]
 ConvTitle = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 ScopeId = Annotated[int | None, Field(ge=-1, le=2**31 - 1, description=(
     "Retrieval scope: omit/null for notes outside projects, -1 for all notes, or a project id."))]

@@ -41,6 +41,7 @@ class ModelGate:
         self.per_user = per_user
         self.limit = per_user * (1 + WAITING_FACTOR)
         self._shares: dict[int, _Share] = {}
+        self.running = 0  # requests holding a slot now, all users together
 
     @asynccontextmanager
     async def turn(self, user_id: int) -> AsyncIterator[None]:
@@ -54,7 +55,11 @@ class ModelGate:
         share.admitted += 1
         try:
             async with share.running:
-                yield
+                self.running += 1
+                try:
+                    yield
+                finally:
+                    self.running -= 1
         finally:
             share.admitted -= 1
             if share.admitted == 0:

@@ -15,14 +15,12 @@ from pydantic import BaseModel, StringConstraints
 
 from fable_core.assistant.providers import NoProvider, Provider
 from fable_core.assistant.views import ModelInfo, ModelList
-from fable_core.caller import Caller
-from fable_core.errors import Forbidden
 from fable_core.tools import Context, Route, tool
 
 if TYPE_CHECKING:
     from fable_core.runtime import Fable
 
-__all__ = ["provider_for_admin"]
+__all__ = ["installed_provider"]
 
 ModelName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200,
                                              pattern=r"^[\w.\-/:]+$")]
@@ -34,28 +32,29 @@ class ModelAction(BaseModel):
     progress: list[dict[str, Any]] = []
 
 
-def provider_for_admin(caller: Caller, fable: Fable | None) -> Provider:
-    """The installed provider, for admins; Forbidden for anyone else."""
-    if not caller.is_admin:
-        raise Forbidden("managing models is for admins", role=caller.role)
+def installed_provider(fable: Fable | None) -> Provider:
+    """The installed provider, ungated: these tools are ``admin=True`` (the dispatcher refuses
+    anyone else) and manage the server rather than ask it for an answer."""
     provider = fable.llm if fable is not None else None
     return provider if provider is not None else NoProvider()
 
 
-@tool(title="List models", scope="read", transaction="phases", route=Route("GET", "/models"))
+@tool(title="List models", scope="read", transaction="phases", admin=True, needs=("llm",),
+      route=Route("GET", "/models"))
 async def list_models(ctx: Context) -> ModelList:
-    """List the models installed on the LLM server (admins only)."""
-    provider = provider_for_admin(ctx.caller, ctx.runtime)
+    """List the models installed on the LLM server."""
+    provider = installed_provider(ctx.runtime)
     models = await provider.list_models()
     return ModelList(provider=provider.name, chat_model=provider.model, embed_model=provider.embed_model,
                      items=[ModelInfo(**m) for m in models])
 
 
-@tool(title="Pull a model", scope="write", idempotent=True, open_world=True, stream=True,
+@tool(title="Pull a model", scope="write", idempotent=True, open_world=True, stream=True, admin=True,
+      needs=("llm",),
       route=Route("POST", "/models/pull"))
 async def pull_model(ctx: Context, name: ModelName) -> ModelAction:
-    """Download a model onto the LLM server and wait until it is there (admins only)."""
-    provider = provider_for_admin(ctx.caller, ctx.runtime)
+    """Download a model onto the LLM server and wait until it is there."""
+    provider = installed_provider(ctx.runtime)
     last: list[dict[str, Any]] = []
     async for step in provider.pull(name):
         await ctx.progress("pull", step)
@@ -63,17 +62,19 @@ async def pull_model(ctx: Context, name: ModelName) -> ModelAction:
     return ModelAction(name=name, status=str(last[-1].get("status", "")) if last else "", progress=last)
 
 
-@tool(title="Delete a model", scope="write", destructive=True, transaction="phases", route=Route("DELETE", "/models"))
+@tool(title="Delete a model", scope="write", destructive=True, transaction="phases", admin=True,
+      needs=("llm",), route=Route("DELETE", "/models"))
 async def delete_model(ctx: Context, name: ModelName) -> ModelAction:
-    """Remove a model from the LLM server (admins only)."""
-    await provider_for_admin(ctx.caller, ctx.runtime).delete(name)
+    """Remove a model from the LLM server."""
+    await installed_provider(ctx.runtime).delete(name)
     return ModelAction(name=name, status="deleted")
 
 
-@tool(title="Warm up a model", scope="write", idempotent=True, transaction="phases",
+@tool(title="Warm up a model", scope="write", idempotent=True, transaction="phases", admin=True,
+      needs=("llm",),
       route=Route("POST", "/models/warm"))
 async def warm_model(ctx: Context, name: ModelName | None = None) -> ModelAction:
-    """Load a model into memory so the next answer starts fast (admins only; default: the chat model)."""
-    provider = provider_for_admin(ctx.caller, ctx.runtime)
+    """Load a model (default: the chat model) into memory so the next answer starts fast."""
+    provider = installed_provider(ctx.runtime)
     await provider.warm(name)
     return ModelAction(name=name or provider.model or "", status="loaded")

@@ -19,6 +19,7 @@ from fable_core.assistant.embeddings import Embedder, EmbeddingWorker, scan_filt
 from fable_core.assistant.gate import GatedProvider, ModelGate
 from fable_core.assistant.generation import Generations, StreamEvent, recover_interrupted
 from fable_core.assistant.providers import NoProvider, Provider, make_provider
+from fable_core.assistant.status import ProviderStatus
 from fable_core.assistant.summaries import ProjectSummaries
 from fable_core.caller import Caller
 from fable_core.errors import FableError
@@ -43,6 +44,7 @@ class Assistant:
         self.settings = fable.settings
         self.provider = provider
         self.gate = ModelGate(fable.settings.llm_concurrency_per_user)
+        self.status = ProviderStatus(provider, fable.availability, self.gate)
         self.flush_interval = flush_interval
         self.sweep_every = sweep_every
         self._sweeper: asyncio.Task[None] | None = None
@@ -61,6 +63,7 @@ class Assistant:
         await self.db.engine.dispose()  # connections opened before the listener: replace them
         await recover_interrupted(self.db)
         self._sweeper = asyncio.create_task(self._sweep(), name="fable-interrupted-sweeper")
+        self.status.start()
         if self.worker is not None:
             self.worker.start()
         if self.summaries is not None:
@@ -82,6 +85,7 @@ class Assistant:
         if self._sweeper is not None:
             self._sweeper.cancel()
             await asyncio.gather(self._sweeper, return_exceptions=True)
+        await self.status.close()
         await self.generations.close()
         if self.worker is not None:
             await self.worker.stop()

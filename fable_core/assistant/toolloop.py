@@ -22,6 +22,7 @@ from typing import Any
 from fable_core.assistant.providers.base import Provider
 from fable_core.caller import Caller
 from fable_core.errors import FableError, NeedsConfirmation, UnknownTool
+from fable_core.tools.compact import compact
 from fable_core.tools.dispatcher import Dispatcher
 from fable_core.tools.progress import Progress
 from fable_core.tools.registry import Registry, Tool
@@ -77,8 +78,15 @@ async def run_tool_loop(
             else:
                 outcome = await _refuse_call(call.name, call.arguments, emit, result)
             messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name,
-                             "content": json.dumps(outcome, default=str)[:RESULT_CHARS]})
+                             "content": _as_text(outcome)})
     return result
+
+
+def _as_text(outcome: dict[str, Any]) -> str:
+    """A tool's outcome as the model reads it: compact JSON, at most RESULT_CHARS."""
+    if "result" in outcome:
+        outcome = {**outcome, "result": compact(outcome["result"])}
+    return json.dumps(outcome, default=str, ensure_ascii=False, separators=(",", ":"))[:RESULT_CHARS]
 
 
 async def _one_round(provider: Provider, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field, StringConstraints
 from sqlalchemy import select
 
 from fable_core.assistant.chat import MAX_MESSAGE
-from fable_core.assistant.conversations import load_conversation
+from fable_core.assistant.conversations import ConversationId, load_conversation
 from fable_core.assistant.providers import unavailable
 from fable_core.assistant.service import Assistant
 from fable_core.db.models import Message
@@ -28,7 +28,6 @@ from fable_core.tools import Context, Route, tool
 
 __all__ = ["StoredAnswer", "TurnStarted"]
 
-ConversationId = Annotated[int, Field(ge=1, le=2**31 - 1, description="Id of the conversation.")]
 NoteRef = Annotated[int, Field(ge=1, le=2**31 - 1)]
 _BASE = "/chat/conversations/{conversation_id}"
 
@@ -58,7 +57,7 @@ def _assistant(ctx: Context) -> Assistant:
     return found
 
 
-@tool(title="Ask the assistant", scope="write", transaction="phases",
+@tool(title="Ask the assistant", scope="write", transaction="phases", needs=("llm",),
       route=Route("POST", f"{_BASE}/messages", status=202))
 async def send_message(
     ctx: Context,
@@ -86,7 +85,7 @@ async def follow_answer(
     """Wait for the assistant's answer in a conversation, streamed as it is written, and return it.
 
     Args:
-        last_event_id: Resume after this event (from an earlier follow).
+        last_event_id: Resume after this event.
     """
     async for event in _assistant(ctx).follow(ctx.caller, conversation_id, last_event_id):
         if event.event == "message":  # no answer running here: the stored one

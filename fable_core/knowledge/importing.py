@@ -87,10 +87,6 @@ async def import_notes(
     Titles must not duplicate the caller's notes or each other (as in create_note): a duplicate
     is skipped and reported, or with on_duplicate="fail" refuses the whole batch. [[Wikilinks]]
     resolve to existing notes and to notes of the same batch.
-
-    Args:
-        notes: The notes, each with title and optional body, tags, task fields and project.
-        on_duplicate: skip (report duplicates and import the rest) or fail (import nothing).
     """
     s, caller = ctx.session, ctx.caller
     keys = [title_key(n.title) for n in notes]

@@ -58,18 +58,15 @@ async def list_notes(
     due_after: date | None = None,
     text: Annotated[str | None, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)] = None,
     sort: Literal["updated", "created", "title", "due"] = "updated",
-    limit: Limit = 50,
+    limit: Limit = 20,
     cursor: Cursor = None,
 ) -> NotePage:
-    """List notes and tasks (without bodies), filtered and sorted, one page at a time.
+    """List notes and tasks (without bodies), filtered and sorted, one page at a time; the
+    first page says how many match in all.
 
     Args:
-        tag: Only notes with this tag or a tag under it ('work' also matches 'work/acme').
-        kind: note, task or all.
-        project_id: Only notes of this project.
-        project: Or name the project (exact, partial, then fuzzy match).
         text: Only notes whose title or body contains these words.
-        sort: updated (newest first), created (newest first), title (A-Z) or due (soonest first).
+        sort: Newest first for updated and created; soonest first for due.
     """
     scoped = await check_refs(ctx, project_id=project_id, project=project,
                                milestone_id=milestone_id, parent_id=parent_id)
@@ -84,42 +81,52 @@ async def list_notes(
         params["after_key"], params["after_id"] = _cursor_value(sort, position[0]), position[1]
     params["page"] = limit + 1
     shape = (frozenset(params), kind, sort)
-    statement = _LIST_STATEMENTS.get(shape)
-    if statement is None:
-        statement = _list_statement(ctx, filters, params, sort)
+    statements = _LIST_STATEMENTS.get(shape)
+    if statements is None:
+        statements = _list_statements(ctx, filters, params, sort)
         if len(_LIST_STATEMENTS) < 1024:
-            _LIST_STATEMENTS[shape] = statement
+            _LIST_STATEMENTS[shape] = statements
     # on the session's connection: rows only, without the ORM's result machinery
-    result = await (await ctx.session.connection()).execute(statement, params)
+    connection = await ctx.session.connection()
+    result = await connection.execute(statements[0], params)
     names = tuple(result.keys())
     rows = result.all()
-    next_cursor = None
+    next_cursor, total = None, None
     if len(rows) > limit:
         last = rows[limit - 1]
         next_cursor = encode_cursor(f"notes:{sort}", [last.sort_key, last.id])
+        if position is None:  # the first page of several: count (up to TOTAL_CAP) what matches
+            total = (await connection.execute(statements[1], params)).scalar_one()
+    elif position is None:
+        total = len(rows)
     # one validation call for the page: pydantic loops over the items in Rust
-    return NotePage.model_validate(
-        {"items": [dict(zip(names, row, strict=True)) for row in rows[:limit]], "next_cursor": next_cursor})
+    return NotePage.model_validate({"items": [dict(zip(names, row, strict=True)) for row in rows[:limit]],
+                                    "total": total, "next_cursor": next_cursor})
 
 
-# list_notes' statements by the filters present, the kind and the sort: building a statement
-# (and its cache key) cost as much as running it, and a handful of shapes serve nearly every call.
-_LIST_STATEMENTS: dict[tuple[frozenset[str], str, str], Any] = {}
+# list_notes' statements (the page, and the count of the first page) by the filters present, the
+# kind and the sort: building a statement (and its cache key) cost as much as running it, and a
+# handful of shapes serve nearly every call.
+_LIST_STATEMENTS: dict[tuple[frozenset[str], str, str], tuple[Any, Any]] = {}
+TOTAL_CAP = 1000  # a total is exact up to here: counting 100,000 matches costs more than the page
 
 
-def _list_statement(ctx: Context, filters: dict[str, Any], params: dict[str, Any], sort: str) -> Any:
+def _list_statements(ctx: Context, filters: dict[str, Any], params: dict[str, Any], sort: str) -> tuple[Any, Any]:
     where = note_filters(ctx, **filters)
     if "text" in params:
         where.append(Note.search_vector.op("@@")(
             func.websearch_to_tsquery("english", bindparam("text", params["text"]))))
+    matching = select(literal(1)).where(and_(*where)).limit(TOTAL_CAP).subquery()
+    count = select(func.count()).select_from(matching)
     key, descending = _SORTS[sort]
     if "after_key" in params:
         after = func.row(bindparam("after_key", params["after_key"], type_=key.type),
                          bindparam("after_id", params["after_id"]))
         where.append(func.row(key, Note.id) < after if descending else func.row(key, Note.id) > after)
     order = (key.desc(), Note.id.desc()) if descending else (key.asc(), Note.id.asc())
-    return (select(*SUMMARY_COLUMNS, key.label("sort_key")).where(and_(*where)).order_by(*order)
+    page = (select(*SUMMARY_COLUMNS, key.label("sort_key")).where(and_(*where)).order_by(*order)
             .limit(bindparam("page", params["page"])))
+    return page, count
 
 
 def _cursor_value(sort: str, raw: Any) -> Any:

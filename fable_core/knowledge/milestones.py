@@ -29,7 +29,7 @@ __all__ = ["milestone_summaries"]
 MilestoneStatus = Literal["open", "in_progress", "done"]
 MilestoneTitle = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 MilestoneText = Annotated[str, StringConstraints(max_length=20_000)]
-MilestoneId = Annotated[int, Field(ge=1, le=2**31 - 1, description="Id of the milestone.")]
+MilestoneId = Annotated[int, Field(ge=1, le=2**31 - 1)]
 
 
 class MilestonePage(BaseModel):
@@ -94,8 +94,6 @@ async def create_milestone(
     """Add a milestone at the end of a project's milestones (project by id or by name).
 
     Args:
-        title: Unique within the project (case ignored).
-        due_date: ISO date the milestone should be reached by.
     """
     found = await require_project(ctx, project_id, project)
     await _refuse_taken(ctx.session, found.id, title)
@@ -122,8 +120,7 @@ async def update_milestone(
     """Change some fields of a milestone; omitted fields stay as they are.
 
     Args:
-        status: open, in_progress or done.
-        clear: Fields to empty: due_date.
+        clear: Fields to empty.
     """
     milestone = await get_visible(ctx.session, Milestone, milestone_id, ctx.caller, for_update=True)
     if title is not None and title.lower() != milestone.title.lower():
@@ -185,7 +182,7 @@ async def reorder_milestones(
     last. Returns the first page in the new order.
 
     Args:
-        milestone_ids: Every milestone id of the project, once each, in the wanted order.
+        milestone_ids: Every milestone of the project, once, in the new order.
     """
     found = await require_project(ctx, project_id, project)
     current = set((await ctx.session.execute(

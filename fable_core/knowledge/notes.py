@@ -106,15 +106,9 @@ async def create_note(
     nearly repeats an existing one answers needs_confirmation: repeat with `confirm` to create it.
 
     Args:
-        title: The title (1-300 characters); must not duplicate an existing note's.
         body: Markdown body.
-        status: todo, in_progress, done or cancelled; makes the note a task.
-        priority: none, low, medium or high (implies a task).
-        due_date: ISO date (implies a task).
-        project_id: Put the note in this project.
-        project: Or name the project; resolved by exact, partial, then fuzzy match.
-        milestone_id: Milestone within the project (sets the project if none given).
-        parent_id: Parent note or task, e.g. for a sub-task.
+        milestone_id: Sets the project too.
+        parent_id: E.g. for a sub-task.
         confirm: Create it even though a note with nearly the same text exists.
     """
     probe = None if confirm else await duplicate_probe(ctx, title, body)  # remote: before the transaction
@@ -149,9 +143,8 @@ async def read_note(
     to continue with `offset`.
 
     Args:
-        section: Only the part of the body under this heading (e.g. "Decisions").
-        offset: Character offset to start from (within the section, if one is given).
-        max_chars: Return at most this many characters of body.
+        section: Only the body under this heading.
+        offset: Character to start from (within the section).
     """
     row = await fetch_visible(ctx.session, _READ_STATEMENT, Note, note_id, ctx.caller)
     detail = row._asdict()
@@ -204,9 +197,7 @@ async def update_note(
 
     Args:
         tags: Replace all tags.
-        add_tags: Tags to add to the existing ones.
-        remove_tags: Tags to remove.
-        clear: Fields to empty: priority, due_date, project, milestone, parent, recurrence_rule.
+        clear: Fields to empty.
         expected_version: Refuse (conflict) if the note changed since this version was read.
     """
     note = await get_visible(ctx.session, Note, note_id, ctx.caller, for_update=True)
@@ -364,7 +355,7 @@ async def list_tags(
 
 
 @tool(title="Find notes that link here", scope="read", route=Route("GET", "/notes/{note_id}/backlinks"))
-async def get_backlinks(ctx: Context, note_id: NoteId, limit: Limit = 50, cursor: Cursor = None) -> BacklinkPage:
+async def get_backlinks(ctx: Context, note_id: NoteId, limit: Limit = 20, cursor: Cursor = None) -> BacklinkPage:
     """List the notes whose body links to this note with [[its title]], newest first."""
     note = await get_visible(ctx.session, Note, note_id, ctx.caller)
     position = decode_cursor(cursor, "backlinks")

@@ -169,9 +169,7 @@ async def create_project(
     the caller already uses for a project (case ignored).
 
     Args:
-        title: 1-200 characters.
         goal: What the project is for; helps assistants stay on track.
-        color: Hex colour like #3366ff.
     """
     await _refuse_taken(ctx.session, ctx.caller, title)
     project = Project(user_id=ctx.user_id, title=title, description=description, goal=goal,
@@ -198,8 +196,7 @@ async def update_project(
     """Change some fields of a project (named by project_id or by name); omitted fields stay.
 
     Args:
-        status: active, completed or archived.
-        clear: Fields to empty: color.
+        clear: Fields to empty.
     """
     found = await require_project(ctx, project_id, project)
     if title is not None and title.lower() != found.title.lower():
@@ -237,13 +234,12 @@ async def get_project(ctx: Context, project_id: RowId | None = None,
 async def list_projects(
     ctx: Context,
     status: list[ProjectStatus] | None = None,
-    limit: Limit = 50,
+    limit: Limit = 20,
     cursor: Cursor = None,
 ) -> ProjectPage:
     """List the caller's projects by title (A-Z), with their open task counts, one page at a time.
 
     Args:
-        status: Only projects with one of these statuses (active, completed, archived).
     """
     key = func.lower(Project.title)
     stmt = select(Project, key.label("sort_key")).where(owned_by(Project, ctx.caller))
@@ -279,7 +275,6 @@ async def delete_project(
 
     Args:
         project: The project's exact title (case ignored); safer: project_id.
-        notes: detach (keep the notes) or delete (delete them with the project).
     """
     found = await require_project(ctx, project_id, project)
     if project is not None and found.title.casefold() != project.casefold():

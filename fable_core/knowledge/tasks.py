@@ -71,7 +71,6 @@ async def reschedule_task(ctx: Context, note_id: NoteId, due_date: date) -> Note
     follow from the new date. Keeps a version.
 
     Args:
-        due_date: The new due date (ISO, e.g. 2026-12-24).
     """
     note = await require_task(ctx, note_id, for_update=True)
     if note.status in ("done", "cancelled"):
@@ -164,23 +163,17 @@ async def list_tasks(
     priority: list[Priority] | None = None,
     groups: list[TaskGroupName] | None = None,
     done_days: Annotated[int, Field(ge=1, le=365)] = 7,
-    limit: Annotated[int, Field(ge=1, le=100, description="Tasks per group (1-100).")] = 20,
+    limit: Annotated[int, Field(ge=1, le=100, description="Tasks per group.")] = 20,
     cursor: Cursor = None,
 ) -> TaskAgenda:
     """The caller's tasks grouped by due date: overdue, today, upcoming, no_date (open tasks)
-    and recently_done. Each group gives its total `count` and one page of tasks.
-
-    "Today" is the date in the user's timezone setting (UTC if none). Cancelled tasks are left
-    out. To page one group, pass its `next_cursor` (with the same filters): only that group
-    is returned.
+    and recently_done, each with its total `count` and one page of tasks; empty groups and
+    cancelled tasks are left out. To page one group, pass its `next_cursor` (with the same
+    filters): only that group is returned.
 
     Args:
-        project_id: Only tasks of this project.
-        project: Or name the project (exact, partial, then fuzzy match).
-        tag: Only tasks with this tag or a tag under it.
-        priority: Only tasks with one of these priorities.
-        groups: Only these groups (default: all five, in that order).
-        done_days: How far back recently_done looks, in days.
+        groups: Only these groups (default: all five).
+        done_days: How far back recently_done looks.
     """
     today, zone = await ctx.today(), await ctx.timezone()
     wanted = list(dict.fromkeys(groups or _GROUPS))
@@ -195,6 +188,8 @@ async def list_tasks(
     counts = await _counts(ctx, chosen, where)
     result = []
     for name, group in chosen.items():
+        if not counts[name]:
+            continue
         items, next_cursor = await _page(ctx, name, group, where, limit, position)
         result.append(TaskGroup(name=name, count=counts[name], items=items, next_cursor=next_cursor))
     return TaskAgenda(today=today, timezone=zone, groups=result)

@@ -33,16 +33,16 @@ MAX_BODY = 1_000_000
 MAX_TAGS = 50
 
 RowId = Annotated[int, Field(ge=1, le=2**31 - 1)]
-NoteId = Annotated[int, Field(ge=1, le=2**31 - 1, description="Id of the note or task.")]
+NoteId = Annotated[int, Field(ge=1, le=2**31 - 1)]
 Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TITLE)]
 Body = Annotated[str, StringConstraints(max_length=MAX_BODY)]
 Status = Literal["todo", "in_progress", "done", "cancelled"]
 Priority = Literal["none", "low", "medium", "high"]
 Kind = Literal["note", "task", "all"]
-Limit = Annotated[int, Field(ge=1, le=200, description="Page size (1-200).")]
+Limit = Annotated[int, Field(ge=1, le=200)]
 Cursor = Annotated[
     str | None,
-    Field(max_length=MAX_CURSOR, description="`next_cursor` from the previous page; omit for the first."),
+    Field(max_length=MAX_CURSOR),
 ]
 Color = Annotated[str, StringConstraints(pattern=r"^#[0-9a-fA-F]{6}$")]
 
@@ -71,7 +71,6 @@ Tag = Annotated[str, AfterValidator(_normalise_tag)]
 Tags = Annotated[
     list[str],
     AfterValidator(_normalise_tags),
-    Field(description="Tags, lower-cased; '/' makes a hierarchy: 'work/acme' is under 'work'."),
 ]
 
 
@@ -110,7 +109,6 @@ RecurrenceRule = Annotated[
 ProjectRef = Annotated[
     str | None,
     StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
-    Field(description="Project by name (exact, then partial, then fuzzy match); alternative to project_id."),
 ]
 
 DateArg = date

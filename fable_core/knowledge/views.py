@@ -58,6 +58,8 @@ class NoteDetail(NoteSummary):
 
 class NotePage(_View):
     items: list[NoteSummary]
+    total: int | None = Field(None, description="How many notes match in all, on the first page (counted up to "
+                              "1,000: 1000 means at least that many).")
     next_cursor: str | None = Field(None, description="Pass as `cursor` for the next page.")
 
 

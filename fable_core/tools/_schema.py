@@ -37,7 +37,8 @@ class ToolSignature:
         self.arguments = arguments
         self.output = output
         self.context_param = context_param
-        self.input_schema = _clean(_inline_refs(arguments.model_json_schema()))
+        self.strict_schema = _clean(_inline_refs(arguments.model_json_schema()))
+        self.input_schema: dict[str, Any] = _advertised(self.strict_schema)
         self.output_schema = _clean(output.model_json_schema(mode="serialization"))
 
 
@@ -145,6 +146,61 @@ def _nullable_as_type_list(node: Any) -> Any:
             rest = {k: v for k, v in node.items() if k != "anyOf"}
             return {**other, **rest, "type": [other["type"], "null"]}
     return node
+
+
+_INT32_MAX = 2**31 - 1
+_LONG = 1000  # a maxLength above this is a safety limit, not something a caller must plan for
+
+
+def _advertised(node: Any) -> Any:
+    """An argument schema as clients read it: what a caller may pass, and nothing it can infer.
+
+    An optional parameter whose default is null is written without the default and without
+    ``null`` among its types: omitting it says the same, and every tool list an LLM reads pays
+    for each ``"default": null``. (Validation still accepts an explicit null.) A parameter whose
+    null means something other than "omitted" keeps it. Defaults that say nothing (``""``,
+    ``[]``, ``false``), the titles of nested objects, bounds no sane caller meets (an id's
+    1..2**31-1, a body's million characters) and ``additionalProperties: false`` are left out
+    too; validation still applies them, and names an unknown argument with the one it was
+    probably meant to be.
+    """
+    if isinstance(node, list):
+        return [_advertised(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    is_id = node.get("maximum") == _INT32_MAX
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {name: _advertised(prop) for name, prop in value.items()}
+        elif not _says_nothing(key, value, is_id):
+            out[key] = _advertised(value)
+    if "default" in node and node["default"] is None:
+        types = out.get("type")
+        if isinstance(types, list) and "null" in types:
+            rest = [t for t in types if t != "null"]
+            out["type"] = rest[0] if len(rest) == 1 else rest
+        branches = out.get("anyOf")
+        if isinstance(branches, list) and _NULL in branches:
+            rest_branches = [b for b in branches if b != _NULL]
+            del out["anyOf"]
+            if len(rest_branches) == 1:
+                out = {**rest_branches[0], **out}
+            else:
+                out["anyOf"] = rest_branches
+    return out
+
+
+def _says_nothing(key: str, value: Any, is_id: bool) -> bool:
+    if key == "default":
+        return value is None or value is False or value in ("", [], {})
+    if key in ("minimum", "maximum"):
+        return is_id
+    if key == "maxLength":
+        return isinstance(value, int) and value > _LONG
+    if key == "additionalProperties":
+        return value is False
+    return key == "title" and isinstance(value, str)
 
 
 def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:

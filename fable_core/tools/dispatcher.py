@@ -63,6 +63,8 @@ def check_arguments(t: Tool, arguments: Mapping[str, Any] | None, caller: Caller
         summary = "; ".join(f"{p['field']}: {p['message']}" for p in problems)
         raise InvalidInput(f"invalid arguments for {t.name}: {summary}", errors=problems) from e
     if not t.allows(caller):
+        if t.admin and not caller.is_admin:
+            raise Forbidden(f"{t.name} is for admins", tool=t.name, role=caller.role)
         raise Forbidden(f"{t.name} changes data; this credential has read-only scope", tool=t.name)
     return {k: getattr(model, k) for k in type(model).model_fields}
 

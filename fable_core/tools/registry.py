@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
+from fable_core.availability import Availability
 from fable_core.caller import Caller, Scope
 from fable_core.tools._schema import ToolSignature, build_signature, split_docstring
 
@@ -70,17 +71,26 @@ class Tool:
     transaction: Transaction
     stream: bool
     signature: ToolSignature = field(repr=False)
+    admin: bool = False
+    needs: frozenset[str] = frozenset()
 
     @property
     def input_schema(self) -> dict[str, Any]:
         return self.signature.input_schema
 
     @property
+    def strict_schema(self) -> dict[str, Any]:
+        """The input schema with every bound validation applies (OpenAPI publishes it; tool lists
+        read by models carry the shorter :attr:`input_schema`)."""
+        return self.signature.strict_schema
+
+    @property
     def output_schema(self) -> dict[str, Any]:
         return self.signature.output_schema
 
     def allows(self, caller: Caller) -> bool:
-        return self.scope == "read" or caller.can_write
+        """May ``caller`` run it: its scope reaches the tool's, and an admin tool needs an admin."""
+        return (self.scope == "read" or caller.can_write) and (not self.admin or caller.is_admin)
 
 
 class Registry:
@@ -118,9 +128,10 @@ class Registry:
     def __contains__(self, name: object) -> bool:
         return name in self._tools
 
-    def for_caller(self, caller: Caller) -> list[Tool]:
-        """The tools this caller may run (a read-scope caller sees only read tools)."""
-        return [t for t in self if t.allows(caller)]
+    def for_caller(self, caller: Caller, available: Availability | None = None) -> list[Tool]:
+        """The tools to offer this caller: those it may run (a read-scope caller sees only read
+        tools, a non-admin no admin tools) and, given ``available``, whose services answer."""
+        return [t for t in self if t.allows(caller) and (available is None or available.meets(t.needs))]
 
 
 REGISTRY = Registry()
@@ -138,6 +149,8 @@ def tool(
     registry: Registry | None = None,
     transaction: Transaction = "call",
     stream: bool = False,
+    admin: bool = False,
+    needs: tuple[str, ...] = (),
 ) -> Callable[[F], F]:
     """Register an async function as a tool and return it unchanged.
 
@@ -147,7 +160,9 @@ def tool(
     :data:`Transaction`). A ``stream`` tool reports progress as it works
     (``await ctx.progress(event, data)``: tokens of an answer, say) and returns its result like
     any tool; surfaces that can show progress do (MCP progress notifications, SSE on REST), the
-    others just get the result. Streams always run in phases.
+    others just get the result. Streams always run in phases. An ``admin`` tool is offered to
+    and run for admins only. ``needs`` names the optional services it cannot work without
+    (``"llm"``): it is offered only while they answer (:mod:`fable_core.availability`).
     """
     if transaction not in ("call", "phases"):
         raise ValueError(f"transaction must be 'call' or 'phases', not {transaction!r}")
@@ -188,6 +203,8 @@ def tool(
                 transaction="phases" if stream else transaction,
                 stream=stream,
                 signature=signature,
+                admin=admin,
+                needs=frozenset(needs),
             )
         )
         return fn

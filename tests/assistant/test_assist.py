@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 from support.fake_llm import FakeLLM, Reply
+from support.mcp_clients import data
 
 from fable_core.caller import Caller
 from fable_core.db.models import Note, NoteDraft, Project
@@ -200,7 +201,7 @@ async def test_a_streamed_rewrite_reaches_an_mcp_client_as_progress(
         result = await client.call_tool("assist_note", {"note_id": note["id"], "instruction": "shorter"},
                                         progress_callback=progress)
         quiet = await client.call_tool("assist_note", {"note_id": note["id"], "instruction": "shorter"})
-    assert not result.is_error and result.structured_content["content"] == "# Plan\n\nMonday."
+    assert not result.is_error and data(result)["content"] == "# Plan\n\nMonday."
     assert [v for v, _ in heard] == list(range(1, len(heard) + 1)) and len(heard) >= 3
     assert "".join(m or "" for _, m in heard) == "# Plan\n\nMonday.\n"
     assert not quiet.is_error and len(heard) == len(Reply("# Plan\n\nMonday.\n").pieces())

@@ -3,6 +3,8 @@ stored messages, stop, titles, memory, scope changes, and a provider that is dow
 
 from __future__ import annotations
 
+import json
+
 from helpers import new_conversation, text_of, turn
 from sqlalchemy import select, update
 from support.fake_llm import FakeLLM, Reply
@@ -41,7 +43,7 @@ async def test_a_tool_call_creates_a_task_seen_in_the_database(
     assert stored.tool_events[0]["name"] == "create_note"
     # the second round showed the model the tool result
     second = fake.chat_bodies()[1]["messages"]
-    assert second[-1]["role"] == "tool" and f'"id": {task.id}' in second[-1]["content"]
+    assert second[-1]["role"] == "tool" and json.loads(second[-1]["content"])["result"]["id"] == task.id
 
 
 async def test_every_assistant_tool_call_is_logged_with_surface_assistant(

@@ -124,6 +124,7 @@ async def test_call_runs_a_tool_as_the_user_and_prints_json(
     status, out, _ = await fable_cli("call", "read_note", json.dumps({"note_id": created["id"]}),
                                      "--user", "ALICE", capsys=capsys)
     assert status == 0 and json.loads(out)["id"] == created["id"]
+    assert "null" not in out and "parent_id" not in json.loads(out)  # compact: no empty fields
     async with fable.db.transaction() as s:
         surfaces = (await s.scalars(select(AppLog.surface).where(AppLog.user_id == alice.user_id))).all()
     assert surfaces == ["cli", "cli"]

@@ -160,7 +160,8 @@ def test_input_schema_is_flat_and_hides_the_context(registry: Registry) -> None:
     assert schema["type"] == "object"
     assert set(schema["properties"]) == {"note_id", "text"}
     assert schema["required"] == ["note_id"]
-    assert schema["additionalProperties"] is False
+    assert "additionalProperties" not in schema  # validation forbids extras; the schema spends no bytes on it
+    assert registry.get("echo").signature.arguments.model_config["extra"] == "forbid"  # type: ignore[union-attr]
     assert schema["properties"]["text"]["default"] == "hi"
     assert "title" not in schema["properties"]["note_id"], "auto titles only restate the name"
 
@@ -271,6 +272,8 @@ def registry_snapshot() -> list[dict[str, Any]]:
             "scope": t.scope,
             "annotations": asdict(t.annotations),
             "route": None if t.route is None else f"{t.route.method} {t.route.path}",
+            **({"admin": True} if t.admin else {}),
+            **({"needs": sorted(t.needs)} if t.needs else {}),
             "input_schema": t.input_schema,
             "output_schema": t.output_schema,
         }
@@ -290,7 +293,7 @@ def test_every_registered_tool_is_complete() -> None:
         assert t.title and t.description, t.name
         assert len(t.description) < 2000, f"{t.name}: its description floods an agent's context"
         assert t.input_schema["type"] == "object" and t.output_schema["type"] == "object", t.name
-        assert t.input_schema.get("additionalProperties") is False, t.name
+        assert t.signature.arguments.model_config["extra"] == "forbid", t.name
         assert not {"ctx", "context"} & set(t.input_schema.get("properties", {})), t.name
 
 
@@ -308,6 +311,37 @@ def test_optional_values_are_written_as_type_lists_but_optional_enums_keep_any_o
     assert props["day"] == {"type": ["string", "null"], "format": "date", "default": None}
     assert props["names"] == {"type": ["array", "null"], "items": {"type": "string"}, "default": None}
     assert [b.get("type") for b in props["mode"]["anyOf"]] == ["string", "null"]  # enum: null is not in it
+
+
+def test_advertised_argument_schemas_say_only_what_a_caller_cannot_infer() -> None:
+    from fable_core.tools._schema import _advertised, _clean, _inline_refs
+
+    class Item(BaseModel):
+        title: str
+        note: str | None = None
+
+    class Arguments(BaseModel):
+        note_id: Annotated[int, Field(ge=1, le=2**31 - 1)]
+        count: int | None = None
+        mode: Literal["a", "b"] | None = None
+        due: date | None = "unset"  # type: ignore[assignment]  # null means "clear it": it stays
+        body: Annotated[str, Field(max_length=1_000_000)] = ""
+        title: Annotated[str, Field(max_length=300)] = "x"
+        confirm: bool = False
+        tags: list[str] = []
+        items: list[Item] = []
+
+    props = _advertised(_clean(_inline_refs(Arguments.model_json_schema())))["properties"]
+    assert props["note_id"] == {"type": "integer"}  # an id's 32-bit bounds are validation's business
+    assert props["count"] == {"type": "integer"}  # omitted says what null says
+    assert props["mode"] == {"enum": ["a", "b"], "type": "string"}
+    assert props["due"] == {"type": ["string", "null"], "format": "date", "default": "unset"}
+    assert props["body"] == {"type": "string"} and props["title"] == {"type": "string", "maxLength": 300,
+                                                                       "default": "x"}
+    assert props["confirm"] == {"type": "boolean"} and props["tags"] == {"type": "array", "items": {"type": "string"}}
+    assert props["items"]["items"] == {"type": "object", "properties": {"title": {"type": "string"},
+                                                                        "note": {"type": "string"}},
+                                       "required": ["title"]}  # a property named title is not a title
 
 
 def test_the_registry_is_in_capability_order_whatever_the_import_order() -> None:

@@ -13,7 +13,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from sqlalchemy import func, select
-from support.mcp_clients import FABLE_BIN, ResourceUpdates, make_key, make_revocable_key, revoke_key
+from support.mcp_clients import FABLE_BIN, ResourceUpdates, data, make_key, make_revocable_key, revoke_key
 from support.servers import free_port, serve
 
 from fable_core.caller import Caller
@@ -47,15 +47,15 @@ async def test_bridge_forwards_everything_to_the_remote(
         created = await client.call_tool("create_note", {"title": "Through the bridge"})
         conflict = await client.call_tool("create_note", {"title": "Through the bridge"})
         await client.send_ping()
-        resource = await client.read_resource(f"fable://notes/{created.structured_content['id']}")
+        resource = await client.read_resource(f"fable://notes/{data(created)['id']}")
         prompt = await client.get_prompt("daily_review", {})
         await client.subscribe_resource(f"fable://notes/{watched['id']}")
         await call("update_note", note_id=watched["id"], body="changed on the server")
         with anyio.fail_after(15):
             await updates.arrived.wait()
         instructions = client.session.instructions
-    assert sorted(t.name for t in tools) == sorted(t.name for t in fable.registry)
-    assert created.structured_content["title"] == "Through the bridge"
+    assert sorted(t.name for t in tools) == sorted(t.name for t in fable.registry.for_caller(alice, fable.availability))
+    assert data(created)["title"] == "Through the bridge"
     assert conflict.is_error and conflict.content[0].text.startswith("conflict: ")
     assert [(level, logger, data["tool"], data["type"]) for level, logger, data in logged] == [
         ("warning", "fable", "create_note", "conflict")]
@@ -128,7 +128,7 @@ async def test_bridge_outlives_a_remote_that_stops_and_restarts(fable: Fable, al
         async with serve(create_app(fable), port=port):
             with anyio.fail_after(20):
                 again = await client.call_tool("create_note", {"title": "After the restart"})
-            assert again.structured_content["title"] == "After the restart"
+            assert data(again)["title"] == "After the restart"
             await call("update_note", note_id=watched["id"], body="changed after the restart")
             with anyio.fail_after(15):
                 await updates.arrived.wait()

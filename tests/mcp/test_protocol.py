@@ -7,7 +7,7 @@ import json
 import httpx
 import pytest
 from mcp.shared.exceptions import MCPError
-from support.mcp_clients import make_key
+from support.mcp_clients import data, make_key
 
 from fable_core.caller import Caller
 from fable_core.runtime import Fable
@@ -43,8 +43,10 @@ async def test_2025_06_18_handshake_and_calls_over_http(mcp_base_url: str, fable
     caps = result["capabilities"]
     assert caps["resources"]["subscribe"] is True and {"tools", "prompts", "completions", "logging"} <= set(caps)
     assert initialized.status_code == 202
-    assert {t["name"] for t in listed["result"]["tools"]} == {t.name for t in fable.registry}
-    assert called["result"]["structuredContent"]["title"] == "From 2025-06-18"
+    assert {t["name"] for t in listed["result"]["tools"]} == {t.name for t in fable.registry.for_caller(
+        alice, fable.availability)}
+    assert json.loads(called["result"]["content"][0]["text"])["title"] == "From 2025-06-18"
+    assert "structuredContent" not in called["result"]  # the text is the result (FABLE_MCP_STRUCTURED adds it)
 
 
 @pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
@@ -53,7 +55,7 @@ async def test_sdk_client_versions(connect, mode: str, version: str) -> None:
         assert client.protocol_version == version
         assert client.session.instructions == INSTRUCTIONS
         created = await client.call_tool("create_note", {"title": f"Over {version}"})
-        read = await client.read_resource(f"fable://notes/{created.structured_content['id']}")
+        read = await client.read_resource(f"fable://notes/{data(created)['id']}")
     assert read.contents[0].text.startswith(f"# Over {version}\n")
 
 

@@ -59,7 +59,7 @@ async def test_stdout_carries_nothing_but_protocol(stdio_env: dict[str, str], al
     notifications = [m for m in messages if "id" not in m]
     assert code == 0 and all(m["jsonrpc"] == "2.0" for m in messages)
     assert replies[1]["result"]["serverInfo"]["name"] == "fable"
-    assert replies[2]["result"]["structuredContent"]["title"] == "Over stdio"
+    assert json.loads(replies[2]["result"]["content"][0]["text"])["title"] == "Over stdio"
     assert replies[3]["result"]["isError"] is True
     assert notifications == [{"jsonrpc": "2.0", "method": "notifications/message", "params": {
         "level": "warning", "logger": "fable",

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 from mcp_types import ListToolsResult
+from support.mcp_clients import data
 from support.snapshots import assert_json_matches
 
 from fable_core.caller import Caller
@@ -15,6 +16,7 @@ from fable_core.db.models import Project
 from fable_core.knowledge.views import Deleted
 from fable_core.runtime import Fable
 from fable_core.tools import Context, Registry, tool
+from fable_core.tools.registry import Tool
 from fable_mcp.server import build_server
 
 SNAPSHOT = Path(__file__).with_name("snapshots") / "tools_list.json"
@@ -24,7 +26,8 @@ def _as_received(result: ListToolsResult) -> list[dict]:
     return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in result.tools]
 
 
-async def test_tools_list_snapshot(connect_fast) -> None:
+async def test_tools_list_snapshot(connect_fast, model_answering: None) -> None:
+    """Every tool, as an admin sees them with a model answering."""
     async with connect_fast() as client:
         tools = _as_received(await client.list_tools())
     tools.sort(key=lambda t: t["name"])  # registry order varies with imports
@@ -32,22 +35,41 @@ async def test_tools_list_snapshot(connect_fast) -> None:
                         command=".venv/bin/pytest tests/mcp/test_tools.py", what="the tools/list clients receive")
 
 
-async def test_every_registered_tool_is_listed_with_its_registry_metadata(connect, fable: Fable) -> None:
+def _types(schema: object) -> list[str]:
+    """Every type a schema names, at any depth."""
+    if isinstance(schema, list):
+        return [name for item in schema for name in _types(item)]
+    if not isinstance(schema, dict):
+        return []
+    own = schema.get("type", [])
+    return [*(own if isinstance(own, list) else [own]), *_types(list(schema.values()))]
+
+
+def _hints(t: Tool) -> dict[str, bool]:
+    """The annotations that differ from MCP's defaults (not read-only, destructive, not
+    idempotent, open world): what a client needs, said once."""
+    a = t.annotations
+    if a.read_only:
+        hints = {"readOnlyHint": True}
+    else:
+        hints = {"destructiveHint": False} if not a.destructive else {}
+        hints |= {"idempotentHint": True} if a.idempotent else {}
+    return hints | ({"openWorldHint": False} if not a.open_world else {})
+
+
+async def test_every_offered_tool_is_listed_with_its_registry_metadata(connect, fable: Fable, alice: Caller) -> None:
     async with connect() as client:
         listed = {t["name"]: t for t in _as_received(await client.list_tools())}
-    assert sorted(listed) == sorted(t.name for t in fable.registry)
-    for t in fable.registry:
+    offered = fable.registry.for_caller(alice, fable.availability)
+    assert sorted(listed) == sorted(t.name for t in offered)
+    assert not any(t.needs for t in offered)  # no model here: nothing that needs one is offered
+    for t in offered:
         got = listed[t.name]
         assert got["title"] == t.title and got["description"] == t.description
-        assert got["inputSchema"] == t.input_schema and got["outputSchema"] == t.output_schema
-        assert got["annotations"] == {
-            "title": t.title,
-            "readOnlyHint": t.annotations.read_only,
-            "destructiveHint": t.annotations.destructive,
-            "idempotentHint": t.annotations.idempotent,
-            "openWorldHint": t.annotations.open_world,
-        }
+        assert got["inputSchema"] == t.input_schema and "outputSchema" not in got
+        assert got["annotations"] == _hints(t)
         assert "properties" in got["inputSchema"] and "$ref" not in str(got["inputSchema"].get("properties"))
+        assert "null" not in _types(got["inputSchema"]) and "None" not in str(got["inputSchema"])
 
 
 async def test_a_tool_added_to_a_registry_appears_with_no_mcp_code(fable: Fable, alice: Caller) -> None:
@@ -63,19 +85,31 @@ async def test_a_tool_added_to_a_registry_appears_with_no_mcp_code(fable: Fable,
         tools = (await client.list_tools()).tools
         result = await client.call_tool("echo", {"text": "four"})
     assert [t.name for t in tools] == ["echo"] and tools[0].annotations.read_only_hint is True
-    assert result.structured_content == {"id": 4, "deleted": True}
+    assert data(result) == {"id": 4, "deleted": True}
 
 
-async def test_call_returns_structured_content_and_json_text(connect) -> None:
+async def test_a_result_is_compact_json_text(connect) -> None:
     async with connect() as client:
         created = await client.call_tool("create_note", {"title": "Plan", "body": "See [[Ideas]]",
                                                          "tags": ["Work"]})
         assert not created.is_error
-        note = created.structured_content
+        note = data(created)
         read = await client.call_tool("read_note", {"note_id": note["id"]})
     assert note["title"] == "Plan" and note["tags"] == ["work"] and note["kind"] == "note"
-    assert read.structured_content["body"] == "See [[Ideas]]"
-    assert '"body":"See [[Ideas]]"' in read.content[0].text
+    assert "due_date" not in note and "status" not in note  # nulls are left out
+    assert data(read)["body"] == "See [[Ideas]]"
+    assert '"body":"See [[Ideas]]"' in read.content[0].text and ": " not in read.content[0].text
+    assert created.structured_content is None and read.structured_content is None
+
+
+async def test_structured_mode_adds_output_schemas_and_structured_content(fable: Fable, alice: Caller) -> None:
+    local = Fable(fable.settings.model_copy(update={"fable_mcp_structured": True}), fable.db)
+    async with Client(build_server(local, alice)) as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        created = await client.call_tool("create_note", {"title": "Structured"})  # the SDK validates it
+    assert listed["create_note"].output_schema == fable.registry.get("create_note").output_schema
+    assert created.structured_content is not None and created.structured_content["due_date"] is None
+    assert "due_date" not in data(created)  # the text stays compact
 
 
 async def test_duplicate_title_is_an_error_result_naming_the_note(connect, call) -> None:
@@ -98,7 +132,7 @@ async def test_ambiguous_project_error_lists_the_candidates(connect_fast, fable:
     text = result.content[0].text
     assert result.is_error and text.startswith("invalid_input: ")
     assert "'Website redesign' (id 1)" in text and "'Website hosting' (id 2)" in text
-    assert listed.structured_content["items"] == []
+    assert data(listed)["items"] == []
 
 
 @pytest.mark.parametrize(("arguments", "expected"), [
@@ -114,7 +148,7 @@ async def test_bad_arguments_are_refused_and_write_nothing(connect_fast, argumen
         listed = await client.call_tool("list_notes", {})
     assert result.is_error and result.content[0].text.startswith("invalid_input: invalid arguments for create_note")
     assert expected in result.content[0].text
-    assert listed.structured_content["items"] == []
+    assert data(listed)["items"] == []
 
 
 async def test_bad_arguments_over_every_transport(connect) -> None:

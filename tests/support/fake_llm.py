@@ -69,6 +69,7 @@ class FakeLLM:
     plain_replies: deque[Reply] = field(default_factory=deque)
     requests: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     embed_calls: int = 0
+    model_lists: int = 0  # GET /api/tags or /v1/models: what a health probe asks
     models: list[str] = field(default_factory=lambda: list(MODELS))
 
     def reset(self) -> None:
@@ -77,6 +78,7 @@ class FakeLLM:
         self.plain_replies.clear()
         self.requests.clear()
         self.embed_calls = 0
+        self.model_lists = 0
         self.models[:] = MODELS
 
     def reply(self, body: dict[str, Any]) -> Reply:
@@ -118,6 +120,7 @@ def ollama_app(fake: FakeLLM) -> Starlette:
         return JSONResponse({"model": body["model"], "embeddings": fake.embed(body["input"])})
 
     async def tags(_: Request) -> Response:
+        fake.model_lists += 1
         return JSONResponse({"models": [
             {"name": m, "model": m, "modified_at": "2026-01-01T00:00:00Z", "size": 1000, "digest": "0" * 12,
              "details": {"format": "gguf", "family": "fake"}} for m in fake.models]})
@@ -215,6 +218,7 @@ def openai_app(fake: FakeLLM, api_key: str | None = None) -> Starlette:
     async def models(request: Request) -> Response:
         if (bad := refused(request)) is not None:
             return bad
+        fake.model_lists += 1
         return JSONResponse({"object": "list", "data": [
             {"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in fake.models]})
 

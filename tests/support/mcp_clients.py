@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -18,10 +19,16 @@ from fable_core.accounts import create_api_key, revoke_api_key
 from fable_core.caller import Caller, Scope
 from fable_core.runtime import Fable
 
-__all__ = ["FABLE_BIN", "ResourceUpdates", "http_client", "http_connect", "make_key", "make_revocable_key",
-           "revoke_key"]
+__all__ = ["FABLE_BIN", "ResourceUpdates", "data", "http_client", "http_connect", "make_key",
+           "make_revocable_key", "revoke_key"]
 
 FABLE_BIN = Path(sys.executable).parent / "fable"
+
+
+def data(result: types.CallToolResult) -> Any:
+    """A tool result as a model reads it: the JSON of its one text block."""
+    assert len(result.content) == 1 and isinstance(result.content[0], types.TextContent), result.content
+    return json.loads(result.content[0].text)
 
 
 async def make_key(fable: Fable, caller: Caller, scope: Scope = "write") -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fable_core.errors import InvalidInput, NotFound
+from fable_core.knowledge.listing import TOTAL_CAP
 
 
 async def _walk(call, page_size: int, **args) -> list[dict]:
@@ -34,6 +35,24 @@ async def corpus(call) -> dict[str, dict]:
         made[title] = await call("create_note", title=title, **extra)
     await call("update_note", note_id=made["cherry jam"]["id"], body="touched last")
     return made
+
+
+async def test_the_first_page_says_how_many_match_and_later_pages_do_not(call, corpus) -> None:
+    first = await call("list_notes", limit=2, tag="food")
+    second = await call("list_notes", limit=2, tag="food", cursor=first["next_cursor"])
+    assert (first["total"], len(first["items"])) == (3, 2)
+    assert second["total"] is None and len(second["items"]) == 1 and second["next_cursor"] is None
+    assert (await call("list_notes"))["total"] == len(corpus)
+    assert (await call("list_notes", text="jam"))["total"] == 1
+
+
+async def test_a_large_total_is_counted_up_to_the_cap(call) -> None:
+    for start in (0, 500):
+        batch = [{"title": f"Entry number {i:04d}"} for i in range(start, start + 500)]
+        await call("import_notes", notes=batch)
+    await call("create_note", title="One more entry")
+    page = await call("list_notes")
+    assert page["total"] == TOTAL_CAP and len(page["items"]) == 20 and page["next_cursor"]
 
 
 @pytest.mark.parametrize("sort", ["updated", "created", "title", "due"])

@@ -59,7 +59,7 @@ async def test_list_tasks_today_follows_the_user_timezone(call, alice, bob, set_
     assert agenda["timezone"] == zone and agenda["today"] == str(local_today)
     assert _ids(agenda, "today") == [task["id"]]
     assert bobs["timezone"] == "UTC" and bobs["today"] == str(utc_today)
-    assert _group(bobs, "today")["count"] == 0
+    assert "today" not in [g["name"] for g in bobs["groups"]]  # an empty group is left out
 
 
 async def test_list_tasks_falls_back_to_utc_for_an_unknown_timezone(call, alice, set_setting) -> None:
@@ -107,8 +107,18 @@ async def test_list_tasks_pages_one_group_without_gaps_or_repeats(call) -> None:
 
 
 async def test_list_tasks_only_requested_groups(call) -> None:
+    await call("create_note", title="Due today", due_date=str(_today()))
+    await call("create_note", title="Pay the plumber", due_date=str(_today() - timedelta(days=3)))
+    await call("create_note", title="Book flights", due_date=str(_today() + timedelta(days=3)))
     agenda = await call("list_tasks", groups=["today", "overdue"])
     assert [g["name"] for g in agenda["groups"]] == ["today", "overdue"]
+
+
+async def test_list_tasks_leaves_empty_groups_out(call) -> None:
+    await call("create_note", title="Someday", status="todo")
+    agenda = await call("list_tasks")
+    assert [(g["name"], g["count"]) for g in agenda["groups"]] == [("no_date", 1)]
+    assert (await call("list_tasks", groups=["today"]))["groups"] == []
 
 
 @pytest.mark.parametrize("cursor", ["garbage!", "eyJrIjoibm90ZXM6dXBkYXRlZCIsInAiOltdfQ"])

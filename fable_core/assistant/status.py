@@ -1,0 +1,99 @@
+"""Is the model server answering: probed in the background, cached for everyone who asks.
+
+``/api/health`` (which every page load calls) and the tool lists (which offer LLM tools only
+while a model answers, :mod:`fable_core.availability`) read the last probe instead of asking the
+model server each time: a server such as llama.cpp's ends a running answer when another request
+arrives, so Fable must not interrupt its own generations to ask how they are doing. For the same
+reason no probe is sent while an answer streams; a stream that runs is proof enough.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from fable_core.assistant.gate import ModelGate
+from fable_core.assistant.providers import NoProvider, Provider
+from fable_core.assistant.providers.base import Health
+from fable_core.availability import Availability
+
+__all__ = ["LLM", "PROBE_EVERY", "PROBE_TIMEOUT", "ProviderStatus"]
+
+LLM = "llm"  # the service name tools declare in ``needs``
+PROBE_EVERY = 30.0  # seconds between background probes
+PROBE_TIMEOUT = 3.0
+FRESH_FOR = 10.0  # a probe younger than this answers /api/health as it is
+_log = logging.getLogger(__name__)
+
+
+class ProviderStatus:
+    """The provider's last known health, kept fresh by a background probe."""
+
+    def __init__(self, provider: Provider, availability: Availability, gate: ModelGate, *,
+                 every: float = PROBE_EVERY, fresh_for: float = FRESH_FOR) -> None:
+        self.provider = provider
+        self.availability = availability
+        self.gate = gate
+        self.every = every
+        self.fresh_for = fresh_for
+        self._last: Health | None = None
+        self._checked = 0.0
+        self._probing: asyncio.Task[Health] | None = None
+        self._loop: asyncio.Task[None] | None = None
+        if isinstance(provider, NoProvider):
+            self._last = Health("none", "disabled", detail="LLM_PROVIDER is none")
+        else:  # configured: offered until a probe says otherwise
+            availability.set(LLM, True)
+
+    @property
+    def last(self) -> Health | None:
+        return self._last
+
+    async def current(self) -> Health:
+        """The last probe if it is fresh (or an answer is streaming), else a new one."""
+        if self._last is not None and (self._last.status == "disabled" or self._busy()
+                                       or time.monotonic() - self._checked < self.fresh_for):
+            return self._last
+        return await self.check()
+
+    async def check(self) -> Health:
+        """Probe now (one probe at a time: concurrent askers share it)."""
+        if self._last is not None and (self._last.status == "disabled" or self._busy()):
+            return self._last
+        if self._probing is None or self._probing.done():
+            self._probing = asyncio.create_task(self._probe(), name="fable-llm-probe")
+        return await asyncio.shield(self._probing)
+
+    async def _probe(self) -> Health:
+        try:
+            async with asyncio.timeout(PROBE_TIMEOUT):
+                health = await self.provider.health()
+        except TimeoutError:
+            health = Health(self.provider.name, "down", self.provider.model, self.provider.embed_model,
+                            detail=f"no answer within {PROBE_TIMEOUT:g} s")
+        except Exception as e:  # noqa: BLE001 - a probe reports any failure as "down", never raises
+            health = Health(self.provider.name, "down", self.provider.model, self.provider.embed_model,
+                            detail=str(e) or type(e).__name__)
+        self._last, self._checked = health, time.monotonic()
+        self.availability.set(LLM, health.status == "ok")
+        return health
+
+    def _busy(self) -> bool:
+        return self.gate.running > 0
+
+    def start(self) -> None:
+        if self._loop is None and not isinstance(self.provider, NoProvider):
+            self._loop = asyncio.create_task(self._run(), name="fable-llm-status")
+
+    async def _run(self) -> None:
+        while True:
+            await self.check()
+            await asyncio.sleep(self.every)
+
+    async def close(self) -> None:
+        for task in (self._loop, self._probing):
+            if task is not None and not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+        self._loop = None

@@ -1,0 +1,100 @@
+"""Which tools a client is offered: what the caller can use, within a byte budget, narrowed by
+a profile, and announced again (``notifications/tools/list_changed``) when the model comes or goes."""
+
+from __future__ import annotations
+
+import json
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.client.subscriptions import ToolsListChanged
+
+from fable_core.caller import Caller
+from fable_core.runtime import Fable
+from fable_mcp.server import build_server
+from fable_mcp.tools import PROFILES
+
+BUDGET = 30_000  # bytes of tools/list for a regular user offered every tool there is
+
+
+def _names(result: types.ListToolsResult) -> set[str]:
+    return {t.name for t in result.tools}
+
+
+def _wire_bytes(result: types.ListToolsResult) -> int:
+    """The result as a server sends it: compact JSON, no nulls."""
+    dumped = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return len(json.dumps(dumped, separators=(",", ":"), ensure_ascii=False).encode())
+
+
+async def test_a_regular_users_whole_tool_list_fits_the_budget(
+        connect_fast, fable: Fable, alice: Caller, bob: Caller, model_answering: None) -> None:
+    async with connect_fast(as_=bob) as client:
+        result = await client.list_tools()
+    everything = {t.name for t in fable.registry if t.allows(bob)}  # the model answers: all of them
+    assert _names(result) == everything and any(t.needs for t in fable.registry if t.name in everything)
+    size = _wire_bytes(result)
+    assert size <= BUDGET, f"tools/list is {size:,} bytes for {len(everything)} tools (budget {BUDGET:,})"
+
+
+async def test_admin_tools_are_offered_to_admins_only_and_refused_to_others(
+        connect_fast, fable: Fable, alice: Caller, bob: Caller, model_answering: None) -> None:
+    admin_tools = {t.name for t in fable.registry if t.admin}
+    async with connect_fast() as client:
+        alices = _names(await client.list_tools())
+    async with connect_fast(as_=bob) as client:
+        bobs = _names(await client.list_tools())
+        refused = await client.call_tool("delete_model", {"name": "qwen3:8b"})
+    assert admin_tools and admin_tools <= alices and not admin_tools & bobs
+    assert refused.is_error and "delete_model is for admins" in refused.content[0].text
+
+
+async def test_model_tools_are_offered_while_a_model_answers_and_clients_hear_of_the_change(
+        connect_fast, fable: Fable) -> None:
+    needing = {t.name for t in fable.registry if t.needs}
+    heard = anyio.Event()
+
+    async def on_message(message: object) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            heard.set()
+
+    async with connect_fast(mode="legacy", message_handler=on_message) as client:
+        without = _names(await client.list_tools())
+        fable.availability.set("llm", True)
+        try:
+            with anyio.fail_after(10):
+                await heard.wait()
+            with_model = _names(await client.list_tools())
+        finally:
+            fable.availability.set("llm", False)
+    assert needing and not needing & without and needing <= with_model
+    assert with_model - without == needing
+
+
+async def test_a_listen_stream_hears_that_the_tool_list_changed(connect_fast, fable: Fable) -> None:
+    async with connect_fast() as client, client.listen(tools_list_changed=True) as stream:
+        fable.availability.set("llm", True)
+        try:
+            with anyio.fail_after(10):
+                event = await anext(aiter(stream))
+        finally:
+            fable.availability.set("llm", False)
+    assert event == ToolsListChanged()
+
+
+async def test_a_profile_narrows_the_list_to_its_groups_and_named_tools(fable: Fable, alice: Caller) -> None:
+    local = Fable(fable.settings.model_copy(update={"fable_mcp_tools": ["core", "log_work"]}), fable.db)
+    async with Client(build_server(local, alice)) as client:
+        listed = _names(await client.list_tools())
+    core = {t.name for t in fable.registry.for_caller(alice, fable.availability) if t.group in PROFILES["core"]}
+    assert {"create_note", "search_notes", "list_tasks"} <= core
+    assert listed == core | {"log_work"}
+
+
+@pytest.mark.parametrize("entry", ["nots", "Core"])
+def test_an_unknown_profile_entry_is_refused_naming_it(fable: Fable, alice: Caller, entry: str) -> None:
+    local = Fable(fable.settings.model_copy(update={"fable_mcp_tools": ["core", entry]}), fable.db)
+    with pytest.raises(ValueError, match=f"FABLE_MCP_TOOLS: unknown {entry}; use all, core, a group"):
+        build_server(local, alice)
