@@ -15,6 +15,7 @@ import signal
 import sys
 import threading
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from fable_core.errors import FableError, InvalidInput
@@ -45,6 +46,9 @@ def _parser() -> argparse.ArgumentParser:
                      "database here (default: off)")
     mcp.add_argument("--api-key-file", metavar="PATH", help="file holding the API key for --remote "
                      "(default: the FABLE_API_KEY variable)")
+    mcp.add_argument("--print-config", action="store_true", help="print the Claude Desktop config that starts "
+                     "this command (the absolute path of this fable, these options, the data directory and the "
+                     "Fable settings set here) and exit")
 
     db = _command(sub, "db", "database maintenance")
     db_sub = db.add_subparsers(dest="db_command", required=True, metavar="ACTION")
@@ -152,6 +156,8 @@ async def _serve(args: argparse.Namespace) -> int | None:
 
 
 async def _mcp(args: argparse.Namespace) -> int | None:
+    if args.print_config:
+        return _print_mcp_config(args)
     if args.remote:
         from fable_mcp.bridge import run_bridge
 
@@ -159,6 +165,25 @@ async def _mcp(args: argparse.Namespace) -> int | None:
     from fable_mcp.stdio import run_stdio
 
     return await run_stdio(username=args.user)
+
+
+def _print_mcp_config(args: argparse.Namespace) -> int:
+    import os
+
+    from fable_core.config import load_settings
+    from fable_mcp.configs import local_env, stdio_config
+
+    if args.remote:
+        argv = ["mcp", "--remote", args.remote]
+        if args.api_key_file:
+            argv += ["--api-key-file", str(Path(args.api_key_file).resolve())]
+        key = os.environ.get("FABLE_API_KEY")
+        env = {"FABLE_API_KEY": key} if key and not args.api_key_file else {}
+    else:
+        argv = ["mcp", *(["--user", args.user] if args.user else [])]
+        env = local_env(load_settings())
+    print(json.dumps(stdio_config(argv, env), indent=2))
+    return 0
 
 
 async def _db(args: argparse.Namespace) -> int | None:
