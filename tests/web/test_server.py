@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -65,7 +66,7 @@ async def test_a_port_in_use_is_reported_before_anything_starts(serve_env: dict[
         taken.listen()
         port = taken.getsockname()[1]
         proc = await asyncio.create_subprocess_exec(
-            FABLE, "serve", "--port", str(port), env=serve_env | {"PATH": "/usr/bin:/bin"},
+            FABLE, "serve", "--port", str(port), env={**os.environ, **serve_env},
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         async with asyncio.timeout(60):
             out, err = await proc.communicate()
