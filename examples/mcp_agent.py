@@ -4,9 +4,10 @@ Run it against any Fable (``fable serve``) with an API key (``fable apikey creat
 
     FABLE_URL=http://127.0.0.1:8000/mcp FABLE_API_KEY=fable_... python examples/mcp_agent.py
 
-It uses only the official MCP SDK client. Results arrive as ``structured_content`` (plain
-JSON matching each tool's output schema); a refused call is a result with ``is_error`` whose
-text says what to do, such as the note that already has this title.
+It uses only the official MCP SDK client. A result's text is compact JSON (no null or empty
+fields; ``structured_content`` too when the server runs with ``FABLE_MCP_STRUCTURED=true``); a
+refused call is a result with ``is_error`` whose text says what to do, such as the note that
+already has this title.
 """
 
 from __future__ import annotations

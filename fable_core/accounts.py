@@ -26,7 +26,7 @@ from fable_core import login_sessions
 from fable_core.access import of_user
 from fable_core.account_tokens import discard_tokens, issue_token, redeem_token
 from fable_core.caller import Caller, Scope
-from fable_core.db.models import AccountToken, ApiKey, User
+from fable_core.db.models import AccountToken, ApiKey, Note, Project, User
 from fable_core.errors import Conflict, Forbidden, InvalidInput, NotFound, Unauthenticated
 from fable_core.instance import registration_open
 from fable_core.passwords import check_password, hash_password, verify_nobody, verify_password
@@ -41,13 +41,16 @@ __all__ = [
     "caller_for_key",
     "change_email",
     "change_password",
+    "count_owned",
     "count_users",
     "create_api_key",
     "create_invitation",
     "create_user",
+    "delete_user",
     "find_user",
     "get_user",
     "list_api_keys",
+    "list_every_api_key",
     "list_users",
     "normalise_email",
     "only_user",
@@ -55,8 +58,11 @@ __all__ = [
     "request_email_verification",
     "request_password_reset",
     "reset_password",
+    "revoke_any_api_key",
     "revoke_api_key",
     "set_active",
+    "set_password",
+    "sole_user",
     "user_view",
     "verify_email",
 ]
@@ -322,6 +328,17 @@ async def count_users(session: AsyncSession) -> int:
     return await session.scalar(select(func.count(User.id))) or 0
 
 
+async def sole_user(session: AsyncSession) -> User:
+    """The instance's only user (for commands run without ``--user``): NotFound when there is
+    none yet, InvalidInput naming how many when there are several."""
+    users = list((await session.execute(select(User).order_by(User.id).limit(2))).scalars())
+    if not users:
+        raise NotFound("this Fable has no users yet: create one with `fable user create NAME`")
+    if len(users) > 1:
+        raise InvalidInput(f"this Fable has {await count_users(session)} users: pass --user NAME", field="user")
+    return users[0]
+
+
 async def only_user(session: AsyncSession, default_name: str) -> User:
     """The instance's only user, or a new first one named ``default_name`` (for a local ``fable
     mcp`` with no ``--user``); InvalidInput when there are several.
@@ -354,15 +371,50 @@ async def set_active(session: AsyncSession, who: str | int, active: bool, *, by:
     if not active:
         if user.id == by:
             raise InvalidInput("you cannot disable your own account", field="username")
-        if user.role == "admin" and user.is_active:
-            admins = (await session.execute(select(func.count(User.id)).where(
-                User.role == "admin", User.is_active.is_(True)))).scalar_one()
-            if admins <= 1:
-                raise InvalidInput("this is the last active admin; make another admin first", field="username")
+        await _refuse_last_admin(session, user, "disable")
         await login_sessions.end_all(session, user.id)
     await session.execute(update(User).where(User.id == user.id).values(is_active=active))
     await session.refresh(user, ["is_active"])
     return user
+
+
+async def _refuse_last_admin(session: AsyncSession, user: User, doing: str) -> None:
+    if user.role == "admin" and user.is_active:
+        admins = (await session.execute(select(func.count(User.id)).where(
+            User.role == "admin", User.is_active.is_(True)))).scalar_one()
+        if admins <= 1:
+            raise InvalidInput(f"{user.username!r} is the last active admin: make another admin before you "
+                               f"{doing} it", field="username")
+
+
+async def set_password(session: AsyncSession, username: str, new_password: str) -> User:
+    """An operator's password reset (no current password asked): every session of the account
+    ends and every reset link sent before stops working."""
+    check_password(new_password)
+    user = await find_user(session, username)
+    await session.refresh(user, with_for_update=True)
+    await _set_password(session, user, new_password, keep_session=None)
+    return user
+
+
+async def delete_user(session: AsyncSession, username: str) -> tuple[User, dict[str, int]]:
+    """Delete an account with everything it owns (notes and tasks with their versions, links and
+    work logs, projects, conversations, API keys, sessions); returns the account and how many
+    notes and projects went with it. The last active admin cannot be deleted."""
+    user = await find_user(session, username)
+    await session.refresh(user, with_for_update=True)
+    await _refuse_last_admin(session, user, "delete")
+    owned = await count_owned(session, user)
+    await session.execute(delete(User).where(User.id == user.id))
+    return user, owned
+
+
+async def count_owned(session: AsyncSession, user: User) -> dict[str, int]:
+    """How many notes (tasks included) and projects an account owns."""
+    return {
+        "notes": await session.scalar(select(func.count(Note.id)).where(of_user(Note, user.id))) or 0,
+        "projects": await session.scalar(select(func.count(Project.id)).where(of_user(Project, user.id))) or 0,
+    }
 
 
 # --- API keys -----------------------------------------------------------------------------------
@@ -428,3 +480,22 @@ async def revoke_api_key(session: AsyncSession, user_id: int, key_id: int) -> Ap
     if row is None:
         raise NotFound(f"API key {key_id} not found", api_key_id=key_id)
     return row
+
+
+async def list_every_api_key(session: AsyncSession) -> list[tuple[ApiKey, str]]:
+    """Every key of every account with its owner's name, for operators (``fable apikey list``)."""
+    rows = await session.execute(
+        select(ApiKey, User.username).join(User, User.id == ApiKey.user_id).order_by(ApiKey.id))
+    return [(key, username) for key, username in rows]
+
+
+async def revoke_any_api_key(session: AsyncSession, key_id: int) -> tuple[ApiKey, str]:
+    """Delete a key whoever owns it, for operators (``fable apikey revoke``); returns it and its
+    owner's name."""
+    row = (await session.execute(
+        select(ApiKey, User.username).join(User, User.id == ApiKey.user_id).where(ApiKey.id == key_id))).first()
+    if row is None:
+        raise NotFound(f"API key {key_id} not found", api_key_id=key_id)
+    key, username = row
+    await session.execute(delete(ApiKey).where(ApiKey.id == key.id))
+    return key, username

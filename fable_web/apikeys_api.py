@@ -2,7 +2,8 @@
 
 The create response includes ready-to-paste MCP client configurations: one for clients that
 speak streamable HTTP directly, one for stdio-only hosts (Claude Desktop) through
-``fable mcp --remote``.
+``fable mcp --remote``, which names this installation's ``fable`` by its absolute path
+(:mod:`fable_mcp.configs`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from starlette.responses import JSONResponse, Response
 
 from fable_core import accounts
 from fable_core.errors import InvalidInput
+from fable_mcp.configs import http_config, stdio_config
 from fable_web.context import base_url, web
 from fable_web.payload import parse_model, read_json_object
 from fable_web.routing import ApiRoute, Doc
@@ -33,12 +35,8 @@ class NewApiKey(BaseModel):
 def mcp_config(url: str, key: str) -> dict[str, Any]:
     """Client configurations for this key: HTTP (most clients) and stdio via the bridge."""
     return {
-        "http": {"mcpServers": {"fable": {
-            "type": "http", "url": f"{url}/mcp", "headers": {"Authorization": f"Bearer {key}"},
-        }}},
-        "stdio": {"mcpServers": {"fable": {
-            "command": "fable", "args": ["mcp", "--remote", f"{url}/mcp"], "env": {"FABLE_API_KEY": key},
-        }}},
+        "http": http_config(f"{url}/mcp", key),
+        "stdio": stdio_config(["mcp", "--remote", f"{url}/mcp"], {"FABLE_API_KEY": key}),
     }
 
 

@@ -15,6 +15,7 @@ import signal
 import sys
 import threading
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from fable_core.errors import FableError, InvalidInput
@@ -23,52 +24,85 @@ from fable_core.tools.compact import compact
 __all__ = ["main"]
 
 
+def _command(sub: Any, name: str, what: str) -> argparse.ArgumentParser:
+    """A subcommand whose one-line summary is both its line in the parent's help and its own."""
+    parser: argparse.ArgumentParser = sub.add_parser(name, help=what, description=what)
+    return parser
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="fable", description="Fable: your notes, tasks and projects, MCP-first.")
+    p = argparse.ArgumentParser(
+        prog="fable", description="Fable: your notes, tasks and projects, MCP-first.",
+        epilog="Settings come from the environment (docs/configuration.md): FABLE_DATA_DIR, DATABASE_URL, ...")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    serve = sub.add_parser("serve", help="run the web app, REST API and MCP over HTTP")
-    serve.add_argument("--host", default=None, help="address to bind (default FABLE_HOST or 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=None, help="port (default FABLE_PORT or 8000)")
+    serve = _command(sub, "serve", "run the web app, REST API and MCP over HTTP")
+    serve.add_argument("--host", default=None, help="address to listen on (default: FABLE_HOST, else 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=None, help="port to listen on (default: FABLE_PORT, else 8000)")
 
-    mcp = sub.add_parser("mcp", help="serve MCP over stdio (for Claude Desktop and other hosts)")
-    mcp.add_argument("--user", help="act as this user (default: the only user)")
-    mcp.add_argument("--remote", metavar="URL", help="forward to a remote Fable's /mcp instead")
-    mcp.add_argument("--api-key-file", help="file holding the API key for --remote (else FABLE_API_KEY)")
+    mcp = _command(sub, "mcp", "serve MCP over stdio (for Claude Desktop and other hosts)")
+    mcp.add_argument("--user", help="act as this user (default: the only user; on an empty database, a first "
+                     "user named after you is created)")
+    mcp.add_argument("--remote", metavar="URL", help="forward to a remote Fable's /mcp instead of opening a "
+                     "database here (default: off)")
+    mcp.add_argument("--api-key-file", metavar="PATH", help="file holding the API key for --remote "
+                     "(default: the FABLE_API_KEY variable)")
+    mcp.add_argument("--print-config", action="store_true", help="print the Claude Desktop config that starts "
+                     "this command (the absolute path of this fable, these options, the data directory and the "
+                     "Fable settings set here) and exit")
 
-    db = sub.add_parser("db", help="database maintenance")
+    db = _command(sub, "db", "database maintenance")
     db_sub = db.add_subparsers(dest="db_command", required=True, metavar="ACTION")
-    db_sub.add_parser("upgrade", help="apply pending migrations (safe to re-run)")
+    _command(db_sub, "upgrade", "apply pending migrations and say which (safe to re-run)")
 
-    user = sub.add_parser("user", help="manage users")
+    user = _command(sub, "user", "manage accounts")
     user_sub = user.add_subparsers(dest="user_command", required=True, metavar="ACTION")
-    create = user_sub.add_parser("create", help="create a user (the first one is admin)")
-    create.add_argument("username")
-    create.add_argument("--password-stdin", action="store_true", help="read the password from stdin")
-    create.add_argument("--no-password", action="store_true", help="no password (API keys / MCP only)")
-    create.add_argument("--admin", action="store_true", help="make the user an admin")
-    user_sub.add_parser("list", help="list every account (JSON lines)")
-    disable = user_sub.add_parser("disable", help="disable an account: it cannot sign in, its sessions "
-                                  "end and its API keys stop working; its data stays")
-    disable.add_argument("username")
-    enable = user_sub.add_parser("enable", help="enable a disabled account again")
-    enable.add_argument("username")
+    create = _command(user_sub, "create", "create an account (the first one is the admin)")
+    create.add_argument("username", help="its name: 2-64 letters, digits, '.', '_' or '-'")
+    _password_options(create, allow_none=True)
+    create.add_argument("--admin", action="store_true", help="make it an admin (default: only the first "
+                        "account is)")
+    _command(user_sub, "list", "list every account, one JSON object a line")
+    for action, what in (("disable", "disable an account: it cannot sign in, its sessions end and its API keys "
+                          "stop working; its data stays"), ("enable", "enable a disabled account again")):
+        _command(user_sub, action, what).add_argument("username", help=f"the account to {action}")
+    passwd = _command(user_sub, "passwd", "set an account's password: every session of it ends")
+    passwd.add_argument("username", help="the account")
+    _password_options(passwd, allow_none=False)
+    delete = _command(user_sub, "delete", "delete an account and everything it owns")
+    delete.add_argument("username", help="the account to delete")
+    delete.add_argument("--yes", action="store_true", help="do not ask (required without a terminal)")
 
-    apikey = sub.add_parser("apikey", help="manage API keys")
+    apikey = _command(sub, "apikey", "manage API keys")
     apikey_sub = apikey.add_subparsers(dest="apikey_command", required=True, metavar="ACTION")
-    key = apikey_sub.add_parser("create", help="create an API key and print it once")
-    key.add_argument("--user", required=True)
-    key.add_argument("--name", default="cli")
-    key.add_argument("--scope", choices=("read", "write"), default="write")
+    key = _command(apikey_sub, "create", "create an API key and print it once")
+    key.add_argument("--user", help="whose key (default: the only user)")
+    key.add_argument("--name", default="cli", help="a name to recognise it by (default: %(default)s)")
+    key.add_argument("--scope", choices=("read", "write"), default="write",
+                     help="read: only the read-only tools; write: everything (default: %(default)s)")
+    keys = _command(apikey_sub, "list", "list API keys, one JSON object a line (never the keys themselves)")
+    keys.add_argument("--user", help="only this user's keys (default: every account's)")
+    revoke = _command(apikey_sub, "revoke", "revoke an API key: clients using it are refused within 2 s")
+    revoke.add_argument("key_id", type=int, metavar="ID", help="the key's id, from `fable apikey list`")
 
-    tools = sub.add_parser("tools", help="list the registered tools")
-    tools.add_argument("--json", action="store_true", help="full schemas as JSON")
+    tools = _command(sub, "tools", "list the registered tools")
+    tools.add_argument("--json", action="store_true", help="print every tool with its full schemas as JSON")
 
-    call = sub.add_parser("call", help="run a tool and print its JSON result")
-    call.add_argument("tool")
-    call.add_argument("arguments", nargs="?", default="{}", help="JSON object, or - for stdin")
-    call.add_argument("--user", required=True)
+    call = _command(sub, "call", "run a tool and print its JSON result")
+    call.add_argument("tool", help="the tool's name (see `fable tools`)")
+    call.add_argument("arguments", nargs="?", default="{}",
+                      help="its arguments as a JSON object, or - to read them from stdin (default: %(default)s)")
+    call.add_argument("--user", help="act as this user (default: the only user)")
     return p
+
+
+def _password_options(parser: argparse.ArgumentParser, *, allow_none: bool) -> None:
+    how = parser.add_mutually_exclusive_group()
+    how.add_argument("--password-stdin", action="store_true",
+                     help="read the password from the first line of stdin (default: ask on the terminal)")
+    if allow_none:
+        how.add_argument("--no-password", action="store_true",
+                         help="no password: the account works only with API keys and a local `fable mcp`")
 
 
 def _run(coro: Awaitable[int | None]) -> int | None:
@@ -123,6 +157,8 @@ async def _serve(args: argparse.Namespace) -> int | None:
 
 
 async def _mcp(args: argparse.Namespace) -> int | None:
+    if args.print_config:
+        return _print_mcp_config(args)
     if args.remote:
         from fable_mcp.bridge import run_bridge
 
@@ -132,68 +168,161 @@ async def _mcp(args: argparse.Namespace) -> int | None:
     return await run_stdio(username=args.user)
 
 
+def _print_mcp_config(args: argparse.Namespace) -> int:
+    import os
+
+    from fable_core.config import load_settings
+    from fable_mcp.configs import local_env, stdio_config
+
+    if args.remote:
+        argv = ["mcp", "--remote", args.remote]
+        if args.api_key_file:
+            argv += ["--api-key-file", str(Path(args.api_key_file).resolve())]
+        key = os.environ.get("FABLE_API_KEY")
+        env = {"FABLE_API_KEY": key} if key and not args.api_key_file else {}
+    else:
+        argv = ["mcp", *(["--user", args.user] if args.user else [])]
+        env = local_env(load_settings())
+    print(json.dumps(stdio_config(argv, env), indent=2))
+    return 0
+
+
 async def _db(args: argparse.Namespace) -> int | None:
     from fable_core.config import load_settings
     from fable_core.db.database import Database
 
-    db = await Database.open(load_settings(), migrate=True)
-    await db.close()
-    print("database is up to date", file=sys.stderr)
+    db = await Database.open(load_settings(), migrate=False)
+    try:
+        applied = await db.upgrade()
+        head = await db.revision()
+    finally:
+        await db.close()
+    for migration in applied:
+        print(f"applied {migration.revision}: {migration.description}", file=sys.stderr)
+    print(f"database is up to date at revision {head}" + ("" if applied else " (nothing to apply)"),
+          file=sys.stderr)
     return 0
 
 
+_NO_TERMINAL = ("no terminal to ask for the password: pipe it in with --password-stdin "
+                "(printf '%s\\n' \"$PASSWORD\" | fable user {action} {username} --password-stdin){or_none}")
+
+
+def _read_password(args: argparse.Namespace) -> str:
+    """The password from stdin (``--password-stdin``) or asked twice on the terminal, checked
+    before anything is opened; without a terminal to ask on, a one-line error saying how to pass it."""
+    from fable_core.passwords import check_password
+
+    if args.password_stdin:
+        password = sys.stdin.readline().removesuffix("\n").removesuffix("\r")
+    elif not sys.stdin.isatty():
+        or_none = ", or create it with --no-password" if args.user_command == "create" else ""
+        raise InvalidInput(_NO_TERMINAL.format(action=args.user_command, username=args.username, or_none=or_none),
+                           field="password")
+    else:
+        try:
+            password = getpass.getpass("password: ")
+            again = getpass.getpass("password again: ")
+        except EOFError:
+            raise InvalidInput("no password given; nothing was changed", field="password") from None
+        if password != again:
+            raise InvalidInput("the two passwords differ; nothing was changed", field="password")
+    check_password(password)
+    return password
+
+
+def _confirm_deletion(args: argparse.Namespace, what: str) -> None:
+    if not sys.stdin.isatty():
+        raise InvalidInput(f"deleting {args.username!r} needs --yes when there is no terminal to ask on",
+                           field="yes")
+    print(f"This deletes {what}. Type the account's name to confirm: ", end="", file=sys.stderr, flush=True)
+    if sys.stdin.readline().strip() != args.username:
+        raise InvalidInput(f"not confirmed; {args.username!r} was not deleted", field="yes")
+
+
 async def _user(args: argparse.Namespace) -> int | None:
-    if args.user_command == "create":
-        return await _user_create(args)
-    return await _with_fable(lambda fable: _user_admin(fable, args))
-
-
-async def _user_create(args: argparse.Namespace) -> int | None:
-    from fable_core.accounts import create_user
+    from fable_core import accounts
 
     password: str | None = None
-    if args.password_stdin:
-        password = sys.stdin.readline().rstrip("\n")
-    elif not args.no_password:
-        password = getpass.getpass("password: ")
+    if args.user_command == "passwd" or (args.user_command == "create" and not args.no_password):
+        password = _read_password(args)
 
     async def run(fable: Any) -> int:
+        if args.user_command == "delete":
+            return await _user_delete(fable, args)
         async with fable.db.transaction() as session:
-            user = await create_user(session, args.username, password,
-                                     role="admin" if args.admin else None)
-        print(json.dumps({"id": user.id, "username": user.username, "role": user.role}))
+            if args.user_command == "create":
+                user = await accounts.create_user(session, args.username, password,
+                                                  role="admin" if args.admin else None)
+                print(json.dumps({"id": user.id, "username": user.username, "role": user.role}))
+                return 0
+            if args.user_command == "list":
+                users = await accounts.list_users(session)
+            elif args.user_command == "passwd":
+                assert password is not None
+                users = [await accounts.set_password(session, args.username, password)]
+            else:
+                users = [await accounts.set_active(session, args.username, args.user_command == "enable")]
+        for user in users:
+            print(json.dumps({"id": user.id, "username": user.username, "role": user.role, "email": user.email,
+                              "active": user.is_active}))
+        if args.user_command == "passwd":
+            print(f"password changed; every session of {users[0].username!r} ended", file=sys.stderr)
         return 0
 
     return await _with_fable(run)
 
 
-async def _user_admin(fable: Any, args: argparse.Namespace) -> int:
-    from fable_core.accounts import list_users, set_active
+async def _user_delete(fable: Any, args: argparse.Namespace) -> int:
+    from fable_core import accounts
 
+    if not args.yes:
+        async with fable.db.reading() as session:
+            user = await accounts.find_user(session, args.username)
+            owned = await accounts.count_owned(session, user)
+        await asyncio.to_thread(_confirm_deletion, args, f"the account {user.username!r} with its {owned['notes']} "
+                                f"notes and tasks, {owned['projects']} projects, conversations and API keys")
     async with fable.db.transaction() as session:
-        if args.user_command == "list":
-            users = await list_users(session)
-        else:
-            users = [await set_active(session, args.username, args.user_command == "enable")]
-    for user in users:
-        print(json.dumps({"id": user.id, "username": user.username, "role": user.role, "email": user.email,
-                          "active": user.is_active}))
+        user, owned = await accounts.delete_user(session, args.username)
+    fable.keys.forget()
+    print(json.dumps({"id": user.id, "username": user.username, "deleted": True, **owned}))
     return 0
 
 
 async def _apikey(args: argparse.Namespace) -> int | None:
-    from fable_core.accounts import create_api_key, find_user
+    from fable_core import accounts
 
     async def run(fable: Any) -> int:
         async with fable.db.transaction() as session:
-            user = await find_user(session, args.user)
-            row, key = await create_api_key(session, user.id, args.name, args.scope)
-        print(key)
-        print(f"key {row.prefix} ({row.scope}) for {user.username}: shown once, store it now",
-              file=sys.stderr)
+            if args.apikey_command == "create":
+                user = await _chosen_user(session, args.user)
+                row, key = await accounts.create_api_key(session, user.id, args.name, args.scope)
+                print(key)
+                print(f"key {row.prefix} ({row.scope}) for {user.username}: shown once, store it now",
+                      file=sys.stderr)
+                return 0
+            if args.apikey_command == "list":
+                if args.user:
+                    user = await accounts.find_user(session, args.user)
+                    keys = [(row, user.username) for row in await accounts.list_api_keys(session, user.id)]
+                else:
+                    keys = await accounts.list_every_api_key(session)
+                for row, username in keys:
+                    print(json.dumps(accounts.api_key_view(row) | {"user": username}))
+                return 0
+            row, username = await accounts.revoke_any_api_key(session, args.key_id)
+        fable.keys.forget()
+        print(json.dumps({"id": row.id, "name": row.name, "prefix": row.prefix, "user": username, "revoked": True}))
         return 0
 
     return await _with_fable(run)
+
+
+async def _chosen_user(session: Any, username: str | None) -> Any:
+    """``--user NAME``, or the only user when it is not given."""
+    from fable_core.accounts import find_user, sole_user
+
+    return await find_user(session, username) if username else await sole_user(session)
 
 
 async def _tools(args: argparse.Namespace) -> int | None:
@@ -215,7 +344,6 @@ async def _tools(args: argparse.Namespace) -> int | None:
 
 
 async def _call(args: argparse.Namespace) -> int | None:
-    from fable_core.accounts import find_user
     from fable_core.caller import Caller
 
     raw = sys.stdin.read() if args.arguments == "-" else args.arguments
@@ -229,7 +357,7 @@ async def _call(args: argparse.Namespace) -> int | None:
     async def run(fable: Any) -> int:
         fable.dispatcher.tool(args.tool)  # unknown tool: fail before touching users
         async with fable.db.transaction() as session:
-            user = await find_user(session, args.user)
+            user = await _chosen_user(session, args.user)
         caller = Caller(user_id=user.id, username=user.username, role=user.role, surface="cli")
         result = await fable.call(args.tool, arguments, caller)
         print(json.dumps(compact(result), indent=2, ensure_ascii=False))

@@ -1,12 +1,16 @@
 """``fable serve``: open Fable on the configured database and run the app under uvicorn.
 
-On first start, with no accounts yet, it prints where to create the first one (who becomes
-the admin).
+It says where the data is, takes its port before anything else (so a port in use is reported
+at once, before the database starts), then opens Fable and says where it serves. On first
+start, with no accounts yet, it prints the link to the form that creates the first one (who
+becomes the admin).
 """
 
 from __future__ import annotations
 
+import errno
 import ipaddress
+import socket
 import sys
 
 import uvicorn
@@ -14,6 +18,8 @@ from starlette.types import ASGIApp
 
 from fable_core.accounts import count_users
 from fable_core.config import Settings, load_settings
+from fable_core.db.database import storage_description
+from fable_core.errors import Unavailable
 from fable_core.runtime import Fable
 from fable_web.app import create_app
 from fable_web.protocol import HeaderTimeoutProtocol
@@ -44,6 +50,50 @@ async def _announce_first_user(fable: Fable, url: str) -> None:
               file=sys.stderr, flush=True)
 
 
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before anything else starts; Unavailable saying why not (a
+    port in use, an address this machine does not have)."""
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+    except socket.gaierror as e:
+        raise Unavailable(f"cannot listen on {host}:{port}: {e.strerror}", host=host) from e
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError as e:
+        sock.close()
+        if e.errno == errno.EADDRINUSE:
+            raise Unavailable(f"port {port} on {host} is in use (another Fable?): stop it, or pick another port "
+                              "with --port or FABLE_PORT", port=port) from e
+        raise Unavailable(f"cannot listen on {host}:{port}: {e.strerror}", host=host, port=port) from e
+    sock.set_inheritable(True)
+    return sock
+
+
+def _wildcard(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_unspecified
+    except ValueError:
+        return False
+
+
+def _local_url(host: str, port: int) -> str:
+    """The URL to open on this machine: a wildcard address is no host to open (and not one Fable
+    answers to), so its loopback stands in."""
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return f"http://{host}:{port}"
+    if address.is_unspecified:
+        address = ipaddress.ip_address("::1" if address.version == 6 else "127.0.0.1")
+    return f"http://[{address}]:{port}" if address.version == 6 else f"http://{address}:{port}"
+
+
 def _with_bind_address(settings: Settings, host: str) -> Settings:
     """Admit the address ``fable serve`` listens on as a Host (people open http://192.168.1.5:8000
     when it listens on 192.168.1.5); a wildcard address names no host, so say what to set."""
@@ -66,17 +116,20 @@ async def serve(host: str | None = None, port: int | None = None, settings: Sett
     settings = settings or load_settings()
     host = host or settings.fable_host
     port = port or settings.fable_port
-    settings = _with_bind_address(settings, host)
-    fable = await Fable.open(settings)
+    _say(f"Fable data directory: {settings.fable_data_dir} (database: {storage_description(settings)})")
+    sock = _listen(host, port)
     try:
-        display = f"[{host}]" if ":" in host else host
-        url = settings.fable_base_url or f"http://{display}:{port}"
-        await _announce_first_user(fable, url.rstrip("/"))
-        print(f"Fable is serving on http://{display}:{port} (REST /api, MCP /mcp)", file=sys.stderr,
-              flush=True)
-        config = uvicorn_config(create_app(fable), host, port, settings, log_level="warning")
-        server = uvicorn.Server(config)
-        await server.serve()
+        settings = _with_bind_address(settings, host)
+        fable = await Fable.open(settings)
+        try:
+            url = _local_url(host, port)
+            await _announce_first_user(fable, (settings.fable_base_url or url).rstrip("/"))
+            bound = f"; listening on {host} port {port}" if _wildcard(host) else ""
+            _say(f"Fable is serving on {url} (web UI /, REST /api, MCP /mcp{bound})")
+            config = uvicorn_config(create_app(fable), host, port, settings, log_level="warning")
+            await uvicorn.Server(config).serve(sockets=[sock])
+        finally:
+            await fable.close()
     finally:
-        await fable.close()
+        sock.close()
     return 0

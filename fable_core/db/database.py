@@ -26,10 +26,10 @@ from sqlalchemy.ext.asyncio import (
 
 from fable_core.config import Settings
 from fable_core.db.errors import translated_db_errors
-from fable_core.db.migrations import alembic_config
+from fable_core.db.migrations import Migration, current_revision, upgrade_to_head
 from fable_core.errors import InvalidInput, Unavailable
 
-__all__ = ["REQUIRED_EXTENSIONS", "Database", "async_url", "rowcount"]
+__all__ = ["REQUIRED_EXTENSIONS", "Database", "async_url", "rowcount", "storage_description"]
 
 REQUIRED_EXTENSIONS: dict[str, str] = {
     "vector": "pgvector (semantic search)",
@@ -108,11 +108,18 @@ class Database:
             raise
         return db
 
-    async def upgrade(self) -> None:
-        """Apply pending Alembic migrations; a no-op when the schema is current."""
+    async def upgrade(self) -> list[Migration]:
+        """Apply pending Alembic migrations; returns those applied, oldest first (none when the
+        schema is current)."""
         async with self.engine.begin() as conn:
             await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _MIGRATION_LOCK})
-            await conn.run_sync(_run_alembic_upgrade)
+            return await conn.run_sync(upgrade_to_head)
+
+    async def revision(self) -> str | None:
+        """The migration the schema is at (None before the first)."""
+        with translated_db_errors():
+            async with self.engine.connect() as conn:
+                return await conn.run_sync(current_revision)
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncSession]:
@@ -167,7 +174,12 @@ async def check_extensions(
         )
 
 
-def _run_alembic_upgrade(sync_conn: object) -> None:
-    from alembic import command
-
-    command.upgrade(alembic_config(sync_conn), "head")
+def storage_description(settings: Settings) -> str:
+    """Where this Fable's database is, for people: the embedded server's directory, or the
+    ``DATABASE_URL`` without its password."""
+    if not settings.database_url:
+        return f"the embedded PostgreSQL in {settings.pg_data_dir}"
+    try:
+        return f"PostgreSQL at {make_url(settings.database_url).render_as_string(hide_password=True)}"
+    except ArgumentError:
+        return "PostgreSQL at DATABASE_URL"

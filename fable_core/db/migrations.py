@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from alembic.config import Config
+from sqlalchemy import Connection
 
-__all__ = ["ALEMBIC_DIR", "COMPARE_OPTIONS", "alembic_config", "include_object"]
+__all__ = ["ALEMBIC_DIR", "COMPARE_OPTIONS", "Migration", "alembic_config", "current_revision", "include_object",
+           "upgrade_to_head"]
 
 ALEMBIC_DIR = Path(__file__).resolve().parent / "alembic"
 
@@ -48,3 +50,34 @@ def alembic_config(connection: object | None = None) -> Config:
     if connection is not None:
         cfg.attributes["connection"] = connection
     return cfg
+
+
+class Migration(NamedTuple):
+    """One migration: its revision id and the first line of its docstring."""
+
+    revision: str
+    description: str
+
+
+def current_revision(connection: Connection) -> str | None:
+    """The revision the database is at (None before the first migration)."""
+    from alembic.runtime.migration import MigrationContext
+
+    return MigrationContext.configure(connection).get_current_revision()
+
+
+def upgrade_to_head(connection: Connection) -> list[Migration]:
+    """Apply the pending migrations on ``connection`` (in its transaction); returns those it
+    applied, oldest first (none when the schema is current)."""
+    from alembic import command
+    from alembic.script import ScriptDirectory
+
+    config = alembic_config(connection)
+    before = current_revision(connection)
+    command.upgrade(config, "head")
+    after = current_revision(connection)
+    if after == before:
+        return []
+    script = ScriptDirectory.from_config(config)
+    applied = reversed(list(script.iterate_revisions(after, before)))
+    return [Migration(r.revision, (r.doc or "").strip().splitlines()[0] if r.doc else "") for r in applied]

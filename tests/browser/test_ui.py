@@ -5,12 +5,17 @@ Each test leaves screenshots of the pages it visits in docs/screenshots (the REA
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 from browser_session import Session
 from playwright.async_api import Response, expect
+from support.mcp_clients import as_a_host_starts
 from support.users import PASSWORD
+
+from fable_core.runtime import Fable
 
 pytestmark = pytest.mark.browser
 
@@ -103,7 +108,7 @@ async def test_register_link_backlink_then_make_the_note_a_task_and_complete_it(
     assert not ui.watch.errors and not ui.watch.dialogs
 
 
-async def test_api_key_is_shown_once_with_its_mcp_config(ui: Session) -> None:
+async def test_api_key_is_shown_once_with_its_mcp_config(ui: Session, fable: Fable, tmp_path: Path) -> None:
     page = ui.page
     await ui.register("grace")
     await page.goto("/settings")
@@ -114,6 +119,10 @@ async def test_api_key_is_shown_once_with_its_mcp_config(ui: Session) -> None:
     await expect(page.locator("#new-key pre").first).to_contain_text(key)
     await expect(page.locator("#api-keys tbody")).to_contain_text("Claude Desktop")
     await ui.shot("settings")
+
+    pasted = json.loads(await page.locator("#new-key pre").nth(1).text_content() or "")  # "Claude Desktop ..."
+    async with as_a_host_starts(pasted, tmp_path) as client:
+        assert [t.name for t in (await client.list_tools()).tools] == [t.name for t in fable.registry]
 
     who = await page.request.get(f"{ui.base_url}/api/auth/me",
                                  headers={"Authorization": f"Bearer {key}"})

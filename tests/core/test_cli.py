@@ -8,8 +8,10 @@ imports per command.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import hashlib
+import io
 import json
 import os
 import subprocess
@@ -19,13 +21,17 @@ from typing import Any
 
 import pytest
 from sqlalchemy import func, select
+from support.users import PASSWORD
 
+from fable_core import login_sessions
+from fable_core.accounts import authenticate, create_api_key
 from fable_core.caller import Caller
 from fable_core.capabilities import load_capabilities
-from fable_core.db.models import ApiKey, AppLog, Note, User
+from fable_core.db.models import ApiKey, AppLog, LoginSession, Note, User
+from fable_core.errors import Unauthenticated
 from fable_core.runtime import Fable
 from fable_core.tools import REGISTRY
-from fable_web.cli import main
+from fable_web.cli import _parser, main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -59,6 +65,13 @@ async def test_user_apikey_and_call_through_the_real_executable(
             [sys.executable, "-m", "fable_web.cli", *argv], input=stdin, capture_output=True,
             text=True, cwd=ROOT, env={**os.environ, **cli_env}, timeout=120, check=False,
         )
+
+    no_terminal = await asyncio.to_thread(fable_exe, "user", "create", "carol")  # stdin is a pipe
+    assert no_terminal.returncode == 1 and no_terminal.stdout == ""
+    assert no_terminal.stderr.splitlines() == [
+        "error: invalid_input: no terminal to ask for the password: pipe it in with --password-stdin "
+        "(printf '%s\\n' \"$PASSWORD\" | fable user create carol --password-stdin), or create it with --no-password"]
+    assert await count(fable, User) == 0
 
     made = await asyncio.to_thread(fable_exe, "user", "create", "carol", "--password-stdin",
                                    stdin="long enough password\n")
@@ -165,9 +178,13 @@ async def test_unknown_tool_and_unknown_user_are_clear_errors(
 
 async def test_usage_errors_exit_2(cli_env: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exited:
-        await fable_cli("call", "create_note", capsys=capsys)
+        await fable_cli("call", capsys=capsys)
     assert exited.value.code == 2
-    assert "--user" in capsys.readouterr().err
+    assert "the following arguments are required: tool" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exited:
+        await fable_cli("user", "create", "x", "--password-stdin", "--no-password", capsys=capsys)
+    assert exited.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err
 
 
 async def test_operators_disable_and_enable_accounts(
@@ -196,3 +213,138 @@ async def test_operators_disable_and_enable_accounts(
     assert (await fable.keys.caller(key, "rest")).user_id == bob.user_id
     status, _, err = await fable_cli("user", "disable", "nobody", capsys=capsys)
     assert status == 1 and "no user named 'nobody'" in err
+
+
+def _every_parser(parser: argparse.ArgumentParser, path: str = "fable") -> list[tuple[str, argparse.ArgumentParser]]:
+    found = [(path, parser)]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                found += _every_parser(child, f"{path} {name}")
+    return found
+
+
+def test_every_command_and_option_says_what_it_does_and_its_default() -> None:
+    """``--help`` is the operator's manual: every command has a summary, every argument a help
+    line, and every option that takes a value names what happens without it."""
+    missing = []
+    for path, parser in _every_parser(_parser()):
+        if path != "fable" and not parser.description:
+            missing.append(f"{path}: no description")
+        for action in parser._actions:
+            if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
+                continue
+            name = f"{path} {'/'.join(action.option_strings) or action.dest}"
+            takes_a_value = action.nargs != 0 if action.option_strings else action.default is not None
+            if not action.help:
+                missing.append(f"{name}: no help")
+            elif takes_a_value and "default" not in action.help:
+                missing.append(f"{name}: no default in {action.help!r}")
+    assert missing == []
+
+
+def stdin_of(monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(text))
+
+
+async def test_passwd_sets_a_new_password_and_ends_every_session(
+    cli_env: dict[str, str], fable: Fable, alice: Caller, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async with fable.db.transaction() as s:
+        await login_sessions.start_session(s, alice.user_id)
+    stdin_of(monkeypatch, "short\n")
+    status, out, err = await fable_cli("user", "passwd", "alice", "--password-stdin", capsys=capsys)
+    assert (status, out) == (1, "") and err.startswith("error: invalid_input: password must be at least 8")
+    assert await count(fable, LoginSession) == 1  # refused: nothing changed
+
+    stdin_of(monkeypatch, "")  # a pipe with nothing in it is no terminal either
+    status, _, err = await fable_cli("user", "passwd", "alice", capsys=capsys)
+    assert status == 1 and "pipe it in with --password-stdin" in err and "--no-password" not in err
+
+    stdin_of(monkeypatch, "the operator's new password\n")
+    status, out, err = await fable_cli("user", "passwd", "alice", "--password-stdin", capsys=capsys)
+    assert status == 0 and json.loads(out)["username"] == "alice" and "every session" in err
+    assert await count(fable, LoginSession) == 0
+    async with fable.db.transaction() as s:
+        assert (await authenticate(s, "alice", "the operator's new password")).id == alice.user_id
+        with pytest.raises(Unauthenticated):
+            await authenticate(s, "alice", PASSWORD)
+    stdin_of(monkeypatch, "the operator's new password\n")
+    status, _, err = await fable_cli("user", "passwd", "nobody", "--password-stdin", capsys=capsys)
+    assert status == 1 and err.startswith("error: not_found: no user named 'nobody'")
+
+
+async def test_delete_removes_the_account_with_what_it_owns_and_nothing_else(
+    cli_env: dict[str, str], fable: Fable, alice: Caller, bob: Caller, call, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    await call("create_note", title="Alice's", as_=alice)
+    await call("create_note", title="Bob's", as_=bob)
+    await call("create_note", title="Bob's task", status="todo", as_=bob)
+    await call("create_project", title="Bob's project", as_=bob)
+    async with fable.db.transaction() as s:
+        _, key = await create_api_key(s, bob.user_id, "agent")
+
+    stdin_of(monkeypatch, "")
+    status, out, err = await fable_cli("user", "delete", "bob", capsys=capsys)  # no terminal to confirm on
+    assert (status, out) == (1, "") and "needs --yes" in err
+    status, _, err = await fable_cli("user", "delete", "alice", "--yes", capsys=capsys)
+    assert status == 1 and "'alice' is the last active admin" in err
+    assert await count(fable, User) == 2 and await count(fable, Note) == 3
+
+    status, out, _ = await fable_cli("user", "delete", "bob", "--yes", capsys=capsys)
+    assert status == 0
+    assert json.loads(out) == {"id": bob.user_id, "username": "bob", "deleted": True, "notes": 2, "projects": 1}
+    assert [n["title"] for n in (await call("list_notes", as_=alice))["items"]] == ["Alice's"]
+    assert await count(fable, User) == 1 and await count(fable, Note) == 1 and await count(fable, ApiKey) == 0
+    with pytest.raises(Unauthenticated):
+        await fable.keys.caller(key, "rest")
+    status, _, err = await fable_cli("user", "delete", "bob", "--yes", capsys=capsys)
+    assert status == 1 and err.startswith("error: not_found: no user named 'bob'")
+
+
+async def test_apikey_list_shows_every_key_but_never_the_key_and_revoke_ends_it(
+    cli_env: dict[str, str], fable: Fable, alice: Caller, bob: Caller, capsys: pytest.CaptureFixture[str],
+) -> None:
+    async with fable.db.transaction() as s:
+        alice_row, alice_key = await create_api_key(s, alice.user_id, "laptop")
+        bob_row, bob_key = await create_api_key(s, bob.user_id, "agent", "read")
+    status, out, _ = await fable_cli("apikey", "list", capsys=capsys)
+    listed = [json.loads(line) for line in out.splitlines()]
+    assert status == 0
+    assert [(k["id"], k["user"], k["name"], k["scope"]) for k in listed] == [
+        (alice_row.id, "alice", "laptop", "write"), (bob_row.id, "bob", "agent", "read")]
+    assert alice_key not in out and bob_key not in out and alice_row.key_hash not in out
+    status, out, _ = await fable_cli("apikey", "list", "--user", "BOB", capsys=capsys)
+    assert [json.loads(line)["id"] for line in out.splitlines()] == [bob_row.id]
+
+    status, out, _ = await fable_cli("apikey", "revoke", str(bob_row.id), capsys=capsys)
+    assert status == 0 and json.loads(out) == {"id": bob_row.id, "name": "agent", "prefix": bob_row.prefix,
+                                               "user": "bob", "revoked": True}
+    with pytest.raises(Unauthenticated):
+        await fable.keys.caller(bob_key, "rest")
+    assert (await fable.keys.caller(alice_key, "rest")).user_id == alice.user_id
+    status, out, err = await fable_cli("apikey", "revoke", str(bob_row.id), capsys=capsys)
+    assert (status, out) == (1, "") and err.startswith(f"error: not_found: API key {bob_row.id} not found")
+    assert await count(fable, ApiKey) == 1
+
+
+async def test_call_and_apikey_create_need_no_user_when_there_is_one(
+    cli_env: dict[str, str], fable: Fable, capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, _, err = await fable_cli("call", "list_notes", capsys=capsys)
+    assert status == 1 and err.startswith("error: not_found: this Fable has no users yet: create one with "
+                                          "`fable user create NAME`")
+    await fable_cli("user", "create", "solo", "--no-password", capsys=capsys)
+    status, out, _ = await fable_cli("call", "create_note", '{"title": "Mine"}', capsys=capsys)
+    assert status == 0 and json.loads(out)["title"] == "Mine"
+    status, out, _ = await fable_cli("apikey", "create", capsys=capsys)
+    assert status == 0 and (await fable.keys.caller(out.strip(), "rest")).username == "solo"
+
+    await fable_cli("user", "create", "duo", "--no-password", capsys=capsys)
+    status, out, err = await fable_cli("call", "create_note", '{"title": "Whose?"}', capsys=capsys)
+    assert (status, out) == (1, "") and err.startswith("error: invalid_input: this Fable has 2 users: pass --user NAME")
+    status, _, err = await fable_cli("apikey", "create", capsys=capsys)
+    assert status == 1 and "pass --user NAME" in err
+    assert await count(fable, Note) == 1 and await count(fable, ApiKey) == 1

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 from support.snapshots import assert_matches
 
 from fable_core.config import Settings, settings_table
+from fable_web.cli import _parser
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,3 +53,15 @@ def test_docs_linked_from_the_readme_exist() -> None:
     links = re.findall(r"\]\((docs/[^)#]+)\)", readme)
     assert links, "the README links the docs"
     assert [link for link in links if not (ROOT / link).exists()] == []
+
+
+def test_the_readmes_fable_commands_are_ones_the_cli_accepts() -> None:
+    """Each ``fable ...`` line of the README's command-line block parses (a renamed command or
+    option fails here, not in a reader's shell)."""
+    readme = (ROOT / "README.md").read_text()
+    block = readme[readme.index("## The command line"):].split("```")[1]
+    lines = [line.split("  #")[0] for line in block.splitlines() if ".venv/bin/fable " in line]
+    assert len(lines) >= 8
+    for line in lines:
+        argv = shlex.split(line.split(".venv/bin/fable ", 1)[1])
+        _parser().parse_args(argv)  # exits (status 2) on anything it does not know

@@ -28,7 +28,11 @@ from fable_core.db.models import Base
 from fable_core.runtime import Fable
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAD = ScriptDirectory.from_config(alembic_config()).get_current_head()
+SCRIPTS = ScriptDirectory.from_config(alembic_config())
+HEAD = SCRIPTS.get_current_head()
+# What `fable db upgrade` says it applied to an empty database: every migration, oldest first
+EVERY_MIGRATION = [f"applied {r.revision}: {r.doc.strip().splitlines()[0]}"
+                   for r in reversed(list(SCRIPTS.walk_revisions()))]
 
 
 @pytest.fixture
@@ -77,13 +81,18 @@ def finish(proc: subprocess.Popen[str]) -> str:
 
 
 async def test_db_upgrade_is_safe_to_run_concurrently_and_again(fresh_url: str, tmp_path: Path) -> None:
+    """Two at once: one applies every migration and says so, the other waits and finds nothing
+    to do; a re-run applies nothing."""
     first, second = fable_db_upgrade(fresh_url, tmp_path), fable_db_upgrade(fresh_url, tmp_path)
-    assert "up to date" in finish(first) and "up to date" in finish(second)
+    said = sorted([finish(first).splitlines(), finish(second).splitlines()], key=len)
+    assert said == [[f"database is up to date at revision {HEAD} (nothing to apply)"],
+                    [*EVERY_MIGRATION, f"database is up to date at revision {HEAD}"]]
     assert await on(fresh_url, version) == HEAD
     assert {t.name for t in Base.metadata.sorted_tables} <= await on(fresh_url, tables)
 
     await on(fresh_url, lambda c: c.execute(text("INSERT INTO users (username) VALUES ('kept')")))
-    assert "up to date" in finish(fable_db_upgrade(fresh_url, tmp_path))  # data survives a re-run
+    again = finish(fable_db_upgrade(fresh_url, tmp_path))  # data survives a re-run
+    assert again == f"database is up to date at revision {HEAD} (nothing to apply)\n"
     assert await on(fresh_url, version) == HEAD
     assert await on(fresh_url, lambda c: c.execute(text("SELECT username FROM users")).scalars().all()) == ["kept"]
 

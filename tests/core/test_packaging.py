@@ -52,7 +52,11 @@ def build_wheel(tmp_path: Path) -> Path:
         shutil.copy(ROOT / name, src)
     for package in PACKAGES:
         shutil.copytree(ROOT / package, src / package, ignore=shutil.ignore_patterns("__pycache__"))
-    run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path / "dist"), str(src))
+    built = run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-v", "-w", str(tmp_path / "dist"), str(src))
+    # -v shows the build backend's own output: setuptools warns there about deprecated metadata
+    # (a `project.license` table, license classifiers) long before it refuses it
+    deprecated = [line.strip() for line in (built.stdout + built.stderr).splitlines() if "deprecat" in line.lower()]
+    assert deprecated == []
     [wheel] = (tmp_path / "dist").glob("fable-*.whl")
     return wheel
 

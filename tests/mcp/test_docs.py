@@ -28,12 +28,19 @@ def test_generated_tool_list_is_current(fable: Fable) -> None:
         assert f"#### `{t.name}` — {t.title}" in text
 
 
-def test_json_configs_in_the_doc_parse() -> None:
+def test_json_configs_in_the_doc_parse_and_name_fable_by_its_absolute_path() -> None:
+    """A host does not run commands through the user's shell: ``fable`` is named by its absolute
+    path, as the generated configs name it (tests/mcp/test_client_configs.py starts those)."""
     blocks = re.findall(r"```json\n(.*?)```", DOC.read_text(), re.DOTALL)
     assert len(blocks) == 5  # Claude Desktop x3, Cursor, VS Code
+    commands = []
     for block in blocks:
         config = json.loads(block)
         assert "mcpServers" in config or "servers" in config
+        commands += [s["command"] for s in config.get("mcpServers", {}).values() if "command" in s]
+    assert commands == ["/home/me/fable/.venv/bin/fable", "/home/me/fable/.venv/bin/fable", "npx",
+                        "/home/me/fable/.venv/bin/fable"]
+    assert "-- fable mcp" not in DOC.read_text()  # Claude Code's form too
 
 
 async def test_the_scripted_agent_example_runs(mcp_base_url: str, fable: Fable, alice: Caller, call) -> None:

@@ -1,8 +1,10 @@
-"""MCP test helpers: API keys for tests, SDK clients over HTTP, a recorder of resource updates."""
+"""MCP test helpers: API keys for tests, SDK clients over HTTP, a recorder of resource updates,
+and a client that starts a pasted stdio configuration the way a desktop host does."""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -13,14 +15,15 @@ import anyio
 import httpx2
 import mcp_types as types
 from mcp import Client
+from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from fable_core.accounts import create_api_key, revoke_api_key
 from fable_core.caller import Caller, Scope
 from fable_core.runtime import Fable
 
-__all__ = ["FABLE_BIN", "ResourceUpdates", "data", "http_client", "http_connect", "make_key",
-           "make_revocable_key", "revoke_key"]
+__all__ = ["FABLE_BIN", "HOST_PATH", "ResourceUpdates", "as_a_host_starts", "data", "http_client", "http_connect",
+           "make_key", "make_revocable_key", "revoke_key"]
 
 FABLE_BIN = Path(sys.executable).parent / "fable"
 
@@ -74,4 +77,31 @@ async def http_connect(url: str, key: str | None, **client_args: Any) -> AsyncIt
         http_client(key) as http,
         Client(streamable_http_client(url, http_client=http), **client_args) as client,
     ):
+        yield client
+
+
+# The PATH Claude Desktop gives the servers it starts on macOS: the system's, no virtualenv, no
+# ~/.local/bin. A config that says plain `fable` is not found there.
+HOST_PATH = "/usr/bin:/bin"
+
+
+@asynccontextmanager
+async def as_a_host_starts(config: dict[str, Any], home: Path) -> AsyncIterator[Client]:
+    """Connect to the one server of a pasted ``{"mcpServers": {...}}`` configuration the way
+    Claude Desktop starts it: exactly its ``command`` and ``args``, from ``/``, in the host's own
+    environment with the config's ``env`` on top. The host's environment is what the SDK's stdio
+    client passes (``HOME``, ``LOGNAME``, ``SHELL``, ``TERM``, ``USER`` of this process; nothing
+    else of the test's environment), with ``PATH`` cut to :data:`HOST_PATH` and ``HOME`` an
+    empty directory, so the config must carry whatever else the server needs. One addition: a
+    developer's ``PYTHONPATH`` (a checkout run against another checkout's virtualenv) is passed
+    on when the tests run under one, so the server is the code under test; ``make test`` sets none.
+    """
+    [server] = config["mcpServers"].values()
+    assert set(server) <= {"command", "args", "env"}, server
+    env = {"PATH": HOST_PATH, "HOME": str(home)}
+    if os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    params = StdioServerParameters(command=server["command"], args=server.get("args", []),
+                                   env=env | server.get("env", {}), cwd="/")
+    async with Client(params) as client:
         yield client

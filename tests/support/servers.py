@@ -5,23 +5,30 @@ lives); ``serve_config(config)`` does the same for a ready ``uvicorn.Config`` (t
 one of ``fable_web.server.uvicorn_config``, say); ``serve_in_thread(app)`` runs it in a thread
 with a loop of its own, for fakes that must keep answering while the test's loop is busy or
 blocked (the fake LLM servers). ``free_port()`` names a port nothing listens on.
+``fable_serve(env, *args)`` runs the real ``fable serve`` executable, as an operator does.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import socket
+import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
 from typing import Any
 
+import httpx
 import uvicorn
 from starlette.types import ASGIApp
 
-__all__ = ["free_port", "serve", "serve_config", "serve_in_thread", "server_config"]
+__all__ = ["FABLE", "fable_serve", "free_port", "serve", "serve_config", "serve_in_thread", "server_config"]
+
+FABLE = str(Path(sys.executable).with_name("fable"))
 
 
 def server_config(app: ASGIApp, port: int = 0, **options: Any) -> uvicorn.Config:
@@ -96,3 +103,33 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@asynccontextmanager
+async def fable_serve(env: dict[str, str], *args: str) -> AsyncIterator[list[str]]:
+    """Run ``fable serve ARGS`` (the installed executable) with ``env`` over this environment
+    until it says it is serving and answers ``/api/health`` on the URL it names; yields the
+    lines it printed (stderr). Stopped with SIGTERM, as a service manager does."""
+    proc = await asyncio.create_subprocess_exec(FABLE, "serve", *args, env={**os.environ, **env},
+                                                stdin=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+    assert proc.stderr is not None
+    lines: list[str] = []
+    try:
+        async with asyncio.timeout(60):
+            while not any("serving on" in line for line in lines):
+                line = (await proc.stderr.readline()).decode()
+                assert line, f"fable serve exited: {lines}"
+                lines.append(line)
+        url = lines[-1].split("serving on ")[1].split()[0]
+        async with httpx.AsyncClient(timeout=10) as client, asyncio.timeout(30):
+            while True:  # uvicorn takes the connections right after the message
+                try:
+                    await client.get(f"{url}/api/health")
+                    break
+                except httpx.ConnectError:
+                    await asyncio.sleep(0.05)
+        yield lines
+    finally:
+        if proc.returncode is None:
+            proc.terminate()
+        await proc.wait()

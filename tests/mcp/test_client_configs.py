@@ -1,0 +1,90 @@
+"""Every stdio configuration Fable generates starts a working server when pasted into Claude
+Desktop: the API-key answer's (which the Settings page shows; the browser test starts the one on
+the page) and ``fable mcp --print-config``'s, local and remote. Each is started the way the host
+starts it (``support.mcp_clients.as_a_host_starts``: command, args and env only, with the host's
+own small environment), then initialised and asked for its tools over the SDK's stdio client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from support.mcp_clients import FABLE_BIN, as_a_host_starts, make_key
+from support.servers import serve
+from support.users import PASSWORD
+
+from fable_core.caller import Caller
+from fable_core.runtime import Fable
+from fable_web.app import create_app
+
+pytestmark = pytest.mark.slow
+
+
+async def fable_output(*argv: str, env: dict[str, str], cwd: Path | None = None) -> str:
+    """stdout of ``fable ARGV`` run with ``env`` over this environment; fails on a non-zero exit."""
+    proc = await asyncio.create_subprocess_exec(
+        str(FABLE_BIN), *argv, env={**os.environ, **env}, cwd=cwd, stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    async with asyncio.timeout(60):
+        out, err = await proc.communicate()
+    assert proc.returncode == 0, err.decode()
+    return out.decode()
+
+
+async def tool_names(config: dict[str, Any], home: Path) -> list[str]:
+    async with as_a_host_starts(config, home) as client:
+        return [t.name for t in (await client.list_tools()).tools]
+
+
+async def test_the_api_key_answers_stdio_config_starts_the_bridge(fable: Fable, tmp_path: Path) -> None:
+    async with serve(create_app(fable)) as url:
+        async with httpx.AsyncClient(base_url=url, headers={"origin": url}) as browser:
+            r = await browser.post("/api/auth/register", json={"username": "ada", "password": PASSWORD})
+            assert r.status_code == 201, r.text
+            created = (await browser.post("/api/api-keys", json={"name": "Claude Desktop"})).json()
+        config = created["mcp_config"]["stdio"]
+        server = config["mcpServers"]["fable"]
+        assert Path(server["command"]).is_absolute() and Path(server["command"]).name == "fable"
+        assert server["args"] == ["mcp", "--remote", f"{url}/mcp"]
+        assert await tool_names(config, tmp_path) == [t.name for t in fable.registry]
+
+
+async def test_print_config_starts_a_local_server_on_the_same_data(
+    fable: Fable, alice: Caller, stdio_env: dict[str, str], call, tmp_path: Path,
+) -> None:
+    """Printed in a shell with the settings exported (the test database, a data directory, no
+    LLM): the config carries them, so the server the host starts uses the same data."""
+    config = json.loads(await fable_output("mcp", "--print-config", "--user", "alice", env=stdio_env))
+    server = config["mcpServers"]["fable"]
+    assert Path(server["command"]).is_absolute() and server["args"] == ["mcp", "--user", "alice"]
+    assert server["env"]["FABLE_DATA_DIR"] == stdio_env["FABLE_DATA_DIR"]
+    assert server["env"]["DATABASE_URL"] == stdio_env["DATABASE_URL"]
+    async with as_a_host_starts(config, tmp_path) as client:
+        tools = (await client.list_tools()).tools
+        created = await client.call_tool("create_note", {"title": "From Claude Desktop"})
+    assert [t.name for t in tools] == [t.name for t in fable.registry]
+    assert not created.is_error
+    assert [n["title"] for n in (await call("list_notes"))["items"]] == ["From Claude Desktop"]  # alice's
+
+
+async def test_print_config_for_the_remote_bridge(
+    mcp_base_url: str, fable: Fable, alice: Caller, tmp_path: Path,
+) -> None:
+    key = await make_key(fable, alice)
+    config = json.loads(await fable_output("mcp", "--remote", f"{mcp_base_url}/mcp", "--print-config",
+                                           env={"FABLE_API_KEY": key}))
+    assert config["mcpServers"]["fable"]["env"] == {"FABLE_API_KEY": key}
+    assert await tool_names(config, tmp_path) == [t.name for t in fable.registry]
+
+    (tmp_path / "key").write_text(key)  # named relative to where it is printed: the config names it absolutely
+    config = json.loads(await fable_output("mcp", "--remote", f"{mcp_base_url}/mcp", "--api-key-file", "key",
+                                           "--print-config", env={}, cwd=tmp_path))
+    server = config["mcpServers"]["fable"]
+    assert "env" not in server and server["args"][-2:] == ["--api-key-file", str(tmp_path / "key")]
+    assert await tool_names(config, tmp_path) == [t.name for t in fable.registry]
