@@ -7,7 +7,9 @@ against: accepting a draft of a note that changed since is a conflict, never a s
 Changes go through the knowledge tools, called through the dispatcher (``ctx.call``), so a draft
 or a capture obeys exactly the rules a direct call would. The tools that wait on the model run
 in phases: no database connection is held while it writes, and each user has a fair share of
-it (:mod:`.gate`).
+it (:mod:`.gate`). The model's answers are read through :mod:`.answers`: tags that are phrases
+are refused, a capture whose answer is not a note or task saves nothing until the caller says
+"plain note", and an empty or echoed summary is not stored.
 
 ``assist_note`` is a streaming tool: the model's words come as ``token`` progress (MCP progress
 notifications, SSE on REST's ``/notes/{id}/assist/stream``), and the draft is saved only once
@@ -16,25 +18,25 @@ the model has finished, so an answer cut short (the client went away) leaves not
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from sqlalchemy import delete, func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.access import get_visible, owned_by
+from fable_core.assistant.answers import cut, json_object_from, summary_from, tags_from, title_from
 from fable_core.assistant.gate import model_for
 from fable_core.assistant.providers import Provider
 from fable_core.caller import Caller
 from fable_core.db.models import Note, NoteDraft, Project
-from fable_core.errors import Conflict, InvalidInput, NotFound
+from fable_core.errors import Conflict, InvalidInput, NeedsConfirmation, NotFound
 from fable_core.knowledge.sections import find_section, outline
-from fable_core.knowledge.types import NoteId, Tag
+from fable_core.knowledge.types import NoteId
 from fable_core.knowledge.views import Deleted, NoteSummary
 from fable_core.tools import Context, Route, tool
 
@@ -206,6 +208,9 @@ async def reject_note_draft(ctx: Context, note_id: NoteId) -> Deleted:
 
 class TagSuggestions(BaseModel):
     tags: list[str]
+    reason: str = Field("", description="Why there are no tags, when there are none: the model suggested "
+                                         "none, only phrases or the instruction read back, or only tags "
+                                         "the note has.")
 
 
 @tool(title="Suggest tags", scope="read", transaction="phases", needs=("llm",),
@@ -217,7 +222,8 @@ async def suggest_tags(
     limit: Annotated[int, Field(ge=1, le=10)] = 5,
 ) -> TagSuggestions:
     """Suggest tags for a note (by id) or for a text not saved yet; the caller's existing tags are
-    preferred. Tags the note already has are left out."""
+    preferred. Tags the note has, and phrases that are no tags, are left out; with none left,
+    `reason` says why."""
     if (note_id is None) == (text is None):
         raise InvalidInput("pass note_id or text, not both or neither", field="note_id")
     have: list[str] = []
@@ -229,25 +235,14 @@ async def suggest_tags(
         inner = select(tag).where(owned_by(Note, ctx.caller)).subquery()
         existing = list((await session.execute(
             select(inner.c.tag).group_by(inner.c.tag).order_by(func.count().desc()).limit(100))).scalars())
+    instruction = _TAGS.format(n=limit)
     answer = await llm(ctx).complete([
-        {"role": "system", "content": _TAGS.format(n=limit)},
+        {"role": "system", "content": instruction},
         {"role": "user",
          "content": f"Existing tags: {', '.join(existing) or '(none)'}\n\nNote:\n{(text or '')[:8000]}"},
     ], max_tokens=60)
-    return TagSuggestions(tags=[t for t in _parse_tags(answer) if t not in have][:limit])
-
-
-_TAG = TypeAdapter(Tag)
-
-
-def _parse_tags(answer: str) -> list[str]:
-    tags: dict[str, None] = {}
-    for raw in re.split(r"[,\n]", answer):
-        try:
-            tags[_TAG.validate_python(raw.strip().strip("-*• ").replace(" ", "-"))] = None
-        except ValidationError:
-            continue
-    return list(tags)
+    found = tags_from(answer, f"{instruction}\nExisting tags: (none)\nNote:", keep=existing, skip=have)
+    return TagSuggestions(tags=found.tags[:limit], reason=found.reason())
 
 
 @tool(title="Quick capture", scope="write", transaction="phases", needs=("llm",),
@@ -255,41 +250,77 @@ def _parse_tags(answer: str) -> list[str]:
 async def quick_capture(
     ctx: Context,
     text: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)],
+    plain: bool = False,
 ) -> NoteSummary:
     """Turn one sentence ("call the bank friday, high priority") into a task or note with its
-    fields filled in: title, due date, priority, tags."""
+    fields filled in: title, due date, priority, tags. If the model's answer is no note or task,
+    nothing is saved: needs_confirmation, whose `confirm_arguments` save a plain note.
+
+    Args:
+        plain: Save the text as a plain note without asking the model: its first sentence is
+            the title, the rest the body.
+    """
+    if plain:
+        return NoteSummary.model_validate(await ctx.call("create_note", plain_note(text)), from_attributes=True)
     answer = await llm(ctx).complete([
         {"role": "system", "content": _CAPTURE.format(today=(await ctx.today()).isoformat())},
         {"role": "user", "content": text},
     ], max_tokens=300)
     fields = _capture_fields(answer, text)
+    if fields is None:
+        raise NeedsConfirmation(
+            f"the model's answer could not be read as a note or task ({_shown(answer)}); nothing was saved. "
+            "Repeat quick_capture with plain=true to save the text as a plain note",
+            requires_confirmation=True, answer=answer.strip()[:500], fallback=plain_note(text),
+            confirm_arguments={"text": text, "plain": True})
     try:
         created = await ctx.call("create_note", fields)
     except InvalidInput:  # a field the model got wrong: keep the sentence, drop the extras
-        plain = {"title": fields["title"], "body": fields.get("body", "")}
+        kept = {"title": fields["title"], "body": fields.get("body", "")}
         if fields.get("status"):
-            plain["status"] = "todo"
-        created = await ctx.call("create_note", plain)
+            kept["status"] = "todo"
+        created = await ctx.call("create_note", kept)
     return NoteSummary.model_validate(created, from_attributes=True)
 
 
-def _capture_fields(answer: str, text: str) -> dict[str, Any]:
-    match = re.search(r"\{.*\}", answer, re.DOTALL)
-    try:
-        data = json.loads(match.group(0)) if match else {}
-    except json.JSONDecodeError:
-        data = {}
-    if not isinstance(data, dict):
-        data = {}
-    title = str(data.get("title") or text).strip()[:300] or text[:300]
-    fields: dict[str, Any] = {"title": title, "body": str(data.get("body") or "")}
+PLAIN_TITLE = 120
+
+
+def plain_note(text: str) -> dict[str, str]:
+    """The note ``quick_capture`` saves with ``plain``: the first sentence (or line) as its
+    title and the rest as its body; a first sentence over 120 characters is cut at a word for
+    the title, and the body keeps the whole text."""
+    text = text.strip()
+    first, *rest = re.split(r"(?<=[.!?])\s+|\s*\n\s*", text, maxsplit=1)
+    if len(first) <= PLAIN_TITLE:
+        return {"title": first, "body": " ".join(rest)}
+    return {"title": cut(first, words=PLAIN_TITLE, chars=PLAIN_TITLE - 1) + "…", "body": text}
+
+
+def _shown(answer: str) -> str:
+    answer = " ".join(answer.split())
+    return repr(answer if len(answer) <= 80 else answer[:79] + "…") if answer else "an empty answer"
+
+
+def _capture_fields(answer: str, text: str) -> dict[str, Any] | None:
+    """The create_note arguments the model's answer describes, or None when it describes no
+    note or task (no JSON object, or one with neither a kind nor a title)."""
+    data = json_object_from(answer)
+    if data is None:
+        return None
+    title = title_from(str(data.get("title") or ""))
+    if not title and data.get("kind") not in ("task", "note"):
+        return None
+    fields: dict[str, Any] = {"title": title or cut(text), "body": str(data.get("body") or "").strip()}
+    if not title and not fields["body"] and fields["title"] != text:
+        fields["body"] = text  # the title is the sentence cut short: keep all of it
     if data.get("kind") == "task":
         fields["status"] = "todo"
     for key in ("due_date", "priority"):
         if data.get(key):
             fields[key] = data[key]
     if isinstance(data.get("tags"), list):
-        fields["tags"] = _parse_tags(",".join(map(str, data["tags"])))[:10]
+        fields["tags"] = tags_from(",".join(map(str, data["tags"])), _CAPTURE).tags[:10]
     return fields
 
 
@@ -299,6 +330,9 @@ def _capture_fields(answer: str, text: str) -> dict[str, Any]:
 class ProjectSummaryView(BaseModel):
     project_id: int
     auto_summary: str
+    updated: bool = Field(True, description="False when the model's answer was not stored (see reason): "
+                                            "auto_summary is then the summary as it was.")
+    reason: str = Field("", description="Why the summary was not updated.")
 
 
 @tool(title="Summarise a project", scope="write", idempotent=True, transaction="phases", needs=("llm",),
@@ -307,19 +341,23 @@ async def summarize_project(
     ctx: Context, project_id: Annotated[int, Field(ge=1, le=2**31 - 1)]
 ) -> ProjectSummaryView:
     """Write the project's automatic summary from its description, goal and newest notes (used
-    by search_projects to match projects by what they contain)."""
+    by search_projects to match projects by what they contain). An empty or echoed answer is
+    not stored: `updated` is false, `reason` says why."""
     async with ctx.reading() as session:
         project = await get_visible(session, Project, project_id, ctx.caller)
         notes = (await session.execute(
             select(Note.title, Note.body).where(Note.project_id == project_id, owned_by(Note, ctx.caller))
             .order_by(Note.updated_at.desc()).limit(15))).all()
     listing = "\n".join(f"- {t}: {b[:200]}" for t, b in notes)
-    summary = await llm(ctx).complete([
-        {"role": "system", "content": _SUMMARY},
-        {"role": "user", "content": f"Project: {project.title}\nDescription: {project.description}\n"
-                                    f"Goal: {project.goal}\nNotes:\n{listing or '(none)'}"},
-    ], max_tokens=200)
+    prompt = (f"Project: {project.title}\nDescription: {project.description}\n"
+              f"Goal: {project.goal}\nNotes:\n{listing or '(none)'}")
+    answer = await llm(ctx).complete([{"role": "system", "content": _SUMMARY}, {"role": "user", "content": prompt}],
+                                     max_tokens=200)
+    summary, why_not = summary_from(answer, _SUMMARY, prompt)
     async with ctx.transaction() as session:  # the project may have gone while the model wrote
         project = await get_visible(session, Project, project_id, ctx.caller, for_update=True)
-        project.auto_summary, project.summary_updated_at = summary.strip()[:2000], func.now()
+        if why_not:
+            return ProjectSummaryView(project_id=project_id, auto_summary=project.auto_summary or "", updated=False,
+                                      reason=f"{why_not}; the summary was left as it was")
+        project.auto_summary, project.summary_updated_at = summary[:2000], func.now()
     return ProjectSummaryView(project_id=project_id, auto_summary=project.auto_summary)

@@ -297,7 +297,10 @@ class _Turn:
             async with autocommit(self.a.db) as conn:
                 rows = (await conn.execute(select(Message.role, Message.content).where(
                     Message.conversation_id == self.conversation_id).order_by(Message.id.desc()).limit(10))).all()
-            title = await memory.make_title(self.model, [{"role": r, "content": c} for r, c in reversed(rows)])
+            first = self.content if self.stored.earlier == 0 else ""  # no usable title: the message's first words
+            title = await memory.make_title(self.model, [{"role": r, "content": c} for r, c in reversed(rows)], first)
+            if not title:
+                return
             async with autocommit(self.a.db) as conn:
                 await conn.execute(update(Conversation).where(Conversation.id == self.conversation_id)
                                    .values(title=title))

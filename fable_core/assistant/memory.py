@@ -11,7 +11,9 @@ messages). Only a conversation far behind (more than 60 messages since the summa
 was down, or messages were imported) is summarised before answering, to keep the prompt
 bounded. Two summaries racing (a quick follow-up while the last one is still being written)
 cannot mix: a summary is stored only if the summary it was built on is still the current one.
-A title is generated after the first exchange and refreshed every 10th message.
+A title is generated after the first exchange and refreshed every 10th message; a model's
+title is cleaned and cut to a few words, and one that holds nothing usable falls back to the
+first words of the user's first message (or, at a refresh, leaves the title as it is).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any, NamedTuple
 
 from sqlalchemy import update
 
+from fable_core.assistant.answers import cut, echoes, title_from
 from fable_core.assistant.providers.base import Provider
 from fable_core.db.database import Database, rowcount
 from fable_core.db.models import Conversation
@@ -105,11 +108,14 @@ def wants_title(message_count: int) -> bool:
     return message_count == 2 or (message_count > 2 and message_count % TITLE_EVERY == 0)
 
 
-async def make_title(provider: Provider, messages: list[dict[str, Any]]) -> str:
+async def make_title(provider: Provider, messages: list[dict[str, Any]], fallback: str = "") -> str:
+    """The model's title for the conversation, cleaned and cut (:func:`.answers.title_from`);
+    when its answer holds none (empty, only markup, the instruction read back), ``fallback``
+    cut the same way, and ``""`` (keep the title as it is) without one."""
     transcript = "\n".join(f"{m['role']}: {m['content'][:500]}" for m in messages[-10:])
-    title = await provider.complete([
+    answer = await provider.complete([
         {"role": "system", "content": _TITLE_PROMPT},
         {"role": "user", "content": transcript},
     ], max_tokens=24)
-    title = " ".join(title.strip().strip("\"'").split())
-    return (title[:200] or "New conversation").rstrip(".")
+    title = title_from(answer)
+    return title if title and not echoes(title, _TITLE_PROMPT) else cut(fallback)

@@ -1,7 +1,9 @@
 """Project auto-summaries, kept fresh in the background: when a note in a project changes, the
 project's summary is rewritten (through the dispatcher, ``summarize_project``) after a short
 delay — at most once per ``debounce`` seconds per project (default one hour), so a burst of
-edits costs one model call. ``search_projects`` matches against these summaries."""
+edits costs one model call. ``search_projects`` matches against these summaries. An answer
+that is empty or repeats the prompt is not stored (``summarize_project`` says so); the old
+summary stays."""
 
 from __future__ import annotations
 
@@ -70,9 +72,11 @@ class ProjectSummaries:
     async def _summarise(self, project_id: int, user_id: int) -> None:
         try:
             await asyncio.sleep(self.delay)
-            await self.dispatcher.call("summarize_project", {"project_id": project_id},
-                                       Caller(user_id=user_id, surface="internal"))
+            result = await self.dispatcher.call("summarize_project", {"project_id": project_id},
+                                                Caller(user_id=user_id, surface="internal"))
             self._summarised[project_id] = time.monotonic()
+            if not result.get("updated", True):
+                _log.info("project %s not summarised: %s", project_id, result.get("reason"))
         except FableError as e:
             _log.info("project %s not summarised: %s", project_id, e.message)
         finally:

@@ -9,7 +9,8 @@ nothing runs.
 Tool schemas come from the registry (``tool.input_schema``), never written by hand. A failing
 call does not end the turn: the model receives the error object (``{"error": {...}}``) and can
 correct itself; a near-duplicate note answers ``requires_confirmation`` with the arguments to
-repeat (with ``confirm: true``) so the UI can offer confirm / deny.
+repeat (the error's ``confirm_arguments``, else the call's with ``confirm: true``) so the UI can
+offer confirm / deny.
 """
 
 from __future__ import annotations
@@ -121,7 +122,7 @@ async def _run_call(dispatcher: Dispatcher, caller: Caller, name: str, arguments
         outcome: dict[str, Any] = {"result": await dispatcher.call(name, arguments, caller, progress=progress)}
     except NeedsConfirmation as e:
         outcome = {"error": e.to_dict(), "requires_confirmation": True,
-                   "confirm_arguments": {**arguments, "confirm": True}}
+                   "confirm_arguments": e.details.get("confirm_arguments") or {**arguments, "confirm": True}}
     except FableError as e:
         outcome = {"error": e.to_dict()}
     event = {**event, **outcome, "ok": "error" not in outcome}

@@ -10,7 +10,7 @@ from support.mcp_clients import data
 
 from fable_core.caller import Caller
 from fable_core.db.models import Note, NoteDraft, Project
-from fable_core.errors import Conflict, InvalidInput, NotFound, Unavailable
+from fable_core.errors import Conflict, InvalidInput, NeedsConfirmation, NotFound, Unavailable
 from fable_core.runtime import Fable
 
 BODY = "# Plan\n\nWe go on monday.\n\n## Packing\n\nsocks, socks, more socks\n\n## Budget\n\n300 euro\n"
@@ -78,10 +78,29 @@ async def test_tag_suggestions_prefer_existing_tags_and_skip_the_notes_own(
     note = await ai_fable.call("create_note", {"title": "Berlin", "body": "trip", "tags": ["travel"]}, alice)
     fake.plain_replies.append(Reply("Travel, city trips, #Germany, not a tag!, work/acme"))
     result = await ai_fable.call("suggest_tags", {"note_id": note["id"]}, alice)
-    assert result == {"tags": ["city-trips", "germany", "work/acme"]}
+    assert result == {"tags": ["city-trips", "germany", "work/acme"], "reason": ""}
     assert "Existing tags: travel, work/acme" in fake.chat_bodies()[-1]["messages"][-1]["content"]
     with pytest.raises(InvalidInput):
         await ai_fable.call("suggest_tags", {}, alice)
+
+
+async def test_tag_suggestions_drop_phrases_and_say_why_when_none_is_left(
+    ai_fable: Fable, fake: FakeLLM, alice: Caller
+) -> None:
+    fake.plain_replies.append(Reply("Tags: work, the user wants"))
+    assert await ai_fable.call("suggest_tags", {"text": "quarterly report"}, alice) == {"tags": ["work"], "reason": ""}
+    fake.plain_replies.append(Reply("Here are the tags: the user wants a report, none, "
+                                    "comma-separated lower case tags"))
+    result = await ai_fable.call("suggest_tags", {"text": "quarterly report"}, alice)
+    assert result == {"tags": [], "reason": "the model suggested no usable tags: 'the user wants a report' (too long); "
+                                            "'none' (the instruction read back); 'comma-separated lower case tags' "
+                                            "(too long)"}
+    note = await ai_fable.call("create_note", {"title": "Report", "tags": ["work"]}, alice)
+    fake.plain_replies.append(Reply("Work, #work"))
+    assert await ai_fable.call("suggest_tags", {"note_id": note["id"]}, alice) == {
+        "tags": [], "reason": "the note already has every tag the model suggested"}
+    fake.plain_replies.append(Reply(", ".join(f"tag{i}" for i in range(12))))
+    assert (await ai_fable.call("suggest_tags", {"text": "x", "limit": 3}, alice))["tags"] == ["tag0", "tag1", "tag2"]
 
 
 async def test_quick_capture_fills_in_a_task(ai_fable: Fable, fake: FakeLLM, alice: Caller) -> None:
@@ -96,9 +115,103 @@ async def test_quick_capture_survives_a_confused_model(ai_fable: Fable, fake: Fa
     fake.plain_replies.append(Reply('{"kind": "task", "title": "Water plants", "due_date": "next tuesday"}'))
     task = await ai_fable.call("quick_capture", {"text": "water the plants next tuesday"}, alice)
     assert (task["title"], task["kind"], task["due_date"]) == ("Water plants", "task", None)
-    fake.plain_replies.append(Reply("I am not sure what you mean."))
-    note = await ai_fable.call("quick_capture", {"text": "ideas for the garden"}, alice)
-    assert (note["title"], note["kind"]) == ("ideas for the garden", "note")
+
+
+async def test_quick_capture_cuts_the_models_title_or_falls_back_to_the_users_words(
+    ai_fable: Fable, fake: FakeLLM, alice: Caller
+) -> None:
+    long = ("The user wants to remember to call the bank on friday about the mortgage renewal and the "
+            "new savings account they opened recently")
+    assert len(long) == 129
+    fake.plain_replies.append(Reply(f'{{"kind": "task", "title": "Title: {long}", "priority": "high"}}'))
+    task = await ai_fable.call("quick_capture", {"text": "call the bank friday, urgent"}, alice)
+    assert (task["title"], task["priority"]) == ("The user wants to remember to call the", "high")
+    fake.plain_replies.append(Reply('{"kind": "note", "title": "\\"\\"", "body": ""}'))
+    text = "ideas for the garden: a pond, raspberries along the fence and a bench under the old pear tree"
+    note = await ai_fable.call("quick_capture", {"text": text}, alice)
+    assert note["title"] == "ideas for the garden: a pond, raspberries along"
+    assert (await ai_fable.call("read_note", {"note_id": note["id"]}, alice))["body"] == text, "nothing lost"
+
+
+@pytest.mark.parametrize("answer", ["2026-12-10", "I am not sure what you mean.", "", '{"due_date": "2026-12-10"}'])
+async def test_an_unreadable_capture_saves_nothing_and_offers_a_plain_note(
+    ai_fable: Fable, fake: FakeLLM, alice: Caller, answer: str
+) -> None:
+    fake.plain_replies.append(Reply(answer))
+    text = "Dentist on the 10th. Bring the insurance card."
+    with pytest.raises(NeedsConfirmation, match=r"^the model's answer could not be read as a note or task") as caught:
+        await ai_fable.call("quick_capture", {"text": text}, alice)
+    assert "plain=true" in caught.value.message
+    assert caught.value.details == {
+        "requires_confirmation": True, "answer": answer,
+        "fallback": {"title": "Dentist on the 10th.", "body": "Bring the insurance card."},
+        "confirm_arguments": {"text": text, "plain": True}}
+    assert (await ai_fable.call("list_notes", {}, alice))["items"] == []
+    asked = len(fake.chat_bodies())
+    saved = await ai_fable.call("quick_capture", caught.value.details["confirm_arguments"], alice)
+    assert (saved["title"], saved["kind"]) == ("Dentist on the 10th.", "note")
+    assert (await ai_fable.call("read_note", {"note_id": saved["id"]}, alice))["body"] == "Bring the insurance card."
+    assert len(fake.chat_bodies()) == asked, "a plain note asks no model"
+
+
+async def test_a_plain_capture_keeps_a_long_first_sentence_whole_in_the_body(ai_fable: Fable, alice: Caller) -> None:
+    text = "word " * 40 + "end"
+    note = await ai_fable.call("quick_capture", {"text": text, "plain": True}, alice)
+    assert note["title"] == ("word " * 24).strip() + "…" and len(note["title"]) == 120
+    assert (await ai_fable.call("read_note", {"note_id": note["id"]}, alice))["body"] == text
+
+
+async def test_an_unreadable_capture_is_the_same_answer_over_rest_mcp_and_the_assistant(
+    ai_fable: Fable, fake: FakeLLM, alice: Caller
+) -> None:
+    """REST: 409 needs_confirmation with the fallback; MCP: an error result saying so; the
+    assistant's tool loop: requires_confirmation with the arguments that save the plain note."""
+    from dataclasses import replace
+
+    import httpx
+    from mcp import Client
+
+    from fable_core.accounts import create_api_key
+    from fable_mcp.server import build_server
+    from fable_web.app import create_app
+
+    async with ai_fable.db.transaction() as s:
+        _, key = await create_api_key(s, alice.user_id, "t")
+    fake.plain_replies.append(Reply("2026-12-10"))
+    transport = httpx.ASGITransport(create_app(ai_fable))
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost",
+                                 headers={"Authorization": f"Bearer {key}"}) as http:
+        response = await http.post("/api/assist/capture", json={"text": "dentist on the 10th"})
+        assert response.status_code == 409
+        error = response.json()["error"]
+        assert error["type"] == "needs_confirmation"
+        assert error["message"].startswith("the model's answer could not be read as a note or task ('2026-12-10')")
+        assert error["details"]["fallback"] == {"title": "dentist on the 10th", "body": ""}
+        saved = await http.post("/api/assist/capture", json=error["details"]["confirm_arguments"])
+        assert saved.status_code == 200 and saved.json()["title"] == "dentist on the 10th"
+
+    fake.plain_replies.append(Reply("2026-12-10"))
+    async with Client(build_server(ai_fable, replace(alice, surface="mcp"))) as client:
+        result = await client.call_tool("quick_capture", {"text": "dentist on the 11th"})
+    assert result.is_error and "could not be read as a note or task" in result.content[0].text
+
+    from fable_core.assistant.toolloop import LoopResult, run_tool_loop
+
+    fake.replies.extend([Reply("", [("quick_capture", {"text": "dentist on the 12th"})]),
+                         Reply("I could not read it.")])
+    fake.plain_replies.append(Reply("2026-12-10"))
+    result_of = LoopResult()
+
+    async def emit(event: str, data: dict) -> None:
+        pass
+
+    await run_tool_loop(ai_fable.llm, ai_fable.dispatcher, replace(alice, surface="assistant"),
+                        [{"role": "user", "content": "note: dentist on the 12th"}], emit, result_of)
+    [event] = result_of.tool_events
+    assert event["requires_confirmation"] and not event["ok"]
+    assert event["confirm_arguments"] == {"text": "dentist on the 12th", "plain": True}
+    titles = [n["title"] for n in (await ai_fable.call("list_notes", {}, alice))["items"]]
+    assert titles == ["dentist on the 10th"]
 
 
 async def test_a_slow_model_holds_no_database_connection_and_each_user_gets_a_share(
@@ -142,16 +255,40 @@ async def test_project_summaries_feed_project_search(ai_fable: Fable, fake: Fake
     await ai_fable.call("create_note", {"title": "Roof", "body": "new tiles", "project_id": project["id"]}, alice)
     fake.plain_replies.append(Reply("Renovating the house: roof tiles and the garden."))
     summary = await ai_fable.call("summarize_project", {"project_id": project["id"]}, alice)
-    assert summary["auto_summary"] == "Renovating the house: roof tiles and the garden."
+    assert summary["auto_summary"] == "Renovating the house: roof tiles and the garden." and summary["updated"]
     assert "Roof: new tiles" in fake.chat_bodies()[-1]["messages"][-1]["content"]
     found = await ai_fable.call("search_projects", {"query": "roof tiles"}, alice)
     assert [p["id"] for p in found["items"]] == [project["id"]]
     assert (await ai_fable.call("search_projects", {"query": "spaceship"}, alice))["items"] == []
 
 
+@pytest.mark.parametrize(("answer", "reason"), [
+    ("", "the model's answer was empty"),
+    (" \n\n ", "the model's answer was empty"),
+    ("Summarise this project in at most 80 words: what it is about", "the model's answer repeated the prompt"),
+    ("Project: Casa\nDescription: the house\nGoal: None", "the model's answer repeated the prompt"),
+])
+async def test_an_empty_or_echoed_summary_is_not_stored(
+    ai_fable: Fable, fake: FakeLLM, alice: Caller, answer: str, reason: str
+) -> None:
+    project = await ai_fable.call("create_project", {"title": "Casa", "description": "the house"}, alice)
+    fake.plain_replies.append(Reply("Renovating the house."))
+    await ai_fable.call("summarize_project", {"project_id": project["id"]}, alice)
+    async with ai_fable.db.transaction() as s:
+        stamped = await s.scalar(select(Project.summary_updated_at))
+    fake.plain_replies.append(Reply(answer))
+    result = await ai_fable.call("summarize_project", {"project_id": project["id"]}, alice)
+    assert result == {"project_id": project["id"], "auto_summary": "Renovating the house.", "updated": False,
+                      "reason": f"{reason}; the summary was left as it was"}
+    async with ai_fable.db.transaction() as s:
+        assert (await s.execute(select(Project.auto_summary, Project.summary_updated_at))).one() == (
+            "Renovating the house.", stamped)
+
+
 async def test_note_changes_refresh_the_project_summary_once(ai_fable: Fable, fake: FakeLLM, alice: Caller) -> None:
     summaries = ai_fable.assistant.summaries
     summaries.delay = 0.0
+    fake.plain_replies.append(Reply("Plain: a house with a roof, a garden and a kitchen."))
     try:
         project = await ai_fable.call("create_project", {"title": "Casa"}, alice)
         for title in ("Roof", "Garden", "Kitchen"):

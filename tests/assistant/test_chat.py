@@ -143,6 +143,40 @@ async def test_a_title_is_generated_after_the_first_exchange(
     assert conversation.title == "Baking sourdough bread", "not retitled at message 4"
 
 
+async def test_a_models_long_title_is_cut_and_an_empty_one_falls_back_to_the_users_words(
+    ai_fable: Fable, assistant: Assistant, fake: FakeLLM, alice: Caller
+) -> None:
+    long = ('Title: "The user is asking how to bake a sourdough bread at home and which flour and '
+            'starter they need for it, step by step, now"')
+    assert len(long) == 129
+    conv = await new_conversation(ai_fable, alice)
+    fake.replies.append(Reply("Sourdough needs a starter."))
+    fake.plain_replies.append(Reply(long))
+    await turn(assistant, alice, conv, "How do I bake sourdough?")
+    [conversation] = await rows(ai_fable, select(Conversation))
+    assert conversation.title == "The user is asking how to bake a"
+
+    other = await new_conversation(ai_fable, alice)
+    fake.replies.append(Reply("Flour, water, salt."))
+    fake.plain_replies.append(Reply('**""**\n'))
+    await turn(assistant, alice, other, "What goes into a basic bread dough, and how long should it rise overnight?")
+    conversation = (await rows(ai_fable, select(Conversation).where(Conversation.id == other)))[0]
+    assert conversation.title == "What goes into a basic bread dough, and"
+
+
+async def test_an_unusable_title_at_a_refresh_keeps_the_title(
+    ai_fable: Fable, assistant: Assistant, fake: FakeLLM, alice: Caller
+) -> None:
+    conv = await _chat_of(ai_fable, alice, 8)
+    await ai_fable.call("rename_conversation", {"conversation_id": conv, "title": "Counting"}, alice)
+    fake.replies.append(Reply("Nine, ten."))
+    fake.plain_replies.append(Reply("Give this conversation a short title (at most 6 words)."))
+    await turn(assistant, alice, conv, "and then?")
+    assert any("short title" in b["messages"][0]["content"] for b in fake.chat_bodies()), "a title was asked for"
+    [conversation] = await rows(ai_fable, select(Conversation))
+    assert conversation.title == "Counting"
+
+
 async def _chat_of(fable: Fable, caller: Caller, count: int) -> int:
     """A conversation with ``count`` stored messages, "message number 0" onwards."""
     conv = await new_conversation(fable, caller)

@@ -155,6 +155,52 @@ async def test_confirm_and_deny_a_near_duplicate(chat_ui: Session, chat_llm: Fak
     assert not chat_ui.watch.errors
 
 
+async def test_a_capture_the_model_could_not_read_is_offered_as_a_plain_note(
+    chat_ui: Session, chat_llm: FakeLLM
+) -> None:
+    """Home's quick capture: a model answering a bare date saves nothing and says so, with a
+    "Save as plain note" action; a good answer is saved as the task it describes. In the chat,
+    the same answer is a card whose Confirm saves the plain note."""
+    page = chat_ui.page
+    await chat_ui.register("ada")
+    await page.goto("/")
+    chat_llm.plain_replies.append(Reply("2026-12-10"))
+    await page.fill("#capture", "Dentist on the 10th. Bring the insurance card.")
+    await page.press("#capture", "Enter")
+    notice = page.locator("#capture-notice")
+    await expect(notice).to_contain_text("The model's answer could not be read as a note or task. Nothing was saved.")
+    await expect(notice).to_contain_text("Saved as a plain note, its title would be: “Dentist on the 10th.”")
+    await expect(page.locator("#capture")).to_have_value("Dentist on the 10th. Bring the insurance card.")
+    assert (await chat_ui.api("GET", "/notes"))["items"] == []
+    await chat_ui.shot("capture-unreadable")
+    await notice.get_by_role("button", name="Save as plain note").click()
+    await expect(page.locator(".toast")).to_contain_text("Saved “Dentist on the 10th.”")
+    await expect(notice).to_be_hidden()
+    await expect(page.locator("#capture")).to_have_value("")
+    [note] = (await chat_ui.api("GET", "/notes"))["items"]
+    assert (note["title"], note["kind"]) == ("Dentist on the 10th.", "note")
+
+    chat_llm.plain_replies.append(Reply('{"kind": "task", "title": "Call the bank", "due_date": "2030-12-04"}'))
+    await page.fill("#capture", "call the bank on the 4th")
+    await page.press("#capture", "Enter")
+    await expect(page.locator(".toast").last).to_contain_text("Saved “Call the bank”")
+    await expect(notice).to_be_hidden()
+
+    chat_llm.replies.extend([Reply("", tool_calls=[("quick_capture", {"text": "Pick up the parcel"})]),
+                             Reply("I could not read that.")])
+    chat_llm.plain_replies.append(Reply("2026-12-10"))
+    await page.goto("/chat")
+    await send(chat_ui, "capture: pick up the parcel")
+    card = page.locator('.tool-card[data-tool="quick_capture"]')
+    await expect(card).to_have_attribute("data-state", "confirm")
+    await expect(card).to_contain_text("could not be read as a note or task")
+    await card.locator(".tool-confirm").click()
+    await expect(card).to_contain_text("Note “Pick up the parcel”")
+    titles = sorted(n["title"] for n in (await chat_ui.api("GET", "/notes"))["items"])
+    assert titles == ["Call the bank", "Dentist on the 10th.", "Pick up the parcel"]
+    assert not chat_ui.watch.errors
+
+
 async def test_stop_keeps_the_partial_answer(chat_ui: Session, chat_llm: FakeLLM) -> None:
     page = chat_ui.page
     await chat_ui.register("ada")
@@ -219,8 +265,11 @@ async def test_assist_proposes_a_diff_kept_until_accepted_and_tags_are_suggested
     drafts = await page.request.get(f"{chat_ui.base_url}/api/notes/{note['id']}/draft")
     assert drafts.status == 404
 
-    chat_llm.plain_replies.append(Reply("camping, travel"))
+    chat_llm.plain_replies.extend([Reply("Tags: the user wants a list"), Reply("camping, travel")])
     await page.click("#edit-note")
+    await page.click("#suggest-tags")
+    await expect(page.locator("#tag-suggestions-none")).to_have_text(
+        "No suggestions: the model suggested no usable tags: 'the user wants a list' (too long).")
     await page.click("#suggest-tags")
     await page.locator(".suggested-tag", has_text="#camping").click()
     await expect(page.locator(".tag-input .chip")).to_have_text(["#camping×"])

@@ -22,37 +22,64 @@ export function taskGroup(group, options) {
     group.items.map((task) => taskRow(task, options)));
 }
 
-/** The model fills the fields when one answers (quick_capture); otherwise the first sentence is the title. */
-async function capture(value, asTask) {
-  if (await modelAvailable(api)) {
-    try {
-      const created = await api.post("/assist/capture", { text: value });
-      return asTask && created.kind !== "task" ? api.patch(`/notes/${created.id}`, { status: "todo" }) : created;
-    } catch (e) { if (!unavailable(e)) throw e; }
+/** The model fills the fields when one answers (quick_capture); without one, or when the person
+ * chooses it, the text is saved as a plain note (quick_capture with plain: the first sentence is
+ * the title). An answer the server could not read as a note or task saves nothing: it comes back
+ * as a needs_confirmation error whose confirm_arguments save the plain note. */
+async function capture(value, asTask, plain = false) {
+  let created = null;
+  if (!plain && (await modelAvailable(api))) {
+    try { created = await api.post("/assist/capture", { text: value }); } catch (e) { if (!unavailable(e)) throw e; }
   }
-  const [first, ...rest] = value.split(/(?<=[.!?])\s+/);
-  const title = first.length > 120 ? `${first.slice(0, 117)}…` : first;
-  return api.post("/notes", { title, body: rest.join(" "), ...(asTask ? { status: "todo" } : {}) });
+  created ??= await api.post("/assist/capture", { text: value, plain: true });
+  return asTask && created.kind !== "task" ? api.patch(`/notes/${created.id}`, { status: "todo" }) : created;
+}
+
+/** True for quick capture's "the model's answer could not be read" answer. */
+function unreadable(error) {
+  return error?.type === "needs_confirmation" && error.details?.confirm_arguments?.plain === true;
 }
 
 function captureBox(refresh) {
   const text = h("input#capture", { type: "text", placeholder: "Capture a thought — the first words become the title", "aria-label": "Quick capture", autocomplete: "off" });
+  const notice = h("div.capture-notice#capture-notice", { hidden: true });
   let asTask = false;
   const kinds = ["Note", "Task"].map((label) => h("button", { type: "button", "aria-pressed": String(label === "Note"),
     on: { click: () => { asTask = label === "Task"; kinds.forEach((b) => b.setAttribute("aria-pressed", String(b.textContent === label))); } } }, label));
+  async function save(value, plain) {
+    const created = await capture(value, asTask, plain);
+    text.value = "";
+    notice.hidden = true;
+    toast(`Saved “${created.title}”`);
+    refresh();
+  }
+  /** The model's answer was not a note or task: say so, keep the text, offer the plain note. */
+  function offerPlain(value, error) {
+    const button = h("button.btn.btn-sm#capture-plain", { type: "button" }, "Save as plain note");
+    button.addEventListener("click", async () => {
+      button.disabled = true;
+      try { await save(text.value.trim() || value, true); } catch (e) { button.disabled = false; toast(e.message, { bad: true }); }
+    });
+    const title = error.details.fallback?.title;
+    clear(notice, h("p.notice", { role: "alert" }, h("strong", {}, "The model's answer could not be read as a note or task. "),
+      "Nothing was saved.", title ? h("span.small.muted.notice-detail", {}, `Saved as a plain note, its title would be: “${title}”`) : null),
+    h("div.row", {}, button));
+    notice.hidden = false;
+  }
   async function submit(event) {
     event.preventDefault();
     const value = text.value.trim();
     if (!value) return;
+    notice.hidden = true;
     try {
-      const created = await capture(value, asTask);
-      text.value = "";
-      toast(`Saved “${created.title}”`);
-      refresh();
-    } catch (e) { toast(e.message, { bad: true }); }
+      await save(value, false);
+    } catch (e) {
+      if (unreadable(e)) offerPlain(value, e);
+      else toast(e.message, { bad: true });
+    }
   }
   return h("form.card.row.capture", { on: { submit } }, h("div.spacer", {}, text), h("div.segmented", { role: "group", "aria-label": "Capture as" }, kinds),
-    h("button.btn.btn-primary", { type: "submit" }, "Save"));
+    h("button.btn.btn-primary", { type: "submit" }, "Save"), notice);
 }
 
 export async function homeView(main) {

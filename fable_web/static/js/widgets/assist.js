@@ -81,9 +81,10 @@ export function tagSuggestions(textOf, add) {
   button.addEventListener("click", async () => {
     button.disabled = true;
     try {
-      const { tags } = await api.post("/assist/suggest-tags", { text: textOf() });
+      const { tags, reason } = await api.post("/assist/suggest-tags", { text: textOf() });
       clear(list, tags.length ? tags.map((tag) => h("button.chip.suggested-tag", { type: "button", title: "Add this tag",
-        on: { click: (e) => { add(tag); e.currentTarget.remove(); } } }, `+ #${tag}`)) : h("span.small.muted", {}, "No suggestions."));
+        on: { click: (e) => { add(tag); e.currentTarget.remove(); } } }, `+ #${tag}`))
+        : h("span.small.muted#tag-suggestions-none", {}, `No suggestions${reason ? `: ${reason}` : ""}.`));
     } catch (e) { clear(list, llmNotice(e)); }
     finally { button.disabled = false; }
   });
