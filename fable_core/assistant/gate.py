@@ -42,6 +42,8 @@ class ModelGate:
         self.limit = per_user * (1 + WAITING_FACTOR)
         self._shares: dict[int, _Share] = {}
         self.running = 0  # requests holding a slot now, all users together
+        self._quiet = asyncio.Event()  # set while running == 0
+        self._quiet.set()
 
     @asynccontextmanager
     async def turn(self, user_id: int) -> AsyncIterator[None]:
@@ -56,14 +58,22 @@ class ModelGate:
         try:
             async with share.running:
                 self.running += 1
+                self._quiet.clear()
                 try:
                     yield
                 finally:
                     self.running -= 1
+                    if self.running == 0:
+                        self._quiet.set()
         finally:
             share.admitted -= 1
             if share.admitted == 0:
                 self._shares.pop(user_id, None)
+
+    async def quiet(self) -> None:
+        """Return once no model request is running (at once when none is)."""
+        while self.running > 0:
+            await self._quiet.wait()
 
     def in_use(self, user_id: int) -> int:
         share = self._shares.get(user_id)
@@ -96,8 +106,8 @@ class GatedProvider(Provider):
             if close is not None:
                 await close()
 
-    async def embed(self, texts: list[str]) -> list[list[float]]:
-        return await self.inner.embed(texts)
+    async def embed(self, texts: list[str], *, input_type: str | None = None) -> list[list[float]]:
+        return await self.inner.embed(texts, input_type=input_type)
 
     async def health(self) -> Health:
         return await self.inner.health()

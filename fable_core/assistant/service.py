@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from fable_core.access import belongs_to
 from fable_core.assistant import chat
 from fable_core.assistant.conversations import check_conversation
-from fable_core.assistant.embeddings import Embedder, EmbeddingWorker, scan_filtered_indexes
+from fable_core.assistant.embeddings import Embedder, EmbeddingWorker, embedding_provider, scan_filtered_indexes
 from fable_core.assistant.gate import GatedProvider, ModelGate
 from fable_core.assistant.generation import Generations, StreamEvent, recover_interrupted
 from fable_core.assistant.providers import NoProvider, Provider, make_provider
@@ -53,9 +53,13 @@ class Assistant:
         self.embedder: Embedder | None = None
         self.worker: EmbeddingWorker | None = None
         self.summaries: ProjectSummaries | None = None
+        self.embed_provider: Provider | None = None  # a separate embedding server (EMBED_BASE_URL)
         if not isinstance(provider, NoProvider):
-            self.embedder = Embedder(provider, fable.settings.embed_model)
-            self.worker = EmbeddingWorker(fable.db, self.embedder, fable.events, backfill_delay=backfill_delay)
+            self.embed_provider = embedding_provider(fable.settings, provider)
+            self.embedder = Embedder.from_settings(self.embed_provider or provider, fable.settings)
+            shared = self.gate if self.embed_provider is None else None  # back off while it answers
+            self.worker = EmbeddingWorker(fable.db, self.embedder, fable.events, gate=shared,
+                                          backfill_delay=backfill_delay)
             self.summaries = ProjectSummaries(fable.db, fable.dispatcher, fable.events)
 
     async def start(self) -> None:
@@ -92,6 +96,8 @@ class Assistant:
         if self.summaries is not None:
             await self.summaries.stop()
         await self.provider.close()
+        if self.embed_provider is not None:
+            await self.embed_provider.close()
 
     def model(self, caller: Caller) -> Provider:
         """The provider as ``caller`` may use it: within their share (:mod:`.gate`)."""

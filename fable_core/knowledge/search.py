@@ -8,8 +8,9 @@ highlighted snippets, so a hit reads the same however it was found:
   -excluded), ranked by ``ts_rank_cd`` (titles weigh more than bodies);
 - **hybrid**: the keyword ranking and the nearest notes by embedding fused by reciprocal rank,
   ``sum(1 / (60 + rank))``, so a note high in either list rises and one high in both rises
-  most, without comparing incomparable scores; neighbours below :data:`MIN_SIMILARITY` are left
-  out (every note is *some* distance away);
+  most, without comparing incomparable scores; neighbours less than :data:`MIN_RELEVANCE`
+  spreads above what the query scores against unrelated text are left out (every note is
+  *some* distance away; the cut is calibrated per model, ``fable_core.assistant.calibration``);
 - **typos**: when no word matches, the titles most alike (trigrams) are returned instead.
 
 Without an embedder, or while it is down, search is keyword-only and says ``mode="keyword"``.
@@ -32,10 +33,10 @@ from fable_core.knowledge.vectors import embedder_of, nearest, query_vector
 from fable_core.knowledge.views import NoteSummary, SearchHit, SearchResults
 from fable_core.tools import Context, Route, tool
 
-__all__ = ["MIN_SIMILARITY", "RRF_K", "rrf"]
+__all__ = ["MIN_RELEVANCE", "RRF_K", "rrf"]
 
 RRF_K = 60
-MIN_SIMILARITY = 0.30
+MIN_RELEVANCE = 1.5
 SNIPPET_CHARS = 160
 _HEADLINE = "StartSel=**,StopSel=**,MaxWords=24,MinWords=8,MaxFragments=2,FragmentDelimiter= … "
 
@@ -113,7 +114,7 @@ async def _hybrid(ctx: Context, tsq: Any, vector: list[float], where: list[Any],
     assert embedder is not None
     keyword = list((await ctx.session.execute(select(_keyword(tsq, where, 0, depth).c.id))).scalars())
     semantic = await nearest(ctx.session, ctx.caller, vector, embedder.model, limit=depth,
-                             where=where, min_similarity=MIN_SIMILARITY)
+                             where=where, min_similarity=embedder.similarity_at(vector, MIN_RELEVANCE))
     return rrf([keyword, [note_id for note_id, _ in semantic]])
 
 

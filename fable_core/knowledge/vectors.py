@@ -32,13 +32,20 @@ MAX_TEXT = 6000
 
 
 class QueryEmbedder(Protocol):
-    """What knowledge needs of an embedding model: its name, and one vector for a text (None
-    when the model cannot answer now)."""
+    """What knowledge needs of an embedding model: the name its stored embeddings carry, one
+    vector for a query or a document (None when the model cannot answer now), and where
+    "related" starts for a query (``similarity_at``: the cosine that lies ``relevance`` spreads
+    above what the query scores against unrelated text; calibrated per model, see
+    ``fable_core.assistant.calibration``)."""
 
     @property
     def model(self) -> str: ...
 
     async def embed_query(self, text: str) -> list[float] | None: ...
+
+    async def embed_document(self, text: str) -> list[float] | None: ...
+
+    def similarity_at(self, vector: Sequence[float], relevance: float) -> float: ...
 
 
 def note_text(title: str, body: str) -> str:
@@ -91,12 +98,13 @@ def _nearest_statement(dims: int, limit: int, columns: tuple[Any, ...], where: t
 
 
 async def duplicate_probe(ctx: Context, title: str, body: str) -> list[float] | None:
-    """The embedding :func:`check_semantic_duplicate` compares, made before the note's
-    transaction opens (the embedding server is remote); None when there is nothing to check."""
+    """The embedding :func:`check_semantic_duplicate` compares (the note as a document, like the
+    notes it is compared with), made before the note's transaction opens (the embedding server
+    is remote); None when there is nothing to check."""
     embedder = embedder_of(ctx)
     if embedder is None or len(body.strip()) < DUPLICATE_MIN_BODY:
         return None
-    return await embedder.embed_query(note_text(title, body))
+    return await embedder.embed_document(note_text(title, body))
 
 
 async def check_semantic_duplicate(ctx: Context, vector: list[float] | None) -> None:

@@ -13,6 +13,7 @@ from browser_session import Session
 from playwright.async_api import Route, expect
 from support.fake_llm import FakeLLM, Reply, embed_text
 
+from fable_core.assistant.context import INJECT_RELEVANCE, SUGGEST_RELEVANCE
 from fable_core.knowledge.vectors import note_text
 from fable_core.runtime import Fable
 
@@ -330,16 +331,21 @@ async def test_without_a_model_the_ai_features_show_a_calm_notice(ui: Session) -
     assert [e for e in ui.watch.errors if "503" not in e] == []
 
 
-def _message_suggesting(title: str, body: str) -> str:
-    """A message whose (deterministic, fake) embedding is 0.45–0.60 similar to the note's: the
-    band in which a note is suggested rather than used."""
+async def _message_suggesting(fable: Fable, title: str, body: str) -> str:
+    """A message whose (deterministic, fake) embedding lies well inside the band in which a note
+    is suggested rather than used: between the model's calibrated suggest and inject cuts."""
+    assert fable.assistant is not None and fable.assistant.embedder is not None
+    calibration = await fable.assistant.embedder.calibrated()
     note = embed_text(note_text(title, body))
     words = re.findall(r"[a-z]{3,}", body.lower())
     for n in range(1, len(words) + 1):
         for filler in range(6):
             text = " ".join(words[:n] + [f"zz{i}q" for i in range(filler)])
-            similarity = sum(a * b for a, b in zip(note, embed_text(text), strict=True))
-            if 0.47 <= similarity <= 0.58:
+            vector = embed_text(text)
+            similarity = sum(a * b for a, b in zip(note, vector, strict=True))
+            low = calibration.similarity_at(vector, SUGGEST_RELEVANCE)
+            high = calibration.similarity_at(vector, INJECT_RELEVANCE)
+            if low + 0.02 <= similarity <= high - 0.02:
                 return text
     raise AssertionError("no message in the suggestion band")
 
@@ -354,7 +360,7 @@ async def test_suggested_note_attaches_and_the_scope_chip_follows_the_model(
     await chat_fable.assistant.worker.idle()
     await page.goto("/chat")
     await expect(page.locator("#scope-chip")).to_contain_text("Notes outside projects")
-    await send(chat_ui, _message_suggesting("Tomato care", BODY))
+    await send(chat_ui, await _message_suggesting(chat_fable, "Tomato care", BODY))
     suggestion = page.locator("#context-suggested .suggested-note", has_text="Tomato care")
     await suggestion.click()
     await expect(page.locator("#context-attached .attached-chip")).to_have_text(["Tomato care×"])

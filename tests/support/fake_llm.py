@@ -69,6 +69,7 @@ class FakeLLM:
     plain_replies: deque[Reply] = field(default_factory=deque)
     requests: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     embed_calls: int = 0
+    embed_bodies: list[dict[str, Any]] = field(default_factory=list)  # each embedding request's JSON
     model_lists: int = 0  # GET /api/tags or /v1/models: what a health probe asks
     models: list[str] = field(default_factory=lambda: list(MODELS))
 
@@ -78,6 +79,7 @@ class FakeLLM:
         self.plain_replies.clear()
         self.requests.clear()
         self.embed_calls = 0
+        self.embed_bodies.clear()
         self.model_lists = 0
         self.models[:] = MODELS
 
@@ -90,8 +92,10 @@ class FakeLLM:
         prefix = "Echo: " if body.get("tools") else "Plain: "
         return Reply(prefix + " ".join(str(last).split()[:12]))
 
-    def embed(self, inputs: str | list[str]) -> list[list[float]]:
+    def embed(self, body: dict[str, Any]) -> list[list[float]]:
         self.embed_calls += 1
+        self.embed_bodies.append(body)
+        inputs = body["input"]
         texts = [inputs] if isinstance(inputs, str) else list(inputs)
         return [embed_text(t, self.dims) for t in texts]
 
@@ -117,7 +121,7 @@ def ollama_app(fake: FakeLLM) -> Starlette:
 
     async def embed(request: Request) -> Response:
         body = await request.json()
-        return JSONResponse({"model": body["model"], "embeddings": fake.embed(body["input"])})
+        return JSONResponse({"model": body["model"], "embeddings": fake.embed(body)})
 
     async def tags(_: Request) -> Response:
         fake.model_lists += 1
@@ -211,7 +215,7 @@ def openai_app(fake: FakeLLM, api_key: str | None = None) -> Starlette:
         if (bad := refused(request)) is not None:
             return bad
         body = await request.json()
-        vectors = fake.embed(body["input"])
+        vectors = fake.embed(body)
         return JSONResponse({"object": "list", "model": body["model"], "data": [
             {"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]})
 

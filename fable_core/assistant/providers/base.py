@@ -76,7 +76,9 @@ class Provider:
         parts = [chunk.text async for chunk in self.chat_stream(messages, None, max_tokens=max_tokens)]
         return "".join(parts)
 
-    async def embed(self, texts: list[str]) -> list[list[float]]:
+    async def embed(self, texts: list[str], *, input_type: str | None = None) -> list[list[float]]:
+        """One vector per text. ``input_type`` (``query`` or ``document``), when given, is sent
+        to servers that mark texts themselves (see ``fable_core.assistant.prefixes``)."""
         raise NotImplementedError
 
     async def health(self) -> Health:
@@ -110,7 +112,7 @@ class NoProvider(Provider):
                     **_: Any) -> AsyncIterator[ChatChunk]:
         raise unavailable("LLM_PROVIDER is none", provider="none")
 
-    async def embed(self, texts: list[str]) -> list[list[float]]:
+    async def embed(self, texts: list[str], *, input_type: str | None = None) -> list[list[float]]:
         return await self._refuse()
 
     async def health(self) -> Health:

@@ -64,8 +64,8 @@ class OllamaProvider(Provider):
         except _FAILURES as e:
             raise self._down(e) from e
 
-    async def embed(self, texts: list[str]) -> list[list[float]]:
-        try:
+    async def embed(self, texts: list[str], *, input_type: str | None = None) -> list[list[float]]:
+        try:  # Ollama has no input_type: its texts carry their prefixes
             response = await self._client.embed(model=self.embed_model, input=texts)
         except _FAILURES as e:
             raise self._down(e) from e

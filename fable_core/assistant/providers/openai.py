@@ -70,9 +70,12 @@ class OpenAIProvider(Provider):
         except (httpx.HTTPError, OSError) as e:
             raise self._down(e) from e
 
-    async def embed(self, texts: list[str]) -> list[list[float]]:
+    async def embed(self, texts: list[str], *, input_type: str | None = None) -> list[list[float]]:
+        body: dict[str, Any] = {"model": self.embed_model, "input": texts}
+        if input_type:
+            body["input_type"] = input_type
         try:
-            response = await self._http.post("/embeddings", json={"model": self.embed_model, "input": texts})
+            response = await self._http.post("/embeddings", json=body)
             await _raise_for_status(response)
         except (httpx.HTTPError, OSError) as e:
             raise self._down(e) from e
