@@ -169,6 +169,12 @@ class Settings(BaseModel):
     )
     openai_api_key: str | None = Field(None, description="API key for the OpenAI-compatible server.")
     openai_model: str = Field("gpt-4o-mini", description="Chat model on the OpenAI-compatible server.")
+    llm_first_token_timeout: float = Field(
+        60.0, gt=0, le=3600,
+        description="Seconds to wait for the model's first token (or tool call) before an answer "
+        "fails with a clear message instead of a cursor that never moves. Raise it for large "
+        "prompts on a slow CPU: the server reads the whole prompt before the first token.",
+    )
     llm_concurrency_per_user: int = Field(
         2, ge=1, le=64,
         description="Model requests one user may have running at once (chat, assist, capture, "

@@ -13,6 +13,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from fable_core.assistant.status import NO_EMBEDDER
 from fable_core.errors import FableError
 from fable_core.runtime import Fable
 from fable_web.context import web
@@ -40,7 +41,8 @@ async def llm_status(fable: Fable) -> dict[str, Any]:
     load, and never while an answer streams."""
     provider = fable.settings.llm_provider
     if fable.assistant is None:
-        return {"provider": provider, "status": "not configured"}
+        return {"provider": provider, "status": "not configured",
+                "semantic_search": {"on": False, "reason": NO_EMBEDDER}}
     answer = await fable.assistant.status.current()
     return {"provider": provider, "status": "ok"} | answer.to_dict()
 

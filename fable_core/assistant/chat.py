@@ -32,20 +32,20 @@ from fable_core.assistant.context import ContextPack, add_urls, build_context
 from fable_core.assistant.conversations import check_conversation, load_conversation, scope_label
 from fable_core.assistant.generation import Buffer, MessageWriter, StreamEvent
 from fable_core.assistant.memory import Past
-from fable_core.assistant.providers import NoProvider, unavailable
+from fable_core.assistant.providers import NoProvider, StreamCut, unavailable
 from fable_core.assistant.toolloop import LoopResult, run_tool_loop
 from fable_core.caller import Caller
 from fable_core.db.database import Database
 from fable_core.db.errors import translated_db_errors
 from fable_core.db.models import Conversation, Message, Note
-from fable_core.errors import FableError, InvalidInput, NotFound
+from fable_core.errors import Conflict, FableError, InvalidInput, NotFound
 from fable_core.knowledge.clock import today_for
 from fable_core.tools.dispatcher import InternalError
 
 if TYPE_CHECKING:
     from fable_core.assistant.service import Assistant
 
-__all__ = ["MAX_MESSAGE", "chat_key", "send_message", "stop_generation", "stored_reply"]
+__all__ = ["MAX_MESSAGE", "chat_key", "retry_message", "send_message", "stop_generation", "stored_reply"]
 
 _log = logging.getLogger(__name__)
 MAX_MESSAGE = 20_000
@@ -61,7 +61,8 @@ def chat_key(conversation_id: int) -> str:
 
 
 async def send_message(assistant: Assistant, caller: Caller, conversation_id: int, content: str,
-                       note_ids: list[int] | None = None, exclude_note_id: int | None = None) -> dict[str, Any]:
+                       note_ids: list[int] | None = None, exclude_note_id: int | None = None, *,
+                       reserved: bool = False) -> dict[str, Any]:
     """Store the user's message and start generating the answer; returns the message ids.
 
     The message's embedding (for retrieval) is requested while the messages are being stored,
@@ -79,7 +80,7 @@ async def send_message(assistant: Assistant, caller: Caller, conversation_id: in
     embedding = asyncio.create_task(assistant.embedder.embed_query(content)) if assistant.embedder else None
     try:
         stored = await _store(assistant, caller, conversation_id, content,
-                              [*(note_ids or []), *([exclude_note_id] if exclude_note_id else [])])
+                              [*(note_ids or []), *([exclude_note_id] if exclude_note_id else [])], reserved=reserved)
     except BaseException:
         if embedding is not None:
             embedding.cancel()
@@ -127,7 +128,7 @@ class _Stored:
 
 
 async def _store(assistant: Assistant, caller: Caller, conversation_id: int, content: str,
-                 note_ids: list[int]) -> _Stored:
+                 note_ids: list[int], *, reserved: bool = False) -> _Stored:
     """Touch the conversation, add both messages and read the history in one statement (one
     round trip, atomic).
 
@@ -138,7 +139,8 @@ async def _store(assistant: Assistant, caller: Caller, conversation_id: int, con
     async with autocommit(assistant.db) as conn:
         await check_conversation(conn, caller, conversation_id)
         await _check_notes(conn, caller, note_ids)
-        assistant.generations.reserve(key)  # Conflict while this conversation is answering
+        if not reserved:
+            assistant.generations.reserve(key)  # Conflict while this conversation is answering
         try:
             row = (await conn.execute(_STORE, {"conversation_id": conversation_id, "user_id": caller.user_id,
                                                "content": content})).first()
@@ -176,6 +178,45 @@ async def autocommit(db: Database) -> AsyncIterator[AsyncConnection]:
             yield conn
 
 
+RETRYABLE = ("error", "interrupted", "stopped")
+_LAST_TWO = text(f"""
+SELECT m.id, m.role, m.content, m.status FROM messages m JOIN conversations c ON c.id = m.conversation_id
+WHERE m.conversation_id = :conversation_id AND {owner_sql("c", "user_id")} ORDER BY m.id DESC LIMIT 2
+""")
+_FORGET = text("DELETE FROM messages WHERE id IN (:user_message_id, :message_id) "
+               "AND conversation_id = :conversation_id")
+
+
+async def retry_message(assistant: Assistant, caller: Caller, conversation_id: int) -> dict[str, Any]:
+    """Send the last message again in place of its answer that failed, was cut off or was
+    stopped: that answer and the message are removed, and the message is sent as new. Conflict
+    when the last answer is complete or still being written (nothing changes then)."""
+    key = chat_key(conversation_id)
+    async with autocommit(assistant.db) as conn:
+        await check_conversation(conn, caller, conversation_id)
+        if isinstance(assistant.provider, NoProvider):
+            raise unavailable("LLM_PROVIDER is none", provider="none")
+        rows = (await conn.execute(_LAST_TWO, {"conversation_id": conversation_id, "user_id": caller.user_id})).all()
+        if len(rows) < 2 or rows[0].role != "assistant" or rows[1].role != "user":
+            raise Conflict(f"conversation {conversation_id} has no answer to retry", conversation_id=conversation_id)
+        answer, message = rows
+        if answer.status not in RETRYABLE:
+            raise Conflict(f"the last answer is {answer.status}; only an answer that failed, was cut off or "
+                           "was stopped can be retried", status=answer.status)
+        assistant.generations.reserve(key)  # Conflict while this conversation is answering
+        try:
+            await conn.execute(_FORGET, {"user_message_id": message.id, "message_id": answer.id,
+                                         "conversation_id": conversation_id})
+        except BaseException:
+            assistant.generations.release(key)
+            raise
+    try:
+        return await send_message(assistant, caller, conversation_id, message.content, reserved=True)
+    except BaseException:
+        assistant.generations.release(key)
+        raise
+
+
 def stop_generation(assistant: Assistant, conversation_id: int) -> bool:
     return assistant.generations.stop(chat_key(conversation_id))
 
@@ -190,7 +231,7 @@ async def stored_reply(assistant: Assistant, caller: Caller, conversation_id: in
     if row is None:
         return None
     return StreamEvent(f"{row.id}:stored", "message", {
-        "message_id": row.id, "content": row.content, "status": row.status,
+        "message_id": row.id, "content": row.content, "status": row.status, "error": row.error,
         "tool_events": row.tool_events or [], "context": row.context})
 
 
@@ -227,20 +268,22 @@ class _Turn:
                 await self._prepare_and_loop(emit, result, writer)
             except asyncio.CancelledError:
                 writer.content = result.text
-                await asyncio.shield(writer.flush("stopped" if buffer.stopped else "interrupted"))
+                await asyncio.shield(writer.flush("stopped") if buffer.stopped else writer.flush(
+                    "interrupted", error="Fable stopped before the answer was finished"))
                 buffer.emit("done", {"message_id": self.message_id, "stopped": True})
                 raise
-            except FableError as e:
+            except FableError as e:  # a cut stream (StreamCut) is kept as ``interrupted``, never done
+                status = "interrupted" if isinstance(e, StreamCut) else "error"
                 writer.content = result.text
-                await writer.flush("error")
-                buffer.emit("error", {"message_id": self.message_id, **e.to_dict()})
+                await writer.flush(status, error=e.message)
+                buffer.emit("error", {"message_id": self.message_id, "status": status, **e.to_dict()})
                 return
             except Exception:  # noqa: BLE001 - a bug must not leave the answer "generating" for ever
                 _log.exception("the answer %s failed unexpectedly", self.message_id)
                 failed = InternalError("the answer failed unexpectedly; the error was logged")
                 writer.content = result.text
-                await writer.flush("error")
-                buffer.emit("error", {"message_id": self.message_id, **failed.to_dict()})
+                await writer.flush("error", error=failed.message)
+                buffer.emit("error", {"message_id": self.message_id, "status": "error", **failed.to_dict()})
                 return
             finally:
                 if self.embedding is not None:

@@ -4,9 +4,10 @@ replay and tail; the text reaches the database as it grows.
 Event ids are ``<message id>:<n>`` with ``n`` counting from 1, so a follower that reconnects
 with ``Last-Event-ID`` gets exactly the events after the one it saw — no gap, no repeat — and an
 id from an older generation replays the current one from its start. The generating message is
-flushed to the database every ``flush_interval`` seconds (default 5: a crash loses at most that
+flushed to the database every ``flush_interval`` seconds (default 2: a crash loses at most that
 much) and its ``updated_at`` doubles as a heartbeat, so a message left ``generating`` by a dead
-process is recognisable (:func:`recover_interrupted`) on any replica. A finished buffer lives
+process is recognisable (:func:`recover_interrupted`, :data:`STALE_AFTER` seconds without a
+beat) on any replica, whose sweep marks it ``interrupted`` within seconds. A finished buffer lives
 on for ``grace`` seconds (default 60) for late followers; afterwards the stored message answers.
 
 Replica safety: only the process running a generation holds its buffer. What must be correct
@@ -30,7 +31,7 @@ from fable_core.db.database import Database, rowcount
 from fable_core.db.models import Message
 from fable_core.errors import Conflict
 
-__all__ = ["Buffer", "Generations", "StreamEvent", "parse_event_id", "recover_interrupted"]
+__all__ = ["STALE_AFTER", "Buffer", "Generations", "StreamEvent", "parse_event_id", "recover_interrupted"]
 
 _log = logging.getLogger(__name__)
 
@@ -203,7 +204,7 @@ class Generations:
 class MessageWriter:
     """Writes a generating message's text to the database every ``interval`` seconds."""
 
-    def __init__(self, db: Database, message_id: int, *, interval: float = 5.0) -> None:
+    def __init__(self, db: Database, message_id: int, *, interval: float = 2.0) -> None:
         self.db = db
         self.message_id = message_id
         self.interval = interval
@@ -244,12 +245,16 @@ class MessageWriter:
             await s.execute(update(Message).where(*where).values(**values))
 
 
-async def recover_interrupted(db: Database, *, stale_after: float = 30.0) -> int:
+STALE_AFTER = 10.0  # seconds without a heartbeat after which a generating answer is interrupted
+DIED = "the process writing this answer stopped (a crash or a restart) before the answer was finished"
+
+
+async def recover_interrupted(db: Database, *, stale_after: float = STALE_AFTER) -> int:
     """Mark messages whose generator stopped beating (a crashed process) ``interrupted``;
     their partial text stays. Returns how many."""
     async with db.transaction() as s:
         result = await s.execute(text(
-            "UPDATE messages SET status = 'interrupted' WHERE status = 'generating' "
+            "UPDATE messages SET status = 'interrupted', error = :died WHERE status = 'generating' "
             "AND updated_at < now() - make_interval(secs => :secs)"
-        ), {"secs": stale_after})
+        ), {"secs": stale_after, "died": DIED})
     return rowcount(result)

@@ -17,7 +17,7 @@ from fable_core.assistant import chat
 from fable_core.assistant.conversations import check_conversation
 from fable_core.assistant.embeddings import Embedder, EmbeddingWorker, embedding_provider, scan_filtered_indexes
 from fable_core.assistant.gate import GatedProvider, ModelGate
-from fable_core.assistant.generation import Generations, StreamEvent, recover_interrupted
+from fable_core.assistant.generation import STALE_AFTER, Generations, StreamEvent, recover_interrupted
 from fable_core.assistant.providers import NoProvider, Provider, make_provider
 from fable_core.assistant.status import ProviderStatus
 from fable_core.assistant.summaries import ProjectSummaries
@@ -30,15 +30,14 @@ if TYPE_CHECKING:
 
 __all__ = ["STALE_AFTER", "Assistant", "install", "install_assistant"]
 
-STALE_AFTER = 15.0  # seconds without a heartbeat after which a generating answer is interrupted
 _log = logging.getLogger(__name__)
 
 
 class Assistant:
     """Everything chat and note AI features share in one process."""
 
-    def __init__(self, fable: Fable, provider: Provider, *, flush_interval: float = 5.0,
-                 grace: float = 60.0, backfill_delay: float = 2.0, sweep_every: float = 5.0) -> None:
+    def __init__(self, fable: Fable, provider: Provider, *, flush_interval: float = 2.0,
+                 grace: float = 60.0, backfill_delay: float = 2.0, sweep_every: float = 2.0) -> None:
         self.db = fable.db
         self.dispatcher = fable.dispatcher
         self.settings = fable.settings
@@ -75,8 +74,9 @@ class Assistant:
 
     async def _sweep(self) -> None:
         """Mark answers whose process died ``interrupted`` within seconds, on any live process:
-        a generating message is flushed (its heartbeat) every ``flush_interval`` seconds, so one
-        three beats late has nobody writing it."""
+        a generating message is flushed (its heartbeat) every ``flush_interval`` seconds (2), so
+        one :data:`STALE_AFTER` seconds (10) late has nobody writing it; sweeping every
+        ``sweep_every`` seconds (2) marks it within 12 s of its last beat."""
         stale_after = max(STALE_AFTER, 3 * self.flush_interval)
         while True:
             await asyncio.sleep(self.sweep_every)
@@ -109,6 +109,9 @@ class Assistant:
     async def send(self, caller: Caller, conversation_id: int, content: str,
                    note_ids: list[int] | None = None, exclude_note_id: int | None = None) -> dict[str, Any]:
         return await chat.send_message(self, caller, conversation_id, content, note_ids, exclude_note_id)
+
+    async def retry(self, caller: Caller, conversation_id: int) -> dict[str, Any]:
+        return await chat.retry_message(self, caller, conversation_id)
 
     def stop(self, conversation_id: int) -> bool:
         return chat.stop_generation(self, conversation_id)

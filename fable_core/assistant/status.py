@@ -5,6 +5,11 @@ while a model answers, :mod:`fable_core.availability`) read the last probe inste
 model server each time: a server such as llama.cpp's ends a running answer when another request
 arrives, so Fable must not interrupt its own generations to ask how they are doing. For the same
 reason no probe is sent while an answer streams; a stream that runs is proof enough.
+
+A server that answers but does not serve the configured chat model is ``model missing`` (the
+detail names the models it does serve), and the LLM tools are withdrawn as when it is down; one
+that does not serve the embedding model leaves chat alone and turns semantic search off, with
+the reason (``Health.semantic_off``) for the UI to say.
 """
 
 from __future__ import annotations
@@ -18,12 +23,13 @@ from fable_core.assistant.providers import NoProvider, Provider
 from fable_core.assistant.providers.base import Health
 from fable_core.availability import Availability
 
-__all__ = ["LLM", "PROBE_EVERY", "PROBE_TIMEOUT", "ProviderStatus"]
+__all__ = ["LLM", "NO_EMBEDDER", "PROBE_EVERY", "PROBE_TIMEOUT", "ProviderStatus"]
 
 LLM = "llm"  # the service name tools declare in ``needs``
 PROBE_EVERY = 30.0  # seconds between background probes
 PROBE_TIMEOUT = 3.0
 FRESH_FOR = 10.0  # a probe younger than this answers /api/health as it is
+NO_EMBEDDER = "no embedding model is configured (LLM_PROVIDER is none)"
 _log = logging.getLogger(__name__)
 
 
@@ -42,7 +48,7 @@ class ProviderStatus:
         self._probing: asyncio.Task[Health] | None = None
         self._loop: asyncio.Task[None] | None = None
         if isinstance(provider, NoProvider):
-            self._last = Health("none", "disabled", detail="LLM_PROVIDER is none")
+            self._last = Health("none", "disabled", detail="LLM_PROVIDER is none", semantic_off=NO_EMBEDDER)
         else:  # configured: offered until a probe says otherwise
             availability.set(LLM, True)
 
@@ -70,14 +76,17 @@ class ProviderStatus:
             async with asyncio.timeout(PROBE_TIMEOUT):
                 health = await self.provider.health()
         except TimeoutError:
-            health = Health(self.provider.name, "down", self.provider.model, self.provider.embed_model,
-                            detail=f"no answer within {PROBE_TIMEOUT:g} s")
+            health = self._down(f"no answer within {PROBE_TIMEOUT:g} s")
         except Exception as e:  # noqa: BLE001 - a probe reports any failure as "down", never raises
-            health = Health(self.provider.name, "down", self.provider.model, self.provider.embed_model,
-                            detail=str(e) or type(e).__name__)
+            health = self._down(str(e) or type(e).__name__)
         self._last, self._checked = health, time.monotonic()
         self.availability.set(LLM, health.status == "ok")
         return health
+
+    def _down(self, detail: str) -> Health:
+        p = self.provider
+        return Health(p.name, "down", p.model, p.embed_model, detail=detail,
+                      semantic_off=f"the embedding server at {p.url or p.name} does not answer")
 
     def _busy(self) -> bool:
         return self.gate.running > 0

@@ -4,11 +4,14 @@ written, stop it.
 ``send_message`` stores the message and starts the answer in the background
 (:mod:`fable_core.assistant.chat`), answering at once (202 over REST). ``follow_answer`` is a
 streaming tool: it reports the answer's events as they come (``context``, ``token``,
-``tool_call``, ``tool_result``, then ``done`` or ``error``), each with an id a client resumes
-after (``last_event_id``, or SSE's ``Last-Event-ID``) without a gap or a repeat, and returns the
-answer as stored. With no answer running here (finished over a minute ago, or written by another
-process) it returns the stored answer straight away. These tools are never offered to the model
-itself (see :mod:`fable_core.assistant.toolloop`).
+``tool_call``, ``tool_result``, then ``done`` or ``error``: an ``error`` event's ``status`` is
+``interrupted`` when the model's stream was cut off before it finished, ``error`` otherwise),
+each with an id a client resumes after (``last_event_id``, or SSE's ``Last-Event-ID``) without
+a gap or a repeat, and returns the answer as stored. With no answer running here (finished over
+a minute ago, or written by another process) it returns the stored answer straight away.
+``retry_answer`` sends the last message again in place of an answer that failed, was cut off or
+was stopped. These tools are never offered to the model itself (see
+:mod:`fable_core.assistant.toolloop`).
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ class StoredAnswer(BaseModel):
     message_id: int
     content: str
     status: str = Field(description="done, stopped, error, interrupted, or generating (another process writes it).")
+    error: str | None = Field(None, description="Why the answer failed or was cut off (error, interrupted).")
     tool_events: list[dict[str, Any]] = []
     context: dict[str, Any] | None = None
 
@@ -102,8 +106,18 @@ async def _stored(session: Any, ctx: Context, conversation_id: int) -> StoredAns
         .order_by(Message.id.desc()).limit(1))).scalar_one_or_none()
     if row is None:
         raise NotFound(f"conversation {conversation_id} has no answer yet", conversation_id=conversation_id)
-    return StoredAnswer(message_id=row.id, content=row.content, status=row.status,
+    return StoredAnswer(message_id=row.id, content=row.content, status=row.status, error=row.error,
                         tool_events=row.tool_events or [], context=row.context)
+
+
+@tool(title="Retry the assistant's answer", scope="write", transaction="phases", needs=("llm",),
+      route=Route("POST", f"{_BASE}/generation/retry", status=202))
+async def retry_answer(ctx: Context, conversation_id: ConversationId) -> TurnStarted:
+    """Send the last message again in place of an answer that failed, was cut off or was stopped.
+
+    The failed answer is replaced; the new one is written in the background (follow_answer).
+    """
+    return TurnStarted.model_validate(await _assistant(ctx).retry(ctx.caller, conversation_id))
 
 
 @tool(title="Stop the assistant's answer", scope="write", idempotent=True,

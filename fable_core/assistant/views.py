@@ -33,6 +33,7 @@ class MessageView(_View):
     role: Literal["user", "assistant"]
     content: str
     status: Literal["done", "generating", "stopped", "error", "interrupted"]
+    error: str | None = Field(None, description="Why the answer failed or was cut off (error, interrupted).")
     tool_events: list[dict[str, Any]] | None = None
     context: dict[str, Any] | None = None
     created_at: datetime

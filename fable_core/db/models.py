@@ -414,7 +414,8 @@ class Conversation(Base):
 
 class Message(Base):
     """One turn of a conversation. An assistant message is ``generating`` while its text streams
-    (flushed every few seconds), then ``done``, ``stopped``, ``error`` or ``interrupted``."""
+    (flushed every few seconds), then ``done``, ``stopped``, ``error`` or ``interrupted``;
+    ``error`` says in words why an answer failed or was cut off."""
 
     __tablename__ = "messages"
 
@@ -428,6 +429,7 @@ class Message(Base):
     status: Mapped[str] = mapped_column(String(16), server_default="done", nullable=False)
     tool_events: Mapped[Any | None] = mapped_column(JSONB)
     context: Mapped[Any | None] = mapped_column(JSONB)
+    error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = _created()
     updated_at: Mapped[datetime] = _updated()
 

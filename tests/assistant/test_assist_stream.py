@@ -204,7 +204,7 @@ async def test_a_model_that_is_down_is_a_503_before_any_token(down: Fable, alice
         response, events = await rewrite(http, note["id"], {"instruction": "x"})
     assert response.status_code == 503 and events == []
     assert response.json()["error"]["type"] == "unavailable"
-    assert response.json()["error"]["message"].startswith("no model available: Ollama at http://127.0.0.1:")
+    assert response.json()["error"]["message"].startswith("no model available: could not connect to Ollama at http://127.0.0.1:")
     assert await drafts(down) == []
 
 

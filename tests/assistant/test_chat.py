@@ -108,7 +108,7 @@ async def test_the_model_cannot_run_a_tool_it_was_not_offered(
     events = await turn(assistant, alice, conv, "tidy up the models")
     results = [e.data for e in events if e.event == "tool_result"]
     assert [r["error"]["type"] for r in results[:2]] == ["unknown_tool", "unknown_tool"]
-    assert fake.models == ["qwen3:8b", "nomic-embed-text"]   # nothing deleted, nothing pulled
+    assert fake.models == ["qwen3:8b", "nomic-embed-text", "fake-embed"]   # nothing deleted, nothing pulled
     assert all(r["name"] == "list_tags" for r in results[2:])
     assert await rows(ai_fable, select(Note)) == []
 
@@ -360,6 +360,7 @@ async def test_the_same_turn_works_over_an_openai_compatible_server(
 ) -> None:
     settings = ai_settings.model_copy(update={"llm_provider": "openai", "openai_base_url": openai_url,
                                               "openai_api_key": "test-key", "openai_model": "gpt-test"})
+    fake.models.append("gpt-test")  # the server serves it
     app = await Fable.open(settings)
     try:
         assistant = app.assistant

@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import sys
+import time
 from contextlib import aclosing
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from helpers import new_conversation, text_of
 from sqlalchemy import select
 from support.fake_llm import FakeLLM, Reply
 
-from fable_core.assistant.generation import Buffer, Generations, MessageWriter, parse_event_id
+from fable_core.assistant.generation import STALE_AFTER, Buffer, Generations, MessageWriter, parse_event_id
 from fable_core.assistant.service import Assistant
 from fable_core.caller import Caller
 from fable_core.config import Settings
@@ -172,6 +173,45 @@ async def _wait_for_flushed_text(fable: Fable, *, min_words: int) -> str:
             return content
         await asyncio.sleep(0.02)
     raise AssertionError("the child never flushed any text")
+
+
+async def test_a_killed_process_s_answer_becomes_interrupted_within_the_bound_in_a_live_one(
+    ai_fable: Fable, ai_settings: Settings, fake: FakeLLM, alice: Caller
+) -> None:
+    """A second Fable process answering is killed mid-answer (no restart follows): this process's
+    sweep marks the answer ``interrupted`` within STALE_AFTER seconds of its last heartbeat plus
+    one sweep, keeping the partial text."""
+    conv = await new_conversation(ai_fable, alice)
+    answer = " ".join(f"part{i}" for i in range(2000))
+    fake.replies.append(Reply(answer, delay=0.01))
+    env = {**os.environ, "DATABASE_URL": ai_settings.database_url or "", "OLLAMA_URL": ai_settings.ollama_url,
+           "LLM_PROVIDER": "ollama", "EMBED_MODEL": ai_settings.embed_model,
+           "FABLE_DATA_DIR": str(ai_settings.fable_data_dir), "FABLE_SECRET_KEY": "x" * 32}
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, str(CHILD), "generate", str(alice.user_id), str(conv), env=env,
+        stdout=asyncio.subprocess.DEVNULL)
+    try:
+        await _wait_for_flushed_text(ai_fable, min_words=20)
+    finally:
+        child.send_signal(signal.SIGKILL)
+        await child.wait()
+    killed = time.monotonic()
+    assistant: Assistant = ai_fable.assistant
+    bound = STALE_AFTER + assistant.sweep_every + 2.0  # its last beat was at most a flush before the kill
+    while time.monotonic() - killed < bound:
+        async with ai_fable.db.reading() as s:
+            content, status, error = (await s.execute(select(Message.content, Message.status, Message.error)
+                                                      .where(Message.role == "assistant"))).one()
+        if status != "generating":
+            break
+        await asyncio.sleep(0.2)
+    took = time.monotonic() - killed
+    assert status == "interrupted", f"still {status} {took:.1f} s after the kill"
+    assert took >= STALE_AFTER - 1.0, "not before the heartbeat was stale: a live answer is never swept"
+    assert content and answer.startswith(content) and content != answer
+    assert error is not None and "stopped" in error
+    stored = await ai_fable.call("follow_answer", {"conversation_id": conv}, alice)
+    assert (stored["status"], stored["content"]) == ("interrupted", content)
 
 
 async def test_a_live_process_marks_a_dead_processs_answer_interrupted_within_seconds(

@@ -19,7 +19,7 @@ from fable_web.app import create_app
 async def test_admins_list_pull_delete_and_warm(ai_fable: Fable, fake: FakeLLM, as_admin: Caller) -> None:
     listed = await ai_fable.call("list_models", {}, as_admin)
     assert (listed["provider"], listed["chat_model"]) == ("ollama", "qwen3:8b")
-    assert [m["name"] for m in listed["items"]] == ["qwen3:8b", "nomic-embed-text"]
+    assert [m["name"] for m in listed["items"]] == ["qwen3:8b", "nomic-embed-text", "fake-embed"]
     pulled = await ai_fable.call("pull_model", {"name": "llama3.2:1b"}, as_admin)
     assert pulled["status"] == "success" and "llama3.2:1b" in fake.models
     await ai_fable.call("delete_model", {"name": "llama3.2:1b"}, as_admin)
@@ -35,7 +35,7 @@ async def test_everyone_else_is_forbidden(ai_fable: Fable, fake: FakeLLM, alice:
                        ("warm_model", {})):
         with pytest.raises(Forbidden):
             await ai_fable.call(name, args, bob)
-    assert fake.models == ["qwen3:8b", "nomic-embed-text"]
+    assert fake.models == ["qwen3:8b", "nomic-embed-text", "fake-embed"]
 
 
 async def test_bad_model_names_are_refused(ai_fable: Fable, as_admin: Caller) -> None:

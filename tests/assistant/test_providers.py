@@ -3,11 +3,14 @@ health, and the one clear error when the server is down or not configured."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 from support.fake_llm import FakeLLM, Reply, embed_text
 from support.servers import free_port
 
-from fable_core.assistant.providers import ChatChunk, NoProvider, ToolCall
+from fable_core.assistant.providers import ChatChunk, NoProvider, StreamCut, ToolCall
 from fable_core.assistant.providers.ollama import OllamaProvider
 from fable_core.assistant.providers.openai import OpenAIProvider
 from fable_core.errors import Unavailable
@@ -17,9 +20,10 @@ TOOLS = [{"type": "function", "function": {"name": "create_note", "description":
 
 
 @pytest.fixture(params=["ollama", "openai"])
-async def provider(request: pytest.FixtureRequest, ollama_url: str, openai_url: str):
+async def provider(request: pytest.FixtureRequest, ollama_url: str, openai_url: str, fake: FakeLLM):
+    fake.models.append("gpt-test")
     p = (OllamaProvider(ollama_url, "qwen3:8b", "nomic-embed-text") if request.param == "ollama"
-         else OpenAIProvider(openai_url, "gpt-test", "embed-test", api_key="test-key"))
+         else OpenAIProvider(openai_url, "gpt-test", "nomic-embed-text", api_key="test-key"))
     yield p
     await p.close()
 
@@ -68,7 +72,7 @@ async def test_a_server_that_is_down_gives_one_clear_error(kind: str) -> None:
     url = f"http://127.0.0.1:{free_port()}"
     p = OllamaProvider(url, "m", "e") if kind == "ollama" else OpenAIProvider(url + "/v1", "m", "e")
     try:
-        with pytest.raises(Unavailable, match=r"^no model available: .*did not answer"):
+        with pytest.raises(Unavailable, match=rf"^no model available: could not connect to .*{url}"):
             await collect(p.chat_stream([{"role": "user", "content": "hi"}]))
         with pytest.raises(Unavailable, match=r"^no model available"):
             await p.embed(["x"])
@@ -93,3 +97,87 @@ async def test_openai_key_is_sent(openai_url: str) -> None:
             await p.embed(["x"])
     finally:
         await p.close()
+
+
+# A stream is complete only when the server says so ---------------------------------------------
+
+
+async def test_a_stream_that_ends_without_saying_it_finished_is_cut(provider, fake: FakeLLM) -> None:
+    """OpenAI: ``[DONE]`` with no ``finish_reason`` (what llama.cpp's server sends when another
+    request interrupts it); Ollama: no ``done: true`` line. The text that came is streamed, then
+    the stream fails: nobody may take it for a whole answer."""
+    fake.replies.append(Reply("Half of the answ", [("create_note", {"title": "x"})], cut=True))
+    chunks: list[ChatChunk] = []
+
+    async def read() -> None:
+        async for chunk in provider.chat_stream([{"role": "user", "content": "hi"}], TOOLS):
+            chunks.append(chunk)  # noqa: PERF401 - kept as they come: the stream fails at its end
+
+    with pytest.raises(StreamCut, match="cut off before the model finished") as raised:
+        await read()
+    assert "".join(c.text for c in chunks) == "Half of the answ"
+    assert not any(c.done for c in chunks)
+    assert raised.value.type == "interrupted" and raised.value.http_status == 503
+    if isinstance(provider, OpenAIProvider):  # its tool call's arguments were never closed: no call
+        assert not [call for c in chunks for call in c.tool_calls]
+
+
+async def test_complete_refuses_a_cut_answer(provider, fake: FakeLLM) -> None:
+    fake.plain_replies.append(Reply("A title that", cut=True))
+    with pytest.raises(StreamCut):
+        await provider.complete([{"role": "user", "content": "title this"}])
+    fake.plain_replies.append(Reply("A whole title"))
+    assert await provider.complete([{"role": "user", "content": "title this"}]) == "A whole title"
+
+
+async def test_a_model_the_server_does_not_serve_is_named_with_the_ones_it_does(
+    provider, fake: FakeLLM
+) -> None:
+    where = provider.url
+    with pytest.raises(Unavailable) as raised:
+        await collect(provider.chat_stream([{"role": "user", "content": "hi"}], model="llama9:70b"))
+    assert raised.value.message == (
+        f"no model available: model 'llama9:70b' is not served by {where}; "
+        "available: qwen3:8b, nomic-embed-text, fake-embed, gpt-test")
+    assert not fake.chat_bodies(), "the server refused it before any answer"
+
+
+async def test_health_says_model_missing_when_the_chat_model_is_not_served(provider, fake: FakeLLM) -> None:
+    provider.model = "llama9:70b"
+    health = await provider.health()
+    assert health.status == "model missing"
+    assert health.detail == (f"model 'llama9:70b' is not served by {provider.url}; "
+                             "available: qwen3:8b, nomic-embed-text, fake-embed, gpt-test")
+    assert health.to_dict()["semantic_search"] == {"on": True, "reason": ""}
+    provider.model, provider.embed_model = "qwen3:8b", "embed-gone"
+    health = await provider.health()
+    assert health.status == "ok", "chat works without the embedding model"
+    assert health.to_dict()["semantic_search"] == {
+        "on": False, "reason": f"the embedding model 'embed-gone' is not served by {provider.url}"}
+
+
+async def test_ollama_names_without_a_tag_mean_latest(ollama_url: str, fake: FakeLLM) -> None:
+    fake.models.append("llama3.2:latest")
+    p = OllamaProvider(ollama_url, "llama3.2", "fake-embed")
+    try:
+        assert (await p.health()).status == "ok"
+    finally:
+        await p.close()
+
+
+async def test_a_server_silent_past_the_first_token_timeout_fails_in_words(provider, fake: FakeLLM) -> None:
+    hold = threading.Event()
+    fake.replies.append(Reply("too late", hold=hold))
+    provider.first_token_timeout = 0.3
+    started = time.monotonic()
+    try:
+        with pytest.raises(Unavailable, match=r"did not start answering within 0.3 s \(LLM_FIRST_TOKEN_TIMEOUT\)"):
+            await collect(provider.chat_stream([{"role": "user", "content": "hi"}], TOOLS))
+    finally:
+        hold.set()
+    assert time.monotonic() - started < 5
+    provider.first_token_timeout = 1.0  # it bounds the first token, not the whole answer
+    fake.replies.append(Reply("in good time", delay=0.6))
+    started = time.monotonic()
+    chunks = await collect(provider.chat_stream([{"role": "user", "content": "x"}], TOOLS))
+    assert "".join(c.text for c in chunks) == "in good time" and time.monotonic() - started > 1.0

@@ -175,3 +175,31 @@ async def test_real_model_streams_stores_and_resumes(http: httpx.AsyncClient, re
     [message] = await follow(http, url, first[-1]["id"])
     assert message["event"] == "result"
     assert (message["data"]["content"], message["data"]["status"]) == (text, "done")
+
+
+async def test_a_real_stream_interrupted_by_another_request_is_not_stored_as_complete(
+    http: httpx.AsyncClient, real_fable: Fable, llama_url: str
+) -> None:
+    """llama.cpp's server (``--interrupt_requests``, its default) ends a running stream with
+    ``[DONE]`` and no ``finish_reason`` when another request arrives: here a ``GET /v1/models``
+    sent after the first tokens. The answer is kept ``interrupted``, with the text that came, and
+    its error says it was cut off; it is never stored ``done``."""
+    conv = await start(http, "Write a long story about the sea, the wind and a small boat.")
+    url = f"/api/chat/conversations/{conv}/generation/stream"
+    first = await follow(http, url, tokens=2)
+    assert first[-1]["event"] == "token", f"fewer than 2 tokens before the stream ended: {first}"
+    async with httpx.AsyncClient(timeout=30) as other:  # another client of the same model server
+        assert (await other.get(f"{llama_url}/models")).status_code == 200
+    rest = await follow(http, url, first[-1]["id"])
+    events = first + rest[:-1]
+    assert events[-1]["event"] == "error" and events[-1]["data"]["status"] == "interrupted", events[-1]
+    text = "".join(e["data"]["text"] for e in events if e["event"] == "token")
+    assert rest[-1]["event"] == "result"
+    assert rest[-1]["data"]["status"] == "interrupted" and rest[-1]["data"]["content"] == text
+
+    await real_fable.assistant.wait(conv)
+    async with real_fable.db.reading() as s:
+        stored = (await s.execute(select(Message.content, Message.status, Message.error).where(
+            Message.conversation_id == conv, Message.role == "assistant"))).one()
+    assert (stored.content, stored.status) == (text, "interrupted") and text.strip()
+    assert "cut off before the model finished" in (stored.error or "")

@@ -35,7 +35,7 @@ async def test_a_provider_that_is_down_fails_the_answer_clearly_and_nothing_else
     events = await turn(assistant, alice, conv, "hello?")
     assert [e.event for e in events] == ["context", "error"]
     assert events[1].data["type"] == "unavailable"
-    assert events[1].data["message"].startswith("no model available: Ollama at http://127.0.0.1:")
+    assert events[1].data["message"].startswith("no model available: could not connect to Ollama at http://127.0.0.1:")
     async with down.db.transaction() as s:
         stored = (await s.execute(select(Message.role, Message.status))).all()
     assert sorted(stored) == [("assistant", "error"), ("user", "done")]

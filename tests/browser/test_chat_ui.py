@@ -384,3 +384,66 @@ async def test_suggested_note_attaches_and_the_scope_chip_follows_the_model(
     await page.reload()
     await expect(page.locator("#scope-chip")).to_contain_text("Project: Kitchen")
     assert not chat_ui.watch.errors
+
+
+async def test_a_cut_answer_shows_as_interrupted_keeps_its_text_and_retries(
+    chat_ui: Session, chat_llm: FakeLLM
+) -> None:
+    page = chat_ui.page
+    await chat_ui.register("ada")
+    chat_llm.replies.append(Reply("The sea is wide and", cut=True))  # the server ended it unfinished
+    await page.goto("/chat")
+    await send(chat_ui, "Describe the sea")
+    reply = page.locator(".msg-assistant[data-status=interrupted]")
+    await expect(reply.locator(".msg-status")).to_contain_text("Interrupted before the model finished")
+    await expect(reply.locator(".msg-text")).to_have_text("The sea is wide and")
+    await expect(page.locator("#chat-semantic-notice")).to_be_empty()  # the fake serves the embedding model
+    await page.reload()
+    await expect(reply.locator(".msg-status")).to_contain_text("cut off before the model finished")
+    await expect(reply.locator(".msg-text")).to_have_text("The sea is wide and")
+
+    chat_llm.replies.append(Reply("The sea is calm today."))
+    await reply.get_by_role("button", name="Retry").click()
+    await expect(page.locator(".msg-assistant[data-status=done] .msg-text")).to_have_text("The sea is calm today.")
+    await expect(page.locator(".msg-assistant")).to_have_count(1)
+    stored = (await conversation(chat_ui))["messages"]
+    assert [(m["role"], m["status"], m["content"]) for m in stored] == [
+        ("user", "done", "Describe the sea"), ("assistant", "done", "The sea is calm today.")]
+    assert not chat_ui.watch.errors
+
+
+async def test_a_failed_answer_shows_its_error_in_words_after_a_reload(
+    chat_ui: Session, chat_llm: FakeLLM, chat_fable: Fable
+) -> None:
+    page = chat_ui.page
+    await chat_ui.register("ada")
+    provider = chat_fable.assistant.provider
+    provider.model = "llama9:70b"  # a model the server does not serve
+    try:
+        await page.goto("/chat")
+        await send(chat_ui, "hello?")
+        failed = page.locator(".msg-assistant[data-status=error] .msg-status")
+        await expect(failed).to_contain_text("model 'llama9:70b' is not served by")
+        await expect(failed).to_contain_text("available: qwen3:8b")
+    finally:
+        provider.model = "qwen3:8b"
+    await page.reload()
+    await expect(failed).to_contain_text("model 'llama9:70b' is not served by")
+    await expect(page.locator(".msg-assistant[data-status=error]").get_by_role("button", name="Retry")).to_be_visible()
+
+
+async def test_without_an_embedding_model_search_and_chat_say_semantic_search_is_off(ui: Session) -> None:
+    """The session's app has no LLM provider: the reason comes from /api/health."""
+    page = ui.page
+    await ui.register("ada")
+    await ui.api("POST", "/notes", {"title": "Packing list", "body": "socks"})
+    await page.goto("/notes?q=socks")
+    await expect(page.locator(".note-item, li").filter(has_text="Packing list").first).to_be_visible()
+    notice = page.locator("#search-notice .semantic-notice")
+    await expect(notice).to_contain_text(
+        "Semantic search is off: no embedding model is configured (LLM_PROVIDER is none)")
+    await page.goto("/notes")
+    await expect(page.locator("#search-notice")).to_be_empty()  # only a search says it
+    await page.goto("/chat")
+    await expect(page.locator("#chat-semantic-notice .semantic-notice")).to_contain_text(
+        "Semantic search is off: no embedding model is configured")

@@ -37,13 +37,15 @@ async def mcp_base_url(fable: Fable) -> AsyncIterator[str]:
 
 @pytest.fixture(scope="session")
 def stdio_env(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    # A developer's PYTHONPATH (a checkout run against another checkout's virtualenv) is passed
+    # on, so the server is the code under test (and knows the migrations it applied).
     return {
         "DATABASE_URL": database_url,
         "FABLE_DATA_DIR": str(tmp_path_factory.mktemp("fable-mcp-stdio")),
         "FABLE_LOG_LEVEL": "warning",
         "LLM_PROVIDER": "none",
         "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR", "/tmp"),
-    }
+    } | ({"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {})
 
 
 def _connector(kind: str, request: pytest.FixtureRequest, fable: Fable, alice: Caller) -> Connect:

@@ -31,7 +31,9 @@ from starlette.routing import Route
 __all__ = ["MODELS", "FakeLLM", "Reply", "embed_text", "ollama_app", "openai_app"]
 
 _WORD = re.compile(r"[a-z0-9]{2,}")
-MODELS = ("qwen3:8b", "nomic-embed-text")  # what the fake Ollama has installed at the start of a test
+# What the fake servers serve at the start of a test; a chat with any other model is refused with
+# 404 as the real servers refuse it.
+MODELS = ("qwen3:8b", "nomic-embed-text", "fake-embed")
 
 
 def embed_text(text: str, dims: int = 128) -> list[float]:
@@ -48,12 +50,15 @@ def embed_text(text: str, dims: int = 128) -> list[float]:
 class Reply:
     """One scripted answer: ``text`` streamed in ``pieces`` (word by word by default), then
     ``tool_calls`` (name, arguments); ``delay`` seconds between pieces; with ``hold``, nothing
-    until that event is set."""
+    until that event is set; with ``cut``, the stream ends without saying the answer is complete
+    (OpenAI: ``[DONE]`` with no ``finish_reason``, as llama.cpp's server ends a stream another
+    request interrupts; Ollama: no ``done: true`` line)."""
 
     text: str = ""
     tool_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     delay: float = 0.0
     hold: threading.Event | None = None  # the answer starts only once this is set (a slow model)
+    cut: bool = False
 
     def pieces(self) -> list[str]:
         return re.findall(r"\S+\s*|\s+", self.text) or []
@@ -113,6 +118,9 @@ def _now() -> str:
 def ollama_app(fake: FakeLLM) -> Starlette:
     async def chat(request: Request) -> Response:
         body = await request.json()
+        if body["model"] not in fake.models:
+            return JSONResponse({"error": f"model \"{body['model']}\" not found, try pulling it first"},
+                                status_code=404)
         reply = fake.reply(body)
         if body.get("stream") is False:
             await _held(reply)
@@ -192,7 +200,8 @@ async def _ollama_stream(body: dict[str, Any], reply: Reply) -> AsyncIterator[by
         yield (json.dumps(_ollama_line(body, piece, [], done=False)) + "\n").encode()
     if reply.tool_calls:
         yield (json.dumps(_ollama_line(body, "", reply.tool_calls, done=False)) + "\n").encode()
-    yield (json.dumps(_ollama_line(body, "", [], done=True)) + "\n").encode()
+    if not reply.cut:
+        yield (json.dumps(_ollama_line(body, "", [], done=True)) + "\n").encode()
 
 
 # --- OpenAI-compatible --------------------------------------------------------------------------
@@ -208,6 +217,10 @@ def openai_app(fake: FakeLLM, api_key: str | None = None) -> Starlette:
         if (bad := refused(request)) is not None:
             return bad
         body = await request.json()
+        if body["model"] not in fake.models:
+            return JSONResponse({"error": {
+                "message": f"The model `{body['model']}` does not exist or you do not have access to it.",
+                "type": "invalid_request_error", "param": None, "code": "model_not_found"}}, status_code=404)
         reply = fake.reply(body)
         return StreamingResponse(_openai_stream(body, reply), media_type="text/event-stream")
 
@@ -255,5 +268,6 @@ async def _openai_stream(body: dict[str, Any], reply: Reply) -> AsyncIterator[by
         yield chunk({"tool_calls": [{"index": index, "id": f"call_{index}", "type": "function",
                                      "function": {"name": name, "arguments": raw[:half]}}]})
         yield chunk({"tool_calls": [{"index": index, "function": {"arguments": raw[half:]}}]})
-    yield chunk({}, "tool_calls" if reply.tool_calls else "stop")
+    if not reply.cut:
+        yield chunk({}, "tool_calls" if reply.tool_calls else "stop")
     yield b"data: [DONE]\n\n"

@@ -7,12 +7,13 @@ from fable_core.assistant.providers.base import (
     Health,
     NoProvider,
     Provider,
+    StreamCut,
     ToolCall,
     unavailable,
 )
 from fable_core.config import Settings
 
-__all__ = ["ChatChunk", "Health", "NoProvider", "Provider", "ToolCall", "make_provider", "unavailable"]
+__all__ = ["ChatChunk", "Health", "NoProvider", "Provider", "StreamCut", "ToolCall", "make_provider", "unavailable"]
 
 
 def make_provider(settings: Settings) -> Provider:
@@ -21,10 +22,12 @@ def make_provider(settings: Settings) -> Provider:
         from fable_core.assistant.providers.ollama import OllamaProvider
 
         return OllamaProvider(settings.ollama_url, settings.ollama_model, settings.embed_model,
-                              num_ctx=settings.ollama_num_ctx)
+                              num_ctx=settings.ollama_num_ctx,
+                              first_token_timeout=settings.llm_first_token_timeout)
     if settings.llm_provider == "openai":
         from fable_core.assistant.providers.openai import OpenAIProvider
 
         return OpenAIProvider(settings.openai_base_url, settings.openai_model, settings.embed_model,
-                              api_key=settings.openai_api_key)
+                              api_key=settings.openai_api_key,
+                              first_token_timeout=settings.llm_first_token_timeout)
     return NoProvider()

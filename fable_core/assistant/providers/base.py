@@ -4,25 +4,50 @@ Messages use one neutral shape (OpenAI's): ``{"role", "content"}``, assistant tu
 ``tool_calls`` (:class:`ToolCall` dicts), tool results are ``{"role": "tool", "tool_call_id",
 "name", "content"}``. Each provider translates to its wire format. Every failure to reach the
 model becomes :class:`~fable_core.errors.Unavailable` with a message starting "no model
-available", so surfaces answer 503 / ``isError`` and the rest of Fable carries on.
+available" and naming the cause (a model the server does not serve, with the ones it does; a
+refused connection; a timeout), so surfaces answer 503 / ``isError`` and the rest of Fable
+carries on.
+
+**A stream is complete only when the server says so** (OpenAI: a ``finish_reason`` on the
+choice; Ollama: ``done: true``). A stream that ends without that mark (llama.cpp's server ends a
+running answer with ``[DONE]`` and no ``finish_reason`` when another request arrives) raises
+:class:`StreamCut` after its last chunk, so whoever reads it, the chat, note assist, titles and
+summaries, never takes a cut answer for a whole one. A server that sends nothing for
+``first_token_timeout`` seconds (``LLM_FIRST_TOKEN_TIMEOUT``) fails the same way, in words.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, Literal, NoReturn
+from typing import Any, Literal, NoReturn, TypeVar
 
 from fable_core.errors import Unavailable
 
-__all__ = ["ChatChunk", "Health", "NoProvider", "Provider", "ToolCall", "unavailable"]
+__all__ = ["ChatChunk", "Health", "NoProvider", "Provider", "StreamCut", "ToolCall", "served", "unavailable"]
 
 Message = dict[str, Any]
+T = TypeVar("T")
+_MODEL_LIST_TIMEOUT = 3.0  # listing the served models to name them in an error
 
 
 def unavailable(what: str, **details: Any) -> Unavailable:
     """The one error an unreachable or unconfigured model produces."""
     return Unavailable(f"no model available: {what}", **details)
+
+
+class StreamCut(Unavailable):
+    """Raised when a model's answer ended before the model said it had finished (no
+    ``finish_reason``, no ``done: true``): what arrived is a fragment, never an answer."""
+
+    type = "interrupted"
+
+
+def served(name: str, models: list[str]) -> bool:
+    """Whether the server lists ``name`` (Ollama's ``llama3.2`` is ``llama3.2:latest``)."""
+    return name in models or (":" not in name and f"{name}:latest" in models)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,23 +72,28 @@ class ChatChunk:
 @dataclass(frozen=True, slots=True)
 class Health:
     provider: str
-    status: Literal["ok", "down", "disabled"]
+    status: Literal["ok", "down", "disabled", "model missing"]
     model: str | None = None
     embed_model: str | None = None
     detail: str = ""
     models: list[str] = field(default_factory=list)
+    semantic_off: str = ""  # why search cannot use embeddings now ("" when it can)
 
     def to_dict(self) -> dict[str, Any]:
         return {"provider": self.provider, "status": self.status, "model": self.model,
-                "embed_model": self.embed_model, "detail": self.detail}
+                "embed_model": self.embed_model, "detail": self.detail,
+                "semantic_search": {"on": not self.semantic_off, "reason": self.semantic_off}}
 
 
 class Provider:
     """Base class; subclasses implement the wire protocol. Model management is optional."""
 
     name = "base"
+    url = ""
     model: str | None = None
     embed_model: str | None = None
+    first_token_timeout: float | None = None
+    known_models: list[str] | None = None  # the server's model list at the last health check
 
     def chat_stream(
         self, messages: list[Message], tools: list[dict[str, Any]] | None = None, *,
@@ -83,6 +113,53 @@ class Provider:
 
     async def health(self) -> Health:
         raise NotImplementedError
+
+    def checked(self, models: list[str]) -> Health:
+        """The health of a server that answered with ``models``: ``model missing`` unless it
+        serves the chat model; semantic search is off unless it serves the embedding model."""
+        self.known_models = models
+        semantic_off = "no embedding model is configured (EMBED_MODEL)" if not self.embed_model else "" if served(
+            self.embed_model, models) else f"the embedding model {self.embed_model!r} is not served by {self.url}"
+        if self.model and not served(self.model, models):
+            return Health(self.name, "model missing", self.model, self.embed_model,
+                          detail=self.not_served(self.model, models), models=models, semantic_off=semantic_off)
+        return Health(self.name, "ok", self.model, self.embed_model, models=models, semantic_off=semantic_off)
+
+    def not_served(self, model: str, models: list[str] | None) -> str:
+        available = ", ".join(models) if models else "none"
+        return f"model {model!r} is not served by {self.url}; available: {available}"
+
+    async def missing_model(self, model: str) -> Unavailable:
+        """The error for a model the server refused as unknown, naming the ones it serves (from
+        the last health check, else asked now, briefly)."""
+        models = self.known_models
+        if models is None:
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(_MODEL_LIST_TIMEOUT):
+                    models = [str(m["name"]) for m in await self.list_models()]
+        return unavailable(self.not_served(model, models), provider=self.name, model=model)
+
+    async def first_in_time(self, stream: AsyncIterator[T]) -> AsyncIterator[T]:
+        """``stream``, failing in words when its first item takes longer than
+        ``first_token_timeout`` seconds (a hung or overloaded server)."""
+        iterator = aiter(stream)
+        try:
+            try:
+                async with asyncio.timeout(self.first_token_timeout):
+                    first = await anext(iterator)
+            except StopAsyncIteration:
+                return
+            except TimeoutError as e:
+                raise unavailable(
+                    f"{self.url} did not start answering within {self.first_token_timeout:g} s "
+                    "(LLM_FIRST_TOKEN_TIMEOUT)", provider=self.name, timeout=self.first_token_timeout) from e
+            yield first
+            async for item in iterator:
+                yield item
+        finally:
+            close = getattr(iterator, "aclose", None)
+            if close is not None:
+                await close()
 
     async def list_models(self) -> list[dict[str, Any]]:
         raise unavailable(f"{self.name} cannot list models")

@@ -1,6 +1,11 @@
 """Any OpenAI-compatible server over httpx: streamed chat completions (SSE) with tool calls,
 embeddings, and the model list. Tool-call arguments arrive as JSON fragments spread over chunks;
-they are assembled per index and emitted once the stream says why it finished."""
+they are assembled per index and emitted once the stream says why it finished.
+
+The answer is complete only once a choice carries a ``finish_reason``. ``data: [DONE]`` or the
+end of the body without one is a cut answer (:class:`~.base.StreamCut`): llama.cpp's server
+(``--interrupt_requests``, its default) ends a running stream that way when any other request
+arrives."""
 
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ from fable_core.assistant.providers.base import (
     Health,
     Message,
     Provider,
+    StreamCut,
     ToolCall,
     unavailable,
 )
@@ -38,25 +44,38 @@ async def sse_data(response: httpx.Response) -> AsyncIterator[str]:
 
 class OpenAIProvider(Provider):
     name = "openai"
+    model: str
+    embed_model: str
 
     def __init__(self, base_url: str, model: str, embed_model: str, *, api_key: str | None = None,
-                 timeout: float = 300.0) -> None:
-        self.base_url = base_url.rstrip("/")
+                 timeout: float = 300.0, first_token_timeout: float | None = None) -> None:
+        self.base_url = self.url = base_url.rstrip("/")
         self.model = model
         self.embed_model = embed_model
+        self.timeout = timeout
+        self.first_token_timeout = first_token_timeout
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._http = httpx.AsyncClient(base_url=self.base_url, headers=headers,
                                        timeout=httpx.Timeout(timeout, connect=5.0))
 
     def _down(self, e: BaseException) -> Exception:
+        if isinstance(e, httpx.ConnectError | ConnectionRefusedError):
+            return unavailable(f"could not connect to {self.base_url} ({e})", provider="openai")
+        if isinstance(e, httpx.TimeoutException):
+            return unavailable(f"{self.base_url} did not answer within {self.timeout:g} s "
+                               f"({type(e).__name__})", provider="openai")
         return unavailable(f"the OpenAI-compatible server at {self.base_url} did not answer "
                            f"({type(e).__name__}: {e})", provider="openai")
 
-    async def chat_stream(
+    def chat_stream(
         self, messages: list[Message], tools: list[dict[str, Any]] | None = None, *,
         model: str | None = None, max_tokens: int | None = None,
     ) -> AsyncIterator[ChatChunk]:
-        body: dict[str, Any] = {"model": model or self.model, "stream": True,
+        return self.first_in_time(self._chat(messages, tools, model=model or self.model, max_tokens=max_tokens))
+
+    async def _chat(self, messages: list[Message], tools: list[dict[str, Any]] | None, *,
+                    model: str, max_tokens: int | None) -> AsyncIterator[ChatChunk]:
+        body: dict[str, Any] = {"model": model, "stream": True,
                                 "messages": [_to_openai(m) for m in messages]}
         if tools:
             body["tools"] = tools
@@ -64,11 +83,16 @@ class OpenAIProvider(Provider):
             body["max_tokens"] = max_tokens
         try:
             async with self._http.stream("POST", "/chat/completions", json=body) as response:
+                if response.status_code == 404 and _model_not_found(await response.aread()):
+                    raise await self.missing_model(model)
                 await _raise_for_status(response)
                 async for chunk in _chunks(response):
                     yield chunk
         except (httpx.HTTPError, OSError) as e:
             raise self._down(e) from e
+        except StreamCut as e:
+            raise StreamCut(f"the answer from {self.base_url} was cut off before the model finished ({e}; "
+                            "another request to the server may have interrupted it)", provider="openai") from None
 
     async def embed(self, texts: list[str], *, input_type: str | None = None) -> list[list[float]]:
         body: dict[str, Any] = {"model": self.embed_model, "input": texts}
@@ -86,8 +110,9 @@ class OpenAIProvider(Provider):
         try:
             names = [m["name"] for m in await self.list_models()]
         except Exception as e:  # noqa: BLE001 - any failure means "down"; health never raises
-            return Health("openai", "down", self.model, self.embed_model, detail=str(e))
-        return Health("openai", "ok", self.model, self.embed_model, models=names)
+            return Health("openai", "down", self.model, self.embed_model, detail=str(e),
+                          semantic_off=f"the embedding server at {self.base_url} does not answer")
+        return self.checked(names)
 
     async def list_models(self) -> list[dict[str, Any]]:
         try:
@@ -110,8 +135,17 @@ async def _raise_for_status(response: httpx.Response) -> None:
         )
 
 
+def _model_not_found(body: bytes) -> bool:
+    """Whether a 404 says the model is unknown (OpenAI's ``model_not_found``, vLLM's "does not
+    exist", Ollama's "not found"), not that the route is."""
+    text = body.decode(errors="replace").lower()
+    return "model" in text and ("not found" in text or "not_found" in text or "does not exist" in text)
+
+
 async def _chunks(response: httpx.Response) -> AsyncIterator[ChatChunk]:
+    """The answer's chunks, ending with ``done``; :class:`StreamCut` if no choice finished."""
     pending: dict[int, dict[str, Any]] = {}
+    finished = False
     async for data in sse_data(response):
         if data.strip() == "[DONE]":
             break
@@ -123,14 +157,14 @@ async def _chunks(response: httpx.Response) -> AsyncIterator[ChatChunk]:
             slot["id"] = call.get("id") or slot["id"]
             slot["name"] += fn.get("name") or ""
             slot["arguments"] += fn.get("arguments") or ""
-        finished = choice.get("finish_reason") is not None
-        calls = _complete_calls(pending) if finished else ()
+        ends = choice.get("finish_reason") is not None
+        calls = _complete_calls(pending) if ends else ()
         if delta.get("content") or calls:
             yield ChatChunk(text=delta.get("content") or "", tool_calls=calls)
-        if finished:
-            pending = {}
-    if pending:
-        yield ChatChunk(tool_calls=_complete_calls(pending))
+        if ends:
+            pending, finished = {}, True
+    if not finished:  # half a tool call is no call: ``pending`` is dropped with the answer
+        raise StreamCut("the stream ended without a finish_reason")
     yield ChatChunk(done=True)
 
 

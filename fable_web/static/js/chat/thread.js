@@ -14,10 +14,19 @@ async function renderMarkdown(el, text) {
   catch { el.textContent = text; }
 }
 
-const NOTES = { stopped: "Stopped.", interrupted: "Interrupted: this is what was saved.", error: "" };
+/** What to say under an answer that did not finish, in the server's words where it gave some. */
+function noteFor(state, error) {
+  if (state === "stopped") return "Stopped.";
+  if (state === "interrupted") return `Interrupted before the model finished; this is what was saved.${error ? ` (${error})` : ""}`;
+  if (state === "error") return error || "The answer failed.";
+  return "";
+}
 
-/** An assistant reply: .onEvent(event) while streaming, .show(stored message) for a saved one. */
-export function assistantMessage() {
+const RETRYABLE = new Set(["error", "interrupted", "stopped"]);
+
+/** An assistant reply: .onEvent(event) while streaming, .show(stored message) for a saved one.
+ * With onRetry, an answer that failed, was cut off or was stopped offers "Retry". */
+export function assistantMessage({ onRetry = null } = {}) {
   const tools = h("div.msg-tools");
   const text = h("div.msg-text");
   const status = h("div.msg-status.small.muted");
@@ -33,7 +42,10 @@ export function assistantMessage() {
 
   async function finish(state, content, note) {
     el.dataset.status = state;
-    status.textContent = note || "";
+    status.replaceChildren(...(note ? [h("span.msg-note", { role: state === "error" ? "alert" : null }, note)] : []));
+    if (onRetry && RETRYABLE.has(state)) {
+      status.append(" ", h("button.btn.btn-sm.msg-retry", { type: "button", on: { click: () => onRetry(reply) } }, "Retry"));
+    }
     await renderMarkdown(text, content);
     el.dataset.rendered = "true";
   }
@@ -48,15 +60,17 @@ export function assistantMessage() {
       else if (event.event === "tool_result") {
         const card = cards.find((c) => c.dataset.state === "running" && c.dataset.tool === data.name);
         if (card) card.settle(data); else tools.append(toolCard(data).settle(data));
-      } else if (event.event === "done") return finish(data.stopped ? "stopped" : "done", buffer, data.stopped ? NOTES.stopped : "");
-      else if (event.event === "error") return finish("error", buffer, data.message || "The answer failed.");
-      else if (event.event === "result") return reply.show({ content: data.content, status: data.status, tool_events: data.tool_events });
+      } else if (event.event === "done") return finish(data.stopped ? "stopped" : "done", buffer, noteFor(data.stopped ? "stopped" : "done"));
+      else if (event.event === "error") {
+        const state = data.status === "interrupted" ? "interrupted" : "error";
+        return finish(state, buffer, noteFor(state, data.message));
+      } else if (event.event === "result") return reply.show(data);
       return null;
     },
     show(message) {
       buffer = message.content;
       toolEvents(message.tool_events || []);
-      return finish(message.status, message.content, NOTES[message.status] ?? "");
+      return finish(message.status, message.content, noteFor(message.status, message.error));
     },
   };
   return reply;

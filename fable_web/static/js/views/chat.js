@@ -7,7 +7,7 @@ import { follow } from "../sse.js";
 import { contextPanel } from "../chat/context.js";
 import { OUTSIDE, scopeArguments, scopeChip } from "../chat/scope.js";
 import { assistantMessage, userMessage } from "../chat/thread.js";
-import { llmNotice } from "../widgets/llm.js";
+import { llmNotice, semanticNotice } from "../widgets/llm.js";
 
 const base = (id) => `/chat/conversations/${id}`;
 
@@ -48,6 +48,7 @@ export async function chatView(main, params) {
   let running = null; // the AbortController of the answer being followed
   const thread = h("div.thread#thread", { "aria-live": "polite" });
   const notice = h("div#chat-notice");
+  const semantic = h("div#chat-semantic-notice");
   const title = h("h1.chat-title", {}, conversation ? conversation.title : "New conversation");
   const context = contextPanel();
   const conversations = conversationList(() => conversation?.id);
@@ -121,9 +122,18 @@ export async function chatView(main, params) {
     input.value = "";
     context.clearAttached();
     thread.querySelector(".empty")?.remove();
-    const reply = assistantMessage();
+    const reply = assistantMessage({ onRetry: retry });
     thread.append(userMessage(content), reply.el);
     await followReply(reply);
+  }
+
+  async function retry(reply) {
+    if (running) return;
+    clear(notice);
+    try { await api.post(`${base(conversation.id)}/generation/retry`); } catch (e) { clear(notice, llmNotice(e)); return; }
+    const fresh = assistantMessage({ onRetry: retry });
+    reply.el.replaceWith(fresh.el);
+    await followReply(fresh);
   }
 
   stop.addEventListener("click", async () => {
@@ -138,17 +148,19 @@ export async function chatView(main, params) {
   main.append(h("div.chat", {},
     h("aside.card.chat-list", {}, h("div.row", {}, h("h2", {}, "Conversations"), h("span.spacer"),
       h("a.btn.btn-sm#new-chat", { href: "/chat" }, "New")), conversations.el),
-    h("section.chat-main", {}, h("div.chat-head", {}, title, scope.el), thread, notice, composer),
+    h("section.chat-main", {}, h("div.chat-head", {}, title, scope.el), semantic, thread, notice, composer),
     context.el));
 
   conversations.load();
+  semanticNotice(api, "The assistant finds your notes by their words only.").then((el) => clear(semantic, el));
   if (!conversation || !conversation.messages.length) {
     thread.append(h("p.empty", {}, "Ask a question about your notes, or ask the assistant to create a task or tidy a note."));
   } else {
     let last = null;
+    const final = conversation.messages[conversation.messages.length - 1];
     for (const message of conversation.messages) {
       if (message.role === "user") { thread.append(userMessage(message.content)); continue; }
-      last = { reply: assistantMessage(), message };
+      last = { reply: assistantMessage({ onRetry: message === final ? retry : null }), message };
       thread.append(last.reply.el);
       if (message.status !== "generating") last.reply.show(message);
     }

@@ -3,6 +3,7 @@ import { api } from "../api.js";
 import { clear, h } from "../dom.js";
 import { navigate } from "../router.js";
 import { noteItem } from "../widgets/items.js";
+import { semanticNotice } from "../widgets/llm.js";
 
 function params(tag, q, kind) {
   const p = new URLSearchParams();
@@ -20,6 +21,7 @@ export async function notesView(main, _params, query) {
   const list = h("ul.list");
   const more = h("button.btn.btn-sm.hidden", { type: "button" }, "Load more");
   const tags = h("div.row", { "aria-label": "Filter by tag" });
+  const notice = h("div#search-notice");
   const kinds = h("div.segmented", { role: "group", "aria-label": "Show" },
     [["all", "All"], ["note", "Notes"], ["task", "Tasks"]].map(([value, label]) =>
       h("button", { type: "button", "aria-pressed": String(kind === value), on: { click: () => navigate(params(tag, q, value)) } }, label)));
@@ -29,7 +31,7 @@ export async function notesView(main, _params, query) {
       h("div", {}, h("h1", {}, q ? `Search: ${q}` : "Notes"),
         h("p.muted", {}, q ? "Best matches first." : "Everything you have written, newest first.")),
       h("div.row", {}, kinds, h("a.btn.btn-primary", { href: "/notes/new" }, "New note"))),
-    h("div.stack", {}, tags, h("div.card", {}, list, h("div.row", {}, more))));
+    h("div.stack", {}, tags, notice, h("div.card", {}, list, h("div.row", {}, more))));
 
   const tagList = await api.get("/tags", { limit: 30 });
   clear(tags, tagList.items.map((t) => h("a.chip", {
@@ -47,4 +49,5 @@ export async function notesView(main, _params, query) {
   }
   more.addEventListener("click", load);
   await load();
+  if (q) clear(notice, await semanticNotice(api, "Results match your words, not their meaning."));
 }

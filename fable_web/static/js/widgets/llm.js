@@ -16,8 +16,21 @@ export function llmNotice(error) {
 
 let health = null;
 
+/** /api/health's answer about the model server, asked once per page load. */
+function llmHealth(api) {
+  if (!health) health = api.get("/health").then((r) => r?.llm || null).catch(() => null);
+  return health;
+}
+
 /** Whether a model answers (from /api/health), asked once per page load. */
 export async function modelAvailable(api) {
-  if (!health) health = api.get("/health").then((r) => r?.llm?.status === "ok").catch(() => false);
-  return health;
+  return (await llmHealth(api))?.status === "ok";
+}
+
+/** A short notice when search cannot use meaning, with the server's reason; null when it can. */
+export async function semanticNotice(api, effect) {
+  const semantic = (await llmHealth(api))?.semantic_search;
+  if (!semantic || semantic.on) return null;
+  return h("p.notice.small.semantic-notice", { role: "status" },
+    h("strong", {}, "Semantic search is off: "), semantic.reason || "no embedding model answers", ". ", effect);
 }
