@@ -48,7 +48,7 @@ from sqlalchemy import text
 from bench.corpus import Corpus, describe_bodies
 from bench.machine import Machine
 from bench.memory import PeakMemory
-from bench.postgres import postgres_pids
+from bench.postgres import postgres_pids, stop_postmaster
 from bench.report import Figure, options, publish
 from bench.rest import bulk_load
 from bench.serving import free_port, serve_in_process, serve_option, start_servers, stop
@@ -276,13 +276,17 @@ async def run(args: argparse.Namespace, database_url: str, data_dir: Path, pg_di
 async def measure_starts(data_dir: Path, count: int, starts: Starts, *, running: bool) -> None:
     """Starts on the bench's own data directory (its server running) and on a stopped one."""
     cold = data_dir / "stopped"
-    await asyncio.to_thread(prepare_data_dir, cold, "bench")
-    if running:  # with --database-url there is no embedded server of the bench's to join
-        await time_mcp(data_dir, "bench", "`fable mcp`, database running", count, starts, cold=False)
-    await time_mcp(cold, "bench", "`fable mcp`, database stopped", count, starts, cold=True)
-    if running:
-        await asyncio.to_thread(time_serve, data_dir, "`fable serve`, database running", count, starts, cold=False)
-    await asyncio.to_thread(time_serve, cold, "`fable serve`, database stopped", count, starts, cold=True)
+    try:
+        await asyncio.to_thread(prepare_data_dir, cold, "bench")
+        if running:  # with --database-url there is no embedded server of the bench's to join
+            await time_mcp(data_dir, "bench", "`fable mcp`, database running", count, starts, cold=False)
+        await time_mcp(cold, "bench", "`fable mcp`, database stopped", count, starts, cold=True)
+        if running:
+            await asyncio.to_thread(time_serve, data_dir, "`fable serve`, database running", count, starts,
+                                    cold=False)
+        await asyncio.to_thread(time_serve, cold, "`fable serve`, database stopped", count, starts, cold=True)
+    finally:  # interrupted mid-start: the server a child started there must not outlive the bench
+        stop_postmaster(cold / "pg")
 
 
 # --- report -----------------------------------------------------------------------------------

@@ -8,7 +8,8 @@ On entry: a :class:`~bench.machine.Machine` snapshot (reference speed, process r
 load average), the embedded server started in ``tmp/pg`` (unless a ``database_url`` is given),
 a :class:`~bench.memory.PeakMemory` sampler over the bench's processes (this one and its
 children: app servers, loaders, ``fable mcp``) and PostgreSQL's (the postmaster and every
-backend), and SIGTERM turned into ``SystemExit`` so that it unwinds like Ctrl-C. On the way out,
+backend), and SIGINT and SIGTERM raised where the main thread is (``KeyboardInterrupt``,
+``SystemExit``), so that every ``finally`` runs even inside ``asyncio.run``. On the way out,
 even on failure: the sampler and the server stopped; on success, the machine's end snapshot.
 """
 
@@ -38,7 +39,11 @@ class Session:
     pg_dir: Path | None  # None for an external server (``--database-url``)
 
 
-def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    """Unwind from wherever the main thread is: asyncio's own SIGINT handling only cancels the
+    main task, which a client library may absorb, and SIGTERM would skip every ``finally``."""
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
     raise SystemExit(128 + signum)
 
 
@@ -58,7 +63,7 @@ def python_pids() -> list[int]:
 
 @contextmanager
 def session(tmp: Path, database_url: str | None = None, memory_interval: float = 1.0) -> Iterator[Session]:
-    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     machine = record()
     try:
         with ExitStack() as stack:
@@ -74,4 +79,5 @@ def session(tmp: Path, database_url: str | None = None, memory_interval: float =
             yield Session(machine, memory, database_url, pg_dir)
         machine.finish()
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
