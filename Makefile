@@ -43,8 +43,10 @@ install-dev: $(DEV_STAMP)
 test-tools:
 	./scripts/install-test-tools
 
+# Every benchmark three times, writing docs/benchmarks.md (median run and spread); installs nothing
+# outside .venv (bench.rest uses wrk if installed, else a Python load generator).
 bench: install-dev
-	$(BIN)/python -m bench.run
+	$(BIN)/python -m bench.run --repeat 3
 
 lint: install-dev
 	$(BIN)/ruff check fable_core fable_mcp fable_web bench tests examples

@@ -29,7 +29,6 @@ import asyncio
 import itertools
 import multiprocessing
 import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -44,7 +43,10 @@ import httpx
 from sqlalchemy import text
 
 from bench.corpus import Corpus
-from bench.report import write_section
+from bench.machine import Machine
+from bench.memory import PeakMemory
+from bench.report import Figure, options, publish
+from bench.session import session
 from bench.stats import Latency, measure, summarise
 from fable_core.caller import Caller
 from fable_core.config import Settings, load_settings
@@ -58,8 +60,9 @@ sys.path[:0] = [str(_TESTS), str(_TESTS / "assistant")]  # the fake LLM and the 
 from support.fake_llm import FakeLLM, Reply, embed_text, ollama_app  # noqa: E402  after the sys.path line above
 from support.servers import free_port  # noqa: E402
 
-__all__ = ["main"]
+__all__ = ["QUICK", "main"]
 
+QUICK = ["--notes", "2000", "--runs", "30", "--followers", "20"]
 EMBED_MODEL = "bench-embed"
 
 
@@ -224,7 +227,7 @@ async def followers(fable: Fable, caller: Caller, fake_url: str, count: int, res
                 async with http.stream("GET", f"/api/chat/conversations/{conv}/generation/stream") as r:
                     events = [e async for e in sse_events(r)]
                 text_ = "".join(e["data"]["text"] for e in events if e["event"] == "token")
-                return text_, [int(e["id"].split(":")[1]) for e in events]
+                return text_, [int(e["id"].split(":")[1]) for e in events if "id" in e]  # not heartbeats
 
             outcomes = await asyncio.gather(*(follow() for _ in range(count)))
             results.follow_seconds = time.perf_counter() - started
@@ -345,7 +348,18 @@ async def run(settings: Settings, fake_url: str, args: argparse.Namespace) -> Re
     return r
 
 
-def render(r: Results) -> str:
+def figures(r: Results) -> list[Figure]:
+    """Added time to first token first (``bench.run --repeat`` picks its median run by it)."""
+    by = {lat.name: lat.p50_ms for lat in r.latencies}
+    direct, fable = "first token, fake Ollama directly", "first token, through Fable"
+    at = f", {r.notes:,} notes"
+    return [Figure("added time to first token, p50", by[fable] - by[direct], "ms", "time"),
+            Figure(f"added time to first token{at}, p50", by[fable + at] - by[direct + at], "ms", "time"),
+            Figure("hybrid search_notes p50", by["search_notes, hybrid"], "ms", "time"),
+            Figure("keyword search_notes p50", by["search_notes, keyword only"], "ms", "time")]
+
+
+def render(r: Results, machine: Machine, memory: PeakMemory) -> str:
     by = {lat.name: lat for lat in r.latencies}
     direct, fable = "first token, fake Ollama directly", "first token, through Fable"
     at = f", {r.notes:,} notes"
@@ -353,20 +367,19 @@ def render(r: Results) -> str:
     added_at = by[fable + at].p50_ms - by[direct + at].p50_ms
     cpu_added = r.cpu_ms[fable] - r.cpu_ms[direct]
     hybrid = by["search_notes, hybrid"].p50_ms
-    cpu = f"{os.cpu_count()} cores, {platform.machine()}"
-    load = os.getloadavg()[0]
-    rows = "\n".join(lat.row() for lat in r.latencies)
+    rows = "\n".join(lat.row(machine.ms) for lat in r.latencies)
     return f"""## Assistant
 
 `python -m bench.assistant` — fresh embedded PostgreSQL, the scripted fake Ollama over HTTP on
-127.0.0.1 in its own process. Machine: {cpu}; 1-minute load average {load:.1f} at the end (other
-work shares it).
+127.0.0.1 in its own process.
+
+{machine.describe()}
 
 | measurement | samples | p50 ms | p99 ms | mean ms |
 |---|---|---|---|---|
 {rows}
 
-- **Added time to first token: {added:.2f} ms p50** (target < 10 ms; {added_at:.2f} ms with
+- **Added time to first token: {machine.ms(added)} ms p50** (target < 10 ms; {machine.ms(added_at)} ms with
   {r.notes:,} notes indexed), from sending the message to the first token a follower receives:
   storing both messages and reading the history (one statement), embedding the message (one
   HTTP round trip to the fake, meanwhile) and the vector search for context, the registry's
@@ -377,11 +390,13 @@ work shares it).
 - **{r.followers} concurrent SSE followers** of one {r.follower_events}-event generation over real
   HTTP: {r.followers_complete}/{r.followers} received every event in order, no gap, no repeat
   ({r.follow_seconds:.2f} s for the whole answer).
-- **Hybrid search_notes at {r.notes:,} notes: {hybrid:.2f} ms p50** (target < 30 ms), each note
+- **Hybrid search_notes at {r.notes:,} notes: {machine.ms(hybrid)} ms p50** (target < 30 ms), each note
   with a {r.dims}-dimension embedding (HNSW, cosine; the planner uses the index:
   {"yes" if r.uses_index else "NO"}), each query embedded over HTTP, fused with full-text by
   reciprocal rank. Loading notes and embeddings took {r.load_seconds:.0f} s, the index
   {r.index_seconds:.0f} s.
+- {memory.describe()} Python: this process (Fable) and the fake model server's; PostgreSQL: the
+  postmaster and its backends.
 """
 
 
@@ -391,21 +406,20 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--dims", type=int, default=256, help="embedding dimensions of the fake model")
     p.add_argument("--runs", type=int, default=200)
     p.add_argument("--followers", type=int, default=100)
-    p.add_argument("--no-write", action="store_true", help="print, do not update docs/benchmarks.md")
+    options(p)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
-    with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp, fake_server(args.dims) as url:
-        settings = load_settings({}, fable_data_dir=Path(tmp), llm_provider="ollama", ollama_url=url,
-                                 embed_model=EMBED_MODEL, fable_secret_key="bench" * 8)
+    with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp, session(Path(tmp)) as bench, \
+            fake_server(args.dims) as url:
+        settings = load_settings({}, database_url=bench.database_url, fable_data_dir=Path(tmp),
+                                 llm_provider="ollama", ollama_url=url, embed_model=EMBED_MODEL,
+                                 fable_secret_key="bench" * 8)
         result = asyncio.run(run(settings, url, args))
-    markdown = render(result)
-    print(markdown)
-    if not args.no_write:
-        write_section("assistant", markdown)
+    publish("assistant", render(result, bench.machine, bench.memory), figures(result), bench.machine, args)
     return 0
 
 

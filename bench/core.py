@@ -6,6 +6,10 @@ Starts a fresh embedded PostgreSQL in a temporary directory (or uses ``--databas
 synthetic notes (markdown, tags, wikilinks) with concurrent callers, then measures create_note,
 read_note, list_notes and search_notes at that size, and the dispatcher's overhead over the bare
 SQL of read_note. Results go to the "core" section of docs/benchmarks.md.
+
+The sections run in order in :func:`run` (load, then :func:`latencies` at the loaded size,
+then creates one at a time for scale); a new section is one more function called there, its
+rows rendered by :func:`render`.
 """
 
 from __future__ import annotations
@@ -13,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import platform
 import random
 import sys
 import tempfile
@@ -24,15 +27,20 @@ from typing import Any
 
 from sqlalchemy import text
 
-from bench.corpus import Corpus, NoteSpec
-from bench.report import write_section
+from bench.corpus import Corpus, NoteSpec, describe_bodies
+from bench.machine import Machine
+from bench.memory import PeakMemory
+from bench.report import Figure, options, publish
+from bench.session import session
 from bench.stats import Latency, measure
 from fable_core.caller import Caller
 from fable_core.config import Settings, load_settings
 from fable_core.errors import Conflict
 from fable_core.runtime import Fable
 
-__all__ = ["CoreResults", "main", "run"]
+__all__ = ["QUICK", "CoreResults", "main", "run"]
+
+QUICK = ["--notes", "2000", "--runs", "50", "--processes", "1", "--batch", "100", "--single-seconds", "2"]
 
 _BARE_READ = text(
     "SELECT id, user_id, title, body, tags, status, priority, due_date, project_id, milestone_id,"
@@ -215,48 +223,66 @@ async def run(settings: Settings, *, notes: int, workers: int, processes: int, r
         await fable.close()
 
 
-def render(r: CoreResults) -> str:
-    cpu = f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}"
+def figures(r: CoreResults) -> list[Figure]:
+    """The headline figures, the load rate first (``bench.run --repeat`` picks its median run by it)."""
+    return [
+        Figure("load rate", r.load_rate, "notes/s", "rate"),
+        *[Figure(f"{lat.name} p50", lat.p50_ms, "ms", "time") for lat in r.latencies],
+        *([Figure("one create_note per call", r.single_notes / r.single_seconds, "notes/s", "rate")]
+          if r.single_seconds else []),
+    ]
+
+
+def render(r: CoreResults, machine: Machine, memory: PeakMemory) -> str:
     overhead = r.p50("read_note: dispatcher") - r.p50("read_note: bare SQL")
     dispatcher_only = r.p50("read_note: dispatcher") - r.p50("read_note: tool, no dispatcher")
+    rate_at = machine.normalise(r.load_rate, "rate")
+    search_at = machine.normalise(r.p50("search_notes"), "time")
+    overhead_at = machine.normalise(overhead, "time")
     checks = [
-        ("load rate", f"{r.load_rate:,.0f} notes/s", ">= 1,000 notes/s", r.load_rate >= 1000),
-        ("search_notes p50", f"{r.p50('search_notes'):.2f} ms", "< 20 ms", r.p50("search_notes") < 20),
-        ("dispatcher overhead over bare SQL (read_note p50)", f"{overhead:.2f} ms", "< 1 ms", overhead < 1),
+        ("load rate", f"{machine.rate(r.load_rate)} notes/s", ">= 1,000 notes/s", rate_at >= 1000),
+        ("search_notes p50", f"{machine.ms(r.p50('search_notes'))} ms", "< 20 ms", search_at < 20),
+        ("dispatcher overhead over bare SQL (read_note p50)", f"{machine.ms(overhead)} ms", "< 1 ms",
+         overhead_at < 1),
     ]
     lines = [
         "## Core / dispatcher",
         "",
-        (f"`python -m bench.core`: {r.notes:,} synthetic notes (markdown with headings, lists and "
+        (f"`python -m bench.core`: {r.notes:,} synthetic notes ({describe_bodies()}: headings, lists and "
          "code, 0-3 hierarchical tags, 0-3 wikilinks, every 5th a task) created through the "
          f"dispatcher by {r.processes} process(es) x {r.workers} concurrent callers into a fresh "
          "embedded PostgreSQL, "
          + (f"with `import_notes` calls of {r.batch} notes each (duplicate checks, versions and "
             "links per batch; near-duplicate titles the corpus produces are skipped and replaced)"
             if r.batch > 1 else "one `create_note` call per note")
-         + f"; then each tool called one at a time. Machine: {cpu}; its 1-minute "
-         f"load average when loading ended: {r.load_average:.1f}."),
+         + f"; then each tool called one at a time. 1-minute load average when loading ended: "
+         f"{r.load_average:.1f}."),
         "",
-        f"Load: {r.notes:,} notes in {r.load_seconds:.1f} s = **{r.load_rate:,.0f} notes/s**"
+        machine.describe(),
+        "",
+        f"Load: {r.notes:,} notes in {r.load_seconds:.1f} s = **{machine.rate(r.load_rate)} notes/s**"
         + (f" (stopped by --time-limit before the {r.requested:,} requested)."
            if r.notes < r.requested else "."),
         *([
             "",
             (f"For scale, one `create_note` call per note ({r.workers} concurrent callers, one "
              f"process, at {r.notes:,} notes): {r.single_notes:,} notes in {r.single_seconds:.1f} s = "
-             f"{r.single_notes / r.single_seconds:,.0f} notes/s."),
+             f"{machine.rate(r.single_notes / r.single_seconds)} notes/s."),
         ] if r.single_seconds else []),
         "",
         "| Call (at the loaded size) | Samples | p50 ms | p99 ms | mean ms |",
         "|---|---|---|---|---|",
-        *[lat.row() for lat in r.latencies],
+        *[lat.row(machine.ms) for lat in r.latencies],
         "",
-        (f"Dispatcher overhead: read_note through the dispatcher minus the bare SQL = {overhead:.2f} ms "
+        (f"Dispatcher overhead: read_note through the dispatcher minus the bare SQL = {machine.ms(overhead)} ms "
          "p50; of which the dispatcher itself (validation, result validation, queuing the usage row) = "
-         f"{dispatcher_only:.2f} ms, the rest is the tool (its statement, the access check, the response "
-         "model). Every path runs without BEGIN/COMMIT, as read tools do."),
+         f"{machine.ms(dispatcher_only)} ms, the rest is the tool (its statement, the access check, the "
+         "response model). Every path runs without BEGIN/COMMIT, as read tools do."),
         "",
-        "| Target | Measured | Goal | Met |",
+        memory.describe() + " Python: this process and the loader processes; PostgreSQL: the "
+        "postmaster and its backends.",
+        "",
+        "| Target (judged at the reference speed) | Measured | Goal | Met |",
         "|---|---|---|---|",
         *[f"| {name} | {got} | {goal} | {'yes' if ok else '**no**'} |" for name, got, goal, ok in checks],
     ]
@@ -274,7 +300,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--time-limit", type=float, help="stop loading after this many seconds")
     p.add_argument("--batch", type=int, default=250,
                    help="notes per import_notes call when loading (1: one create_note per note)")
-    p.add_argument("--no-write", action="store_true", help="print, do not update docs/benchmarks.md")
+    p.add_argument("--single-seconds", type=float, default=15,
+                   help="seconds of one create_note per call after the load, for scale (0: skip)")
+    options(p)
     p.add_argument("--load-only", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--user-id", type=int, help=argparse.SUPPRESS)
     p.add_argument("--seed", type=int, default=42, help=argparse.SUPPRESS)
@@ -298,21 +326,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.load_only:
         asyncio.run(_load_only(args))
         return 0
-    with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp, \
+            session(args.data_dir or Path(tmp), args.database_url) as bench:
         settings = load_settings(
-            {}, database_url=args.database_url, fable_data_dir=args.data_dir or Path(tmp),
+            {}, database_url=bench.database_url, fable_data_dir=args.data_dir or Path(tmp),
             llm_provider="none",
             fable_db_pool_size=max(10, args.workers + 2),
         )
         result = asyncio.run(run(settings, notes=args.notes, workers=args.workers,
                                  processes=args.processes, runs=args.runs,
-                                 time_limit=args.time_limit, batch=args.batch))
-    markdown = render(result)
-    print(markdown)
-    if not args.no_write:
-        write_section("core", markdown)
+                                 time_limit=args.time_limit, batch=args.batch,
+                                 single_seconds=args.single_seconds))
+    publish("core", render(result, bench.machine, bench.memory), figures(result), bench.machine, args)
     return 0
-
 
 if __name__ == "__main__":
     raise SystemExit(main())

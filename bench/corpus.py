@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Corpus", "NoteSpec"]
+__all__ = ["Corpus", "NoteSpec", "describe_bodies"]
 
 _COMMON = [
     "the", "of", "and", "to", "in", "is", "that", "for", "it", "as", "with", "was", "on", "be", "by", "this", "are",
@@ -118,3 +118,13 @@ class Corpus:
         if self.rng.random() < 0.5:
             return self.rng.choice(self.words)
         return f"{self.rng.choice(self.words)} {self.rng.choice(_COMMON[-40:])}"
+
+
+def describe_bodies(sample: int = 2000) -> str:
+    """The corpus's body lengths in characters, for a bench's section: median and 10th-90th percentile."""
+    lengths = sorted(len(spec.body) for spec in Corpus(seed=0).notes(sample))
+    def at(q: float) -> int:
+        return lengths[int(q * (len(lengths) - 1))]
+
+    return (f"Markdown bodies of {at(0.5):,} characters median, {at(0.1):,}-{at(0.9):,} from the "
+            "10th to the 90th percentile")

@@ -1,36 +1,38 @@
-"""MCP benchmark: tool calls over streamable HTTP and stdio at 100,000 notes, with the SDK client.
+"""MCP benchmark: tool calls over streamable HTTP and stdio at 100,000 notes, with the SDK client,
+in both protocol versions, and how long ``fable mcp`` and ``fable serve`` take to start.
 
-    python -m bench.mcp [--notes 100000] [--runs 500] [--duration 10] [--http-only] [--no-write]
+    python -m bench.mcp [--notes 100000] [--runs 500] [--duration 10] [--protocols ...]
+                        [--http-only] [--no-write]
 
 Starts a fresh embedded PostgreSQL in a temporary directory (or uses ``--database-url``), bulk
-loads synthetic notes (``bench.rest.bulk_load``), then:
+loads synthetic notes (``bench.rest.bulk_load``), then, for each protocol version
+(``2026-07-28``: the SDK client's default, sessionless; ``2025-11-25``: ``mode="legacy"``, the
+initialize handshake and a session):
 
 - serves ``fable_mcp.http.create_app`` under uvicorn (uvloop, httptools) in its own process and
-  measures ``read_note`` / ``create_note`` from one SDK client (each call one HTTP exchange),
-  ``create_note`` throughput from 8 concurrent clients and ``read_note`` from 50 (counting
-  errors), and the server's resident memory;
-- starts ``fable mcp`` (stdio) several times to time ``initialize`` on the existing data, then
-  measures the same calls over its pipe, and its memory.
+  measures ``read_note`` / ``create_note`` / ``list_notes`` from one SDK client (each call one
+  HTTP exchange), ``create_note`` and ``read_note`` throughput from 8 and 50 concurrent clients
+  (counting errors), and the peak memory (PSS) of the server process and of PostgreSQL;
+- starts ``fable mcp`` (stdio) and measures the same calls over its pipe.
 
-``--http-only`` skips the stdio part (for comparing HTTP runs). Client and server share the
-2-core machine. Results go to the "mcp" section of docs/benchmarks.md; one JSON line of the
-headline figures goes to stderr, for collecting repeated runs.
+Creates send corpus notes (``bench.corpus``: Markdown bodies of several hundred characters,
+tags, wikilinks), as the loaded notes are. Then ``bench.starts`` times ``fable mcp`` and
+``fable serve`` from spawn to ready, on a data directory whose embedded server is running and on
+one whose server is stopped. ``--http-only`` skips the stdio part and the starts. Client and
+server share the 2-core machine. Results go to the "mcp" section of docs/benchmarks.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
-import platform
 import random
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,17 +45,24 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from sqlalchemy import text
 
-from bench.corpus import Corpus
-from bench.report import write_section
+from bench.corpus import Corpus, describe_bodies
+from bench.machine import Machine
+from bench.memory import PeakMemory
+from bench.postgres import postgres_pids, stop_postmaster
+from bench.report import Figure, options, publish
 from bench.rest import bulk_load
 from bench.serving import free_port, serve_in_process, serve_option, start_servers, stop
-from bench.stats import Latency, measure, reference_ms, wakeup_us
+from bench.session import session
+from bench.starts import FABLE, Starts, fable_env, prepare_data_dir, time_mcp, time_serve
+from bench.stats import Latency, measure
 from fable_core.config import load_settings
 from fable_core.runtime import Fable
 
-__all__ = ["main"]
+__all__ = ["QUICK", "main"]
 
-FABLE = Path(sys.executable).parent / "fable"
+QUICK = ["--notes", "2000", "--runs", "40", "--duration", "2", "--starts", "2"]
+KEYS = 50  # the most concurrent clients
+PROTOCOLS = {"2026-07-28": "auto", "2025-11-25": "legacy"}  # version -> the SDK Client's mode
 
 
 @dataclass
@@ -70,37 +79,24 @@ class Throughput:
     def rate(self) -> float:
         return self.calls / self.seconds
 
-    def row(self) -> str:
-        return (f"| {self.name} | {self.clients} | {self.calls:,} | {self.rate:,.0f} | "
-                f"{self.p50_ms:.2f} | {self.p99_ms:.2f} | {self.errors} |")
+    def row(self, machine: Machine) -> str:
+        return (f"| {self.name} | {self.clients} | {self.calls:,} | {machine.rate(self.rate)} | "
+                f"{machine.ms(self.p50_ms)} | {machine.ms(self.p99_ms)} | {self.errors} |")
 
 
 @dataclass
 class Results:
     notes: int
     load_seconds: float
-    latencies: list[Latency] = field(default_factory=list)
-    throughput: list[Throughput] = field(default_factory=list)
-    startup_ms: list[float] = field(default_factory=list)
-    http_rss_mb: float = 0.0
-    stdio_rss_mb: float = 0.0
+    protocols: list[str]
+    latencies: list[Latency] = field(default_factory=list)  # named "<transport> <version> <tool>"
+    throughput: list[Throughput] = field(default_factory=list)  # named "<version> <tool>"
+    starts: Starts = field(default_factory=Starts)
+    memory: dict[str, PeakMemory] = field(default_factory=dict)  # "HTTP" / "stdio" -> peaks
     read_cpu_ms: tuple[float, float] = (0.0, 0.0)  # HTTP read_note: client process, server process
-    load: list[float] = field(default_factory=list)  # 1-minute load average, start and end
-    speed: list[float] = field(default_factory=list)  # bench.stats.reference_ms, start and end
-    wakeup: list[float] = field(default_factory=list)  # bench.stats.wakeup_us, start and end
-
-    def latency(self, name: str) -> Latency:
-        return next(lat for lat in self.latencies if lat.name == name)
 
     def p50(self, name: str) -> float:
-        return self.latency(name).p50_ms
-
-    def headline(self) -> dict[str, Any]:
-        """The figures that repeated runs are compared on, for the stderr JSON line."""
-        read, create = self.latency("HTTP read_note"), self.latency("HTTP create_note")
-        return {"load": self.load, "speed_ms": self.speed, "read_p50_ms": read.p50_ms, "read_p99_ms": read.p99_ms,
-                "create_p50_ms": create.p50_ms, "create8_per_s": self.tp("create_note", 8).rate,
-                "server_cpu_ms_per_read": self.read_cpu_ms[1], "http_rss_mb": self.http_rss_mb}
+        return next(lat.p50_ms for lat in self.latencies if lat.name == name)
 
     def tp(self, name: str, clients: int) -> Throughput:
         return next(t for t in self.throughput if t.name == name and t.clients == clients)
@@ -109,8 +105,10 @@ class Results:
 # --- setup ------------------------------------------------------------------------------------
 
 
-async def prepare(database_url: str, data_dir: Path, notes: int) -> tuple[str, list[int], float]:
-    """Create the user 'bench' with a write key and ``notes`` notes; (key, note ids, seconds)."""
+async def prepare(database_url: str, data_dir: Path, notes: int) -> tuple[list[str], list[int], float]:
+    """Create the user 'bench' with :data:`KEYS` write keys and ``notes`` notes; (keys, note ids,
+    seconds). Concurrent clients use a key each, as that many people would: one key may hold only
+    ``FABLE_MCP_SESSIONS_PER_KEY`` (32) 2025-11-25 sessions."""
     from fable_core.accounts import create_api_key, create_user
 
     settings = load_settings({}, database_url=database_url, fable_data_dir=data_dir, llm_provider="none")
@@ -118,12 +116,12 @@ async def prepare(database_url: str, data_dir: Path, notes: int) -> tuple[str, l
     try:
         async with fable.db.transaction() as session:
             user = await create_user(session, "bench", None)
-            _, key = await create_api_key(session, user.id, "bench", "write")
+            keys = [(await create_api_key(session, user.id, f"bench{i}", "write"))[1] for i in range(KEYS)]
         seconds = await bulk_load(fable, user.id, Corpus(seed=11), notes)
         async with fable.db.engine.begin() as conn:
             await conn.execute(text("ANALYZE"))
             ids = list((await conn.execute(text("SELECT id FROM notes"))).scalars())
-        return key, ids, seconds
+        return keys, ids, seconds
     finally:
         await fable.close()
 
@@ -132,16 +130,12 @@ async def prepare(database_url: str, data_dir: Path, notes: int) -> tuple[str, l
 
 
 @asynccontextmanager
-async def http_client(url: str, key: str) -> AsyncIterator[Client]:
+async def http_client(url: str, key: str, mode: str) -> AsyncIterator[Client]:
     async with (
         httpx2.AsyncClient(headers={"authorization": f"Bearer {key}"}, timeout=60) as http,
-        Client(streamable_http_client(url, http_client=http)) as client,
+        Client(streamable_http_client(url, http_client=http), mode=mode) as client,
     ):
         yield client
-
-
-def stdio_params(env: dict[str, str]) -> StdioServerParameters:
-    return StdioServerParameters(command=str(FABLE), args=["mcp", "--user", "bench"], env=env)
 
 
 async def checked(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -153,24 +147,29 @@ async def checked(client: Client, tool: str, arguments: dict[str, Any]) -> dict[
     return structured
 
 
-class Titles:
-    """Fresh, distinct note titles (creates must not collide with the duplicate check)."""
+class Creates:
+    """create_note calls with corpus notes (realistic bodies); a title that Fable refuses as a
+    near-duplicate of an earlier one is replaced by a fresh one, as ``bench.core.create`` does."""
 
     def __init__(self, seed: int) -> None:
-        self.rng = random.Random(seed)
+        self.corpus = Corpus(seed=seed)
 
-    def __call__(self) -> dict[str, Any]:
-        words = "".join(self.rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(24))
-        return {"title": f"{words[:8]} {words[8:16]} {words[16:]}", "body": "Written by bench.mcp.",
-                "tags": ["bench/mcp"]}
+    async def __call__(self, client: Client) -> dict[str, Any]:
+        for _ in range(5):
+            try:
+                return await checked(client, "create_note", self.corpus.note().arguments())
+            except RuntimeError as e:
+                if "duplicate" not in str(e).lower():
+                    raise
+        raise RuntimeError("five near-duplicate titles in a row: the corpus is too small")
 
 
-async def one_client(name: str, client: Client, ids: list[int], runs: int) -> list[Latency]:
-    rng, titles = random.Random(3), Titles(hash(name) % 10_000)
+async def one_client(name: str, client: Client, ids: list[int], runs: int, creates: Creates) -> list[Latency]:
+    rng = random.Random(3)
     picks = [rng.choice(ids) for _ in range(runs + 20)]
     return [
         await measure(f"{name} read_note", runs, lambda i: checked(client, "read_note", {"note_id": picks[i]})),
-        await measure(f"{name} create_note", runs, lambda i: checked(client, "create_note", titles())),
+        await measure(f"{name} create_note", runs, lambda i: creates(client)),
         await measure(f"{name} list_notes (50)", runs // 2, lambda i: checked(client, "list_notes", {})),
     ]
 
@@ -189,19 +188,19 @@ async def read_cpu(client: Client, ids: list[int], runs: int, server: psutil.Pro
     return ((time.process_time() - client_before) * 1000 / runs, (server_cpu() - server_before) * 1000 / runs)
 
 
-async def concurrent(name: str, tool: str, clients: list[Client], duration: float,
-                     make_args: Callable[[], dict[str, Any]]) -> Throughput:
-    """Each client calls ``tool`` back to back for ``duration`` seconds."""
+async def concurrent(name: str, clients: list[Client], duration: float,
+                     call: Callable[[Client], Awaitable[object]]) -> Throughput:
+    """Each client calls ``call`` back to back for ``duration`` seconds."""
     latencies: list[float] = []
     errors = 0
-    stop = time.perf_counter() + duration
+    stop_at = time.perf_counter() + duration
 
     async def loop(client: Client) -> None:
         nonlocal errors
-        while time.perf_counter() < stop:
+        while time.perf_counter() < stop_at:
             started = time.perf_counter()
             try:
-                await checked(client, tool, make_args())
+                await call(client)
             except Exception:  # noqa: BLE001 - counted: the target is zero
                 errors += 1
             latencies.append(time.perf_counter() - started)
@@ -214,124 +213,156 @@ async def concurrent(name: str, tool: str, clients: list[Client], duration: floa
                       ms[min(len(ms) - 1, round(0.99 * (len(ms) - 1)))])
 
 
-async def many_clients(url: str, key: str, count: int) -> tuple[list[Client], Callable[[], Awaitable[None]]]:
-    from contextlib import AsyncExitStack
-
-    stack = AsyncExitStack()
-    clients = [await stack.enter_async_context(http_client(url, key)) for _ in range(count)]
-    return clients, stack.aclose
-
-
-async def http_benchmarks(url: str, key: str, ids: list[int], runs: int, duration: float,
+async def http_benchmarks(url: str, keys: list[str], ids: list[int], args: argparse.Namespace, version: str,
                           results: Results, server_pid: int) -> None:
-    async with http_client(url, key) as client:
-        results.latencies += await one_client("HTTP", client, ids, runs)
-        results.read_cpu_ms = await read_cpu(client, ids, runs, psutil.Process(server_pid))
-    rng, titles = random.Random(5), Titles(99)
+    mode, creates = PROTOCOLS[version], Creates(seed=100 + len(results.latencies))
+    async with http_client(url, keys[0], mode) as client:
+        results.latencies += await one_client(f"HTTP {version}", client, ids, args.runs, creates)
+        if version == results.protocols[0]:
+            results.read_cpu_ms = await read_cpu(client, ids, args.runs, psutil.Process(server_pid))
+    rng = random.Random(5)
+
+    async def read(client: Client) -> object:
+        return await checked(client, "read_note", {"note_id": rng.choice(ids)})
+
     for tool, count in (("create_note", 8), ("read_note", 8), ("read_note", 50), ("create_note", 50)):
-        clients, close = await many_clients(url, key, count)
-        try:
-            make = titles if tool == "create_note" else (lambda: {"note_id": rng.choice(ids)})
-            results.throughput.append(await concurrent(tool, tool, clients, duration, make))
-        finally:
-            await close()
+        async with AsyncExitStack() as stack:
+            clients = [await stack.enter_async_context(http_client(url, keys[i], mode)) for i in range(count)]
+            call = creates if tool == "create_note" else read
+            results.throughput.append(await concurrent(f"{version} {tool}", clients, args.duration, call))
 
 
-async def stdio_benchmarks(env: dict[str, str], ids: list[int], runs: int, starts: int,
-                           results: Results) -> None:
-    for _ in range(starts):
-        started = time.perf_counter()
-        async with Client(stdio_params(env), mode="legacy"):
-            results.startup_ms.append((time.perf_counter() - started) * 1000)
-    async with Client(stdio_params(env)) as client:
-        results.latencies += await one_client("stdio", client, ids, runs)
-        children = [p for p in psutil.Process().children() if "mcp" in " ".join(p.cmdline())]
-        results.stdio_rss_mb = max((p.memory_info().rss for p in children), default=0) / 2**20
+def _stdio_pids() -> list[int]:
+    return [p.pid for p in psutil.Process().children() if "mcp" in " ".join(p.cmdline())]
 
 
-async def run(args: argparse.Namespace, database_url: str, data_dir: Path) -> Results:
-    load_before = os.getloadavg()[0]
-    key, ids, seconds = await prepare(database_url, data_dir, args.notes)
-    results = Results(len(ids), seconds, load=[load_before])
+async def stdio_benchmarks(env: dict[str, str], ids: list[int], runs: int, version: str, results: Results) -> None:
+    params = StdioServerParameters(command=str(FABLE), args=["mcp", "--user", "bench"], env=env)
+    async with Client(params, mode=PROTOCOLS[version]) as client:
+        results.latencies += await one_client(f"stdio {version}", client, ids, runs,
+                                              Creates(seed=200 + len(results.latencies)))
+
+
+async def run(args: argparse.Namespace, database_url: str, data_dir: Path, pg_dir: Path | None) -> Results:
+    keys, ids, seconds = await prepare(database_url, data_dir, args.notes)
+    results = Results(len(ids), seconds, args.protocols)
     port = free_port()
     server = start_servers("bench.mcp", database_url, port, "/.well-known/oauth-protected-resource")[0]
     url = f"http://127.0.0.1:{port}/mcp"
-    results.speed.append(reference_ms())
-    results.wakeup.append(wakeup_us())
+    results.memory["HTTP"] = memory = PeakMemory({"server": lambda: [server.pid],
+                                                  "PostgreSQL": lambda: postgres_pids(pg_dir)})
+    memory.start()
     try:
-        await http_benchmarks(url, key, ids, args.runs, args.duration, results, server.pid)
-        results.http_rss_mb = psutil.Process(server.pid).memory_info().rss / 2**20
+        for version in args.protocols:
+            await http_benchmarks(url, keys, ids, args, version, results, server.pid)
     finally:
+        memory.stop()
         stop([server])
-    env = {"DATABASE_URL": database_url, "FABLE_DATA_DIR": str(data_dir), "LLM_PROVIDER": "none",
-           "FABLE_LOG_LEVEL": "warning", "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR", "/tmp")}
-    if not args.http_only:
-        await stdio_benchmarks(env, ids, args.runs, args.starts, results)
-    results.load.append(os.getloadavg()[0])
-    results.speed.append(reference_ms())
-    results.wakeup.append(wakeup_us())
+    if args.http_only:
+        return results
+    results.memory["stdio"] = memory = PeakMemory({"fable mcp": _stdio_pids,
+                                                   "PostgreSQL": lambda: postgres_pids(pg_dir)})
+    env = fable_env(data_dir, None if pg_dir else database_url)  # joins the bench's embedded server
+    memory.start()
+    try:
+        for version in args.protocols:
+            await stdio_benchmarks(env, ids, args.runs, version, results)
+    finally:
+        memory.stop()
+    await measure_starts(data_dir, args.starts, results.starts, running=pg_dir is not None)
     return results
+
+
+async def measure_starts(data_dir: Path, count: int, starts: Starts, *, running: bool) -> None:
+    """Starts on the bench's own data directory (its server running) and on a stopped one."""
+    cold = data_dir / "stopped"
+    try:
+        await asyncio.to_thread(prepare_data_dir, cold, "bench")
+        if running:  # with --database-url there is no embedded server of the bench's to join
+            await time_mcp(data_dir, "bench", "`fable mcp`, database running", count, starts, cold=False)
+        await time_mcp(cold, "bench", "`fable mcp`, database stopped", count, starts, cold=True)
+        if running:
+            await asyncio.to_thread(time_serve, data_dir, "`fable serve`, database running", count, starts,
+                                    cold=False)
+        await asyncio.to_thread(time_serve, cold, "`fable serve`, database stopped", count, starts, cold=True)
+    finally:  # interrupted mid-start: the server a child started there must not outlive the bench
+        stop_postmaster(cold / "pg")
 
 
 # --- report -----------------------------------------------------------------------------------
 
 
-def render(r: Results) -> str:
-    cpu = f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}"
-    startup = statistics.median(r.startup_ms) if r.startup_ms else float("nan")
-    create8 = r.tp("create_note", 8)
-    zero_errors = all(t.errors == 0 for t in r.throughput if t.clients == 50)
+def figures(r: Results) -> list[Figure]:
+    """Headline figures; the first (HTTP read_note p50 in the SDK's default version) picks the
+    median run of ``bench.run --repeat``."""
+    found = [Figure(f"{lat.name} p50", lat.p50_ms, "ms", "time") for lat in r.latencies if "list_notes" not in lat.name]
+    found += [Figure(f"{t.name}, {t.clients} clients", t.rate, "calls/s", "rate") for t in r.throughput]
+    found += [Figure(f"{label}, ready, p50", statistics.median(ms), "ms", "time")
+              for label, ms in r.starts.ready_ms.items()]
+    found += [Figure(f"{label}, first call, p50", statistics.median(ms), "ms", "time")
+              for label, ms in r.starts.first_call_ms.items()]
+    for surface, memory in r.memory.items():
+        found += [Figure(f"{surface}: peak PSS of {name}", mb, "MB") for name, mb in memory.peak.items()]
+    return found
+
+
+def render(r: Results, machine: Machine) -> str:
+    lead = r.protocols[0]
+    read = r.p50(f"HTTP {lead} read_note")
+    create8 = r.tp(f"{lead} create_note", 8)
+    errors50 = sum(t.errors for t in r.throughput if t.clients == 50)
+    server_mb = r.memory["HTTP"].peak.get("server", 0.0)
     checks = [
-        ("read_note p50, HTTP, one client", f"{r.p50('HTTP read_note'):.2f} ms", "< 3 ms",
-         r.p50("HTTP read_note") < 3),
-        ("create_note, HTTP, 8 clients", f"{create8.rate:,.0f} calls/s", ">= 300 calls/s", create8.rate >= 300),
-        ("errors at 50 concurrent clients", str(sum(t.errors for t in r.throughput if t.clients == 50)),
-         "0", zero_errors),
-        ("`fable mcp` ready to answer initialize (p50 of starts)", f"{startup:,.0f} ms", "< 1,500 ms",
-         startup < 1500),
-        ("server memory (RSS), HTTP", f"{r.http_rss_mb:.0f} MB", "< 150 MB", r.http_rss_mb < 150),
-        ("server memory (RSS), stdio", f"{r.stdio_rss_mb:.0f} MB", "< 150 MB", r.stdio_rss_mb < 150),
+        (f"read_note p50, HTTP {lead}, one client", f"{machine.ms(read)} ms", "< 3 ms",
+         machine.normalise(read, "time") < 3),
+        (f"create_note, HTTP {lead}, 8 clients", f"{machine.rate(create8.rate)} calls/s", ">= 300 calls/s",
+         machine.normalise(create8.rate, "rate") >= 300),
+        ("errors at 50 concurrent clients", str(errors50), "0", errors50 == 0),
+        ("server memory (PSS), HTTP, without PostgreSQL", f"{server_mb:.0f} MB", "< 150 MB", server_mb < 150),
     ]
-    if not r.startup_ms:  # --http-only
-        checks = [c for c in checks if "stdio" not in c[0] and "fable mcp" not in c[0]]
+    running = r.starts.ready_ms.get("`fable mcp`, database running")
+    if running:
+        start = statistics.median(running)
+        checks.append(("`fable mcp` ready to answer initialize, database running (p50)", f"{machine.ms(start)} ms",
+                       "< 1,500 ms", machine.normalise(start, "time") < 1500))
+    if "stdio" in r.memory:
+        stdio_mb = r.memory["stdio"].peak.get("fable mcp", 0.0)
+        checks.append(("server memory (PSS), stdio, without PostgreSQL", f"{stdio_mb:.0f} MB", "< 150 MB",
+                       stdio_mb < 150))
     return "\n".join([
         "## MCP",
         "",
         (f"`python -m bench.mcp`: {r.notes:,} notes bulk-loaded into a fresh embedded PostgreSQL "
-         f"(in {r.load_seconds:.0f} s); the official SDK client (`mcp.Client`, default protocol "
-         "2026-07-28 over HTTP) calling `fable_mcp.http.create_app` under uvicorn (uvloop, "
-         "httptools) in another process with a bearer API key, and `fable mcp` over stdio. "
-         f"Client, server and PostgreSQL share the machine: {cpu}; its 1-minute load average "
-         f"was {r.load[0]:.1f} at the start and {r.load[-1]:.1f} at the end (above 2, other work "
-         "competed for the cores and every figure below is inflated by it). The machine's speed "
-         f"drifts by up to 2x even when it is idle: the reference workload (`bench.stats.reference_ms`) "
-         f"took {r.speed[0]:.1f} ms before the HTTP runs and {r.speed[-1]:.1f} ms at the end (9.5 ms "
-         "to 17 ms seen here), and a round trip between two processes "
-         f"(`bench.stats.wakeup_us`, median) {r.wakeup[0]:.0f} and {r.wakeup[-1]:.0f} us (20-150 us "
-         "seen here; each call crosses processes several times)."),
+         f"(in {r.load_seconds:.0f} s); the official SDK client (`mcp.Client`) in protocol versions "
+         f"{' and '.join(r.protocols)} (2026-07-28 is the SDK's default, sessionless; 2025-11-25 is "
+         "`mode=\"legacy\"`, an initialize handshake and a session) calling `fable_mcp.http.create_app` "
+         "under uvicorn (uvloop, httptools) in another process with a bearer API key, and `fable mcp` "
+         f"over stdio. Creates send corpus notes ({describe_bodies()}). Client, server and PostgreSQL "
+         "share the machine."),
+        "",
+        machine.describe(),
         "",
         "One client, calls one after another:",
         "",
         "| Call | Samples | p50 ms | p99 ms | mean ms |",
         "|---|---|---|---|---|",
-        *[lat.row() for lat in r.latencies],
+        *[lat.row(machine.ms) for lat in r.latencies],
         "",
-        (f"CPU per HTTP read_note: {r.read_cpu_ms[0]:.2f} ms in the client process (the SDK client "
+        (f"CPU per HTTP {lead} read_note: {r.read_cpu_ms[0]:.2f} ms in the client process (the SDK client "
          f"and its HTTP stack), {r.read_cpu_ms[1]:.2f} ms in the server process (uvicorn, the "
          "SDK's streamable-HTTP transport, Fable's dispatcher and the tool; the core section shows "
          "the dispatcher's read_note alone). One call waits for both in turn."),
         "",
-        ("Concurrent clients over HTTP (each its own SDK client and session, calling back to back; "
-         "all clients run in one Python process, which is itself a bottleneck on 2 cores):"),
+        ("Concurrent clients over HTTP (each its own SDK client, calling back to back; all clients run "
+         "in one Python process, which is itself a bottleneck on 2 cores):"),
         "",
-        "| Tool | Clients | Calls | Calls/s | p50 ms | p99 ms | Errors |",
+        "| Version and tool | Clients | Calls | Calls/s | p50 ms | p99 ms | Errors |",
         "|---|---|---|---|---|---|---|",
-        *[t.row() for t in r.throughput],
+        *[t.row(machine) for t in r.throughput],
         "",
-        ("`fable mcp` from spawn to the `initialize` answer, on the existing database: "
-         + (", ".join(f"{ms:,.0f}" for ms in r.startup_ms) + " ms." if r.startup_ms else "not measured.")),
-        "",
-        "| Target | Measured | Goal | Met |",
+        *_memory_lines(r),
+        *_start_lines(r, machine),
+        "| Target (judged at the reference speed) | Measured | Goal | Met |",
         "|---|---|---|---|",
         *[f"| {name} | {got} | {goal} | {'yes' if ok else '**no**'} |" for name, got, goal, ok in checks],
         "",
@@ -343,6 +374,31 @@ def render(r: Results) -> str:
     ])
 
 
+def _memory_lines(r: Results) -> list[str]:
+    lines = ["Peak memory (PSS, sampled every second: shared pages divided among the processes sharing "
+             "them), the Python server process next to the PostgreSQL it uses (postmaster and backends):", ""]
+    for surface, memory in r.memory.items():
+        parts = ", ".join(f"{name} {mb:,.0f} MB" for name, mb in memory.peak.items())
+        lines.append(f"- {surface}: {parts}; together at most {memory.peak_total:,.0f} MB.")
+    return [*lines, ""]
+
+
+def _start_lines(r: Results, machine: Machine) -> list[str]:
+    if not r.starts.ready_ms:
+        return []
+    lines = [("Starts, from spawning the command on a data directory without `DATABASE_URL` (`bench.starts`): "
+              "`fable mcp` until its `initialize` answer and until its first `tools/call` answer "
+              "(`list_notes`, which needs the database), `fable serve` until `/api/health` answers 200. "
+              "\"database stopped\": the command starts the embedded PostgreSQL itself."), "",
+             "| Start | Starts | Ready p50 ms | First call p50 ms | Each (ready) ms |", "|---|---|---|---|---|"]
+    for label, ready in r.starts.ready_ms.items():
+        first = r.starts.first_call_ms.get(label)
+        lines.append(f"| {label} | {len(ready)} | {machine.ms(statistics.median(ready))} | "
+                     f"{machine.ms(statistics.median(first)) if first else '-'} | "
+                     f"{', '.join(f'{ms:,.0f}' for ms in ready)} |")
+    return [*lines, ""]
+
+
 _READING = """How to read these numbers: every MCP call is the core dispatcher call (see the core section:
 the same read_note costs most of its time there, in database round trips) plus the SDK's
 framing on both ends, plus for HTTP one request through uvicorn and the bearer key's check
@@ -350,8 +406,8 @@ framing on both ends, plus for HTTP one request through uvicorn and the bearer k
 SDK's transport (a fast path beside it was measured and removed: see "Direct path" below). stdio
 read_note minus the core's dispatcher read_note is the MCP layer; HTTP minus stdio is the
 transport. `fable mcp`'s start is mostly Python imports (the MCP SDK's protocol models and
-SQLAlchemy: about 1.6 s of CPU on this machine); the database opens in the background
-meanwhile. Rerun `python -m bench.mcp` on an otherwise idle machine to check the targets."""
+SQLAlchemy); the database opens in the background meanwhile, so the first call waits for it
+when the server was stopped."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -359,10 +415,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--notes", type=int, default=100_000)
     p.add_argument("--runs", type=int, default=500, help="timed calls per measured tool")
     p.add_argument("--duration", type=float, default=10, help="seconds per concurrent run")
-    p.add_argument("--starts", type=int, default=5, help="stdio cold starts to time")
+    p.add_argument("--starts", type=int, default=5, help="starts to time per command and database state")
+    p.add_argument("--protocols", nargs="+", choices=list(PROTOCOLS), default=list(PROTOCOLS),
+                   help="protocol versions to measure (default: both; the first leads the targets)")
     p.add_argument("--database-url", help="use this database instead of a fresh embedded one")
-    p.add_argument("--no-write", action="store_true", help="print, do not update docs/benchmarks.md")
-    p.add_argument("--http-only", action="store_true", help="skip the stdio measurements")
+    p.add_argument("--http-only", action="store_true", help="skip the stdio measurements and the starts")
+    options(p)
     serve_option(p)
     return p
 
@@ -375,18 +433,10 @@ def main(argv: list[str] | None = None) -> int:
 
         serve_in_process(args.database_url, args.serve, create_app)
         return 0
-    with tempfile.TemporaryDirectory(prefix="fable-bench-mcp-") as tmp:
-        database_url = args.database_url
-        if not database_url:  # this process holds the embedded server for the whole run
-            from fable_core.db.embedded import start_embedded
-
-            database_url = start_embedded(Path(tmp) / "pg")
-        results = asyncio.run(run(args, database_url, Path(tmp)))
-    markdown = render(results)
-    print(markdown)
-    if not args.no_write:
-        write_section("mcp", markdown)
-    print(json.dumps(results.headline()), file=sys.stderr)
+    with tempfile.TemporaryDirectory(prefix="fable-bench-mcp-") as tmp, \
+            session(Path(tmp), args.database_url) as bench:
+        results = asyncio.run(run(args, bench.database_url, Path(tmp), bench.pg_dir))
+    publish("mcp", render(results, bench.machine), figures(results), bench.machine, args)
     return 0
 
 

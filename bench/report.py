@@ -1,18 +1,54 @@
-"""Write one bench's section of docs/benchmarks.md, leaving the other sections alone.
+"""A bench's output: its section of docs/benchmarks.md and its headline figures.
 
 Each section sits between ``<!-- bench:NAME -->`` and ``<!-- /bench:NAME -->`` markers; a
-section not yet in the file is appended.
+section not yet in the file is appended. :func:`publish` prints the section, writes it (unless
+``--no-write``) and, with the hidden ``--result-json PATH`` that ``bench.run --repeat`` passes,
+saves the section and the headline :class:`Figure` values (raw and at the reference speed) for
+the runner to compare runs on.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import re
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
-__all__ = ["BENCHMARKS_MD", "write_section"]
+from bench.machine import Kind, Machine
+
+__all__ = ["BENCHMARKS_MD", "Figure", "options", "publish", "write_section"]
 
 BENCHMARKS_MD = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
 _HEADER = "# Benchmarks\n\nMeasured by `make bench` (`python -m bench.run`); each section is rewritten by its bench.\n"
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A headline figure: ``kind`` says how it scales with the machine (``bench.machine``)."""
+
+    name: str
+    value: float
+    unit: str
+    kind: Kind = "other"
+
+
+def options(parser: argparse.ArgumentParser) -> None:
+    """The options every bench takes: ``--no-write`` and the runner's hidden ``--result-json``."""
+    parser.add_argument("--no-write", action="store_true", help="print, do not update docs/benchmarks.md")
+    parser.add_argument("--result-json", type=Path, help=argparse.SUPPRESS)
+
+
+def publish(name: str, markdown: str, figures: list[Figure], machine: Machine,
+            args: argparse.Namespace) -> None:
+    print(markdown, flush=True)
+    if not args.no_write:
+        write_section(name, markdown)
+    if args.result_json is not None:
+        args.result_json.write_text(json.dumps({
+            "bench": name, "markdown": markdown, "machine": machine.as_json(),
+            "figures": [{**asdict(f), "normalised": machine.normalise(f.value, f.kind)} for f in figures],
+        }))
 
 
 def write_section(name: str, markdown: str, path: Path = BENCHMARKS_MD) -> None:

@@ -1,22 +1,30 @@
 """REST benchmark: ``GET /api/notes?limit=50`` and ``POST /api/notes`` at 100,000 notes, with wrk.
 
     python -m bench.rest [--notes 100000] [--servers 1 2] [--duration 15] [--connections 32]
+                         [--loadgen auto|wrk|python]
 
 Starts a fresh embedded PostgreSQL in a temporary directory (or uses ``--database-url``), loads
 synthetic notes (``bench.corpus``; by bulk insert, or ``--load dispatcher``), then serves the real app
 (``fable_web.app.create_app`` under uvicorn with uvloop and httptools) on 127.0.0.1 from N
 server processes sharing the port (SO_REUSEPORT, as stateless replicas would), and drives it
-with wrk (Debian's package; installed with apt-get when missing and permitted) on the same
-machine. Requests authenticate with an API key. Results go to the "rest" section of
+with wrk on the same machine. Requests authenticate with an API key; creates send corpus notes
+(Markdown bodies of several hundred characters). Results go to the "rest" section of
 docs/benchmarks.md.
+
+The bench installs nothing. Without wrk (``sudo apt-get install wrk`` on Debian and Ubuntu) it
+says so and measures with ``bench.loadgen``, a Python load generator whose own CPU competes with
+the app (lower figures, labelled as such); ``--loadgen wrk`` insists on wrk and exits with
+status 3 (skipped) when it is missing.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
+import json
 import os
-import platform
+import random
 import re
 import shutil
 import subprocess
@@ -25,18 +33,41 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import psutil
 
 from bench.core import load
-from bench.corpus import Corpus
-from bench.report import write_section
+from bench.corpus import Corpus, describe_bodies
+from bench.loadgen import hammer
+from bench.machine import Machine
+from bench.memory import PeakMemory
+from bench.postgres import postgres_pids
+from bench.report import Figure, options, publish
 from bench.serving import free_port, serve_in_process, serve_option, start_servers, stop
+from bench.session import session
 from fable_core.caller import Caller
 from fable_core.config import Settings, load_settings
 from fable_core.runtime import Fable
 
-__all__ = ["WrkResult", "main"]
+__all__ = ["QUICK", "SKIPPED", "WrkResult", "main"]
+
+QUICK = ["--notes", "2000", "--duration", "3", "--servers", "1"]
+SKIPPED = 3  # bench.run.SKIPPED: wrk was asked for and is missing
+WRK_HINT = "install it with `sudo apt-get install wrk` (Debian, Ubuntu) or from https://github.com/wg/wrk"
+
+
+def post_bodies(count: int = 200, seed: int = 21) -> list[str]:
+    """JSON object members (``"body": ..., "tags": [...]``) of ``count`` corpus notes: a POST
+    adds a fresh title to one of them."""
+    return [json.dumps({"body": spec.body, "tags": spec.tags})[1:-1] for spec in Corpus(seed=seed).notes(count)]
+
+
+def post_lua(bodies: list[str]) -> str:
+    """wrk's script for POST /api/notes: a random title and one of ``bodies`` per request."""
+    table = ",\n".join(f"[==[{b}]==]" for b in bodies)
+    return "local bodies = {\n" + table + "\n}\n" + _POST_LUA
+
 
 _POST_LUA = """
 local counter = 0
@@ -50,8 +81,8 @@ function setup(thread) thread:set("id", math.random(1, 1000000)) end
 function init(args) math.randomseed(os.time() + id) end
 request = function()
   counter = counter + 1
-  local body = string.format('{"title": "%s %s %s", "body": "Written by wrk.", "tags": ["bench/rest"]}',
-                             word(7), word(9), word(6))
+  local body = string.format('{"title": "%s %s %s", ', word(7), word(9), word(6))
+                 .. bodies[math.random(1, #bodies)] .. '}'
   return wrk.format("POST", "/api/notes", nil, body)
 end
 """
@@ -72,18 +103,18 @@ class WrkResult:
     load_average: float = 0.0  # of the machine (1 min) when the run ended: others' work shows here
 
 
-def ensure_wrk() -> str:
+def find_wrk(loadgen: str) -> str | None:
+    """wrk's path; None for the Python generator (asked for, or wrk missing with ``auto``)."""
+    if loadgen == "python":
+        return None
     found = shutil.which("wrk")
-    if found:
-        return found
-    if os.geteuid() == 0 and shutil.which("apt-get"):
-        print("installing wrk (apt-get)...", file=sys.stderr)
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        subprocess.run(["apt-get", "update", "-qq"], check=True, env=env, stdout=subprocess.DEVNULL)
-        subprocess.run(["apt-get", "install", "-y", "-qq", "wrk"], check=True, env=env,
-                       stdout=subprocess.DEVNULL)
-        return "wrk"
-    raise SystemExit("bench.rest needs wrk: sudo apt-get install wrk")
+    if found is None:
+        if loadgen == "wrk":
+            print(f"bench.rest: skipped: wrk is not installed; {WRK_HINT}.", file=sys.stderr)
+            raise SystemExit(SKIPPED)
+        print(f"bench.rest: wrk is not installed ({WRK_HINT}); measuring with the Python load "
+              "generator instead (bench.loadgen), whose figures are lower.", file=sys.stderr)
+    return found
 
 
 def _ms(value: str, unit: str) -> float:
@@ -125,34 +156,44 @@ def _cpu_spent(before: dict[int, float], after: dict[int, float]) -> float:
     return sum(cpu - before.get(pid, 0.0) for pid, cpu in after.items())
 
 
-def _postgres_pids(pg_dir: Path | None) -> list[int]:
-    """The bench's own PostgreSQL (postmaster and backends); none for an external server."""
-    pidfile = pg_dir / "postmaster.pid" if pg_dir else None
-    if pidfile is None or not pidfile.exists():
-        return []
-    try:
-        postmaster = psutil.Process(int(pidfile.read_text().split()[0]))
-        return [postmaster.pid, *(c.pid for c in postmaster.children(recursive=True))]
-    except (psutil.NoSuchProcess, ValueError):
-        return []
-
-
-def run_wrk(wrk: str, url: str, key: str, *, name: str, servers: list[int], duration: int,
-            connections: int, script: Path | None = None, pg_dir: Path | None = None) -> WrkResult:
-    """One wrk run; also the CPU time the app processes and PostgreSQL spent per request."""
-    cmd = [wrk, "-t2", f"-c{connections}", f"-d{duration}s", "--latency", "--timeout", "10s",
-           "-H", f"Authorization: Bearer {key}", "-H", "Content-Type: application/json"]
-    if script is not None:
-        cmd += ["-s", str(script)]
-    app_before, pg_before = _cpu_by_pid(servers), _cpu_by_pid(_postgres_pids(pg_dir))
-    out = subprocess.run([*cmd, url], check=True, capture_output=True, text=True).stdout
-    result = parse_wrk(name, len(servers), out)
+def run_wrk(wrk: str | None, url: str, key: str, *, name: str, servers: list[int], duration: int,
+            connections: int, bodies: list[str] | None = None, script: Path | None = None,
+            pg_dir: Path | None = None) -> WrkResult:
+    """One run of wrk (or, with ``wrk`` None, of the Python generator); also the CPU time the app
+    processes and PostgreSQL spent per request. POSTs when ``bodies`` are given."""
+    app_before, pg_before = _cpu_by_pid(servers), _cpu_by_pid(postgres_pids(pg_dir))
+    if wrk is None:
+        result = _python_load(url, key, name, len(servers), duration, connections, bodies)
+    else:
+        cmd = [wrk, "-t2", f"-c{connections}", f"-d{duration}s", "--latency", "--timeout", "10s",
+               "-H", f"Authorization: Bearer {key}", "-H", "Content-Type: application/json"]
+        if bodies is not None and script is not None:
+            script.write_text(post_lua(bodies))
+            cmd += ["-s", str(script)]
+        out = subprocess.run([*cmd, url], check=True, capture_output=True, text=True).stdout
+        result = parse_wrk(name, len(servers), out)
     result.load_average = os.getloadavg()[0]
     if result.requests:
-        app, pg = _cpu_by_pid(servers), _cpu_by_pid(_postgres_pids(pg_dir))
+        app, pg = _cpu_by_pid(servers), _cpu_by_pid(postgres_pids(pg_dir))
         result.app_cpu_ms = _cpu_spent(app_before, app) * 1000 / result.requests
         result.pg_cpu_ms = _cpu_spent(pg_before, pg) * 1000 / result.requests
     return result
+
+
+def _python_load(url: str, key: str, name: str, servers: int, duration: int, connections: int,
+                 bodies: list[str] | None) -> WrkResult:
+    rng = random.Random(5)
+
+    def body() -> bytes:
+        assert bodies is not None
+        title = " ".join("".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(n)) for n in (7, 9, 6))
+        return ('{"title": "' + title + '", ' + rng.choice(bodies) + "}").encode()
+
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+    done = asyncio.run(hammer(url, headers, connections=connections, duration=duration,
+                              body=body if bodies is not None else None))
+    return WrkResult(name, servers, done.requests, done.seconds, done.requests / done.seconds,
+                     done.p50_ms, done.p99_ms, done.errors)
 
 
 # --- orchestration --------------------------------------------------------------------------
@@ -208,58 +249,86 @@ async def prepare(settings: Settings, notes: int, workers: int, loader: str) -> 
         await fable.close()
 
 
-def run(args: argparse.Namespace, settings: Settings, pg_dir: Path | None) -> tuple[list[WrkResult], float]:
-    wrk = ensure_wrk()
+@dataclass
+class Run:
+    results: list[WrkResult]
+    load_seconds: float
+    generator: str  # "wrk" or "python"
+    memory: PeakMemory | None = None  # the app processes and PostgreSQL, while serving
+
+
+def run(args: argparse.Namespace, settings: Settings, pg_dir: Path | None) -> Run:
+    wrk = find_wrk(args.loadgen)
     url, key, load_seconds = asyncio.run(prepare(settings, args.notes, args.workers, args.load))
-    results: list[WrkResult] = []
+    outcome = Run([], load_seconds, "wrk" if wrk else "python")
+    bodies = post_bodies()
     with tempfile.TemporaryDirectory(prefix="fable-wrk-") as tmp:
         script = Path(tmp) / "post.lua"
-        script.write_text(_POST_LUA)
         for servers in args.servers:
             port = free_port()
             procs = start_servers("bench.rest", url, port, "/api/health", servers)
+            pids = [p.pid for p in procs]
+            memory = PeakMemory({"app": functools.partial(list, pids), "PostgreSQL": lambda: postgres_pids(pg_dir)})
+            memory.start()
             try:
                 base = f"http://127.0.0.1:{port}"
-                pids = [p.pid for p in procs]
-                common = {"servers": pids, "duration": args.duration, "connections": args.connections,
-                          "pg_dir": pg_dir}
+                common: dict[str, Any] = {"servers": pids, "duration": args.duration,
+                                          "connections": args.connections, "pg_dir": pg_dir}
                 run_wrk(wrk, f"{base}/api/notes?limit=50", key, name="warmup", servers=pids,
                         duration=3, connections=args.connections)
-                results.append(run_wrk(wrk, f"{base}/api/notes?limit=50", key,
-                                       name="GET /api/notes?limit=50", **common))
-                results.append(run_wrk(wrk, f"{base}/api/notes", key, name="POST /api/notes",
-                                       script=script, **common))
+                outcome.results.append(run_wrk(wrk, f"{base}/api/notes?limit=50", key,
+                                               name="GET /api/notes?limit=50", **common))
+                outcome.results.append(run_wrk(wrk, f"{base}/api/notes", key, name="POST /api/notes",
+                                               bodies=bodies, script=script, **common))
             finally:
+                memory.stop()
                 stop(procs)
-    return results, load_seconds
+            if outcome.memory is None or memory.peak_total > outcome.memory.peak_total:
+                outcome.memory = memory
+    return outcome
 
 
-def render(results: list[WrkResult], notes: int, load_seconds: float, connections: int,
-           loader: str) -> str:
-    cpu = f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}"
+def figures(r: Run) -> list[Figure]:
+    """The best list rate first (``bench.run --repeat`` picks its median run by it)."""
+    best = max((x.rps for x in r.results if x.name.startswith("GET")), default=0.0)
+    return [Figure("GET /api/notes?limit=50, best", best, "req/s", "rate"),
+            *[Figure(f"{x.name}, {x.servers} server(s)", x.rps, "req/s", "rate") for x in r.results],
+            *[Figure(f"{x.name}, {x.servers} server(s), p50", x.p50_ms, "ms", "time") for x in r.results],
+            *([Figure(f"peak PSS of {name}", mb, "MB") for name, mb in r.memory.peak.items()] if r.memory else [])]
+
+
+def render(r: Run, machine: Machine, notes: int, connections: int, loader: str) -> str:
     how = "bulk insert" if loader == "bulk" else "through the dispatcher"
+    generator = ("wrk (2 threads" if r.generator == "wrk" else
+                 "the Python load generator `bench.loadgen` (wrk was not installed; it spends far more CPU "
+                 "per request than wrk, on the same cores: lower figures; one process")
     intro = (
-        f"{notes:,} notes loaded ({how}, {load_seconds:.0f} s); then wrk (2 threads, {connections} "
-        f"connections, 10 s timeout, same machine: {cpu}) against the real app (uvicorn + uvloop + httptools, "
-        "API-key auth, embedded PostgreSQL on the same machine). `servers` is the number of app "
+        f"{notes:,} notes loaded ({how}, {r.load_seconds:.0f} s); then {generator}, {connections} "
+        "connections, 10 s timeout, same machine) against the real app (uvicorn + uvloop + httptools, "
+        "API-key auth, embedded PostgreSQL on the same machine). POSTs send corpus notes "
+        f"({describe_bodies()}). `servers` is the number of app "
         "processes sharing the port (stateless replicas); CPU columns are the time the app "
         "processes and PostgreSQL spent per request; `load avg` is the machine's 1-minute load "
         "after the run (above 2, other work shared the 2 cores)."
     )
     header = ("| request | servers | requests | req/s | p50 ms | p99 ms | errors | app CPU ms/req "
               "| PostgreSQL CPU ms/req | load avg |")
-    lines = ["## REST API (`python -m bench.rest`)", "", intro, "", header,
+    lines = ["## REST API (`python -m bench.rest`)", "", intro, "", machine.describe(), "", header,
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    lines += [f"| `{r.name}` | {r.servers} | {r.requests:,} | {r.rps:,.0f} | {r.p50_ms:.2f} | {r.p99_ms:.2f} | "
-              f"{r.errors} | {r.app_cpu_ms:.2f} | {r.pg_cpu_ms:.2f} | {r.load_average:.1f} |" for r in results]
-    best = max((r.rps for r in results if r.name.startswith("GET")), default=0.0)
-    met = best >= 1000 and all(r.errors == 0 for r in results)
-    verdict = (f"Target: at least 1,000 req/s for the list on 2 cores with no errors: "
-               f"{'met' if met else 'NOT met'} (best {best:,.0f} req/s).")
+    lines += [f"| `{x.name}` | {x.servers} | {x.requests:,} | {machine.rate(x.rps)} | {machine.ms(x.p50_ms)} | "
+              f"{machine.ms(x.p99_ms)} | {x.errors} | {x.app_cpu_ms:.2f} | {x.pg_cpu_ms:.2f} | "
+              f"{x.load_average:.1f} |" for x in r.results]
+    best = max((x.rps for x in r.results if x.name.startswith("GET")), default=0.0)
+    met = machine.normalise(best, "rate") >= 1000 and all(x.errors == 0 for x in r.results)
+    verdict = (f"Target: at least 1,000 req/s for the list on 2 cores with no errors, at the reference "
+               f"speed: {'met' if met else 'NOT met'} (best {machine.rate(best)} req/s).")
     lines += ["", verdict]
-    get = [r for r in results if r.name.startswith("GET") and r.app_cpu_ms]
+    if r.memory is not None:
+        lines += ["", r.memory.describe() + " app: the app processes of the run with the most; PostgreSQL: "
+                  "the postmaster and its backends."]
+    get = [x for x in r.results if x.name.startswith("GET") and x.app_cpu_ms]
     if get:
-        cpu_ms = min(r.app_cpu_ms + r.pg_cpu_ms for r in get)
+        cpu_ms = min(x.app_cpu_ms + x.pg_cpu_ms for x in get)
         ceiling = (f"CPU per list request ({cpu_ms:.1f} ms of app and PostgreSQL time, measured under "
                    f"the load shown) bounds what 2 idle cores could serve at about {2000 / cpu_ms:,.0f} req/s.")
         lines += ["", ceiling]
@@ -273,10 +342,13 @@ def _parser() -> argparse.ArgumentParser:
                    help="insert notes directly (fast) or through the dispatcher like bench.core")
     p.add_argument("--workers", type=int, default=8, help="concurrent loaders (--load dispatcher)")
     p.add_argument("--servers", type=int, nargs="+", default=[1, 2], help="app processes to try")
-    p.add_argument("--duration", type=int, default=15, help="seconds per wrk run")
+    p.add_argument("--duration", type=int, default=15, help="seconds per load run")
     p.add_argument("--connections", type=int, default=32)
+    p.add_argument("--loadgen", choices=("auto", "wrk", "python"), default="auto",
+                   help="wrk, or the Python generator; auto: wrk when installed (it is never installed "
+                        "by the bench)")
     p.add_argument("--database-url", help="use this database instead of a fresh embedded one")
-    p.add_argument("--no-write", action="store_true", help="print, do not update docs/benchmarks.md")
+    options(p)
     serve_option(p)
     return p
 
@@ -289,20 +361,13 @@ def main(argv: list[str] | None = None) -> int:
 
         serve_in_process(args.database_url, args.serve, create_app)
         return 0
-    with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp:
-        database_url, pg_dir = args.database_url, None
-        if not database_url:   # this process holds the embedded server for the whole run
-            from fable_core.db.embedded import start_embedded
-
-            pg_dir = Path(tmp) / "pg"
-            database_url = start_embedded(pg_dir)
-        settings = load_settings({}, database_url=database_url, fable_data_dir=Path(tmp),
+    with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp, \
+            session(Path(tmp), args.database_url) as bench:
+        settings = load_settings({}, database_url=bench.database_url, fable_data_dir=Path(tmp),
                                  llm_provider="none", fable_db_pool_size=max(10, args.workers + 2))
-        results, load_seconds = run(args, settings, pg_dir)
-    markdown = render(results, args.notes, load_seconds, args.connections, args.load)
-    print(markdown)
-    if not args.no_write:
-        write_section("rest", markdown)
+        outcome = run(args, settings, bench.pg_dir)
+    publish("rest", render(outcome, bench.machine, args.notes, args.connections, args.load),
+            figures(outcome), bench.machine, args)
     return 0
 
 

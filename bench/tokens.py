@@ -31,13 +31,17 @@ from mcp import Client
 from pydantic import BaseModel
 
 from bench.corpus import Corpus
-from bench.report import write_section
+from bench.machine import Machine
+from bench.report import Figure, options, publish
+from bench.session import session
 from fable_core.caller import Caller
 from fable_core.config import Settings, load_settings
 from fable_core.runtime import Fable
 from fable_mcp.server import build_server
 
-__all__ = ["main"]
+__all__ = ["QUICK", "main"]
+
+QUICK = ["--notes", "20"]
 
 BUDGET = 30_000  # bytes of tools/list for a regular user (issue 21; tests/mcp/test_tool_offer.py holds it)
 # a note of the size the external harness used (about 920 characters of Markdown)
@@ -178,7 +182,16 @@ async def run(settings: Settings, notes: int, reference: Path | None) -> Results
         await fable.close()
 
 
-def render(r: Results) -> str:
+def figures(r: Results) -> list[Figure]:
+    """Bytes, which no machine changes: tools/list for a regular user first."""
+    regular = next(x for x in r.listings if x.caller == "user, model answering")
+    return [Figure("tools/list, regular user", regular.bytes, "bytes"),
+            *[Figure(f"tools/list, {x.caller}", x.bytes, "bytes") for x in r.listings if x is not regular],
+            Figure("workload, compact", sum(sum(v) for v in r.calls[False].values()), "bytes"),
+            Figure("workload, with structuredContent", sum(sum(v) for v in r.calls[True].values()), "bytes")]
+
+
+def render(r: Results, machine: Machine) -> str:
     regular = next(x for x in r.listings if x.caller == "user, model answering")
     compact, structured = r.calls[False], r.calls[True]
     rows = []
@@ -193,6 +206,8 @@ def render(r: Results) -> str:
         ("`python -m bench.tokens`: the official SDK client against Fable's MCP server in memory "
          "(the bytes are the same over stdio and HTTP), on a fresh embedded PostgreSQL. Each message "
          "is counted as the server sends it: compact JSON, no null fields. About 4 bytes make a token."),
+        "",
+        machine.describe() + " Bytes do not depend on the machine.",
         "",
         "`tools/list`, read by the client at the start of every conversation:",
         "",
@@ -231,24 +246,18 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--notes", type=int, default=100, help="notes the workload creates")
     p.add_argument("--database-url", help="use this (empty) database instead of a fresh embedded one")
     p.add_argument("--reference", type=Path, help="an npm prefix holding the reference MCP servers")
-    p.add_argument("--no-write", action="store_true", help="print, do not update docs/benchmarks.md")
+    options(p)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="fable-bench-tokens-") as tmp:
-        database_url = args.database_url
-        if not database_url:
-            from fable_core.db.embedded import start_embedded
-
-            database_url = start_embedded(Path(tmp) / "pg")
-        settings = load_settings({}, database_url=database_url, fable_data_dir=Path(tmp), llm_provider="none")
+    with tempfile.TemporaryDirectory(prefix="fable-bench-tokens-") as tmp, \
+            session(Path(tmp), args.database_url) as bench:
+        settings = load_settings({}, database_url=bench.database_url, fable_data_dir=Path(tmp),
+                                 llm_provider="none")
         results = asyncio.run(run(settings, args.notes, args.reference))
-    markdown = render(results)
-    print(markdown)
-    if not args.no_write:
-        write_section("tokens", markdown)
+    publish("tokens", render(results, bench.machine), figures(results), bench.machine, args)
     return 0
 
 

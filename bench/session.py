@@ -1,0 +1,83 @@
+"""What every bench does at its start and end: the machine's speed and load, peak memory, its
+own embedded PostgreSQL stopped for sure.
+
+    with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp, session(Path(tmp)) as s:
+        ...  # s.database_url, s.pg_dir; s.machine and s.memory are read after the block
+
+On entry: a :class:`~bench.machine.Machine` snapshot (reference speed, process round trip,
+load average), the embedded server started in ``tmp/pg`` (unless a ``database_url`` is given),
+a :class:`~bench.memory.PeakMemory` sampler over the bench's processes (this one and its
+children: app servers, loaders, ``fable mcp``) and PostgreSQL's (the postmaster and every
+backend), and SIGINT and SIGTERM raised where the main thread is (``KeyboardInterrupt``,
+``SystemExit``), so that every ``finally`` runs even inside ``asyncio.run``. On the way out,
+even on failure: the sampler and the server stopped; on success, the machine's end snapshot.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+
+import psutil
+
+from bench.machine import Machine, record
+from bench.memory import PeakMemory
+from bench.postgres import embedded, postgres_pids
+
+__all__ = ["Session", "session"]
+
+
+@dataclass
+class Session:
+    machine: Machine
+    memory: PeakMemory
+    database_url: str
+    pg_dir: Path | None  # None for an external server (``--database-url``)
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    """Unwind from wherever the main thread is: asyncio's own SIGINT handling only cancels the
+    main task, which a client library may absorb, and SIGTERM would skip every ``finally``."""
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    raise SystemExit(128 + signum)
+
+
+def python_pids() -> list[int]:
+    """This process and its descendants that are not PostgreSQL (servers, loaders, stdio
+    servers, the fake model server)."""
+    me = psutil.Process()
+    found = [me.pid]
+    for child in me.children(recursive=True):
+        try:
+            if child.name() != "postgres":
+                found.append(child.pid)
+        except psutil.Error:
+            continue
+    return found
+
+
+@contextmanager
+def session(tmp: Path, database_url: str | None = None, memory_interval: float = 1.0) -> Iterator[Session]:
+    previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
+    machine = record()
+    try:
+        with ExitStack() as stack:
+            pg_dir = None
+            if not database_url:
+                pg_dir = tmp / "pg"
+                database_url = stack.enter_context(embedded(pg_dir))
+            memory = PeakMemory({"Python": python_pids, "PostgreSQL": lambda: postgres_pids(pg_dir)},
+                                memory_interval)
+            memory.sample()
+            memory.start()
+            stack.callback(memory.stop)
+            yield Session(machine, memory, database_url, pg_dir)
+        machine.finish()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
