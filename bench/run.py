@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 __all__ = ["BENCHES", "main"]
 
-BENCHES = ("core", "mcp", "rest", "assistant", "retrieval", "tokens")
+BENCHES = ("core", "imports", "mcp", "rest", "assistant", "retrieval", "tokens")
 
 
 def main(argv: list[str] | None = None) -> int:

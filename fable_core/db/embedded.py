@@ -41,11 +41,12 @@ import psutil
 __all__ = ["EMBEDDED_DATABASE", "SERVER_SETTINGS", "start_embedded"]
 
 EMBEDDED_DATABASE = "fable"
-# All take effect on a reload (no restart). 20,000 imported notes write about 310 MB of WAL
-# (docs/benchmarks.md, imports): with PostgreSQL's defaults pg_wal kept all of it, and at 100k
-# notes 929 MB of 1.35 GB on disk was WAL.
+# All take effect on a reload (no restart). With PostgreSQL's defaults pg_wal grew towards 1 GB
+# (929 MB of 1.35 GB at 100k notes; 336 MB beside 95 MB of data at 20k); with these it stays at
+# 128 MB, for 20-35% more WAL written during a bulk load (more checkpoints, so more full-page
+# images): docs/benchmarks.md, section imports.
 SERVER_SETTINGS = {
-    "max_wal_size": "256MB",  # WAL kept between checkpoints (soft limit); default 1GB
+    "max_wal_size": "128MB",  # WAL kept between checkpoints (soft limit); default 1GB
     "min_wal_size": "32MB",  # recycled segments kept after a checkpoint; default 80MB
     "checkpoint_timeout": "15min",  # fewer checkpoints, so fewer full-page images; default 5min
     "wal_compression": "pglz",  # full-page images compressed (the wheel has no lz4 or zstd)
