@@ -42,7 +42,7 @@ CAPABILITIES: tuple[Capability, ...] = (
         "fable_core.knowledge.projects",
         "fable_core.knowledge.milestones",
         "fable_core.knowledge.worklogs",
-    )),
+    ), install="fable_core.knowledge.analyser:install"),
     Capability("assistant", (
         "fable_core.assistant.conversations",
         "fable_core.assistant.turns",

@@ -15,6 +15,13 @@ inter-process lock:
   dead process, or a zombie when nothing reaps it. Those files are removed so the server restarts
   cleanly; a process whose server died no longer tries to stop it on exit.
 
+The server runs with settings sized for one person's machine rather than PostgreSQL's
+defaults for a shared server (:data:`SERVER_SETTINGS`): the write-ahead log it keeps on disk is
+bounded by ``max_wal_size`` (1 GB by default, which 100k imported notes reached). They are set
+with ``ALTER SYSTEM`` at every start where ``postgresql.auto.conf`` does not set them yet, so data
+dirs made by an older Fable get them too, and a value the administrator chose with ``ALTER
+SYSTEM`` is left alone (``postgresql.conf`` cannot say: initdb writes PostgreSQL's defaults there).
+
 This module is the only place that knows the server is embedded.
 """
 
@@ -24,15 +31,26 @@ import atexit
 import json
 import logging
 import os
+import re
 import warnings
 from pathlib import Path
 from typing import Any
 
 import psutil
 
-__all__ = ["EMBEDDED_DATABASE", "start_embedded"]
+__all__ = ["EMBEDDED_DATABASE", "SERVER_SETTINGS", "start_embedded"]
 
 EMBEDDED_DATABASE = "fable"
+# All take effect on a reload (no restart). With PostgreSQL's defaults pg_wal grew towards 1 GB
+# (929 MB of 1.35 GB at 100k notes; 336 MB beside 95 MB of data at 20k); with these it stays at
+# 128 MB, for 20-35% more WAL written during a bulk load (more checkpoints, so more full-page
+# images): docs/benchmarks.md, section imports.
+SERVER_SETTINGS = {
+    "max_wal_size": "128MB",  # WAL kept between checkpoints (soft limit); default 1GB
+    "min_wal_size": "32MB",  # recycled segments kept after a checkpoint; default 80MB
+    "checkpoint_timeout": "15min",  # fewer checkpoints, so fewer full-page images; default 5min
+    "wal_compression": "pglz",  # full-page images compressed (the wheel has no lz4 or zstd)
+}
 _log = logging.getLogger(__name__)
 
 
@@ -55,6 +73,7 @@ def start_embedded(pg_dir: Path, database: str = EMBEDDED_DATABASE) -> str:
         atexit.register(_release, server)
     with server_class._lock:  # two processes starting at once must not both CREATE DATABASE
         _ensure_database(server, database)
+        _configure(server, pg_dir)
     info = server.get_postmaster_info()
     return f"postgresql+asyncpg://postgres@/{database}?host={info.socket_dir}"
 
@@ -127,3 +146,23 @@ def _ensure_database(server: Any, database: str) -> None:
     exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{database}';")
     if "(1 row)" not in exists:
         server.psql(f'CREATE DATABASE "{database}";')
+
+
+def _configure(server: Any, pg_dir: Path) -> None:
+    """``ALTER SYSTEM`` each of :data:`SERVER_SETTINGS` that ``postgresql.auto.conf`` does not
+    set yet, then reload; nothing (not even a ``psql``) when they are all set."""
+    chosen = _configured(pg_dir / "postgresql.auto.conf")
+    missing = {name: value for name, value in SERVER_SETTINGS.items() if name not in chosen}
+    if missing:
+        _log.info("embedded postgres: setting %s", missing)
+        server.psql("".join(f"ALTER SYSTEM SET {name} = '{value}';\n" for name, value in missing.items())
+                    + "SELECT pg_reload_conf();\n")
+
+
+def _configured(path: Path) -> set[str]:
+    """The settings a configuration file sets (its lines ``name = value``; ``#`` starts a comment)."""
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return set()
+    return {m.group(1).lower() for line in lines if (m := re.match(r"\s*([A-Za-z_.]+)\s*=", line))}
