@@ -130,6 +130,18 @@ async def test_unknown_tool_is_an_error_result(connect_fast) -> None:
         "details: {\"name\": \"launch_rockets\"}"
 
 
+async def test_unknown_names_are_answered_with_the_close_ones(connect_fast) -> None:
+    async with connect_fast() as client:
+        tool = await client.call_tool("create_notes", {"title": "Plan"})
+        argument = await client.call_tool("create_note", {"titel": "Plan"})
+        listed = await client.call_tool("list_notes", {})
+    assert tool.is_error and tool.content[0].text.startswith(
+        "unknown_tool: no tool named 'create_notes'; did you mean `create_note`?")
+    assert argument.is_error
+    assert "titel: Extra inputs are not permitted (did you mean `title`?)" in argument.content[0].text
+    assert listed.structured_content["items"] == []
+
+
 async def test_unexpected_exception_is_logged_and_reported_without_traceback(
     fable: Fable, alice: Caller, caplog: pytest.LogCaptureFixture
 ) -> None:

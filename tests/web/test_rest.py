@@ -90,6 +90,21 @@ async def test_a_literal_path_is_not_taken_for_an_id(as_alice: httpx.AsyncClient
     assert await row_counts() == before
 
 
+async def test_unknown_tool_and_argument_names_are_answered_with_the_close_ones(
+    as_alice: httpx.AsyncClient, row_counts
+) -> None:
+    before = await row_counts()
+    r = await as_alice.post("/api/tools/serch_notes", json={"query": "x"})
+    assert r.status_code == 404 and error_of(r)["details"] == {"name": "serch_notes", "did_you_mean": ["search_notes"]}
+    r = await as_alice.get("/api/notes?limt=5")
+    err = error_of(r)
+    assert r.status_code == 422 and err["details"]["errors"][0]["did_you_mean"] == ["limit"]
+    assert "did you mean `limit`?" in err["message"]
+    r = await as_alice.post("/api/notes", json={"title": "Plan", "tag": ["work"]})
+    assert r.status_code == 422 and error_of(r)["details"]["errors"][0]["did_you_mean"] == ["tags"]
+    assert await row_counts() == before
+
+
 async def test_any_tool_by_name(as_alice: httpx.AsyncClient) -> None:
     r = await as_alice.post("/api/tools/create_note", json={"title": "By name"})
     assert r.status_code == 200 and r.json()["title"] == "By name"
