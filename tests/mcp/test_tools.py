@@ -142,6 +142,17 @@ async def test_unknown_names_are_answered_with_the_close_ones(connect_fast) -> N
     assert listed.structured_content["items"] == []
 
 
+async def test_recurrence_in_words_is_stored_as_its_rule_and_a_time_of_day_is_explained(connect_fast) -> None:
+    async with connect_fast() as client:
+        made = await client.call_tool("create_note", {"title": "Standup", "due_date": "2026-12-07",
+                                                      "recurrence_rule": "every weekday"})
+        timed = await client.call_tool("create_note", {"title": "Gym", "due_date": "2026-12-07",
+                                                       "recurrence_rule": "every monday at 7am"})
+    assert made.structured_content["recurrence_rule"] == "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"
+    assert timed.is_error and "tasks recur by date, not time of day: leave out 'at 7am': use 'every monday' " \
+        "(FREQ=WEEKLY;BYDAY=MO)" in timed.content[0].text
+
+
 async def test_unexpected_exception_is_logged_and_reported_without_traceback(
     fable: Fable, alice: Caller, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -105,6 +105,19 @@ async def test_unknown_tool_and_argument_names_are_answered_with_the_close_ones(
     assert await row_counts() == before
 
 
+async def test_recurrence_in_words_over_rest(as_alice: httpx.AsyncClient, row_counts) -> None:
+    r = await as_alice.post("/api/notes", json={"title": "Review", "due_date": "2026-12-07",
+                                                "recurrence_rule": "every 2 weeks"})
+    assert r.status_code == 200 and r.json()["recurrence_rule"] == "FREQ=WEEKLY;INTERVAL=2"
+    before = await row_counts()
+    r = await as_alice.post("/api/notes", json={"title": "Pay", "due_date": "2026-12-07",
+                                                "recurrence_rule": "biweekly"})
+    err = error_of(r)
+    assert r.status_code == 422 and err["details"]["errors"][0]["field"] == "recurrence_rule"
+    assert "'biweekly' is ambiguous: every two weeks is 'every 2 weeks' (FREQ=WEEKLY;INTERVAL=2)" in err["message"]
+    assert await row_counts() == before
+
+
 async def test_any_tool_by_name(as_alice: httpx.AsyncClient) -> None:
     r = await as_alice.post("/api/tools/create_note", json={"title": "By name"})
     assert r.status_code == 200 and r.json()["title"] == "By name"
