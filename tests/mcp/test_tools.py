@@ -153,6 +153,20 @@ async def test_recurrence_in_words_is_stored_as_its_rule_and_a_time_of_day_is_ex
         "(FREQ=WEEKLY;BYDAY=MO)" in timed.content[0].text
 
 
+async def test_work_report_over_mcp_is_compact(connect_fast, call) -> None:
+    task = await call("create_note", title="Write report", status="todo")
+    await call("log_work", note_id=task["id"], minutes=50, work_date="2026-11-03")
+    async with connect_fast() as client:
+        report = await client.call_tool("work_report", {"start": "2026-11-02", "end": "2026-11-08"})
+        wrong = await client.call_tool("work_report", {"start": "2026-11-08", "end": "2026-11-02"})
+    assert report.structured_content["projects"] == [
+        {"title": "(no project)", "minutes": 50, "task_count": 1, "tasks": [{"id": task["id"], "title": "Write report",
+                                                                             "minutes": 50}]}]
+    assert "null" not in report.content[0].text
+    assert wrong.is_error
+    assert wrong.content[0].text.startswith("invalid_input: start 2026-11-08 is after end 2026-11-02")
+
+
 async def test_unexpected_exception_is_logged_and_reported_without_traceback(
     fable: Fable, alice: Caller, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -118,6 +118,16 @@ async def test_recurrence_in_words_over_rest(as_alice: httpx.AsyncClient, row_co
     assert await row_counts() == before
 
 
+async def test_work_report_over_rest(as_alice: httpx.AsyncClient) -> None:
+    task = (await as_alice.post("/api/notes", json={"title": "Invoice", "status": "todo"})).json()
+    await as_alice.post(f"/api/tasks/{task['id']}/logs", json={"minutes": 30, "work_date": "2026-11-04"})
+    r = await as_alice.get("/api/reports/work?start=2026-11-02&end=2026-11-08&top=1")
+    assert r.status_code == 200, r.text
+    assert r.json()["total_minutes"] == 30 and r.json()["days"] == [{"day": "2026-11-04", "minutes": 30}]
+    r = await as_alice.get("/api/reports/work?start=yesterday")
+    assert r.status_code == 422 and error_of(r)["details"]["errors"][0]["field"] == "start"
+
+
 async def test_any_tool_by_name(as_alice: httpx.AsyncClient) -> None:
     r = await as_alice.post("/api/tools/create_note", json={"title": "By name"})
     assert r.status_code == 200 and r.json()["title"] == "By name"
