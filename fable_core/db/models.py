@@ -307,7 +307,13 @@ class Note(Base):
 
 
 class NoteVersion(Base):
-    """A snapshot of a note as it was after one save; ``version`` counts from 1."""
+    """A snapshot of a note as it was after one save; ``version`` counts from 1.
+
+    What changed from the version before is counted when the version is stored (0009), so that
+    listing versions reads no bodies: whether the title changed, the body's lines added and
+    removed (as multisets of lines: a moved line counts as neither), the tags added and removed.
+    A first version has none of them.
+    """
 
     __tablename__ = "note_versions"
 
@@ -321,6 +327,12 @@ class NoteVersion(Base):
     body: Mapped[str] = mapped_column(Text, nullable=False)
     tags: Mapped[list[str]] = mapped_column(ARRAY(Text), nullable=False)
     created_at: Mapped[datetime] = _created()
+    body_length: Mapped[int] = mapped_column(Integer, server_default="0", nullable=False)
+    title_changed: Mapped[bool] = mapped_column(server_default=text("false"), nullable=False)
+    lines_added: Mapped[int] = mapped_column(Integer, server_default="0", nullable=False)
+    lines_removed: Mapped[int] = mapped_column(Integer, server_default="0", nullable=False)
+    tags_added: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default=text("'{}'::text[]"), nullable=False)
+    tags_removed: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default=text("'{}'::text[]"), nullable=False)
 
     __table_args__ = (UniqueConstraint("note_id", "version", name="uq_note_versions_note_version"),)
 

@@ -32,7 +32,7 @@ __all__ = ["insert_note", "insert_notes", "new_row"]
 # The columns of a new ``notes`` row, as :func:`new_row` gives them.
 _COLUMNS = ("user_id", "title", "title_key", "body", "tags", "status", "priority", "due_date",
             "recurrence_rule", "version", "project_id", "milestone_id", "parent_id", "completed_at")
-_VERSION_COLUMNS = ("note_id", "user_id", "version", "title", "body", "tags")
+_VERSION_COLUMNS = ("note_id", "user_id", "version", "title", "body", "tags", "body_length")
 _LINK_COLUMNS = ("user_id", "source_id", "target_id", "target_key", "target_title")
 
 
@@ -86,7 +86,8 @@ def _insert_one_statement(with_links: bool) -> Any:
            .returning(*(columns[c] for c in ("id", *_COLUMNS, "updated_at"))).cte("new"))
     version = insert(NoteVersion).from_select(
         _VERSION_COLUMNS,
-        select(new.c.id, new.c.user_id, new.c.version, new.c.title, new.c.body, new.c.tags),
+        select(new.c.id, new.c.user_id, new.c.version, new.c.title, new.c.body, new.c.tags,
+               func.length(new.c.body)),
     ).cte("first_version")
     # links waiting for this title; the links inserted below are not among them (a statement's
     # CTEs all see the table as it was before it), so a link to itself is resolved there
@@ -129,7 +130,7 @@ async def insert_notes(session: AsyncSession, user_id: int, rows: list[dict[str,
     stored = list(zip(ids, rows, strict=True))
     await session.execute(insert(NoteVersion), [
         {"note_id": note_id, "user_id": user_id, "version": 1, "title": r["title"],
-         "body": r["body"], "tags": r["tags"]} for note_id, r in stored])
+         "body": r["body"], "tags": r["tags"], "body_length": len(r["body"])} for note_id, r in stored])
     await _link(session, user_id, [(note_id, r["title_key"], r["body"]) for note_id, r in stored])
     return ids
 

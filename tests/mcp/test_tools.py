@@ -167,6 +167,15 @@ async def test_work_report_over_mcp_is_compact(connect_fast, call) -> None:
     assert wrong.content[0].text.startswith("invalid_input: start 2026-11-08 is after end 2026-11-02")
 
 
+async def test_note_versions_over_mcp_say_what_changed(connect_fast, call) -> None:
+    note = await call("create_note", title="Plan", body="one", tags=["draft"])
+    await call("update_note", note_id=note["id"], title="Plan B", add_tags=["work"], remove_tags=["draft"])
+    async with connect_fast() as client:
+        listed = await client.call_tool("list_note_versions", {"note_id": note["id"]})
+    assert [v["changes"] for v in listed.structured_content["items"]] == [
+        "title changed; tags +work -draft", "created"]
+
+
 async def test_unexpected_exception_is_logged_and_reported_without_traceback(
     fable: Fable, alice: Caller, caplog: pytest.LogCaptureFixture
 ) -> None:

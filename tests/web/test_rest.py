@@ -46,7 +46,7 @@ async def test_notes_crud_over_rest(as_alice: httpx.AsyncClient) -> None:
     r = await as_alice.get(f"/api/notes/{note['id']}")
     assert r.json()["body"] == "changed"
     r = await as_alice.get(f"/api/notes/{note['id']}/versions")
-    assert [v["version"] for v in r.json()["items"]] == [2, 1]
+    assert [(v["version"], v["changes"]) for v in r.json()["items"]] == [(2, "body +1/-1 lines"), (1, "created")]
     r = await as_alice.delete(f"/api/notes/{note['id']}")
     assert r.status_code == 200
     assert error_of(await as_alice.get(f"/api/notes/{note['id']}"))["type"] == "not_found"
