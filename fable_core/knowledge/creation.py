@@ -7,9 +7,10 @@ Every new note gets the same things, however it is made: ``create_note`` (one no
   is stamped, the title key is computed).
 - :func:`insert_note` stores one row in one statement: data-modifying CTEs insert the note,
   its first version and its outgoing ``[[links]]`` (resolved against existing titles, or to the
-  note itself) and point the links waiting for its title at it; the statement returns the
-  note's summary. Creating a note is a hot path (agents write notes one call at a time), and
-  one prebuilt statement costs a fraction of the ORM's flush, snapshot and link queries.
+  note itself), point the links waiting for its title at it and count its words in the owner's
+  vocabulary (:mod:`.vocabulary`); the statement returns the note's summary. Creating a note
+  is a hot path (agents write notes one call at a time), and one prebuilt statement costs a
+  fraction of the ORM's flush, snapshot and link queries.
 - :func:`insert_notes` stores a batch with one statement per table; links may point at notes
   of the same batch, so they are resolved after the notes exist.
 """
@@ -25,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.access import of_user
 from fable_core.db.models import Note, NoteLink, NoteVersion, title_key
-from fable_core.knowledge import wikilinks
+from fable_core.knowledge import vocabulary, wikilinks
 
 __all__ = ["insert_note", "insert_notes", "new_row"]
 
@@ -95,7 +96,7 @@ def _insert_one_statement(with_links: bool) -> Any:
                .where(of_user(NoteLink, bindparam("new_user_id")), NoteLink.target_id.is_(None),
                       NoteLink.target_key == bindparam("new_title_key"))
                .values(target_id=select(new.c.id).scalar_subquery()).cte("waiting"))
-    ctes = [version, waiting]
+    ctes = [version, waiting, vocabulary.count_cte(new)]
     if with_links:
         ctes.append(_outgoing_links(new))
     kind = case((new.c.status.is_(None), "note"), else_="task").label("kind")
@@ -124,7 +125,8 @@ _INSERT_ONE = {False: _insert_one_statement(False), True: _insert_one_statement(
 
 async def insert_notes(session: AsyncSession, user_id: int, rows: list[dict[str, Any]]) -> list[int]:
     """Store a batch of new notes (rows from :func:`new_row`, titles distinct by key) with their
-    first versions and links, and resolve the links waiting for their titles; returns their ids."""
+    first versions, links and words, and resolve the links waiting for their titles; returns
+    their ids."""
     ids = list((await session.execute(
         insert(Note).returning(Note.id, sort_by_parameter_order=True), rows)).scalars().all())
     stored = list(zip(ids, rows, strict=True))
@@ -132,6 +134,7 @@ async def insert_notes(session: AsyncSession, user_id: int, rows: list[dict[str,
         {"note_id": note_id, "user_id": user_id, "version": 1, "title": r["title"],
          "body": r["body"], "tags": r["tags"], "body_length": len(r["body"])} for note_id, r in stored])
     await _link(session, user_id, [(note_id, r["title_key"], r["body"]) for note_id, r in stored])
+    await vocabulary.count(session, ids)
     return ids
 
 

@@ -1,10 +1,11 @@
 """How a change to a note is stored, whichever tool made it: one module, so that notes, tasks
 and versions share it without importing each other.
 
-:func:`save_changes` keeps a version, syncs wikilinks, rewrites links to a renamed note and
-announces the change; :func:`set_placement` puts a note in a project, milestone and under a
-parent the caller can see; :func:`apply_status` moves a task through its statuses and, on
-completion, spawns a recurring task's next occurrence.
+:func:`save_changes` keeps a version, syncs wikilinks, rewrites links to a renamed note,
+recounts the words of the notes it changed (search corrects typos with them) and announces the
+change; :func:`set_placement` puts a note in a project, milestone and under a parent the caller
+can see; :func:`apply_status` moves a task through its statuses and, on completion, spawns a
+recurring task's next occurrence.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from fable_core.access import get_visible
 from fable_core.db.models import Milestone, Note
 from fable_core.errors import InvalidInput
 from fable_core.events import NoteChanged
-from fable_core.knowledge import wikilinks
+from fable_core.knowledge import vocabulary, wikilinks
 from fable_core.knowledge.creation import insert_note, new_row
 from fable_core.knowledge.matching import project_ref
 from fable_core.knowledge.recurrence import next_occurrence
@@ -96,21 +97,34 @@ def check_task_fields(recurrence_rule: str | None, due_date: date | None) -> Non
 
 async def save_changes(ctx: Context, note: Note, *, old_title: str | None = None,
                        body_changed: bool = True) -> None:
-    """Persist a change to ``note``: version snapshot, wikilinks, rename rewrites, change event."""
+    """Persist a change to ``note``: version snapshot, wikilinks, rename rewrites, vocabulary,
+    change event."""
     s = ctx.session
     note.version += 1
     await s.flush()
     await snapshot(s, note)
     if body_changed:
         await wikilinks.sync_links(s, note)
+    rewritten: list[Note] | None = None
     if old_title is not None and old_title != note.title:
-        await wikilinks.resolve_pending(s, note)
-        for source in await wikilinks.rename_links(s, note, old_title):
-            source.version += 1  # its body changed: it keeps a version like any other change
-            await s.flush()
-            await snapshot(s, source)
-            ctx.emit(NoteChanged(note.user_id, source.id, "updated"))
+        rewritten = await _rename(ctx, note, old_title)
+    if body_changed or rewritten is not None:  # one statement for all: words locked in one order
+        await vocabulary.recount(s, [note.id, *(source.id for source in rewritten or [])])
     ctx.emit(NoteChanged(note.user_id, note.id, "updated"))
+
+
+async def _rename(ctx: Context, note: Note, old_title: str) -> list[Note]:
+    """Resolve the links waiting for ``note``'s new title and rewrite the links to its old one;
+    returns the notes whose links were rewritten, each with a new version."""
+    s = ctx.session
+    await wikilinks.resolve_pending(s, note)
+    rewritten = await wikilinks.rename_links(s, note, old_title)
+    for source in rewritten:
+        source.version += 1  # its body changed: it keeps a version like any other change
+        await s.flush()
+        await snapshot(s, source)
+        ctx.emit(NoteChanged(note.user_id, source.id, "updated"))
+    return rewritten
 
 
 async def snapshot(session: AsyncSession, note: Note) -> None:

@@ -10,7 +10,13 @@ highlighted snippets, so a hit reads the same however it was found:
   ``sum(1 / (60 + rank))``, so a note high in either list rises and one high in both rises
   most, without comparing incomparable scores; neighbours below :data:`MIN_SIMILARITY` are left
   out (every note is *some* distance away);
-- **typos**: when no word matches, the titles most alike (trigrams) are returned instead.
+- **typos**: when a first page finds fewer notes than it holds (none, or a few for a query
+  with OR: a note found has every word of a query without), each word of the query that is not
+  a word of the user's notes, nor shares its stem with one, is corrected to the most alike word
+  their notes use (:mod:`.vocabulary`) and the corrected query is searched; if it finds more,
+  its notes are returned and the result says ``corrected`` (the next pages search it too, their
+  cursor carries it). Other queries never pay for the question. When nothing is found either
+  way, the titles most alike the query (trigrams) are returned instead.
 
 Without an embedder, or while it is down, search is keyword-only and says ``mode="keyword"``.
 """
@@ -25,11 +31,13 @@ from sqlalchemy import Float, Integer, and_, column, func, select, values
 from sqlalchemy.sql import FromClause, Subquery
 
 from fable_core.db.models import Note, title_key
+from fable_core.errors import InvalidInput
 from fable_core.knowledge.filters import check_refs, note_filters
 from fable_core.knowledge.paging import decode_cursor, encode_cursor
 from fable_core.knowledge.types import Cursor, Kind, RowId, Tag
 from fable_core.knowledge.vectors import embedder_of, nearest, query_vector
 from fable_core.knowledge.views import NoteSummary, SearchHit, SearchResults
+from fable_core.knowledge.vocabulary import respell
 from fable_core.tools import Context, Route, tool
 
 __all__ = ["MIN_SIMILARITY", "RRF_K", "rrf"]
@@ -52,34 +60,81 @@ async def search_notes(
 ) -> SearchResults:
     """Search notes and tasks by words, best matches first, with highlighted snippets.
 
-    Supports "quoted phrases", OR and -excluded words. Titles weigh more than bodies; when no
-    word matches, near-miss titles (typos) are returned instead. With an embedding model, notes
-    close in meaning are found too (`mode` "hybrid"; "keyword" when words alone were used).
+    Supports "quoted phrases", OR and -excluded words. Titles weigh more than bodies. Typos are
+    tolerated: when few notes match, a word no note has is corrected to the closest word your
+    notes use (`corrected` shows the query searched); when none match, near-miss titles are
+    returned. With an embedding model, notes close in meaning are found too (`mode` "hybrid";
+    "keyword" when words alone were used).
     """
-    position = decode_cursor(cursor, "search")
-    offset = int(position[0]) if position else 0
+    offset, corrected = _start(decode_cursor(cursor, "search"))
     vector = await query_vector(ctx, query)  # remote: before the session
     async with ctx.reading():
         await check_refs(ctx, project_id=project_id)
         where = note_filters(ctx, tag=tag, kind=kind, status=None, priority=None, project_id=project_id,
                              milestone_id=None, parent_id=None, due_before=None, due_after=None)
-        tsq = func.websearch_to_tsquery("english", query)
+        words = _Words(query, corrected)
+        few = limit if offset == 0 else 0  # fewer hits than this on a first page: correct the words
         if vector is not None:
-            fused = await _hybrid(ctx, tsq, vector, where, depth=max(offset + limit + 1, 50))
+            fused = await _hybrid(ctx, words, vector, where, depth=max(offset + limit + 1, 50), few=few)
             if fused:
                 page = fused[offset: offset + limit + 1]
-                hits = await _hits(ctx, _listed(page[:limit]), tsq)
-                return _results(query, "hybrid", hits, offset, limit, more=len(page) > limit)
-        hits = await _hits(ctx, _keyword(tsq, where, offset, limit + 1), tsq)
+                hits = await _hits(ctx, _listed(page[:limit]), words.tsq)
+                return _results(words, "hybrid", hits, offset, limit, more=len(page) > limit)
+        hits = await _hits(ctx, _keyword(words.tsq, where, offset, limit + 1), words.tsq)
+        if len(hits) < few and await words.respell(ctx, found=len(hits)):
+            fixed = await _hits(ctx, _keyword(words.tsq, where, offset, limit + 1), words.tsq)
+            hits = fixed if words.keep(len(fixed) > len(hits)) else hits
         if not hits and offset == 0:
-            hits = await _hits(ctx, _near_titles(query, where, limit), tsq)
-        return _results(query, "keyword", hits[:limit], offset, limit, more=len(hits) > limit)
+            hits = await _hits(ctx, _near_titles(query, where, limit), words.tsq)
+        return _results(words, "keyword", hits[:limit], offset, limit, more=len(hits) > limit)
 
 
-def _results(query: str, mode: Literal["keyword", "hybrid"], hits: list[SearchHit], offset: int, limit: int, *,
+def _start(position: list[Any] | None) -> tuple[int, str | None]:
+    """Where a page starts (``[offset]``, or ``[offset, corrected query]`` when the first page
+    searched a correction: the following pages search it too)."""
+    if not position:
+        return 0, None
+    offset, corrected = position[0], position[1] if len(position) > 1 else None
+    if type(offset) is not int or offset < 0 or not isinstance(corrected, str | None):
+        raise InvalidInput("cursor is not valid for this listing; pass next_cursor from the same call unchanged",
+                           field="cursor")
+    return offset, corrected
+
+
+class _Words:
+    """The words a search looks for: the query's, or the query with its misspelt words corrected
+    (after :meth:`respell`, or from a cursor), which ``corrected`` then holds."""
+
+    def __init__(self, query: str, corrected: str | None = None) -> None:
+        self.query, self.corrected = query, corrected
+        self.tsq: Any = func.websearch_to_tsquery("english", corrected or query)
+        self._asked = corrected is not None
+        self._alternatives = any(piece.lower() == "or" for piece in query.split())
+
+    async def respell(self, ctx: Context, *, found: int) -> bool:
+        """Correct the query's misspelt words (asked once), unless the ``found`` notes prove
+        there is none: a note found has every word of a query without OR. Whether the query
+        changed."""
+        if self._asked or (found and not self._alternatives):
+            return False
+        self._asked = True
+        self.corrected = await respell(ctx.session, ctx.caller, self.query)
+        if self.corrected is not None:
+            self.tsq = func.websearch_to_tsquery("english", self.corrected)
+        return self.corrected is not None
+
+    def keep(self, better: bool) -> bool:
+        """Keep the correction if it found more than the query did, else go back to the query."""
+        if not better:
+            self.corrected, self.tsq = None, func.websearch_to_tsquery("english", self.query)
+        return better
+
+
+def _results(words: _Words, mode: Literal["keyword", "hybrid"], hits: list[SearchHit], offset: int, limit: int, *,
              more: bool) -> SearchResults:
-    return SearchResults(query=query, mode=mode, items=hits,
-                         next_cursor=encode_cursor("search", [offset + limit]) if more else None)
+    position = [offset + limit, *([words.corrected] if words.corrected else [])]
+    return SearchResults(query=words.query, mode=mode, items=hits, corrected=words.corrected,
+                         next_cursor=encode_cursor("search", position) if more else None)
 
 
 def rrf(rankings: Sequence[Sequence[int]], k: int = RRF_K) -> list[tuple[int, float]]:
@@ -107,14 +162,21 @@ def _near_titles(query: str, where: list[Any], limit: int) -> Subquery | None:
             .order_by(Note.title_key.op("<->")(key), Note.id.desc()).limit(limit).subquery())
 
 
-async def _hybrid(ctx: Context, tsq: Any, vector: list[float], where: list[Any], *,
-                  depth: int) -> list[tuple[int, float]]:
+async def _hybrid(ctx: Context, words: _Words, vector: list[float], where: list[Any], *,
+                  depth: int, few: int) -> list[tuple[int, float]]:
     embedder = embedder_of(ctx)
     assert embedder is not None
-    keyword = list((await ctx.session.execute(select(_keyword(tsq, where, 0, depth).c.id))).scalars())
+    keyword = await _ranked_ids(ctx, words.tsq, where, depth)
+    if len(keyword) < few and await words.respell(ctx, found=len(keyword)):
+        fixed = await _ranked_ids(ctx, words.tsq, where, depth)
+        keyword = fixed if words.keep(len(fixed) > len(keyword)) else keyword
     semantic = await nearest(ctx.session, ctx.caller, vector, embedder.model, limit=depth,
                              where=where, min_similarity=MIN_SIMILARITY)
     return rrf([keyword, [note_id for note_id, _ in semantic]])
+
+
+async def _ranked_ids(ctx: Context, tsq: Any, where: list[Any], depth: int) -> list[int]:
+    return list((await ctx.session.execute(select(_keyword(tsq, where, 0, depth).c.id))).scalars())
 
 
 def _listed(page: list[tuple[int, float]]) -> FromClause | None:

@@ -82,6 +82,9 @@ class SearchResults(_View):
     mode: Literal["keyword", "hybrid"] = Field(
         description="'hybrid' when semantic and keyword results were fused; 'keyword' otherwise."
     )
+    corrected: str | None = absent_when_none(
+        "The query searched instead of `query`, its misspelt words corrected; absent when none was."
+    )
     items: list[SearchHit]
     next_cursor: str | None = None
 
