@@ -339,23 +339,19 @@ class NoteVersion(Base):
 
 
 class NoteWord(Base):
-    """A word of the user's notes (title or body, 3-32 letters, lower case, no stop words) and
-    how many of their notes have it: the vocabulary a search that finds few notes corrects its
-    misspelt words against (:mod:`fable_core.knowledge.vocabulary`, which keeps it as notes
-    change)."""
+    """A word the user's notes have had (title or body, 3-32 letters, lower case, no stop
+    words; kept after the notes saying it are deleted): the vocabulary a search that finds few
+    notes corrects its misspelt words against (:mod:`fable_core.knowledge.vocabulary`, which
+    adds the words of every note written)."""
 
     __tablename__ = "note_words"
 
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
     word: Mapped[str] = mapped_column(Text, primary_key=True)
-    notes: Mapped[int] = mapped_column(Integer, nullable=False)
 
     __table_args__ = (
         # `word % :typo`, the candidates of a correction (0010)
         Index("ix_note_words_word_trgm", "word", postgresql_using="gin", postgresql_ops={"word": "gin_trgm_ops"}),
-        # room on each page for the new version of a row whose count changed: an update that
-        # stays on its page (HOT) leaves the trigram index alone; writing a note updates dozens
-        {"postgresql_with": {"fillfactor": 70}},
     )
 
 

@@ -7,7 +7,7 @@ Every new note gets the same things, however it is made: ``create_note`` (one no
   is stamped, the title key is computed).
 - :func:`insert_note` stores one row in one statement: data-modifying CTEs insert the note,
   its first version and its outgoing ``[[links]]`` (resolved against existing titles, or to the
-  note itself), point the links waiting for its title at it and count its words in the owner's
+  note itself), point the links waiting for its title at it and add its words to the owner's
   vocabulary (:mod:`.vocabulary`); the statement returns the note's summary. Creating a note
   is a hot path (agents write notes one call at a time), and one prebuilt statement costs a
   fraction of the ORM's flush, snapshot and link queries.
@@ -96,7 +96,7 @@ def _insert_one_statement(with_links: bool) -> Any:
                .where(of_user(NoteLink, bindparam("new_user_id")), NoteLink.target_id.is_(None),
                       NoteLink.target_key == bindparam("new_title_key"))
                .values(target_id=select(new.c.id).scalar_subquery()).cte("waiting"))
-    ctes = [version, waiting, vocabulary.count_cte(new)]
+    ctes = [version, waiting, vocabulary.add_cte(new)]
     if with_links:
         ctes.append(_outgoing_links(new))
     kind = case((new.c.status.is_(None), "note"), else_="task").label("kind")
@@ -134,7 +134,7 @@ async def insert_notes(session: AsyncSession, user_id: int, rows: list[dict[str,
         {"note_id": note_id, "user_id": user_id, "version": 1, "title": r["title"],
          "body": r["body"], "tags": r["tags"], "body_length": len(r["body"])} for note_id, r in stored])
     await _link(session, user_id, [(note_id, r["title_key"], r["body"]) for note_id, r in stored])
-    await vocabulary.count(session, ids)
+    await vocabulary.add(session, ids)
     return ids
 
 

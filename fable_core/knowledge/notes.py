@@ -1,8 +1,9 @@
 """Notes (and tasks, which are notes with a status): create, read, change, find.
 
 Every new note is stored by :mod:`.creation` and every change goes through
-:func:`save_changes`; both keep a version, sync wikilinks, count the note's words (search
-corrects misspelt words with them) and announce the change, so no tool can forget one of them.
+:func:`save_changes`; both keep a version, sync wikilinks, add the note's words to the
+vocabulary (search corrects misspelt words with them) and announce the change, so no tool can
+forget one of them.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from fable_core.access import (
 from fable_core.db.models import Note, NoteLink
 from fable_core.errors import Conflict, InvalidInput, NotFound
 from fable_core.events import NoteChanged
-from fable_core.knowledge import vocabulary, wikilinks
+from fable_core.knowledge import wikilinks
 from fable_core.knowledge.creation import insert_note, new_row
 from fable_core.knowledge.filters import escape_like
 from fable_core.knowledge.listing import SUMMARY_COLUMNS
@@ -313,7 +314,6 @@ async def delete_note(ctx: Context, note_id: NoteId) -> Deleted:
     """Delete a note or task with its versions and work log. Its sub-notes are kept (detached);
     links to it become unresolved again."""
     note = await get_visible(ctx.session, Note, note_id, ctx.caller)
-    await vocabulary.uncount(ctx.session, [note.id])
     await ctx.session.execute(delete(Note).where(Note.id == note.id))
     ctx.emit(NoteChanged(note.user_id, note.id, "deleted"))
     return Deleted(id=note_id)

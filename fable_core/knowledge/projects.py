@@ -21,7 +21,6 @@ from fable_core.db.database import rowcount
 from fable_core.db.models import Milestone, Note, Project
 from fable_core.errors import Conflict, InvalidInput
 from fable_core.events import NoteChanged, ProjectChanged
-from fable_core.knowledge import vocabulary
 from fable_core.knowledge.matching import project_ref
 from fable_core.knowledge.paging import decode_cursor, encode_cursor
 from fable_core.knowledge.types import Color, Cursor, Limit, ProjectRef, RowId
@@ -289,7 +288,6 @@ async def delete_project(
     s, in_project = ctx.session, Note.project_id == found.id
     note_ids = list((await s.execute(select(Note.id).where(in_project))).scalars())
     if notes == "delete":
-        await vocabulary.uncount(s, note_ids)
         await s.execute(delete(Note).where(in_project))
     else:
         await s.execute(update(Note).where(in_project).values(project_id=None, milestone_id=None))

@@ -2,9 +2,9 @@
 and versions share it without importing each other.
 
 :func:`save_changes` keeps a version, syncs wikilinks, rewrites links to a renamed note,
-recounts the words of the notes it changed (search corrects typos with them) and announces the
-change; :func:`set_placement` puts a note in a project, milestone and under a parent the caller
-can see; :func:`apply_status` moves a task through its statuses and, on completion, spawns a
+adds the words of the notes it changed to the vocabulary (search corrects typos with them) and
+announces the change; :func:`set_placement` puts a note in a project, milestone and under a
+parent the caller can see; :func:`apply_status` moves a task through its statuses and, on completion, spawns a
 recurring task's next occurrence.
 """
 
@@ -108,8 +108,8 @@ async def save_changes(ctx: Context, note: Note, *, old_title: str | None = None
     rewritten: list[Note] | None = None
     if old_title is not None and old_title != note.title:
         rewritten = await _rename(ctx, note, old_title)
-    if body_changed or rewritten is not None:  # one statement for all: words locked in one order
-        await vocabulary.recount(s, [note.id, *(source.id for source in rewritten or [])])
+    if body_changed or rewritten is not None:  # one statement for all: new words inserted in one order
+        await vocabulary.add(s, [note.id, *(source.id for source in rewritten or [])])
     ctx.emit(NoteChanged(note.user_id, note.id, "updated"))
 
 

@@ -12,19 +12,20 @@ highlighted snippets, so a hit reads the same however it was found:
   out (every note is *some* distance away);
 - **typos**: when a first page finds fewer notes than it holds (none, or a few for a query
   with OR: a note found has every word of a query without), each word of the query that is not
-  a word of the user's notes, nor shares its stem with one, is corrected to the most alike word
-  their notes use (:mod:`.vocabulary`) and the corrected query is searched; if it finds more,
-  its notes are returned and the result says ``corrected`` (the next pages search it too, their
-  cursor carries it). Other queries never pay for the question. When nothing is found either
-  way, the titles most alike the query (trigrams) are returned instead.
+  a word of the user's notes, nor shares its stem with one, is corrected to one of the most
+  alike words their notes have used (:mod:`.vocabulary`): the corrected queries are searched in
+  turn, best first, and the first that finds more is returned, the result saying ``corrected``
+  (the next pages search it too, their cursor carries it). Other queries never pay for the
+  question. When nothing is found either way, the titles most alike the query (trigrams) are
+  returned instead.
 
 Without an embedder, or while it is down, search is keyword-only and says ``mode="keyword"``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Annotated, Any, Literal
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import Field, StringConstraints
 from sqlalchemy import Float, Integer, and_, column, func, select, values
@@ -45,6 +46,7 @@ __all__ = ["MIN_SIMILARITY", "RRF_K", "rrf"]
 RRF_K = 60
 MIN_SIMILARITY = 0.30
 SNIPPET_CHARS = 160
+_T = TypeVar("_T")
 _HEADLINE = "StartSel=**,StopSel=**,MaxWords=24,MinWords=8,MaxFragments=2,FragmentDelimiter= … "
 
 
@@ -80,10 +82,9 @@ async def search_notes(
                 page = fused[offset: offset + limit + 1]
                 hits = await _hits(ctx, _listed(page[:limit]), words.tsq)
                 return _results(words, "hybrid", hits, offset, limit, more=len(page) > limit)
-        hits = await _hits(ctx, _keyword(words.tsq, where, offset, limit + 1), words.tsq)
-        if len(hits) < few and await words.respell(ctx, found=len(hits)):
-            fixed = await _hits(ctx, _keyword(words.tsq, where, offset, limit + 1), words.tsq)
-            hits = fixed if words.keep(len(fixed) > len(hits)) else hits
+        async def keyword() -> list[SearchHit]:
+            return await _hits(ctx, _keyword(words.tsq, where, offset, limit + 1), words.tsq)
+        hits = await words.correct(ctx, await keyword(), keyword, few=few)
         if not hits and offset == 0:
             hits = await _hits(ctx, _near_titles(query, where, limit), words.tsq)
         return _results(words, "keyword", hits[:limit], offset, limit, more=len(hits) > limit)
@@ -111,23 +112,26 @@ class _Words:
         self._asked = corrected is not None
         self._alternatives = any(piece.lower() == "or" for piece in query.split())
 
-    async def respell(self, ctx: Context, *, found: int) -> bool:
-        """Correct the query's misspelt words (asked once), unless the ``found`` notes prove
-        there is none: a note found has every word of a query without OR. Whether the query
-        changed."""
-        if self._asked or (found and not self._alternatives):
-            return False
+    async def correct(self, ctx: Context, found: list[_T], search: Callable[[], Awaitable[list[_T]]], *,
+                      few: int) -> list[_T]:
+        """What the first of the query's respellings that finds more than it did finds, with
+        ``corrected`` set to it, or ``found`` as it was. Asked once, only when fewer than ``few``
+        were found and they do not prove every word occurs (a note found has every word of a
+        query without OR)."""
+        if len(found) >= few or self._asked or (found and not self._alternatives):
+            return found
         self._asked = True
-        self.corrected = await respell(ctx.session, ctx.caller, self.query)
-        if self.corrected is not None:
-            self.tsq = func.websearch_to_tsquery("english", self.corrected)
-        return self.corrected is not None
+        for respelt in await respell(ctx.session, ctx.caller, self.query):
+            self._use(respelt)
+            fixed = await search()
+            if len(fixed) > len(found):
+                return fixed
+        self._use(None)
+        return found
 
-    def keep(self, better: bool) -> bool:
-        """Keep the correction if it found more than the query did, else go back to the query."""
-        if not better:
-            self.corrected, self.tsq = None, func.websearch_to_tsquery("english", self.query)
-        return better
+    def _use(self, corrected: str | None) -> None:
+        self.corrected = corrected
+        self.tsq = func.websearch_to_tsquery("english", corrected or self.query)
 
 
 def _results(words: _Words, mode: Literal["keyword", "hybrid"], hits: list[SearchHit], offset: int, limit: int, *,
@@ -166,10 +170,9 @@ async def _hybrid(ctx: Context, words: _Words, vector: list[float], where: list[
                   depth: int, few: int) -> list[tuple[int, float]]:
     embedder = embedder_of(ctx)
     assert embedder is not None
-    keyword = await _ranked_ids(ctx, words.tsq, where, depth)
-    if len(keyword) < few and await words.respell(ctx, found=len(keyword)):
-        fixed = await _ranked_ids(ctx, words.tsq, where, depth)
-        keyword = fixed if words.keep(len(fixed) > len(keyword)) else keyword
+    async def ranked() -> list[int]:
+        return await _ranked_ids(ctx, words.tsq, where, depth)
+    keyword = await words.correct(ctx, await ranked(), ranked, few=few)
     semantic = await nearest(ctx.session, ctx.caller, vector, embedder.model, limit=depth,
                              where=where, min_similarity=MIN_SIMILARITY)
     return rrf([keyword, [note_id for note_id, _ in semantic]])
