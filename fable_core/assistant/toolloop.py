@@ -22,11 +22,12 @@ from typing import Any
 
 from fable_core.assistant.providers.base import Provider
 from fable_core.caller import Caller
-from fable_core.errors import FableError, NeedsConfirmation, UnknownTool
+from fable_core.errors import FableError, NeedsConfirmation
 from fable_core.tools.compact import compact
 from fable_core.tools.dispatcher import Dispatcher
 from fable_core.tools.progress import Progress
 from fable_core.tools.registry import Registry, Tool
+from fable_core.tools.suggest import unknown_tool
 
 __all__ = ["MAX_ROUNDS", "LoopResult", "llm_tools", "run_tool_loop"]
 
@@ -77,7 +78,7 @@ async def run_tool_loop(
             if call.name in offered:
                 outcome = await _run_call(dispatcher, caller, call.name, call.arguments, emit, result)
             else:
-                outcome = await _refuse_call(call.name, call.arguments, emit, result)
+                outcome = await _refuse_call(call.name, call.arguments, offered, emit, result)
             messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name,
                              "content": _as_text(outcome)})
     return result
@@ -103,8 +104,9 @@ async def _one_round(provider: Provider, messages: list[dict[str, Any]], tools: 
     return "".join(parts), calls
 
 
-async def _refuse_call(name: str, arguments: dict[str, Any], emit: Emit, result: LoopResult) -> dict[str, Any]:
-    error = UnknownTool(f"no tool named {name!r} is available here", name=name)
+async def _refuse_call(name: str, arguments: dict[str, Any], offered: set[str], emit: Emit,
+                       result: LoopResult) -> dict[str, Any]:
+    error = unknown_tool(name, sorted(offered), " is available here")  # never a hidden tool's name
     event = {"name": name, "arguments": arguments, "error": error.to_dict(), "ok": False}
     result.tool_events.append(event)
     await emit("tool_result", event)

@@ -43,6 +43,7 @@ __all__ = [
     "NoteEmbedding",
     "NoteLink",
     "NoteVersion",
+    "NoteWord",
     "Project",
     "RateLimitHit",
     "Setting",
@@ -307,7 +308,13 @@ class Note(Base):
 
 
 class NoteVersion(Base):
-    """A snapshot of a note as it was after one save; ``version`` counts from 1."""
+    """A snapshot of a note as it was after one save; ``version`` counts from 1.
+
+    What changed from the version before is counted when the version is stored (0010), so that
+    listing versions reads no bodies: whether the title changed, the body's lines added and
+    removed (as multisets of lines: a moved line counts as neither), the tags added and removed.
+    A first version has none of them.
+    """
 
     __tablename__ = "note_versions"
 
@@ -321,8 +328,31 @@ class NoteVersion(Base):
     body: Mapped[str] = mapped_column(Text, nullable=False)
     tags: Mapped[list[str]] = mapped_column(ARRAY(Text), nullable=False)
     created_at: Mapped[datetime] = _created()
+    body_length: Mapped[int] = mapped_column(Integer, server_default="0", nullable=False)
+    title_changed: Mapped[bool] = mapped_column(server_default=text("false"), nullable=False)
+    lines_added: Mapped[int] = mapped_column(Integer, server_default="0", nullable=False)
+    lines_removed: Mapped[int] = mapped_column(Integer, server_default="0", nullable=False)
+    tags_added: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default=text("'{}'::text[]"), nullable=False)
+    tags_removed: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default=text("'{}'::text[]"), nullable=False)
 
     __table_args__ = (UniqueConstraint("note_id", "version", name="uq_note_versions_note_version"),)
+
+
+class NoteWord(Base):
+    """A word the user's notes have had (title or body, 3-32 letters, lower case, no stop
+    words; kept after the notes saying it are deleted): the vocabulary a search that finds few
+    notes corrects its misspelt words against (:mod:`fable_core.knowledge.vocabulary`, which
+    adds the words of every note written)."""
+
+    __tablename__ = "note_words"
+
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+    word: Mapped[str] = mapped_column(Text, primary_key=True)
+
+    __table_args__ = (
+        # `word % :typo`, the candidates of a correction (0011)
+        Index("ix_note_words_word_trgm", "word", postgresql_using="gin", postgresql_ops={"word": "gin_trgm_ops"}),
+    )
 
 
 class NoteLink(Base):

@@ -7,9 +7,10 @@ Every new note gets the same things, however it is made: ``create_note`` (one no
   is stamped, the title key is computed).
 - :func:`insert_note` stores one row in one statement: data-modifying CTEs insert the note,
   its first version and its outgoing ``[[links]]`` (resolved against existing titles, or to the
-  note itself) and point the links waiting for its title at it; the statement returns the
-  note's summary. Creating a note is a hot path (agents write notes one call at a time), and
-  one prebuilt statement costs a fraction of the ORM's flush, snapshot and link queries.
+  note itself), point the links waiting for its title at it and add its words to the owner's
+  vocabulary (:mod:`.vocabulary`); the statement returns the note's summary. Creating a note
+  is a hot path (agents write notes one call at a time), and one prebuilt statement costs a
+  fraction of the ORM's flush, snapshot and link queries.
 - :func:`insert_notes` stores a batch with one statement per table; links may point at notes
   of the same batch, so they are resolved after the notes exist.
 """
@@ -25,14 +26,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.access import of_user
 from fable_core.db.models import Note, NoteLink, NoteVersion, title_key
-from fable_core.knowledge import wikilinks
+from fable_core.knowledge import vocabulary, wikilinks
 
 __all__ = ["insert_note", "insert_notes", "new_row"]
 
 # The columns of a new ``notes`` row, as :func:`new_row` gives them.
 _COLUMNS = ("user_id", "title", "title_key", "body", "tags", "status", "priority", "due_date",
             "recurrence_rule", "version", "project_id", "milestone_id", "parent_id", "completed_at")
-_VERSION_COLUMNS = ("note_id", "user_id", "version", "title", "body", "tags")
+_VERSION_COLUMNS = ("note_id", "user_id", "version", "title", "body", "tags", "body_length")
 _LINK_COLUMNS = ("user_id", "source_id", "target_id", "target_key", "target_title")
 
 
@@ -86,7 +87,8 @@ def _insert_one_statement(with_links: bool) -> Any:
            .returning(*(columns[c] for c in ("id", *_COLUMNS, "updated_at"))).cte("new"))
     version = insert(NoteVersion).from_select(
         _VERSION_COLUMNS,
-        select(new.c.id, new.c.user_id, new.c.version, new.c.title, new.c.body, new.c.tags),
+        select(new.c.id, new.c.user_id, new.c.version, new.c.title, new.c.body, new.c.tags,
+               func.length(new.c.body)),
     ).cte("first_version")
     # links waiting for this title; the links inserted below are not among them (a statement's
     # CTEs all see the table as it was before it), so a link to itself is resolved there
@@ -94,7 +96,7 @@ def _insert_one_statement(with_links: bool) -> Any:
                .where(of_user(NoteLink, bindparam("new_user_id")), NoteLink.target_id.is_(None),
                       NoteLink.target_key == bindparam("new_title_key"))
                .values(target_id=select(new.c.id).scalar_subquery()).cte("waiting"))
-    ctes = [version, waiting]
+    ctes = [version, waiting, vocabulary.add_cte(new)]
     if with_links:
         ctes.append(_outgoing_links(new))
     kind = case((new.c.status.is_(None), "note"), else_="task").label("kind")
@@ -123,14 +125,16 @@ _INSERT_ONE = {False: _insert_one_statement(False), True: _insert_one_statement(
 
 async def insert_notes(session: AsyncSession, user_id: int, rows: list[dict[str, Any]]) -> list[int]:
     """Store a batch of new notes (rows from :func:`new_row`, titles distinct by key) with their
-    first versions and links, and resolve the links waiting for their titles; returns their ids."""
+    first versions, links and words, and resolve the links waiting for their titles; returns
+    their ids."""
     ids = list((await session.execute(
         insert(Note).returning(Note.id, sort_by_parameter_order=True), rows)).scalars().all())
     stored = list(zip(ids, rows, strict=True))
     await session.execute(insert(NoteVersion), [
         {"note_id": note_id, "user_id": user_id, "version": 1, "title": r["title"],
-         "body": r["body"], "tags": r["tags"]} for note_id, r in stored])
+         "body": r["body"], "tags": r["tags"], "body_length": len(r["body"])} for note_id, r in stored])
     await _link(session, user_id, [(note_id, r["title_key"], r["body"]) for note_id, r in stored])
+    await vocabulary.add(session, ids)
     return ids
 
 

@@ -1,8 +1,9 @@
 """Notes (and tasks, which are notes with a status): create, read, change, find.
 
 Every new note is stored by :mod:`.creation` and every change goes through
-:func:`save_changes`; both keep a version, sync wikilinks and announce the change, so no tool
-can forget one of them.
+:func:`save_changes`; both keep a version, sync wikilinks, add the note's words to the
+vocabulary (search corrects misspelt words with them) and announce the change, so no tool can
+forget one of them.
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """How a change to a note is stored, whichever tool made it: one module, so that notes, tasks
 and versions share it without importing each other.
 
-:func:`save_changes` keeps a version, syncs wikilinks, rewrites links to a renamed note and
+:func:`save_changes` keeps a version, syncs wikilinks, rewrites links to a renamed note,
+adds the words of the notes it changed to the vocabulary (search corrects typos with them) and
 announces the change; :func:`set_placement` puts a note in a project, milestone and under a
-parent the caller can see; :func:`apply_status` moves a task through its statuses and, on
-completion, spawns a recurring task's next occurrence.
+parent the caller can see; :func:`apply_status` moves a task through its statuses and, on completion, spawns a
+recurring task's next occurrence.
 """
 
 from __future__ import annotations
@@ -13,14 +14,14 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
-from sqlalchemy import exists, insert, select
+from sqlalchemy import exists, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.access import get_visible
-from fable_core.db.models import Milestone, Note, NoteVersion
+from fable_core.db.models import Milestone, Note
 from fable_core.errors import InvalidInput
 from fable_core.events import NoteChanged
-from fable_core.knowledge import wikilinks
+from fable_core.knowledge import vocabulary, wikilinks
 from fable_core.knowledge.creation import insert_note, new_row
 from fable_core.knowledge.matching import project_ref
 from fable_core.knowledge.recurrence import next_occurrence
@@ -96,30 +97,61 @@ def check_task_fields(recurrence_rule: str | None, due_date: date | None) -> Non
 
 async def save_changes(ctx: Context, note: Note, *, old_title: str | None = None,
                        body_changed: bool = True) -> None:
-    """Persist a change to ``note``: version snapshot, wikilinks, rename rewrites, change event."""
+    """Persist a change to ``note``: version snapshot, wikilinks, rename rewrites, vocabulary,
+    change event."""
     s = ctx.session
     note.version += 1
     await s.flush()
     await snapshot(s, note)
     if body_changed:
         await wikilinks.sync_links(s, note)
+    rewritten: list[Note] | None = None
     if old_title is not None and old_title != note.title:
-        await wikilinks.resolve_pending(s, note)
-        for source in await wikilinks.rename_links(s, note, old_title):
-            source.version += 1  # its body changed: it keeps a version like any other change
-            await s.flush()
-            await snapshot(s, source)
-            ctx.emit(NoteChanged(note.user_id, source.id, "updated"))
+        rewritten = await _rename(ctx, note, old_title)
+    if body_changed or rewritten is not None:  # one statement for all: new words inserted in one order
+        await vocabulary.add(s, [note.id, *(source.id for source in rewritten or [])])
     ctx.emit(NoteChanged(note.user_id, note.id, "updated"))
 
 
+async def _rename(ctx: Context, note: Note, old_title: str) -> list[Note]:
+    """Resolve the links waiting for ``note``'s new title and rewrite the links to its old one;
+    returns the notes whose links were rewritten, each with a new version."""
+    s = ctx.session
+    await wikilinks.resolve_pending(s, note)
+    rewritten = await wikilinks.rename_links(s, note, old_title)
+    for source in rewritten:
+        source.version += 1  # its body changed: it keeps a version like any other change
+        await s.flush()
+        await snapshot(s, source)
+        ctx.emit(NoteChanged(note.user_id, source.id, "updated"))
+    return rewritten
+
+
 async def snapshot(session: AsyncSession, note: Note) -> None:
-    """Record ``note`` as it is now under its current version number."""
-    await session.execute(
-        insert(NoteVersion),
-        [{"note_id": note.id, "user_id": note.user_id, "version": note.version,
-          "title": note.title, "body": note.body, "tags": list(note.tags)}],
-    )
+    """Record ``note`` as it is now (flushed) under its current version number, with what
+    changed from the version before (read where it is, in one statement: no body travels)."""
+    await session.execute(_SNAPSHOT, {"note_id": note.id})
+
+
+def _lines_not_in(body: str, other: str) -> str:
+    """SQL counting the lines of ``body`` that ``other`` lacks (as multisets: a moved line is
+    no change); 0 for a first version (no ``p``) or an unchanged body."""
+    return (f"CASE WHEN p.id IS NULL OR p.body = n.body THEN 0 ELSE (SELECT count(*) FROM ("
+            f"SELECT unnest(string_to_array({body}, E'\\n')) EXCEPT ALL "
+            f"SELECT unnest(string_to_array({other}, E'\\n'))) AS lines) END")
+
+
+_SNAPSHOT = text(f"""
+    INSERT INTO note_versions (note_id, user_id, version, title, body, tags, body_length, title_changed,
+                               lines_added, lines_removed, tags_added, tags_removed)
+    SELECT n.id, n.user_id, n.version, n.title, n.body, n.tags, length(n.body),
+           coalesce(p.title <> n.title, false),
+           {_lines_not_in("n.body", "p.body")}, {_lines_not_in("p.body", "n.body")},
+           coalesce(ARRAY(SELECT t FROM unnest(n.tags) AS t WHERE NOT t = ANY(p.tags)), '{{}}'),
+           coalesce(ARRAY(SELECT t FROM unnest(p.tags) AS t WHERE NOT t = ANY(n.tags)), '{{}}')
+    FROM notes n LEFT JOIN note_versions p ON p.note_id = n.id AND p.version = n.version - 1
+    WHERE n.id = :note_id
+""")
 
 
 def _following_rule(rule: str) -> str:

@@ -11,26 +11,35 @@ highlighted snippets, so a hit reads the same however it was found:
   most, without comparing incomparable scores; neighbours less than :data:`MIN_RELEVANCE`
   spreads above what the query scores against unrelated text are left out (every note is
   *some* distance away; the cut is calibrated per model, ``fable_core.assistant.calibration``);
-- **typos**: when no word matches, the titles most alike (trigrams) are returned instead.
+- **typos**: when a first page finds fewer notes than it holds (none, or a few for a query
+  with OR: a note found has every word of a query without), each word of the query that is not
+  a word of the user's notes, nor shares its stem with one, is corrected to one of the most
+  alike words their notes have used (:mod:`.vocabulary`): the corrected queries are searched in
+  turn, best first, and the first that finds more is returned, the result saying ``corrected``
+  (the next pages search it too, their cursor carries it). Other queries never pay for the
+  question. When nothing is found either way, the titles most alike the query (trigrams) are
+  returned instead.
 
 Without an embedder, or while it is down, search is keyword-only and says ``mode="keyword"``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Annotated, Any, Literal
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import Field, StringConstraints
 from sqlalchemy import Float, Integer, and_, column, func, select, values
 from sqlalchemy.sql import FromClause, Subquery
 
 from fable_core.db.models import Note, title_key
+from fable_core.errors import InvalidInput
 from fable_core.knowledge.filters import check_refs, note_filters
 from fable_core.knowledge.paging import decode_cursor, encode_cursor
 from fable_core.knowledge.types import Cursor, Kind, RowId, Tag
 from fable_core.knowledge.vectors import embedder_of, nearest, query_vector
 from fable_core.knowledge.views import NoteSummary, SearchHit, SearchResults
+from fable_core.knowledge.vocabulary import respell
 from fable_core.tools import Context, Route, tool
 
 __all__ = ["MIN_RELEVANCE", "RRF_K", "rrf"]
@@ -38,6 +47,7 @@ __all__ = ["MIN_RELEVANCE", "RRF_K", "rrf"]
 RRF_K = 60
 MIN_RELEVANCE = 1.5
 SNIPPET_CHARS = 160
+_T = TypeVar("_T")
 _HEADLINE = "StartSel=**,StopSel=**,MaxWords=24,MinWords=8,MaxFragments=2,FragmentDelimiter= … "
 
 
@@ -53,34 +63,83 @@ async def search_notes(
 ) -> SearchResults:
     """Search notes and tasks by words, best matches first, with highlighted snippets.
 
-    Supports "quoted phrases", OR and -excluded words. Titles weigh more than bodies; when no
-    word matches, near-miss titles (typos) are returned instead. With an embedding model, notes
-    close in meaning are found too (`mode` "hybrid"; "keyword" when words alone were used).
+    Supports "quoted phrases", OR and -excluded words. Titles weigh more than bodies. Typos are
+    tolerated: when few notes match, a word no note has is corrected to the closest word your
+    notes use (`corrected` shows the query searched); when none match, near-miss titles are
+    returned. With an embedding model, notes close in meaning are found too (`mode` "hybrid";
+    "keyword" when words alone were used).
     """
-    position = decode_cursor(cursor, "search")
-    offset = int(position[0]) if position else 0
+    offset, corrected = _start(decode_cursor(cursor, "search"))
     vector = await query_vector(ctx, query)  # remote: before the session
     async with ctx.reading():
         await check_refs(ctx, project_id=project_id)
         where = note_filters(ctx, tag=tag, kind=kind, status=None, priority=None, project_id=project_id,
                              milestone_id=None, parent_id=None, due_before=None, due_after=None)
-        tsq = func.websearch_to_tsquery("english", query)
+        words = _Words(query, corrected)
+        few = limit if offset == 0 else 0  # fewer hits than this on a first page: correct the words
         if vector is not None:
-            fused = await _hybrid(ctx, tsq, vector, where, depth=max(offset + limit + 1, 50))
+            fused = await _hybrid(ctx, words, vector, where, depth=max(offset + limit + 1, 50), few=few)
             if fused:
                 page = fused[offset: offset + limit + 1]
-                hits = await _hits(ctx, _listed(page[:limit]), tsq)
-                return _results(query, "hybrid", hits, offset, limit, more=len(page) > limit)
-        hits = await _hits(ctx, _keyword(tsq, where, offset, limit + 1), tsq)
+                hits = await _hits(ctx, _listed(page[:limit]), words.tsq)
+                return _results(words, "hybrid", hits, offset, limit, more=len(page) > limit)
+        async def keyword() -> list[SearchHit]:
+            return await _hits(ctx, _keyword(words.tsq, where, offset, limit + 1), words.tsq)
+        hits = await words.correct(ctx, await keyword(), keyword, few=few)
         if not hits and offset == 0:
-            hits = await _hits(ctx, _near_titles(query, where, limit), tsq)
-        return _results(query, "keyword", hits[:limit], offset, limit, more=len(hits) > limit)
+            hits = await _hits(ctx, _near_titles(query, where, limit), words.tsq)
+        return _results(words, "keyword", hits[:limit], offset, limit, more=len(hits) > limit)
 
 
-def _results(query: str, mode: Literal["keyword", "hybrid"], hits: list[SearchHit], offset: int, limit: int, *,
+def _start(position: list[Any] | None) -> tuple[int, str | None]:
+    """Where a page starts (``[offset]``, or ``[offset, corrected query]`` when the first page
+    searched a correction: the following pages search it too)."""
+    if not position:
+        return 0, None
+    offset, corrected = position[0], position[1] if len(position) > 1 else None
+    if type(offset) is not int or offset < 0 or not isinstance(corrected, str | None):
+        raise InvalidInput("cursor is not valid for this listing; pass next_cursor from the same call unchanged",
+                           field="cursor")
+    return offset, corrected
+
+
+class _Words:
+    """The words a search looks for: the query's, or the query with its misspelt words corrected
+    (after :meth:`respell`, or from a cursor), which ``corrected`` then holds."""
+
+    def __init__(self, query: str, corrected: str | None = None) -> None:
+        self.query, self.corrected = query, corrected
+        self.tsq: Any = func.websearch_to_tsquery("english", corrected or query)
+        self._asked = corrected is not None
+        self._alternatives = any(piece.lower() == "or" for piece in query.split())
+
+    async def correct(self, ctx: Context, found: list[_T], search: Callable[[], Awaitable[list[_T]]], *,
+                      few: int) -> list[_T]:
+        """What the first of the query's respellings that finds more than it did finds, with
+        ``corrected`` set to it, or ``found`` as it was. Asked once, only when fewer than ``few``
+        were found and they do not prove every word occurs (a note found has every word of a
+        query without OR)."""
+        if len(found) >= few or self._asked or (found and not self._alternatives):
+            return found
+        self._asked = True
+        for respelt in await respell(ctx.session, ctx.caller, self.query):
+            self._use(respelt)
+            fixed = await search()
+            if len(fixed) > len(found):
+                return fixed
+        self._use(None)
+        return found
+
+    def _use(self, corrected: str | None) -> None:
+        self.corrected = corrected
+        self.tsq = func.websearch_to_tsquery("english", corrected or self.query)
+
+
+def _results(words: _Words, mode: Literal["keyword", "hybrid"], hits: list[SearchHit], offset: int, limit: int, *,
              more: bool) -> SearchResults:
-    return SearchResults(query=query, mode=mode, items=hits,
-                         next_cursor=encode_cursor("search", [offset + limit]) if more else None)
+    position = [offset + limit, *([words.corrected] if words.corrected else [])]
+    return SearchResults(query=words.query, mode=mode, items=hits, corrected=words.corrected,
+                         next_cursor=encode_cursor("search", position) if more else None)
 
 
 def rrf(rankings: Sequence[Sequence[int]], k: int = RRF_K) -> list[tuple[int, float]]:
@@ -108,14 +167,20 @@ def _near_titles(query: str, where: list[Any], limit: int) -> Subquery | None:
             .order_by(Note.title_key.op("<->")(key), Note.id.desc()).limit(limit).subquery())
 
 
-async def _hybrid(ctx: Context, tsq: Any, vector: list[float], where: list[Any], *,
-                  depth: int) -> list[tuple[int, float]]:
+async def _hybrid(ctx: Context, words: _Words, vector: list[float], where: list[Any], *,
+                  depth: int, few: int) -> list[tuple[int, float]]:
     embedder = embedder_of(ctx)
     assert embedder is not None
-    keyword = list((await ctx.session.execute(select(_keyword(tsq, where, 0, depth).c.id))).scalars())
+    async def ranked() -> list[int]:
+        return await _ranked_ids(ctx, words.tsq, where, depth)
+    keyword = await words.correct(ctx, await ranked(), ranked, few=few)
     semantic = await nearest(ctx.session, ctx.caller, vector, embedder.model, limit=depth,
                              where=where, min_similarity=embedder.similarity_at(vector, MIN_RELEVANCE))
     return rrf([keyword, [note_id for note_id, _ in semantic]])
+
+
+async def _ranked_ids(ctx: Context, tsq: Any, where: list[Any], depth: int) -> list[int]:
+    return list((await ctx.session.execute(select(_keyword(tsq, where, 0, depth).c.id))).scalars())
 
 
 def _listed(page: list[tuple[int, float]]) -> FromClause | None:

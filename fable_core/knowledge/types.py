@@ -10,6 +10,7 @@ from pydantic import AfterValidator, Field, StringConstraints
 
 from fable_core.knowledge.paging import MAX_CURSOR
 from fable_core.knowledge.recurrence import check_occurs
+from fable_core.knowledge.recurrence_words import check_parts, looks_like_rule, rule_from_words
 
 __all__ = [
     "Body",
@@ -75,26 +76,21 @@ Tags = Annotated[
 
 
 _UTC_UNTIL = re.compile(r"(UNTIL=\d{8}(?:T\d{6})?)Z")
-_SUB_DAILY = re.compile(r"FREQ=(HOURLY|MINUTELY|SECONDLY)\b")
-_TIME_OF_DAY = re.compile(r"\bBY(HOUR|MINUTE|SECOND)=")
 
 
 def _check_rrule(rule: str) -> str:
     """Normalise an RRULE (upper case, no "RRULE:" prefix, UNTIL as a floating date-time, since
-    tasks recur by date) and refuse what does not parse, recurs more than daily, names a time of
-    day or never occurs.
+    tasks recur by date), or translate words ("every weekday") into one; refuse, in words and
+    with the rule to use, what does not parse, recurs more than daily, names a time of day or
+    never occurs.
 
     "Never" is judged without the due date (a type knows no other field): the rule's pattern,
     ignoring INTERVAL, COUNT and UNTIL, must match a date within RECURRENCE_HORIZON years.
     Whether it does from a given due date is ``next_occurrence``'s business.
     """
-    rule = rule.strip().upper()
-    rule = rule.removeprefix("RRULE:")
-    rule = _UTC_UNTIL.sub(r"\1", rule)
-    if _SUB_DAILY.search(rule):
-        raise ValueError("tasks recur at most daily: use FREQ=DAILY, WEEKLY, MONTHLY or YEARLY")
-    if _TIME_OF_DAY.search(rule):  # and every second of the day listed costs 30 ms a parse
-        raise ValueError("tasks recur by date: leave out BYHOUR, BYMINUTE and BYSECOND")
+    rule = rule.strip() if looks_like_rule(rule) else rule_from_words(rule)
+    rule = _UTC_UNTIL.sub(r"\1", rule.upper().removeprefix("RRULE:"))
+    check_parts(rule)  # and every second of the day listed would cost 30 ms a parse
     check_occurs(rule)
     return rule
 
@@ -103,7 +99,8 @@ RecurrenceRule = Annotated[
     str,
     StringConstraints(max_length=500),
     AfterValidator(_check_rrule),
-    Field(description="RFC 5545 RRULE, e.g. 'FREQ=WEEKLY;BYDAY=MO'. Needs a due_date."),
+    Field(description="RFC 5545 RRULE ('FREQ=WEEKLY;BYDAY=MO') or words ('daily', 'every weekday', "
+                      "'every 2 weeks'), stored as the RRULE. Needs a due_date."),
 ]
 
 ProjectRef = Annotated[

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 from sqlalchemy import select
@@ -28,6 +28,8 @@ class VersionSummary(BaseModel):
     body_length: int
     created_at: datetime
     current: bool
+    changes: str = Field(description="What changed from the version before, e.g. "
+                                     "'title changed; body +3/-1 lines; tags +work'.")
 
 
 class VersionPage(BaseModel):
@@ -55,19 +57,38 @@ async def _version(ctx: Context, note_id: int, version: int) -> NoteVersion:
     return row
 
 
+# what a listing reads of each version: never its body
+_LISTED = (NoteVersion.id, NoteVersion.version, NoteVersion.title, NoteVersion.body_length, NoteVersion.created_at,
+           NoteVersion.title_changed, NoteVersion.lines_added, NoteVersion.lines_removed, NoteVersion.tags_added,
+           NoteVersion.tags_removed)
+
+
+def _changes(v: Any) -> str:
+    """One line saying what version ``v`` changed, from the counts stored with it."""
+    if v.version == 1:
+        return "created"
+    said = ["title changed"] if v.title_changed else []
+    if v.lines_added or v.lines_removed:
+        said.append(f"body +{v.lines_added}/-{v.lines_removed} lines")
+    tags = [f"+{t}" for t in v.tags_added] + [f"-{t}" for t in v.tags_removed]
+    if tags:
+        said.append("tags " + " ".join(tags))
+    return "; ".join(said) or "title, body and tags unchanged"
+
+
 @tool(title="List versions of a note", scope="read", route=Route("GET", "/notes/{note_id}/versions"))
 async def list_note_versions(ctx: Context, note_id: NoteId, limit: Limit = 20,
                              cursor: Cursor = None) -> VersionPage:
-    """List a note's saved versions, newest first (bodies omitted; see diff_note_versions)."""
+    """List a note's saved versions, newest first, each with a line on what it changed (bodies
+    omitted; see diff_note_versions)."""
     note = await get_visible(ctx.session, Note, note_id, ctx.caller)
     position = decode_cursor(cursor, "versions")
-    stmt = select(NoteVersion).where(NoteVersion.note_id == note.id)
+    stmt = select(*_LISTED).where(NoteVersion.note_id == note.id)
     if position is not None:
         stmt = stmt.where(NoteVersion.version < int(position[0]))
-    rows = (await ctx.session.execute(
-        stmt.order_by(NoteVersion.version.desc()).limit(limit + 1))).scalars().all()
-    items = [VersionSummary(id=r.id, version=r.version, title=r.title, body_length=len(r.body),
-                            created_at=r.created_at, current=r.version == note.version)
+    rows = (await ctx.session.execute(stmt.order_by(NoteVersion.version.desc()).limit(limit + 1))).all()
+    items = [VersionSummary(id=r.id, version=r.version, title=r.title, body_length=r.body_length,
+                            created_at=r.created_at, current=r.version == note.version, changes=_changes(r))
              for r in rows[:limit]]
     more = len(rows) > limit
     return VersionPage(note_id=note.id, items=items,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -18,7 +18,18 @@ __all__ = [
     "SearchResults",
     "TagCount",
     "TagList",
+    "absent_when_none",
 ]
+
+
+def absent_when_none(description: str | None = None) -> Any:
+    """A result field left out, not sent as null, when it has no value: agents pay for every
+    byte. ``id: int | None = absent_when_none("...")``."""
+    return Field(None, exclude_if=_is_none, description=description)
+
+
+def _is_none(value: object) -> bool:
+    return value is None
 
 
 class _View(BaseModel):
@@ -72,6 +83,9 @@ class SearchResults(_View):
     query: str
     mode: Literal["keyword", "hybrid"] = Field(
         description="'hybrid' when semantic and keyword results were fused; 'keyword' otherwise."
+    )
+    corrected: str | None = absent_when_none(
+        "The query searched instead of `query`, its misspelt words corrected; absent when none was."
     )
     items: list[SearchHit]
     next_cursor: str | None = None

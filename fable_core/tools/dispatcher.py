@@ -29,11 +29,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from fable_core.caller import Caller
 from fable_core.config import Settings
 from fable_core.db.database import Database
-from fable_core.errors import FableError, Forbidden, InvalidInput, UnknownTool
+from fable_core.errors import FableError, Forbidden, InvalidInput
 from fable_core.events import EventBus
 from fable_core.tools.context import Context
 from fable_core.tools.progress import ProgressSink
 from fable_core.tools.registry import REGISTRY, Registry, Tool
+from fable_core.tools.suggest import argument_hint, unknown_tool
 from fable_core.tools.usage import UsageLog
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ def check_arguments(t: Tool, arguments: Mapping[str, Any] | None, caller: Caller
     try:
         model = t.signature.arguments.model_validate(dict(arguments or {}))
     except ValidationError as e:
-        problems = validation_problems(e)
+        problems = validation_problems(e, t.input_schema)
         summary = "; ".join(f"{p['field']}: {p['message']}" for p in problems)
         raise InvalidInput(f"invalid arguments for {t.name}: {summary}", errors=problems) from e
     if not t.allows(caller):
@@ -69,13 +70,21 @@ def check_arguments(t: Tool, arguments: Mapping[str, Any] | None, caller: Caller
     return {k: getattr(model, k) for k in type(model).model_fields}
 
 
-def validation_problems(e: ValidationError) -> list[dict[str, Any]]:
-    """Pydantic errors as compact, JSON-safe dicts: where, what, and the offending input."""
-    problems = []
+def validation_problems(e: ValidationError, schema: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Pydantic errors as compact, JSON-safe dicts: where, what, and the offending input. With
+    the arguments' ``schema``, an unknown argument's message names the close ones
+    (``did_you_mean``) or else the arguments there are."""
+    problems: list[dict[str, Any]] = []
     for err in e.errors(include_url=False, include_context=False):
-        problem = {"field": ".".join(str(p) for p in err["loc"]) or "(arguments)", "message": err["msg"]}
+        problem: dict[str, Any] = {"field": ".".join(str(p) for p in err["loc"]) or "(arguments)",
+                                   "message": err["msg"]}
         if err["type"] != "missing":
             problem["input"] = repr(err.get("input"))[:200]
+        if err["type"] == "extra_forbidden" and schema is not None:
+            matches, words = argument_hint(schema, err["loc"])
+            problem["message"] += words
+            if matches:
+                problem["did_you_mean"] = matches
         problems.append(problem)
     return problems
 
@@ -105,10 +114,12 @@ class Dispatcher:
         # Other users of the pool (auth lookups, usage flushes, the assistant) keep the overflow.
         self._slots = asyncio.Semaphore(settings.fable_db_pool_size)
 
-    def tool(self, name: str) -> Tool:
+    def tool(self, name: str, caller: Caller | None = None) -> Tool:
+        """The tool called ``name``; UnknownTool names the closest ones ``caller`` may run."""
         found = self.registry.get(name)
         if found is None:
-            raise UnknownTool(f"no tool named {name!r}", name=name)
+            usable = self.registry if caller is None else self.registry.for_caller(caller)
+            raise unknown_tool(name, (t.name for t in usable))
         return found
 
     async def call(self, name: str, arguments: Mapping[str, Any] | None, caller: Caller, *,
@@ -125,7 +136,7 @@ class Dispatcher:
         than building the dict of :meth:`call` and encoding that.
         """
         started = time.perf_counter()
-        t = self.tool(name)
+        t = self.tool(name, caller)
         try:
             args = check_arguments(t, arguments, caller)
             result, events = await self._run(t, args, caller, progress)
@@ -179,7 +190,7 @@ class Dispatcher:
         if outer._session is None:
             return await self.run(name, arguments, outer.caller)
         started = time.perf_counter()
-        t = self.tool(name)
+        t = self.tool(name, outer.caller)
         args = check_arguments(t, arguments, outer.caller)
         inner = Context(caller=outer.caller, settings=self.settings, runtime=self.runtime,
                         dispatcher=self, _session=outer._session, _pending=outer._pending)

@@ -113,6 +113,25 @@ async def test_the_model_cannot_run_a_tool_it_was_not_offered(
     assert await rows(ai_fable, select(Note)) == []
 
 
+async def test_a_misnamed_tool_call_is_answered_with_the_offered_tools_it_is_close_to(
+    ai_fable: Fable, assistant: Assistant, fake: FakeLLM, alice: Caller
+) -> None:
+    """The model gets "did you mean" among the tools it was offered, never a hidden one's name."""
+    conv = await new_conversation(ai_fable, alice)
+    fake.replies.extend([
+        Reply("", [("create_notes", {"title": "Typo"}), ("list_model", {})]),
+        Reply("", [("create_note", {"title": "Typo"})]),
+        Reply("done"),
+    ])
+    events = await turn(assistant, alice, conv, "note it")
+    results = [e.data for e in events if e.event == "tool_result"]
+    assert results[0]["error"]["details"] == {"name": "create_notes", "did_you_mean": ["create_note"]}
+    assert "did you mean `create_note`?" in results[0]["error"]["message"]
+    assert "list_models" not in str(results[1]["error"])   # model management is never offered
+    assert results[2]["ok"] and [n.title for n in await rows(ai_fable, select(Note))] == ["Typo"]
+    assert "did you mean `create_note`?" in fake.chat_bodies()[1]["messages"][-2]["content"]
+
+
 async def test_set_rag_scope_changes_the_scope_and_done_says_so(
     ai_fable: Fable, assistant: Assistant, fake: FakeLLM, alice: Caller
 ) -> None:

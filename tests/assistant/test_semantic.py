@@ -124,6 +124,19 @@ async def test_hybrid_search_pages_and_filters(ai_fable: Fable, worker: Embeddin
     assert tagged["mode"] == "hybrid" and len(tagged["items"]) == 3
 
 
+async def test_hybrid_search_corrects_a_misspelt_word_too(
+    ai_fable: Fable, worker: EmbeddingWorker, alice: Caller
+) -> None:
+    packing = await ai_fable.call("create_note", {"title": "Berlin packing", "body": "passport charger"}, alice)
+    await ai_fable.call("create_note", {"title": "Tax return", "body": "receipts and forms"}, alice)
+    await worker.idle(backfill=False)
+    found = await ai_fable.call("search_notes", {"query": "pasport"}, alice)
+    assert found["mode"] == "hybrid" and found["corrected"] == "passport"
+    assert found["items"][0]["id"] == packing["id"] and "**passport**" in found["items"][0]["snippet"]
+    exact = await ai_fable.call("search_notes", {"query": "passport"}, alice)
+    assert exact["mode"] == "hybrid" and "corrected" not in exact
+
+
 async def test_search_without_a_provider_is_keyword_only(fable: Fable, alice: Caller) -> None:
     await fable.call("create_note", {"title": "Berlin packing", "body": "passport"}, alice)
     found = await fable.call("search_notes", {"query": "passport"}, alice)

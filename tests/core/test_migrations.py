@@ -161,3 +161,43 @@ async def test_downgrade_to_base_then_upgrade_round_trips(fresh_url: str) -> Non
     assert emptied == {"alembic_version"}
     assert {t.name for t in Base.metadata.sorted_tables} <= rebuilt
     assert await on(fresh_url, version) == HEAD
+
+
+async def test_0010_counts_what_each_existing_version_changed(fresh_url: str) -> None:
+    """Versions stored before 0010 get their changes counted against the version before."""
+    def before_then_upgrade(conn: Connection) -> list[tuple[object, ...]]:
+        cfg = alembic_config(conn)
+        command.upgrade(cfg, "0009")
+        conn.execute(text("INSERT INTO users (id, username) VALUES (1, 'old')"))
+        conn.execute(text("INSERT INTO notes (id, user_id, title, title_key, body, tags, version) "
+                          "VALUES (1, 1, 'Doc', 'doc', 'a\nc\nd', '{x,y}', 3)"))
+        conn.execute(text(
+            "INSERT INTO note_versions (note_id, user_id, version, title, body, tags) VALUES "
+            "(1, 1, 1, 'Draft', 'a\nb', '{x}'), (1, 1, 2, 'Doc', 'a\nb', '{x}'), (1, 1, 3, 'Doc', 'a\nc\nd', '{x,y}')"))
+        command.upgrade(cfg, "head")
+        return list(conn.execute(text(
+            "SELECT version, body_length, title_changed, lines_added, lines_removed, tags_added, tags_removed "
+            "FROM note_versions ORDER BY version")))
+
+    assert await on(fresh_url, before_then_upgrade) == [
+        (1, 3, False, 0, 0, [], []), (2, 3, True, 0, 0, [], []), (3, 5, False, 2, 1, ["y"], [])]
+
+
+async def test_0011_fills_the_vocabulary_with_the_words_of_existing_notes(fresh_url: str) -> None:
+    """Each user's vocabulary is filled from the notes stored before 0011: the distinct words
+    of titles and bodies (3-32 letters, lower case, no numbers or stop words)."""
+    def before_then_upgrade(conn: Connection) -> list[tuple[object, ...]]:
+        cfg = alembic_config(conn)
+        command.upgrade(cfg, "0010")
+        conn.execute(text("INSERT INTO users (id, username) VALUES (1, 'ann'), (2, 'ben')"))
+        conn.execute(text(
+            "INSERT INTO notes (user_id, title, title_key, body, tags, version) VALUES "
+            "(1, 'Kitchen', 'kitchen', 'New kitchen tiles, v2 and 42 of them: see e-mail', '{}', 1), "
+            "(1, 'Soup recipes', 'soup recipes', 'Tiles? No: soup.', '{}', 1), "
+            "(2, 'Garden', 'garden', 'tiles', '{}', 1)"))
+        command.upgrade(cfg, "head")
+        return list(conn.execute(text("SELECT user_id, word FROM note_words ORDER BY user_id, word")))
+
+    assert await on(fresh_url, before_then_upgrade) == [
+        (1, "kitchen"), (1, "mail"), (1, "new"), (1, "recipes"), (1, "see"), (1, "soup"), (1, "tiles"),
+        (2, "garden"), (2, "tiles")]

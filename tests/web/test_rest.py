@@ -46,7 +46,7 @@ async def test_notes_crud_over_rest(as_alice: httpx.AsyncClient) -> None:
     r = await as_alice.get(f"/api/notes/{note['id']}")
     assert r.json()["body"] == "changed"
     r = await as_alice.get(f"/api/notes/{note['id']}/versions")
-    assert [v["version"] for v in r.json()["items"]] == [2, 1]
+    assert [(v["version"], v["changes"]) for v in r.json()["items"]] == [(2, "body +1/-1 lines"), (1, "created")]
     r = await as_alice.delete(f"/api/notes/{note['id']}")
     assert r.status_code == 200
     assert error_of(await as_alice.get(f"/api/notes/{note['id']}"))["type"] == "not_found"
@@ -88,6 +88,44 @@ async def test_a_literal_path_is_not_taken_for_an_id(as_alice: httpx.AsyncClient
     r = await as_alice.patch("/api/notes/import", json={"title": "x"})
     assert r.status_code == 405 and r.headers["allow"] == "POST"
     assert await row_counts() == before
+
+
+async def test_unknown_tool_and_argument_names_are_answered_with_the_close_ones(
+    as_alice: httpx.AsyncClient, row_counts
+) -> None:
+    before = await row_counts()
+    r = await as_alice.post("/api/tools/serch_notes", json={"query": "x"})
+    assert r.status_code == 404 and error_of(r)["details"] == {"name": "serch_notes", "did_you_mean": ["search_notes"]}
+    r = await as_alice.get("/api/notes?limt=5")
+    err = error_of(r)
+    assert r.status_code == 422 and err["details"]["errors"][0]["did_you_mean"] == ["limit"]
+    assert "did you mean `limit`?" in err["message"]
+    r = await as_alice.post("/api/notes", json={"title": "Plan", "tag": ["work"]})
+    assert r.status_code == 422 and error_of(r)["details"]["errors"][0]["did_you_mean"] == ["tags"]
+    assert await row_counts() == before
+
+
+async def test_recurrence_in_words_over_rest(as_alice: httpx.AsyncClient, row_counts) -> None:
+    r = await as_alice.post("/api/notes", json={"title": "Review", "due_date": "2026-12-07",
+                                                "recurrence_rule": "every 2 weeks"})
+    assert r.status_code == 200 and r.json()["recurrence_rule"] == "FREQ=WEEKLY;INTERVAL=2"
+    before = await row_counts()
+    r = await as_alice.post("/api/notes", json={"title": "Pay", "due_date": "2026-12-07",
+                                                "recurrence_rule": "biweekly"})
+    err = error_of(r)
+    assert r.status_code == 422 and err["details"]["errors"][0]["field"] == "recurrence_rule"
+    assert "'biweekly' is ambiguous: every two weeks is 'every 2 weeks' (FREQ=WEEKLY;INTERVAL=2)" in err["message"]
+    assert await row_counts() == before
+
+
+async def test_work_report_over_rest(as_alice: httpx.AsyncClient) -> None:
+    task = (await as_alice.post("/api/notes", json={"title": "Invoice", "status": "todo"})).json()
+    await as_alice.post(f"/api/tasks/{task['id']}/logs", json={"minutes": 30, "work_date": "2026-11-04"})
+    r = await as_alice.get("/api/reports/work?start=2026-11-02&end=2026-11-08&top=1")
+    assert r.status_code == 200, r.text
+    assert r.json()["total_minutes"] == 30 and r.json()["days"] == [{"day": "2026-11-04", "minutes": 30}]
+    r = await as_alice.get("/api/reports/work?start=yesterday")
+    assert r.status_code == 422 and error_of(r)["details"]["errors"][0]["field"] == "start"
 
 
 async def test_any_tool_by_name(as_alice: httpx.AsyncClient) -> None:

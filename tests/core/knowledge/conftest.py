@@ -26,7 +26,7 @@ async def bob(fable: Fable) -> Caller:
 
 
 # Everything a knowledge tool may write; app_logs is left out because failures are logged there.
-WRITABLE_TABLES = ("notes", "note_versions", "note_links", "task_logs", "projects", "milestones",
+WRITABLE_TABLES = ("notes", "note_versions", "note_links", "note_words", "task_logs", "projects", "milestones",
                    "settings")
 
 Snapshot = Callable[[], Awaitable[dict[str, list[tuple[Any, ...]]]]]

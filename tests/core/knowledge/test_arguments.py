@@ -21,7 +21,7 @@ def test_the_knowledge_tools_are_all_here() -> None:
         "create_note", "read_note", "update_note", "edit_note", "delete_note", "list_notes",
         "search_notes", "convert_note", "list_tags", "get_backlinks", "list_note_versions",
         "diff_note_versions", "restore_note_version", "list_tasks", "complete_task",
-        "reschedule_task", "log_work", "list_work_logs", "delete_work_log", "create_project",
+        "reschedule_task", "log_work", "list_work_logs", "delete_work_log", "work_report", "create_project",
         "update_project", "get_project", "list_projects", "delete_project", "create_milestone",
         "update_milestone", "list_milestones", "delete_milestone", "reorder_milestones",
     }

@@ -330,7 +330,7 @@ async def test_list_tags_counts_and_prefix(call, bob) -> None:
         ({"title": "ok", "due_date": "next friday"}, InvalidInput),
         ({"title": "ok", "status": "doing"}, InvalidInput),
         ({"title": "ok", "priority": "urgent"}, InvalidInput),
-        ({"title": "ok", "due_date": "2026-12-01", "recurrence_rule": "every tuesday"}, InvalidInput),
+        ({"title": "ok", "due_date": "2026-12-01", "recurrence_rule": "every tuesday at 9am"}, InvalidInput),
         ({"title": "ok", "due_date": "2026-12-01", "recurrence_rule": "FREQ=WEEKLY;BYDAY=XX"}, InvalidInput),
         ({"title": "ok", "due_date": "2026-12-01", "recurrence_rule": "FREQ=HOURLY"}, InvalidInput),
         ({"title": "ok", "tags": ["bad tag"]}, InvalidInput),

@@ -59,3 +59,36 @@ async def test_unknown_versions_write_nothing(call, fails, snapshot) -> None:
     await fails(call("restore_note_version", note_id=note["id"], version=0), InvalidInput)
     await fails(call("list_note_versions", note_id=note["id"], cursor="???"), InvalidInput)
     assert await snapshot() == before
+
+
+async def test_each_version_says_what_it_changed(call) -> None:
+    note = await call("create_note", title="Doc", body="alpha\nbeta\ngamma", tags=["a", "b"])
+    await call("update_note", note_id=note["id"], title="Document")
+    await call("update_note", note_id=note["id"], body="alpha\nBETA\ngamma\ndelta")
+    await call("update_note", note_id=note["id"], add_tags=["work"], remove_tags=["a"])
+    await call("edit_note", note_id=note["id"], operation="replace", find="gamma\ndelta", text="delta\ngamma")
+    await call("convert_note", note_id=note["id"], to="task")
+    await call("restore_note_version", note_id=note["id"], version=1)
+    versions = (await call("list_note_versions", note_id=note["id"]))["items"]
+    assert [(v["version"], v["changes"]) for v in versions] == [
+        (7, "title changed; body +1/-2 lines; tags +a -work"),
+        (6, "title, body and tags unchanged"),
+        (5, "title, body and tags unchanged"),   # lines moved, none added or removed
+        (4, "tags +work -a"),
+        (3, "body +2/-1 lines"),
+        (2, "title changed"),
+        (1, "created"),
+    ]
+    assert [v["body_length"] for v in versions] == [16, 22, 22, 22, 22, 16, 16]
+
+
+async def test_a_rename_that_rewrites_a_link_says_so_in_the_linking_note(call) -> None:
+    target = await call("create_note", title="Old name")
+    source = await call("create_note", title="Source", body="intro\nsee [[Old name]]\nend")
+    [imported] = (await call("import_notes", notes=[{"title": "Batch", "body": "one\ntwo"}]))["ids"]
+    await call("update_note", note_id=target["id"], title="New name")
+    versions = (await call("list_note_versions", note_id=source["id"]))["items"]
+    assert [v["changes"] for v in versions] == ["body +1/-1 lines", "created"]
+    assert (await call("list_note_versions", note_id=imported))["items"][0] | {"id": 0, "created_at": 0} == {
+        "id": 0, "version": 1, "title": "Batch", "body_length": 7, "created_at": 0, "current": True,
+        "changes": "created"}
