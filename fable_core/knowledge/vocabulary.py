@@ -50,7 +50,7 @@ from sqlalchemy import Integer, Text, bindparam, exists, func, literal, select, 
 from sqlalchemy.dialects.postgresql import ARRAY, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import owned_by
+from fable_core.access import of_user, owned_by
 from fable_core.caller import Caller
 from fable_core.db.models import Note, NoteWord
 
@@ -83,7 +83,7 @@ def _new_words(user_id: Any, title: Any, body: Any) -> Any:
     lexemes = func.unnest(func.tsvector_to_array(func.to_tsvector(WORDS_CONFIG, func.concat_ws(" ", title, body))))
     words = lexemes.table_valued("word").render_derived("words")
     known = NoteWord.__table__.alias("known")
-    had = exists().where(known.c.user_id == user_id, known.c.word == words.c.word)
+    had = exists().where(of_user(known.c, user_id), known.c.word == words.c.word)
     return (select(user_id, words.c.word).join(words, true())
             .where(func.length(words.c.word).between(3, 32), ~had))
 

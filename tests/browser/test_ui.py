@@ -15,6 +15,7 @@ from playwright.async_api import Response, expect
 from support.mcp_clients import as_a_host_starts
 from support.users import PASSWORD
 
+from fable_core.caller import Caller
 from fable_core.runtime import Fable
 
 pytestmark = pytest.mark.browser
@@ -121,12 +122,14 @@ async def test_api_key_is_shown_once_with_its_mcp_config(ui: Session, fable: Fab
     await ui.shot("settings")
 
     pasted = json.loads(await page.locator("#new-key pre").nth(1).text_content() or "")  # "Claude Desktop ..."
-    async with as_a_host_starts(pasted, tmp_path) as client:
-        assert [t.name for t in (await client.list_tools()).tools] == [t.name for t in fable.registry]
-
     who = await page.request.get(f"{ui.base_url}/api/auth/me",
                                  headers={"Authorization": f"Bearer {key}"})
-    assert who.ok and (await who.json())["user"]["username"] == "grace"
+    user = (await who.json())["user"]
+    assert who.ok and user["username"] == "grace"
+    grace = Caller(user_id=user["id"], username="grace", role=user["role"])  # what she is offered
+    async with as_a_host_starts(pasted, tmp_path) as client:
+        assert [t.name for t in (await client.list_tools()).tools] == [
+            t.name for t in fable.registry.for_caller(grace, fable.availability)]
 
     await page.reload()
     await expect(page.locator("#api-keys tbody")).to_contain_text("Claude Desktop")

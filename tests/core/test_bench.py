@@ -5,19 +5,23 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench.core import render, run
+from bench.machine import record
+from bench.memory import PeakMemory
 from bench.report import write_section
 from fable_core.config import Settings
 
 
 async def test_core_bench_runs_end_to_end_on_a_small_corpus(settings: Settings) -> None:
+    machine = record()
     result = await run(settings, notes=40, workers=3, processes=1, runs=4)
+    machine.finish()
     assert result.notes == 40 and result.requested == 40 and result.load_rate > 0
     assert [lat.name for lat in result.latencies] == [
         "create_note", "read_note", "list_notes", "search_notes",
         "read_note: bare SQL", "read_note: tool, no dispatcher", "read_note: dispatcher",
     ]
     assert all(lat.samples == 4 and 0 < lat.p50_ms <= lat.p99_ms for lat in result.latencies)
-    markdown = render(result)
+    markdown = render(result, machine, PeakMemory({}, 1.0))
     assert markdown.startswith("## Core / dispatcher") and "| search_notes p50 |" in markdown
 
 

@@ -173,7 +173,7 @@ async def test_unknown_names_are_answered_with_the_close_ones(connect_fast) -> N
         "unknown_tool: no tool named 'create_notes'; did you mean `create_note`?")
     assert argument.is_error
     assert "titel: Extra inputs are not permitted (did you mean `title`?)" in argument.content[0].text
-    assert listed.structured_content["items"] == []
+    assert data(listed)["items"] == []
 
 
 async def test_recurrence_in_words_is_stored_as_its_rule_and_a_time_of_day_is_explained(connect_fast) -> None:
@@ -182,7 +182,7 @@ async def test_recurrence_in_words_is_stored_as_its_rule_and_a_time_of_day_is_ex
                                                       "recurrence_rule": "every weekday"})
         timed = await client.call_tool("create_note", {"title": "Gym", "due_date": "2026-12-07",
                                                        "recurrence_rule": "every monday at 7am"})
-    assert made.structured_content["recurrence_rule"] == "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"
+    assert data(made)["recurrence_rule"] == "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"
     assert timed.is_error and "tasks recur by date, not time of day: leave out 'at 7am': use 'every monday' " \
         "(FREQ=WEEKLY;BYDAY=MO)" in timed.content[0].text
 
@@ -193,7 +193,7 @@ async def test_work_report_over_mcp_is_compact(connect_fast, call) -> None:
     async with connect_fast() as client:
         report = await client.call_tool("work_report", {"start": "2026-11-02", "end": "2026-11-08"})
         wrong = await client.call_tool("work_report", {"start": "2026-11-08", "end": "2026-11-02"})
-    assert report.structured_content["projects"] == [
+    assert data(report)["projects"] == [
         {"title": "(no project)", "minutes": 50, "task_count": 1, "tasks": [{"id": task["id"], "title": "Write report",
                                                                              "minutes": 50}]}]
     assert "null" not in report.content[0].text
@@ -206,7 +206,7 @@ async def test_note_versions_over_mcp_say_what_changed(connect_fast, call) -> No
     await call("update_note", note_id=note["id"], title="Plan B", add_tags=["work"], remove_tags=["draft"])
     async with connect_fast() as client:
         listed = await client.call_tool("list_note_versions", {"note_id": note["id"]})
-    assert [v["changes"] for v in listed.structured_content["items"]] == [
+    assert [v["changes"] for v in data(listed)["items"]] == [
         "title changed; tags +work -draft", "created"]
 
 
