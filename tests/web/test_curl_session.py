@@ -96,7 +96,8 @@ async def test_the_curl_session_in_api_md_runs_on_a_fresh_instance(fable: Fable,
     assert answers[9]["task"] == answers[9]["task"] | {"id": task, "status": "done"}
     assert [hit["id"] for hit in answers[10]["items"]] == [note]
     assert answers[11] == {"id": note, "deleted": True}
-    assert answers[12]["error"]["type"] == "invalid_input" and "(did you mean `title`?)" in answers[12]["error"]["message"]
+    error = answers[12]["error"]
+    assert error["type"] == "invalid_input" and "(did you mean `title`?)" in error["message"]
 
     ada = Caller(user_id=answers[0]["user"]["id"], username="ada", role="admin", surface="internal")
     left = {n["title"]: n["status"] for n in (await fable.call("list_notes", {}, ada))["items"]}
