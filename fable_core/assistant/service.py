@@ -21,6 +21,8 @@ from fable_core.assistant.generation import Generations, StreamEvent, recover_in
 from fable_core.assistant.providers import NoProvider, Provider, make_provider
 from fable_core.assistant.status import ProviderStatus
 from fable_core.assistant.summaries import ProjectSummaries
+from fable_core.assistant.toolpick import ToolPicker
+from fable_core.assistant.toolprompt import tool_mode
 from fable_core.caller import Caller
 from fable_core.errors import FableError
 
@@ -57,6 +59,8 @@ class Assistant:
             self.embedder = Embedder(provider, fable.settings.embed_model)
             self.worker = EmbeddingWorker(fable.db, self.embedder, fable.events, backfill_delay=backfill_delay)
             self.summaries = ProjectSummaries(fable.db, fable.dispatcher, fable.events)
+        self.tools = ToolPicker(fable.registry, fable.availability, self.embedder)  # each turn's tools
+        self.tool_mode = tool_mode(fable.settings, provider.model)
 
     async def start(self) -> None:
         scan_filtered_indexes(self.db.engine)
