@@ -43,8 +43,11 @@ def offered(picker: ToolPicker, message: str, caller: Caller = ADMIN) -> list[st
     return [s["function"]["name"] for s in picker.offer(caller, message).schemas()]
 
 
-@pytest.mark.parametrize("message", [*EVERYDAY, "hello", " ".join(f"{n} {n}s" for n in CORE) + " and " + " ".join(
-    "create update delete list log work milestone project version draft tag conversation import".split())])
+EVERY_WORD = " ".join(f"{n} {n}s" for n in CORE) + (
+    " and create update delete list log work milestone project version draft tag conversation import")
+
+
+@pytest.mark.parametrize("message", [*EVERYDAY, "hello", EVERY_WORD])
 def test_a_turn_describes_at_most_the_budget_of_tool_schema(fable: Fable, message: str) -> None:
     picker = ToolPicker(fable.registry, EVERYTHING)
     everything = llm_tools(fable.registry, ADMIN, EVERYTHING)
@@ -82,7 +85,7 @@ async def test_embeddings_pick_tools_the_words_do_not_name(ai_fable: Fable, assi
     vector = await embedder.embed_query("milestone milestones of a project")
     assert "create_milestone" not in offered(picker, "zzz qqq")
     picker.offer(ADMIN, "zzz qqq", vector)  # the first use embeds the tools in the background
-    await picker._embedding  # noqa: SLF001  the test waits for what a turn never waits for
+    await picker._embedding  # the test waits for what a turn never waits for
     names = [t.name for t in picker.offer(ADMIN, "zzz qqq", vector).described]
     assert {"list_milestones", "create_milestone"} & set(names), names
 
