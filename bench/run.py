@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 __all__ = ["BENCHES", "main"]
 
-BENCHES = ("core", "mcp", "rest", "assistant", "tokens")
+BENCHES = ("core", "mcp", "rest", "assistant", "tokens", "smallmodel")
 
 
 def main(argv: list[str] | None = None) -> int:
