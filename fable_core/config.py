@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from fable_core.errors import InvalidInput
 
@@ -181,6 +181,28 @@ class Settings(BaseModel):
         "summaries); up to four times as many more wait their turn, beyond that they are refused "
         "with 429, so one user cannot occupy the model server.",
     )
+    llm_tool_mode: Literal["auto", "native", "prompt"] = Field(
+        "auto",
+        description="How the assistant offers tools to the chat model. `native`: in the request's "
+        "`tools` field, and only structured tool calls count; `prompt`: no `tools` field, the tool "
+        "list and a JSON calling convention go in the system prompt and calls are read from the "
+        "model's text (for models or servers without tool calling, e.g. llama-cpp-python's default "
+        "chat format); `auto`: native, and a call written as JSON text is accepted too.",
+    )
+    llm_tool_modes: list[str] = Field(
+        default_factory=list,
+        description="Per-model exceptions to LLM_TOOL_MODE, comma-separated `model=mode` "
+        "(`qwen2.5:0.5b=prompt,smollm2=prompt`).",
+    )
+
+    @field_validator("llm_tool_modes")
+    @classmethod
+    def _model_modes(cls, entries: list[str]) -> list[str]:
+        for entry in entries:
+            model, sep, mode = entry.rpartition("=")
+            if not sep or not model.strip() or mode.strip() not in ("auto", "native", "prompt"):
+                raise ValueError(f"{entry!r} is not model=mode with mode auto, native or prompt")
+        return entries
 
     @property
     def pg_data_dir(self) -> Path:

@@ -252,6 +252,7 @@ class _Turn:
         self.exclude_note_id = exclude_note_id
         self.embedding = embedding
         self.tool_events: list[dict[str, Any]] = []
+        self.vector: list[float] | None = None  # the message's embedding: context, then tool picking
 
     async def run(self, buffer: Buffer) -> None:
         writer = MessageWriter(self.a.db, self.message_id, interval=self.a.flush_interval)
@@ -323,10 +324,12 @@ class _Turn:
             system += "\n\nContext:\n\n" + "\n\n---\n\n".join(pack.blocks)
         messages = [{"role": "system", "content": system}, *memory.prompt(self.conversation.summary, past),
                     {"role": "user", "content": self.content}]
-        await run_tool_loop(self.model, a.dispatcher, self.caller, messages, emit, result)
+        offer = a.tools.offer(self.caller, self.content, self.vector)
+        await run_tool_loop(self.model, a.dispatcher, self.caller, messages, emit, result,
+                            offer=offer, mode=a.tool_mode)
 
     async def _context(self) -> ContextPack:
-        vector = await self.embedding if self.embedding is not None else None
+        vector = self.vector = await self.embedding if self.embedding is not None else None
         async with autocommit(self.a.db) as conn:
             return await build_context(
                 conn, self.caller, vector, rag_project_id=self.conversation.rag_project_id,

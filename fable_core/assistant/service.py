@@ -21,6 +21,8 @@ from fable_core.assistant.generation import STALE_AFTER, Generations, StreamEven
 from fable_core.assistant.providers import NoProvider, Provider, make_provider
 from fable_core.assistant.status import ProviderStatus
 from fable_core.assistant.summaries import ProjectSummaries
+from fable_core.assistant.toolpick import ToolPicker
+from fable_core.assistant.toolprompt import tool_mode
 from fable_core.caller import Caller
 from fable_core.errors import FableError
 
@@ -60,6 +62,8 @@ class Assistant:
             self.worker = EmbeddingWorker(fable.db, self.embedder, fable.events, gate=shared,
                                           backfill_delay=backfill_delay)
             self.summaries = ProjectSummaries(fable.db, fable.dispatcher, fable.events)
+        self.tools = ToolPicker(fable.registry, fable.availability, self.embedder)  # each turn's tools
+        self.tool_mode = tool_mode(fable.settings, provider.model)
 
     async def start(self) -> None:
         scan_filtered_indexes(self.db.engine)

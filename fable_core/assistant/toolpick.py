@@ -1,0 +1,258 @@
+"""Which tools a chat turn describes to the model: a small core, the tools the message is about,
+and ``find_tools`` for the rest, within a budget.
+
+Every tool schema the model reads is prompt it pays for on every round of every turn; on a CPU a
+small model spent minutes reading all of them before its first token. So a turn describes:
+
+- the **core** (:data:`CORE`: search, read, create and update notes, list and complete tasks),
+  always;
+- up to :data:`MAX_PICKED` tools **picked for the message**: by words the message shares with a
+  tool's name, title, group and description (weighted by how rare the word is among the tools,
+  with a few synonyms, e.g. "hours" finds tools about minutes of work), and, when an embedding
+  model answers, by how close the message's embedding (the one the turn computes for its context
+  anyway) is to each tool's (embedded once per process, in the background);
+- **find_tools**, which the model calls with a few words to have more tools described in the
+  following rounds.
+
+All of them within :data:`BUDGET_BYTES` of tool list JSON (about 2,500 tokens at 4 bytes a
+token): a picked tool that would cross it is left out. The selection decides what is described,
+not what may run: any tool the caller may be offered (:meth:`ToolPicker.eligible`, from
+``Registry.for_caller`` with the runtime's availability) runs when the model names it, with the
+dispatcher's validation; anything else is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import BaseModel, Field
+
+from fable_core.availability import Availability
+from fable_core.caller import Caller
+from fable_core.errors import FableError
+from fable_core.tools.context import Context
+from fable_core.tools.registry import Registry, Tool, tool
+
+if TYPE_CHECKING:
+    from fable_core.assistant.embeddings import Embedder
+
+__all__ = ["BUDGET_BYTES", "CORE", "FIND_TOOLS", "MAX_PICKED", "Offer", "ToolPicker", "schema_of", "schemas_bytes"]
+
+_log = logging.getLogger(__name__)
+CORE = ("search_notes", "read_note", "create_note", "update_note", "list_tasks", "complete_task")
+MAX_PICKED = 4
+BUDGET_BYTES = 10_000  # ≈ 2,500 tokens of tool schema per turn, at 4 bytes a token
+MAX_FOUND = 4
+# Managing the model server is for admins, not the model; and the model does not chat with itself.
+HIDDEN_GROUPS = frozenset({"models", "turns"})
+
+_WORD = re.compile(r"[a-z0-9]+")
+_STOPWORDS = (
+    "a an and are as at be by can did do does for from have how i in is it its me my of on or our please "
+    "show that the this to up was what when where which who will with would you your about all any")
+_STOP = frozenset(_STOPWORDS.split(" "))
+# Words people use for what the tools call otherwise (stems, see _stem).
+_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "hour": ("minute", "time", "work"), "spent": ("time", "work", "log"), "spend": ("time", "work", "log"),
+    "remind": ("task", "due"),
+    "todo": ("task",), "deadline": ("due", "task"), "write": ("note",), "wrote": ("note",),
+    "written": ("note",), "find": ("search",), "look": ("search",), "change": ("update", "edit"),
+    "rename": ("update",), "remove": ("delete",), "finish": ("complete",), "done": ("complete",),
+    "history": ("version",), "undo": ("restore", "version"), "postpone": ("reschedule", "due"),
+    "move": ("reschedule",), "label": ("tag",), "link": ("backlink",), "many": ("total", "count"),
+    "much": ("total",), "report": ("total",),
+}
+RELATIVE_FLOOR = 0.35  # a tool sharing words with the message is picked at >= this share of the best score
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def words(text: str) -> dict[str, float]:
+    """The stemmed content words of ``text``, each weighing 1; their synonyms weigh half."""
+    out: dict[str, float] = {}
+    for raw in _WORD.findall(text.lower().replace("_", " ")):
+        if raw in _STOP or raw.isdigit():
+            continue
+        stem = _stem(raw)
+        out[stem] = 1.0
+        for synonym in _SYNONYMS.get(stem, _SYNONYMS.get(raw, ())):
+            out.setdefault(synonym, 0.5)
+    return out
+
+
+def schema_of(t: Tool) -> dict[str, Any]:
+    """A tool as OpenAI/Ollama function-tool schema (its short advertised input schema)."""
+    return {"type": "function",
+            "function": {"name": t.name, "description": t.description, "parameters": t.input_schema}}
+
+
+def schemas_bytes(tools: Sequence[Tool]) -> int:
+    """The size of the tool list JSON a model reads (a token is about 4 of these bytes)."""
+    return len(json.dumps([schema_of(t) for t in tools], ensure_ascii=False, separators=(",", ":")).encode())
+
+
+class FoundTools(BaseModel):
+    tools: list[dict[str, str]] = Field(description="name and description of each tool found")
+
+
+_LOOP_TOOLS = Registry()
+
+
+@tool(title="Find tools", scope="read", registry=_LOOP_TOOLS)
+async def find_tools(ctx: Context, query: Annotated[str, Field(min_length=1, max_length=200)]) -> FoundTools:
+    """Find more tools for a job you have no tool for (e.g. "log work hours", "milestones",
+    "note versions"); the tools found can be called from the next step on.
+
+    Args:
+        query: A few words saying what you want to do.
+    """
+    raise NotImplementedError("the tool loop answers find_tools itself")  # pragma: no cover
+
+
+FIND_TOOLS: Tool = _LOOP_TOOLS.get("find_tools")  # type: ignore[assignment]
+
+
+@dataclass
+class Offer:
+    """The tools of one turn: those described to the model, and those it may run."""
+
+    described: list[Tool]
+    runnable: dict[str, Tool]
+    picker: ToolPicker | None = None
+    found: list[str] = field(default_factory=list)
+
+    def schemas(self) -> list[dict[str, Any]]:
+        tools = [*self.described, FIND_TOOLS] if self.picker is not None else self.described
+        return [schema_of(t) for t in tools]
+
+    def add(self, names: Sequence[str]) -> None:
+        """Describe these tools from the next round on (what find_tools found)."""
+        have = {t.name for t in self.described}
+        self.described += [self.runnable[n] for n in names if n in self.runnable and n not in have]
+
+
+class ToolPicker:
+    """Picks each turn's tools (see the module docstring); one per assistant."""
+
+    def __init__(self, registry: Registry, availability: Availability | None = None,
+                 embedder: Embedder | None = None) -> None:
+        self.registry = registry
+        self.availability = availability
+        self.embedder = embedder
+        self._docs: dict[str, Counter[str]] = {}
+        self._idf: dict[str, float] = {}
+        self._vectors: dict[str, list[float]] = {}
+        self._embedding: asyncio.Task[None] | None = None
+
+    def eligible(self, caller: Caller) -> list[Tool]:
+        """Every tool the assistant may offer ``caller``: what the registry offers it (scope,
+        admin, services up), less the hidden groups and, in a project's workspace, the scope."""
+        return [t for t in self.registry.for_caller(caller, self.availability)
+                if t.group not in HIDDEN_GROUPS and not (t.name == "set_rag_scope" and caller.project_id is not None)]
+
+    def everything(self, caller: Caller) -> Offer:
+        """An offer that describes every eligible tool (no selection, no find_tools)."""
+        tools = self.eligible(caller)
+        return Offer(tools, {t.name: t for t in tools})
+
+    def offer(self, caller: Caller, message: str, vector: list[float] | None = None) -> Offer:
+        """The core plus the tools picked for ``message``, with find_tools, within the budget."""
+        tools = self.eligible(caller)
+        runnable = {t.name: t for t in tools}
+        described = [runnable[n] for n in CORE if n in runnable]
+        used = schemas_bytes([*described, FIND_TOOLS])
+        for t in self.rank(tools, message, vector, exclude={t.name for t in described})[:MAX_PICKED]:
+            size = schemas_bytes([t]) + 1
+            if used + size <= BUDGET_BYTES:
+                described.append(t)
+                used += size
+        return Offer(described, runnable, picker=self)
+
+    def rank(self, tools: Sequence[Tool], text: str, vector: list[float] | None = None,
+             exclude: set[str] | frozenset[str] = frozenset()) -> list[Tool]:
+        """The tools ``text`` is about, best first: those sharing words with it, and the three
+        closest by embedding when vectors exist, fused by reciprocal rank."""
+        self._index()
+        candidates = [t for t in tools if t.name not in exclude]
+        wanted = words(text)
+        lexical = sorted(((self._score(t.name, wanted), i, t) for i, t in enumerate(candidates)),
+                         key=lambda x: (-x[0], x[1]))
+        fused: dict[str, float] = {}
+        floor = max(lexical[0][0] * RELATIVE_FLOOR, 1e-9) if lexical else 0.0
+        for rank, (score, _, t) in enumerate(lexical):
+            if score >= floor:
+                fused[t.name] = 1 / (10 + rank)
+        if vector is not None:
+            self._start_embedding()
+            close = sorted(((_cosine(vector, self._vectors[t.name]), t) for t in candidates
+                            if t.name in self._vectors), key=lambda x: -x[0])
+            for rank, (_, t) in enumerate(close[:3]):
+                fused[t.name] = fused.get(t.name, 0.0) + 1 / (10 + rank)
+        by_name = {t.name: t for t in candidates}
+        return [by_name[n] for n in sorted(fused, key=lambda n: -fused[n])]
+
+    def find(self, query: str, offer: Offer) -> list[dict[str, str]]:
+        """find_tools: the eligible tools ``query`` is about that are not described yet."""
+        have = {t.name for t in offer.described}
+        found = self.rank(list(offer.runnable.values()), query, exclude=have)[:MAX_FOUND]
+        return [{"name": t.name, "description": t.description.split("\n")[0]} for t in found]
+
+    # --- scoring ---------------------------------------------------------------------------
+
+    def _index(self) -> None:
+        if len(self._docs) == len(self.registry):
+            return
+        for t in self.registry:
+            doc: Counter[str] = Counter()
+            for weight, text in ((3, t.name), (2, t.title), (2, t.group), (1, t.description)):
+                for w in set(words(text)):
+                    doc[w] = max(doc[w], weight)
+            self._docs[t.name] = doc
+        df: Counter[str] = Counter(w for doc in self._docs.values() for w in doc)
+        n = len(self._docs)
+        self._idf = {w: math.log(1 + n / c) for w, c in df.items()}
+
+    def _score(self, name: str, wanted: dict[str, float]) -> float:
+        doc = self._docs.get(name)
+        if doc is None:
+            return 0.0
+        return sum(self._idf.get(w, 0.0) * doc[w] * weight for w, weight in wanted.items() if w in doc)
+
+    def _start_embedding(self) -> None:
+        """Embed every tool's text once, in the background (the turn does not wait for it)."""
+        if self.embedder is None or self._embedding is not None or not self.embedder.available:
+            return
+        self._embedding = asyncio.get_running_loop().create_task(self._embed_tools())
+
+    async def _embed_tools(self) -> None:
+        assert self.embedder is not None
+        tools = list(self.registry)
+        texts = [f"{t.title}: {t.description}" for t in tools]
+        try:
+            vectors = await self.embedder.embed(texts)
+        except FableError as e:
+            _log.info("could not embed the tool descriptions: %s", e.message)
+            self._embedding = None  # try again on a later turn
+            return
+        self._vectors = {t.name: v for t, v in zip(tools, vectors, strict=True)}
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    if len(a) != len(b):
+        return 0.0
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0
