@@ -108,10 +108,10 @@ def test_tool_modes_per_model_and_refused_entries() -> None:
 
 @pytest.fixture(scope="module")
 async def prompt_fable(ai_settings: Settings, openai_url: str) -> AsyncIterator[Fable]:
-    """A Fable whose model (on the fake OpenAI-compatible server) is in ``prompt`` mode."""
+    """A Fable whose model (on the fake OpenAI-compatible server, which serves it) is in ``prompt`` mode."""
     app = await Fable.open(ai_settings.model_copy(update={
         "llm_provider": "openai", "openai_base_url": openai_url, "openai_api_key": "test-key",
-        "openai_model": "tiny", "llm_tool_modes": ["tiny=prompt"]}))
+        "openai_model": "qwen3:8b", "llm_tool_modes": ["qwen3:8b=prompt"]}))
     yield app
     await app.close()
 
