@@ -51,6 +51,7 @@ CORE = ("search_notes", "read_note", "create_note", "update_note", "list_tasks",
 MAX_PICKED = 4
 BUDGET_BYTES = 10_000  # ≈ 2,500 tokens of tool schema per turn, at 4 bytes a token
 MAX_FOUND = 4
+TOOL_RELEVANCE = 2.0  # spreads above the message's baseline, as for a suggested note (assistant.context)
 # Managing the model server is for admins, not the model; and the model does not chat with itself.
 HIDDEN_GROUPS = frozenset({"models", "turns"})
 
@@ -197,12 +198,23 @@ class ToolPicker:
                 fused[t.name] = 1 / (10 + rank)
         if vector is not None:
             self._start_embedding()
+            cut = self._related_from(vector)
             close = sorted(((_cosine(vector, self._vectors[t.name]), t) for t in candidates
                             if t.name in self._vectors), key=lambda x: -x[0])
-            for rank, (_, t) in enumerate(close[:3]):
+            for rank, (_, t) in enumerate([c for c in close if c[0] >= cut][:3]):
                 fused[t.name] = fused.get(t.name, 0.0) + 1 / (10 + rank)
         by_name = {t.name: t for t in candidates}
         return [by_name[n] for n in sorted(fused, key=lambda n: -fused[n])]
+
+    def _related_from(self, vector: list[float]) -> float:
+        """The similarity a tool's text needs to be picked for the message: as for a note the
+        chat would suggest, calibrated per model (every text is *some* distance away, so the
+        closest three alone would pick tools for "hello")."""
+        assert self.embedder is not None
+        try:
+            return self.embedder.similarity_at(vector, TOOL_RELEVANCE)
+        except RuntimeError:  # a vector the embedder did not calibrate: no picks by meaning
+            return math.inf
 
     def find(self, query: str, offer: Offer) -> list[dict[str, str]]:
         """find_tools: the eligible tools ``query`` is about that are not described yet."""
