@@ -143,17 +143,8 @@ async def test_a_crash_mid_generation_leaves_the_partial_answer(
     conv = await new_conversation(ai_fable, alice)
     answer = " ".join(f"part{i}" for i in range(400))
     fake.replies.append(Reply(answer, delay=0.01))
-    env = {**os.environ, "DATABASE_URL": ai_settings.database_url or "", "OLLAMA_URL": ai_settings.ollama_url,
-           "LLM_PROVIDER": "ollama", "EMBED_MODEL": ai_settings.embed_model,
-           "FABLE_DATA_DIR": str(ai_settings.fable_data_dir), "FABLE_SECRET_KEY": "x" * 32}
-    child = await asyncio.create_subprocess_exec(
-        sys.executable, str(CHILD), "generate", str(alice.user_id), str(conv), env=env,
-        stdout=asyncio.subprocess.DEVNULL)
-    try:
-        content = await _wait_for_flushed_text(ai_fable, min_words=20)
-    finally:
-        child.send_signal(signal.SIGKILL)
-        await child.wait()
+    env = _child_env(ai_settings)
+    content = await _kill_mid_answer(ai_fable, env, alice, conv)
     restarted = await asyncio.create_subprocess_exec(
         sys.executable, str(CHILD), "restart", str(alice.user_id), str(conv), env=env,
         stdout=asyncio.subprocess.PIPE)
@@ -163,6 +154,25 @@ async def test_a_crash_mid_generation_leaves_the_partial_answer(
     assert stored["event"] == "message" and stored["status"] == "interrupted"
     assert answer.startswith(stored["content"]) and len(stored["content"]) >= len(content) > 0
     assert stored["content"] != answer, "it really was cut off"
+
+
+def _child_env(settings: Settings) -> dict[str, str]:
+    return {**os.environ, "DATABASE_URL": settings.database_url or "", "OLLAMA_URL": settings.ollama_url,
+            "LLM_PROVIDER": "ollama", "EMBED_MODEL": settings.embed_model,
+            "FABLE_DATA_DIR": str(settings.fable_data_dir), "FABLE_SECRET_KEY": "x" * 32}
+
+
+async def _kill_mid_answer(fable: Fable, env: dict[str, str], caller: Caller, conv: int) -> str:
+    """Another Fable process answers in ``conv``; once it has flushed some text, SIGKILL it.
+    Returns the text flushed by then."""
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, str(CHILD), "generate", str(caller.user_id), str(conv), env=env,
+        stdout=asyncio.subprocess.DEVNULL)
+    try:
+        return await _wait_for_flushed_text(fable, min_words=20)
+    finally:
+        child.send_signal(signal.SIGKILL)
+        await child.wait()
 
 
 async def _wait_for_flushed_text(fable: Fable, *, min_words: int) -> str:
@@ -184,17 +194,7 @@ async def test_a_killed_process_s_answer_becomes_interrupted_within_the_bound_in
     conv = await new_conversation(ai_fable, alice)
     answer = " ".join(f"part{i}" for i in range(2000))
     fake.replies.append(Reply(answer, delay=0.01))
-    env = {**os.environ, "DATABASE_URL": ai_settings.database_url or "", "OLLAMA_URL": ai_settings.ollama_url,
-           "LLM_PROVIDER": "ollama", "EMBED_MODEL": ai_settings.embed_model,
-           "FABLE_DATA_DIR": str(ai_settings.fable_data_dir), "FABLE_SECRET_KEY": "x" * 32}
-    child = await asyncio.create_subprocess_exec(
-        sys.executable, str(CHILD), "generate", str(alice.user_id), str(conv), env=env,
-        stdout=asyncio.subprocess.DEVNULL)
-    try:
-        await _wait_for_flushed_text(ai_fable, min_words=20)
-    finally:
-        child.send_signal(signal.SIGKILL)
-        await child.wait()
+    await _kill_mid_answer(ai_fable, _child_env(ai_settings), alice, conv)
     killed = time.monotonic()
     assistant: Assistant = ai_fable.assistant
     bound = STALE_AFTER + assistant.sweep_every + 2.0  # its last beat was at most a flush before the kill
