@@ -229,10 +229,14 @@ def title_key(title: str) -> str:
     return " ".join(_WORD.findall(title.casefold()))
 
 
+# title A, tags B, body C (weighed by fable_core.knowledge.ranking.WEIGHTS); tags give their words,
+# `project/alpha` both `project` and `alpha` (fable_tag_words, migration 0012)
 SEARCH_VECTOR_SQL = (
     "setweight(to_tsvector('english'::regconfig, coalesce(title, '')), 'A') || "
-    "setweight(to_tsvector('english'::regconfig, coalesce(body, '')), 'B')"
+    "setweight(to_tsvector('english'::regconfig, fable_tag_words(tags)), 'B') || "
+    "setweight(to_tsvector('english'::regconfig, coalesce(body, '')), 'C')"
 )
+TITLE_VECTOR_SQL = "to_tsvector('english'::regconfig, coalesce(title, ''))"
 
 
 class Note(Base):
@@ -273,6 +277,10 @@ class Note(Base):
     search_vector: Mapped[Any] = mapped_column(
         TSVECTOR, Computed(SEARCH_VECTOR_SQL, persisted=True), deferred=True
     )
+    # the title's words alone: search finds the notes a query names through its index, whatever their age
+    title_vector: Mapped[Any] = mapped_column(
+        TSVECTOR, Computed(TITLE_VECTOR_SQL, persisted=True), deferred=True
+    )
 
     @validates("title")
     def _keep_title_key(self, _: str, value: str) -> str:
@@ -287,6 +295,8 @@ class Note(Base):
         # a small pending list: searches scan it linearly until autovacuum merges it (0006)
         Index("ix_notes_tags", "tags", postgresql_using="gin", postgresql_with={"gin_pending_list_limit": 256}),
         Index("ix_notes_search_vector", "search_vector", postgresql_using="gin",
+              postgresql_with={"gin_pending_list_limit": 256}),
+        Index("ix_notes_title_vector", "title_vector", postgresql_using="gin",
               postgresql_with={"gin_pending_list_limit": 256}),
         # GiST, not GIN: it answers both `title_key % key` and the nearest-first
         # `ORDER BY title_key <-> key LIMIT n` that duplicate checks need at 100k notes

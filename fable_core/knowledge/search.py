@@ -5,7 +5,9 @@ Every way of finding ranks note ids; one query then turns a ranked page into hit
 highlighted snippets, so a hit reads the same however it was found:
 
 - **keyword**: PostgreSQL full text (``websearch_to_tsquery``: "quoted phrases", OR,
-  -excluded), ranked by ``ts_rank_cd`` (titles weigh more than bodies);
+  -excluded) over titles, tags' words and bodies, ranked by ``ts_rank_cd`` (titles weigh most,
+  then tags, then bodies) over a bounded set of candidates when a query's words are common
+  (:mod:`.ranking`: the newest notes in windows, and the notes whose titles have the words);
 - **hybrid**: the keyword ranking and the nearest notes by embedding fused by reciprocal rank,
   ``sum(1 / (60 + rank))``, so a note high in either list rises and one high in both rises
   most, without comparing incomparable scores; neighbours less than :data:`MIN_RELEVANCE`
@@ -29,13 +31,15 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import Field, StringConstraints
-from sqlalchemy import Float, Integer, and_, column, func, select, values
+from sqlalchemy import Float, Integer, and_, bindparam, column, func, select
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.sql import FromClause, Subquery
 
 from fable_core.db.models import Note, title_key
 from fable_core.errors import InvalidInput
 from fable_core.knowledge.filters import check_refs, note_filters
 from fable_core.knowledge.paging import decode_cursor, encode_cursor
+from fable_core.knowledge.ranking import keyword_ranking
 from fable_core.knowledge.types import Cursor, Kind, RowId, Tag
 from fable_core.knowledge.vectors import embedder_of, nearest, query_vector
 from fable_core.knowledge.views import NoteSummary, SearchHit, SearchResults
@@ -63,11 +67,11 @@ async def search_notes(
 ) -> SearchResults:
     """Search notes and tasks by words, best matches first, with highlighted snippets.
 
-    Supports "quoted phrases", OR and -excluded words. Titles weigh more than bodies. Typos are
-    tolerated: when few notes match, a word no note has is corrected to the closest word your
-    notes use (`corrected` shows the query searched); when none match, near-miss titles are
-    returned. With an embedding model, notes close in meaning are found too (`mode` "hybrid";
-    "keyword" when words alone were used).
+    Supports "quoted phrases", OR and -excluded words; tags' words match too. Titles weigh most,
+    then tags, then bodies. Typos are tolerated: when few notes match, a word no note has is
+    corrected to the closest word your notes use (`corrected` shows the query searched); when
+    none match, near-miss titles are returned. With an embedding model, notes close in meaning
+    are found too (`mode` "hybrid"; "keyword" when words alone were used).
     """
     offset, corrected = _start(decode_cursor(cursor, "search"))
     vector = await query_vector(ctx, query)  # remote: before the session
@@ -84,7 +88,8 @@ async def search_notes(
                 hits = await _hits(ctx, _listed(page[:limit]), words.tsq)
                 return _results(words, "hybrid", hits, offset, limit, more=len(page) > limit)
         async def keyword() -> list[SearchHit]:
-            return await _hits(ctx, _keyword(words.tsq, where, offset, limit + 1), words.tsq)
+            ranked = await keyword_ranking(ctx.session, ctx.caller, words.tsq, where, offset, limit + 1)
+            return await _hits(ctx, _listed(ranked), words.tsq)
         hits = await words.correct(ctx, await keyword(), keyword, few=few)
         if not hits and offset == 0:
             hits = await _hits(ctx, _near_titles(query, where, limit), words.tsq)
@@ -151,13 +156,6 @@ def rrf(rankings: Sequence[Sequence[int]], k: int = RRF_K) -> list[tuple[int, fl
     return sorted(scores.items(), key=lambda kv: (-kv[1], -kv[0]))
 
 
-def _keyword(tsq: Any, where: list[Any], offset: int, limit: int) -> Subquery:
-    rank = func.ts_rank_cd(Note.search_vector, tsq, 1)
-    return (select(Note.id.label("id"), rank.label("score"))
-            .where(and_(*where), Note.search_vector.op("@@")(tsq))
-            .order_by(rank.desc(), Note.id.desc()).offset(offset).limit(limit).subquery())
-
-
 def _near_titles(query: str, where: list[Any], limit: int) -> Subquery | None:
     key = title_key(query)
     if len(key) < 3:
@@ -180,14 +178,19 @@ async def _hybrid(ctx: Context, words: _Words, vector: list[float], where: list[
 
 
 async def _ranked_ids(ctx: Context, tsq: Any, where: list[Any], depth: int) -> list[int]:
-    return list((await ctx.session.execute(select(_keyword(tsq, where, 0, depth).c.id))).scalars())
+    return [note_id for note_id, _ in await keyword_ranking(ctx.session, ctx.caller, tsq, where, 0, depth)]
 
 
 def _listed(page: list[tuple[int, float]]) -> FromClause | None:
-    """A ranked page computed in Python, as rows the hits query can join."""
+    """A ranked page computed in Python, as rows the hits query can join: two arrays unnested,
+    bound as parameters, so the statement is compiled once (a VALUES list is compiled anew for
+    every page: 3 ms a search)."""
     if not page:
         return None
-    return values(column("id", Integer), column("score", Float), name="ranked").data(page).alias("ranked")
+    ids, scores = zip(*page, strict=True)
+    return (func.unnest(bindparam("page_ids", list(ids), type_=ARRAY(Integer)),
+                        bindparam("page_scores", list(scores), type_=ARRAY(Float)))
+            .table_valued(column("id", Integer), column("score", Float)).render_derived(name="ranked"))
 
 
 async def _hits(ctx: Context, ranked: FromClause | None, tsq: Any) -> list[SearchHit]:

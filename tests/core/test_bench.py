@@ -9,6 +9,7 @@ from bench.machine import record
 from bench.memory import PeakMemory
 from bench.report import write_section
 from fable_core.config import Settings
+from fable_core.runtime import Fable
 
 
 async def test_core_bench_runs_end_to_end_on_a_small_corpus(settings: Settings) -> None:
@@ -34,3 +35,17 @@ def test_write_section_replaces_its_own_section_and_keeps_the_others(tmp_path: P
     assert text.startswith("# Benchmarks")
     assert "second" in text and "first" not in text and "rest numbers" in text
     assert text.index("## Core") < text.index("## REST")
+
+
+async def test_search_bench_runs_end_to_end_on_a_small_corpus(fable: Fable) -> None:
+    from bench import search
+
+    machine = record()
+    result = await search.run(fable, [300], runs=2, million=False)
+    machine.finish()
+    [size] = result.sizes
+    assert size.notes == 300 and len(size.classes) == 9 and all(len(s) == 2 for s in size.classes.values())
+    assert size.quality is not None and size.quality.labelled_at_3 == 1.0 and size.quality.phrase_recall == 1.0
+    markdown = search.render(result, machine, PeakMemory({}, 1.0))
+    assert markdown.startswith("## Search") and "| **mixed** |" in markdown
+    assert [f.name for f in search.figures(result)] == ["mixed p50 at 300", "mixed p95 at 300"]

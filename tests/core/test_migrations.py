@@ -201,3 +201,24 @@ async def test_0011_fills_the_vocabulary_with_the_words_of_existing_notes(fresh_
     assert await on(fresh_url, before_then_upgrade) == [
         (1, "kitchen"), (1, "mail"), (1, "new"), (1, "recipes"), (1, "see"), (1, "soup"), (1, "tiles"),
         (2, "garden"), (2, "tiles")]
+
+
+async def test_0012_gives_existing_notes_their_title_vector_and_tag_words(fresh_url: str) -> None:
+    """Notes stored before 0012 are found by their tags' words and by their title through its own
+    vector, and keep their rows whole (no value moved out of line for a note of a few kB)."""
+    def before_then_upgrade(conn: Connection) -> list[tuple[object, ...]]:
+        cfg = alembic_config(conn)
+        command.upgrade(cfg, "0011")
+        conn.execute(text("INSERT INTO users (id, username) VALUES (1, 'ann')"))
+        conn.execute(text(
+            "INSERT INTO notes (user_id, title, title_key, body, tags, version) VALUES "
+            "(1, 'Kitchen tiles', 'kitchen tiles', (SELECT string_agg(md5(i::text), ' ') || ' grout'"
+            " FROM generate_series(1, 60) i), '{topic/python}', 1)"))  # 2 kB of words that do not compress
+        command.upgrade(cfg, "head")
+        return list(conn.execute(text(
+            "SELECT search_vector @@ to_tsquery('english', 'python & topic & grout'),"
+            " title_vector @@ to_tsquery('english', 'kitchen'), title_vector @@ to_tsquery('english', 'grout'),"
+            " pg_column_toast_chunk_id(search_vector) IS NULL AND pg_column_toast_chunk_id(body) IS NULL"
+            " FROM notes")))
+
+    assert await on(fresh_url, before_then_upgrade) == [(True, True, False, True)]

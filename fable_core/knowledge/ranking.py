@@ -1,0 +1,150 @@
+"""The keyword ranking: the notes that have a query's words, best first, without ranking every
+note that has them.
+
+Ranking is ``ts_rank_cd`` on the search vector (:data:`WEIGHTS`: title, tags, body), and
+ranking a note means reading its vector: at 100k notes a word in half of them took 250-400 ms
+to rank in full, though the first page shows ten. So a query is ranked in one of two ways,
+decided by how many of the newest :data:`WINDOW` notes have its words (the same for every page
+of a query, so pages never overlap or skip):
+
+- **few** (fewer than 1% of them, or a vault no larger than a window): every match is
+  ranked, through the search vector's GIN index; at most a few per cent of the notes;
+- **many**: the notes are taken newest first (last updated) in windows that double in size
+  (2,000 notes, then 4,000, ...): the matches within a window are ranked, and a window's come
+  before the next one's. Matches whose title has one of the query's words (up to 200,
+  through the index on ``title_vector``) join the first window whatever their age, so a note
+  named by the query is never buried under recent notes that only mention it.
+
+Reading a window is one index scan of a bounded number of rows whatever the words, so a common
+word costs what a rare one does. The cost is the ranking's, for common words only: a match old
+enough to lie beyond the first window and whose title does not have one of the query's words
+ranks after the first window's, however often it says them.
+
+A quoted phrase is first looked for as its words (the index stores no positions, so every
+note with them would be read to test the phrase), which decides the way; windows then keep
+only the notes with the phrase, so a phrase of common words is found without reading every
+note with those words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import REAL, Text, and_, cast, func, literal, select
+from sqlalchemy.dialects.postgresql import ARRAY, TSQUERY, aggregate_order_by
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from fable_core.access import owned_by_param
+from fable_core.caller import Caller
+from fable_core.db.models import Note
+
+__all__ = ["BOUNDS", "WEIGHTS", "Bounds", "keyword_ranking"]
+
+# D (unused), C body, B tags, A title: a title word counts for two and a half in the body
+WEIGHTS = [0.1, 0.4, 0.6, 1.0]
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """How much a ranking reads: measured at 100k notes (``bench.search``), a window of 2,000
+    costs about 2.5 ms to read and 2 ms more to rank when half of it matches."""
+
+    window: int = 2000  # notes in the first window
+    common: int = 20  # notes with the query's words in the first window from which it is ranked by windows (1%)
+    titled: int = 200  # matches by title joined to the first window
+
+
+BOUNDS = Bounds()
+_PHRASE = "<(-|[0-9]+)>"
+
+
+@dataclass(frozen=True)
+class _Query:
+    """A tsquery three ways: as written; as the words the index looks up (``querytree``:
+    excluded words dropped, phrases as AND; NULL when there are none, as for ``-word``
+    alone); and as any of its words (for titles)."""
+
+    exact: Any
+    words: Any
+    any_word: Any
+
+    @classmethod
+    def of(cls, tsq: Any) -> _Query:
+        written = cast(tsq, Text)
+        indexed = func.nullif(cast(func.querytree(tsq), Text), "T")  # NULL: no word to look up (-x alone)
+        return cls(tsq, cast(func.regexp_replace(indexed, _PHRASE, "&", "g"), TSQUERY),
+                   cast(func.translate(func.regexp_replace(written, f"{_PHRASE}|&", "|", "g"), "!", ""), TSQUERY))
+
+
+def _rank(query: _Query, vector: Any = Note.search_vector) -> Any:
+    return func.ts_rank_cd(literal(WEIGHTS, ARRAY(REAL)), vector, query.exact, 1)
+
+
+async def keyword_ranking(session: AsyncSession, caller: Caller, tsq: Any, where: list[Any], start: int,
+                          count: int, bounds: Bounds = BOUNDS) -> list[tuple[int, float]]:
+    """Positions ``start`` to ``start + count`` of the ranking of the notes matching ``tsq``
+    and ``where`` (fewer at its end), as ``(id, score)``."""
+    query, want = _Query.of(tsq), start + count
+    first = await _window(session, caller, query, where, 0, bounds.window)
+    if first.seen < bounds.window:  # the whole vault was one window: ranked in full
+        return first.ranked[start:want]
+    if first.words < bounds.common:
+        return await _every_match(session, query, where, start, count)
+    titled = await _titled(session, query, where, bounds.titled)
+    ranked = sorted({**dict(first.ranked), **titled}.items(), key=lambda kv: (-kv[1], -kv[0]))
+    window = first
+    while len(ranked) < want and window.seen == window.size:
+        window = await _window(session, caller, query, where, window.offset + window.size, window.size * 2)
+        ranked += [(note_id, score) for note_id, score in window.ranked if note_id not in titled]
+    return ranked[start:want]
+
+
+@dataclass(frozen=True)
+class _Window:
+    offset: int
+    size: int
+    seen: int  # notes in the window (fewer than its size at the oldest end)
+    words: int  # of them, those with the query's words (phrases aside)
+    ranked: list[tuple[int, float]]  # of them, those that match, best first
+
+
+async def _window(session: AsyncSession, caller: Caller, query: _Query, where: list[Any], offset: int,
+                  size: int) -> _Window:
+    """The notes ``offset`` to ``offset + size``, newest first, and their matches ranked: one
+    backward scan of the owner's (updated_at, id) index. The filters are tested on the rows the
+    window holds, so a window costs the same whatever they select."""
+    newest = (select(Note.id, Note.search_vector, and_(*where).label("kept"))
+              .where(owned_by_param(Note, caller))
+              .order_by(Note.updated_at.desc(), Note.id.desc()).offset(offset).limit(size).subquery())
+    matches = and_(newest.c.kept, newest.c.search_vector.op("@@")(query.exact))
+    score = _rank(query, newest.c.search_vector)
+    row = (await session.execute(select(
+        func.count(),
+        func.count().filter(and_(newest.c.kept, func.coalesce(newest.c.search_vector.op("@@")(query.words), True))),
+        func.array_agg(aggregate_order_by(newest.c.id, score.desc(), newest.c.id.desc())).filter(matches),
+        func.array_agg(aggregate_order_by(score, score.desc(), newest.c.id.desc())).filter(matches),
+    ))).one()
+    seen, words, ids, scores = row
+    return _Window(offset, size, seen, words, list(zip(ids or [], scores or [], strict=True)))
+
+
+async def _titled(session: AsyncSession, query: _Query, where: list[Any], limit: int) -> dict[int, float]:
+    """Up to ``limit`` matches with one of the query's words in their title, any age (in
+    table order: their rank sorts them)."""
+    titled = (select(Note.id).where(*where, Note.title_vector.op("@@")(query.any_word)).limit(limit)
+              .subquery())
+    rows = await session.execute(
+        select(Note.id, _rank(query)).join(titled, titled.c.id == Note.id)
+        .where(Note.search_vector.op("@@")(query.exact)))
+    return {note_id: float(score) for note_id, score in rows}
+
+
+async def _every_match(session: AsyncSession, query: _Query, where: list[Any], start: int,
+                       count: int) -> list[tuple[int, float]]:
+    score = _rank(query)
+    rows = await session.execute(
+        select(Note.id, score).where(*where, Note.search_vector.op("@@")(query.exact))
+        .order_by(score.desc(), Note.id.desc()).offset(start).limit(count))
+    return [(note_id, float(s)) for note_id, s in rows]
+
