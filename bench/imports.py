@@ -41,7 +41,7 @@ from fable_core.caller import Caller
 from fable_core.config import load_settings
 from fable_core.runtime import Fable
 
-__all__ = ["QUICK", "Disk", "ImportResults", "Reads", "main", "run"]
+__all__ = ["QUICK", "Disk", "ImportResults", "Reads", "import_corpus", "main", "run"]
 
 QUICK = ["--notes", "1000", "--compare", "300"]
 
@@ -113,7 +113,8 @@ def _directory_bytes(path: Path) -> int:
     return total
 
 
-async def _import(fable: Fable, caller: Caller, corpus: Corpus, count: int) -> int:
+async def import_corpus(fable: Fable, caller: Caller, corpus: Corpus, count: int) -> int:
+    """``count`` notes of ``corpus`` loaded by ``import_notes`` calls of 250; returns how many were created."""
     loaded = 0
     while loaded < count:
         notes = [spec.arguments() for spec in corpus.notes(min(_BATCH, count - loaded))]
@@ -134,7 +135,7 @@ async def measure_disk(data_dir: Path, notes: int) -> Disk:
         began = await _scalar(fable, "SELECT now()")
         lsn = await _scalar(fable, "SELECT pg_current_wal_lsn()")
         started = time.perf_counter()
-        loaded = await _import(fable, caller, Corpus(seed=42), notes)
+        loaded = await import_corpus(fable, caller, Corpus(seed=42), notes)
         seconds = time.perf_counter() - started
         await asyncio.sleep(2)  # a background analyse the load set off finishes
         pg = data_dir / "pg"

@@ -44,6 +44,7 @@ from sqlalchemy import text
 
 from bench.core import _make_user
 from bench.corpus import Corpus, NoteSpec
+from bench.imports import import_corpus
 from bench.machine import Machine
 from bench.memory import PeakMemory
 from bench.report import Figure, options, publish
@@ -56,7 +57,6 @@ __all__ = ["QUICK", "SearchResults", "main", "run"]
 
 QUICK = ["--sizes", "600,1500", "--runs", "4"]
 
-_BATCH = 250
 _TITLE_PAIRS = [("budget", "roadmap"), ("garden", "weekend"), ("invoice", "client"), ("habit", "workout"),
                 ("recipe", "family"), ("sprint", "retro"), ("travel", "friend"), ("design", "review"),
                 ("health", "metric"), ("research", "interview"), ("decision", "risk"), ("book", "reading")]
@@ -121,13 +121,6 @@ def planted() -> list[NoteSpec]:
                        f"Some text first. Then {_PHRASE} in the middle, and more after it.", [])
               for i in range(5)]
     return notes
-
-
-async def _load(fable: Fable, caller: Caller, corpus: Corpus, count: int) -> None:
-    loaded = 0
-    while loaded < count:
-        notes = [s.arguments() for s in corpus.notes(min(_BATCH, count - loaded))]
-        loaded += (await fable.call("import_notes", {"notes": notes}, caller))["created"]
 
 
 async def _rows(fable: Fable, sql: str, **params: Any) -> list[Any]:
@@ -258,7 +251,7 @@ async def run(fable: Fable, sizes: list[int], runs: int, million: bool) -> Searc
         if bulk:
             await _copy_to(fable, caller, size)
         else:
-            await _load(fable, caller, corpus, size - loaded)
+            await import_corpus(fable, caller, corpus, size - loaded)
         result.load_seconds[size] = time.perf_counter() - started
         loaded = size
         async with fable.db.engine.begin() as conn:
