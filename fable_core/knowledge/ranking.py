@@ -4,7 +4,7 @@ note that has them.
 Ranking is ``ts_rank_cd`` on the search vector (:data:`WEIGHTS`: title, tags, body), and
 ranking a note means reading its vector: at 100k notes a word in half of them took 250-400 ms
 to rank in full, though the first page shows ten. So a query is ranked in one of two ways,
-decided by how many of the newest :data:`WINDOW` notes have its words (the same for every page
+decided by how many of the newest notes (a window, :class:`Bounds`) have its words (the same for every page
 of a query, so pages never overlap or skip):
 
 - **few** (fewer than 1% of them, or a vault no larger than a window): every match is
