@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import REAL, Text, and_, cast, func, literal, select
+from sqlalchemy import REAL, Text, and_, case, cast, func, literal, select
 from sqlalchemy.dialects.postgresql import ARRAY, TSQUERY, aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -73,8 +73,16 @@ class _Query:
     def of(cls, tsq: Any) -> _Query:
         written = cast(tsq, Text)
         indexed = func.nullif(cast(func.querytree(tsq), Text), "T")  # NULL: no word to look up (-x alone)
-        return cls(tsq, cast(func.regexp_replace(indexed, _PHRASE, "&", "g"), TSQUERY),
-                   cast(func.translate(func.regexp_replace(written, f"{_PHRASE}|&", "|", "g"), "!", ""), TSQUERY))
+        return cls(_once(tsq), _once(cast(func.regexp_replace(indexed, _PHRASE, "&", "g"), TSQUERY)),
+                   _once(cast(func.translate(func.regexp_replace(written, f"{_PHRASE}|&", "|", "g"), "!", ""),
+                              TSQUERY)))
+
+
+def _once(expression: Any) -> Any:
+    """``expression`` computed once per statement (an InitPlan). Statements are prepared, and a
+    generic plan evaluates an expression of parameters in a filter again for every row: parsing
+    the query for each of the 2,000 notes of a window tripled its cost."""
+    return select(expression).scalar_subquery()
 
 
 def _rank(query: _Query, vector: Any = Note.search_vector) -> Any:
@@ -114,16 +122,22 @@ async def _window(session: AsyncSession, caller: Caller, query: _Query, where: l
     """The notes ``offset`` to ``offset + size``, newest first, and their matches ranked: one
     backward scan of the owner's (updated_at, id) index. The filters are tested on the rows the
     window holds, so a window costs the same whatever they select."""
-    newest = (select(Note.id, Note.search_vector, and_(*where).label("kept"))
+    vector = Note.search_vector
+    kept = and_(*where)
+    matches = and_(kept, vector.op("@@")(query.exact))
+    # narrow rows: the vectors are read and tested before the sort, which then moves ids and
+    # scores only (a small vault is read by a sequential scan and sorted: wide rows spilled to disk)
+    newest = (select(Note.id,
+                     and_(kept, func.coalesce(vector.op("@@")(query.words), True)).label("words"),
+                     case((matches, _rank(query, vector))).label("score"))
               .where(owned_by_param(Note, caller))
               .order_by(Note.updated_at.desc(), Note.id.desc()).offset(offset).limit(size).subquery())
-    matches = and_(newest.c.kept, newest.c.search_vector.op("@@")(query.exact))
-    score = _rank(query, newest.c.search_vector)
+    found = newest.c.score.is_not(None)
     row = (await session.execute(select(
         func.count(),
-        func.count().filter(and_(newest.c.kept, func.coalesce(newest.c.search_vector.op("@@")(query.words), True))),
-        func.array_agg(aggregate_order_by(newest.c.id, score.desc(), newest.c.id.desc())).filter(matches),
-        func.array_agg(aggregate_order_by(score, score.desc(), newest.c.id.desc())).filter(matches),
+        func.count().filter(newest.c.words),
+        func.array_agg(aggregate_order_by(newest.c.id, newest.c.score.desc(), newest.c.id.desc())).filter(found),
+        func.array_agg(aggregate_order_by(newest.c.score, newest.c.score.desc(), newest.c.id.desc())).filter(found),
     ))).one()
     seen, words, ids, scores = row
     return _Window(offset, size, seen, words, list(zip(ids or [], scores or [], strict=True)))
