@@ -15,7 +15,7 @@ from sqlalchemy import and_, bindparam, case, func, literal, select
 
 from fable_core.db.models import Note
 from fable_core.errors import InvalidInput
-from fable_core.knowledge.filters import check_refs, filter_params, note_filters
+from fable_core.knowledge.filters import check_refs, filter_params, note_filters, once
 from fable_core.knowledge.paging import decode_cursor, encode_cursor
 from fable_core.knowledge.types import Cursor, Kind, Limit, Priority, ProjectRef, RowId, Status, Tag
 from fable_core.knowledge.views import NotePage
@@ -115,7 +115,7 @@ def _list_statements(ctx: Context, filters: dict[str, Any], params: dict[str, An
     where = note_filters(ctx, **filters)
     if "text" in params:
         where.append(Note.search_vector.op("@@")(
-            func.websearch_to_tsquery("english", bindparam("text", params["text"]))))
+            once(func.websearch_to_tsquery("english", bindparam("text", params["text"])))))
     matching = select(literal(1)).where(and_(*where)).limit(TOTAL_CAP).subquery()
     count = select(func.count()).select_from(matching)
     key, descending = _SORTS[sort]

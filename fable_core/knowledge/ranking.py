@@ -38,6 +38,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from fable_core.access import owned_by_param
 from fable_core.caller import Caller
 from fable_core.db.models import Note
+from fable_core.knowledge.filters import once
 
 __all__ = ["BOUNDS", "WEIGHTS", "Bounds", "keyword_ranking"]
 
@@ -73,16 +74,9 @@ class _Query:
     def of(cls, tsq: Any) -> _Query:
         written = cast(tsq, Text)
         indexed = func.nullif(cast(func.querytree(tsq), Text), "T")  # NULL: no word to look up (-x alone)
-        return cls(_once(tsq), _once(cast(func.regexp_replace(indexed, _PHRASE, "&", "g"), TSQUERY)),
-                   _once(cast(func.translate(func.regexp_replace(written, f"{_PHRASE}|&", "|", "g"), "!", ""),
+        return cls(once(tsq), once(cast(func.regexp_replace(indexed, _PHRASE, "&", "g"), TSQUERY)),
+                   once(cast(func.translate(func.regexp_replace(written, f"{_PHRASE}|&", "|", "g"), "!", ""),
                               TSQUERY)))
-
-
-def _once(expression: Any) -> Any:
-    """``expression`` computed once per statement (an InitPlan). Statements are prepared, and a
-    generic plan evaluates an expression of parameters in a filter again for every row: parsing
-    the query for each of the 2,000 notes of a window tripled its cost."""
-    return select(expression).scalar_subquery()
 
 
 def _rank(query: _Query, vector: Any = Note.search_vector) -> Any:
