@@ -94,7 +94,7 @@ def run_bench(name: str, plan: Plan) -> int:
     markdown = with_spread(results)
     print(f"\n{markdown}")
     if plan.write:
-        write_section(name, markdown)
+        write_section(results[0].get("bench", name), markdown)  # a bench may name its section by its arguments
     return 0
 
 

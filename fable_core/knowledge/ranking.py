@@ -8,7 +8,8 @@ decided by how many of the newest notes (a window, :class:`Bounds`) have its wor
 of a query, so pages never overlap or skip):
 
 - **few** (fewer than 1% of them, or a vault no larger than a window): every match is
-  ranked, through the search vector's GIN index; at most a few per cent of the notes;
+  ranked, through the search vector's GIN index, when there are at most 2,000 (a word rare
+  among recent notes can be in thousands of old ones: at 1M notes those took 50 ms to rank);
 - **many**: the notes are taken newest first (last updated) in windows that double in size
   (2,000 notes, then 4,000, ...): the matches within a window are ranked, and a window's come
   before the next one's. Matches whose title has one of the query's words (up to 200,
@@ -54,6 +55,7 @@ class Bounds:
     window: int = 2000  # notes in the first window
     common: int = 20  # notes with the query's words in the first window from which it is ranked by windows (1%)
     titled: int = 200  # matches by title joined to the first window
+    every: int = 2000  # the most matches ranked in full; a word rare among the newest notes may not be in all
 
 
 BOUNDS = Bounds()
@@ -92,7 +94,9 @@ async def keyword_ranking(session: AsyncSession, caller: Caller, tsq: Any, where
     if first.seen < bounds.window:  # the whole vault was one window: ranked in full
         return first.ranked[start:want]
     if first.words < bounds.common:
-        return await _every_match(session, query, where, start, count)
+        every = await _every_match(session, query, where, bounds.every)
+        if every is not None:
+            return every[start:want]
     titled = await _titled(session, query, where, bounds.titled)
     ranked = sorted({**dict(first.ranked), **titled}.items(), key=lambda kv: (-kv[1], -kv[0]))
     window = first
@@ -148,11 +152,19 @@ async def _titled(session: AsyncSession, query: _Query, where: list[Any], limit:
     return {note_id: float(score) for note_id, score in rows}
 
 
-async def _every_match(session: AsyncSession, query: _Query, where: list[Any], start: int,
-                       count: int) -> list[tuple[int, float]]:
-    score = _rank(query)
-    rows = await session.execute(
-        select(Note.id, score).where(*where, Note.search_vector.op("@@")(query.exact))
-        .order_by(score.desc(), Note.id.desc()).offset(start).limit(count))
-    return [(note_id, float(s)) for note_id, s in rows]
-
+async def _every_match(session: AsyncSession, query: _Query, where: list[Any],
+                       most: int) -> list[tuple[int, float]] | None:
+    """Every match ranked, or None when there are more than ``most`` (then windows rank them:
+    a word in few of the newest notes can still be in thousands of older ones)."""
+    matches = (select(Note.id, Note.search_vector).where(*where, Note.search_vector.op("@@")(query.exact))
+               .limit(most + 1).subquery())
+    score = _rank(query, matches.c.search_vector)
+    row = (await session.execute(select(
+        func.count(),
+        func.array_agg(aggregate_order_by(matches.c.id, score.desc(), matches.c.id.desc())),
+        func.array_agg(aggregate_order_by(score, score.desc(), matches.c.id.desc())),
+    ))).one()
+    found, ids, scores = row
+    if found > most:
+        return None
+    return list(zip(ids or [], scores or [], strict=True))

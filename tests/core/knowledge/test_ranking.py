@@ -60,6 +60,20 @@ async def test_few_matches_in_the_newest_notes_rank_every_match(call, fable: Fab
     assert await _rank(fable, alice, "heron") == [ids[0], ids[-1]]
 
 
+async def test_a_word_rare_among_the_newest_notes_but_in_many_old_ones_is_ranked_by_windows(
+        call, fable: Fable, alice: Caller) -> None:
+    """Few of the newest notes have it, more than ``every`` notes in all do: ranking them all
+    would grow with the vault, so windows rank them, newest first, and the old note that says
+    it most waits for its window."""
+    sightings = [{"title": f"Sighting {i:02d} log", "body": "heron"} for i in range(6)]
+    later = [{"title": f"Later {i:02d} page", "body": "plain words"} for i in range(8)]
+    ids = await _vault(call, fable, [{"title": "Old one", "body": "heron " * 9}, *_filler(20), *sightings, *later])
+    every = await _rank(fable, alice, "heron", bounds=Bounds(window=10, common=3, titled=5, every=10))
+    windows = await _rank(fable, alice, "heron", bounds=Bounds(window=10, common=3, titled=5, every=5))
+    assert every[0] == ids[0]  # 7 matches, at most 10 ranked in full: the one saying it most first
+    assert sorted(windows) == sorted(every) and windows[-1] == ids[0] and windows[0] != ids[0]
+
+
 async def test_many_matches_are_ranked_newest_window_first(call, fable: Fable, alice: Caller) -> None:
     """A word in every note: the first window (the ten newest) is ranked, then the next twenty,
     then the rest; an old note that says it most waits for its window."""
