@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
     BigInteger,
+    CheckConstraint,
     Computed,
     Date,
     DateTime,
@@ -34,6 +35,8 @@ __all__ = [
     "AppLog",
     "Base",
     "Conversation",
+    "Group",
+    "GroupMember",
     "InstanceSetting",
     "LoginSession",
     "Message",
@@ -44,9 +47,12 @@ __all__ = [
     "NoteLink",
     "NoteVersion",
     "NoteWord",
+    "Notification",
     "Project",
+    "PushSubscription",
     "RateLimitHit",
     "Setting",
+    "Share",
     "TaskLog",
     "User",
     "title_key",
@@ -82,6 +88,7 @@ class User(Base):
     email_verified_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     is_active: Mapped[bool] = mapped_column(server_default=text("true"), nullable=False)
     created_at: Mapped[datetime] = _created()
+    last_login_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
     __table_args__ = (
         # An address proven by its owner belongs to one account: password resets go there.
@@ -257,9 +264,7 @@ class Note(Base):
     parent_id: Mapped[int | None] = mapped_column(
         ForeignKey("notes.id", ondelete="SET NULL"), index=True
     )
-    project_id: Mapped[int | None] = mapped_column(
-        ForeignKey("projects.id", ondelete="SET NULL"), index=True
-    )
+    project_id: Mapped[int | None] = mapped_column(ForeignKey("projects.id", ondelete="SET NULL"))
     milestone_id: Mapped[int | None] = mapped_column(
         ForeignKey("milestones.id", ondelete="SET NULL"), index=True
     )
@@ -313,6 +318,8 @@ class Note(Base):
         Index("ix_notes_user_title_key_reversed", "user_id", "title_key_reversed",
               postgresql_ops={"title_key_reversed": "text_pattern_ops"}),
         Index("ix_notes_user_updated", "user_id", "updated_at", "id"),
+        # a project's notes newest first: how a shared project's notes join a listing (0013)
+        Index("ix_notes_project_updated", "project_id", "updated_at", "id"),
         Index("ix_notes_user_status_due", "user_id", "status", "due_date"),
     )
 
@@ -515,3 +522,120 @@ class NoteDraft(Base):
     updated_at: Mapped[datetime] = _updated()
 
     __table_args__ = (UniqueConstraint("user_id", "note_id", name="uq_note_drafts_user_note"),)
+
+
+# --- sharing -----------------------------------------------------------------------------------
+
+
+class Group(Base):
+    """A platform-wide group of users, to share with many at once. Admins create and delete
+    groups; the group's owners manage its members. Names are unique, case ignored."""
+
+    __tablename__ = "groups"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), nullable=False)
+    description: Mapped[str] = mapped_column(Text, server_default="", nullable=False)
+    created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    created_at: Mapped[datetime] = _created()
+
+    __table_args__ = (Index("uq_groups_name", text("lower(name)"), unique=True),)
+
+
+class GroupMember(Base):
+    """A user in a group, as ``member`` or ``owner`` (owners manage the members)."""
+
+    __tablename__ = "group_members"
+
+    group_id: Mapped[int] = mapped_column(ForeignKey("groups.id", ondelete="CASCADE"), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True,
+                                         index=True)
+    role: Mapped[str] = mapped_column(String(8), server_default="member", nullable=False)
+    created_at: Mapped[datetime] = _created()
+
+    __table_args__ = (CheckConstraint("role IN ('member', 'owner')", name="ck_group_members_role"),)
+
+
+class Share(Base):
+    """A project or a note (exactly one) shared with a user or a group (exactly one) at a
+    permission: ``viewer`` reads, ``editor`` changes content, ``admin`` may also reshare and
+    delete. ``owner_id`` is the shared row's owner (rows never change owner), so "shared by me"
+    and the owner's name need no join through the row; ``shared_by`` is who made the share.
+    Who may see what is decided in :mod:`fable_core.access` alone."""
+
+    __tablename__ = "shares"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), nullable=False, index=True)
+    project_id: Mapped[int | None] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), index=True)
+    note_id: Mapped[int | None] = mapped_column(ForeignKey("notes.id", ondelete="CASCADE"), index=True)
+    grantee_user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    grantee_group_id: Mapped[int | None] = mapped_column(ForeignKey("groups.id", ondelete="CASCADE"), index=True)
+    permission: Mapped[str] = mapped_column(String(8), nullable=False)
+    shared_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    created_at: Mapped[datetime] = _created()
+    updated_at: Mapped[datetime] = _updated()
+
+    __table_args__ = (
+        CheckConstraint("num_nonnulls(project_id, note_id) = 1", name="ck_shares_one_item"),
+        CheckConstraint("num_nonnulls(grantee_user_id, grantee_group_id) = 1", name="ck_shares_one_grantee"),
+        CheckConstraint("permission IN ('viewer', 'editor', 'admin')", name="ck_shares_permission"),
+        # one share per item and grantee: sharing again changes its permission
+        Index("uq_shares_project_user", "project_id", "grantee_user_id", unique=True,
+              postgresql_where=text("project_id IS NOT NULL AND grantee_user_id IS NOT NULL")),
+        Index("uq_shares_project_group", "project_id", "grantee_group_id", unique=True,
+              postgresql_where=text("project_id IS NOT NULL AND grantee_group_id IS NOT NULL")),
+        Index("uq_shares_note_user", "note_id", "grantee_user_id", unique=True,
+              postgresql_where=text("note_id IS NOT NULL AND grantee_user_id IS NOT NULL")),
+        Index("uq_shares_note_group", "note_id", "grantee_group_id", unique=True,
+              postgresql_where=text("note_id IS NOT NULL AND grantee_group_id IS NOT NULL")),
+    )
+
+
+# --- notifications -----------------------------------------------------------------------------
+
+
+class Notification(Base):
+    """Something that happened for a user: a share made or revoked, an answer finished while
+    they were away, a task due. ``data`` says what it is about (ids to link to); ``key``, when
+    set, makes it once-only (a day's reminder for a task: replicas racing to send it insert
+    one row). ``push_state`` is ``pending`` until the Web Push sender has dealt with it."""
+
+    __tablename__ = "notifications"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    user_id: Mapped[int] = _owner()
+    kind: Mapped[str] = mapped_column(String(16), nullable=False)
+    title: Mapped[str] = mapped_column(String(300), nullable=False)
+    body: Mapped[str] = mapped_column(Text, server_default="", nullable=False)
+    data: Mapped[Any | None] = mapped_column(JSONB)
+    key: Mapped[str | None] = mapped_column(String(200))
+    created_at: Mapped[datetime] = _created()
+    read_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    push_state: Mapped[str] = mapped_column(String(8), server_default="pending", nullable=False)
+
+    __table_args__ = (
+        Index("ix_notifications_user_id_id", "user_id", "id"),
+        Index("ix_notifications_unread", "user_id", postgresql_where=text("read_at IS NULL")),
+        Index("ix_notifications_push_pending", "id", postgresql_where=text("push_state = 'pending'")),
+        Index("uq_notifications_user_key", "user_id", "key", unique=True, postgresql_where=text("key IS NOT NULL")),
+    )
+
+
+class PushSubscription(Base):
+    """One browser or device subscribed to Web Push for a user: the push service's endpoint and
+    the keys its messages are encrypted with (RFC 8291). A 404 or 410 from the endpoint deletes
+    the row."""
+
+    __tablename__ = "push_subscriptions"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = _owner()
+    endpoint: Mapped[str] = mapped_column(Text, unique=True, nullable=False)
+    p256dh: Mapped[str] = mapped_column(String(200), nullable=False)
+    auth: Mapped[str] = mapped_column(String(100), nullable=False)
+    user_agent: Mapped[str] = mapped_column(String(200), server_default="", nullable=False)
+    created_at: Mapped[datetime] = _created()
+    last_sent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    failures: Mapped[int] = mapped_column(Integer, server_default="0", nullable=False)
+

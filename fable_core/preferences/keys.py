@@ -1,0 +1,57 @@
+"""The per-user setting keys, declared by the domains that read them: each key has a type (any
+annotation pydantic validates), a default and a description, so that the settings tools, REST
+and UI validate and document every key from this one table, and a domain reads its own key typed.
+
+    NOTIFY = setting("notifications", NotificationPrefs, NotificationPrefs(), "What to be told, and how")
+    prefs = await read_setting(session, caller, NOTIFY)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from pydantic import TypeAdapter, ValidationError
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from fable_core.access import owned_by
+from fable_core.caller import Caller
+from fable_core.db.models import Setting
+
+__all__ = ["KEYS", "SettingKey", "read_setting", "setting"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class SettingKey(Generic[T]):
+    name: str
+    type: Any
+    default: T
+    description: str
+    adapter: TypeAdapter[T] = field(repr=False, compare=False)
+
+
+KEYS: dict[str, SettingKey[Any]] = {}
+
+
+def setting(name: str, type_: Any, default: T, description: str) -> SettingKey[T]:
+    """Declare a per-user setting key (once, at import time)."""
+    if name in KEYS:
+        raise ValueError(f"setting {name!r} is already declared")
+    key: SettingKey[T] = SettingKey(name, type_, default, description, TypeAdapter(type_))
+    KEYS[name] = key
+    return key
+
+
+async def read_setting(session: AsyncSession, caller: Caller, key: SettingKey[T]) -> T:
+    """The caller's value of ``key``, or its default when unset or no longer valid (a stored
+    value that an older Fable accepted is never an error for the reader)."""
+    value = await session.scalar(select(Setting.value).where(owned_by(Setting, caller), Setting.key == key.name))
+    if value is None:
+        return key.default
+    try:
+        return key.adapter.validate_python(value)
+    except ValidationError:
+        return key.default
