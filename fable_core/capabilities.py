@@ -49,6 +49,10 @@ CAPABILITIES: tuple[Capability, ...] = (
         "fable_core.assistant.assist",
         "fable_core.assistant.models",
     ), install="fable_core.assistant.service:install"),
+    Capability("sharing", (
+        "fable_core.sharing.shares",
+        "fable_core.sharing.groups",
+    )),
 )
 
 _RANK = {module: rank for rank, module in enumerate(m for c in CAPABILITIES for m in c.modules)}

@@ -99,7 +99,7 @@ class FableMcp:
     @asynccontextmanager
     async def _lifespan(self, _: Server[Any]) -> AsyncIterator[dict[str, Any]]:
         """Listen to committed changes while any transport runs this server."""
-        self.subscriptions.attach(self.fable.events, self.fable.changes)
+        self.subscriptions.attach(self.fable.events, self.fable.changes, self.fable.db)
         stop_hearing = self.fable.availability.subscribe(self._tools_changed)
         try:
             yield {}

@@ -28,9 +28,10 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from fable_core.access import notified
+from fable_core.access import belongs_to, can_read
 from fable_core.caller import Caller
 from fable_core.changes import ChangeFeed
+from fable_core.db.database import Database
 from fable_core.events import Event, EventBus, NoteChanged
 from fable_mcp.identity import Credential, connection_of, credential_of
 from fable_mcp.resources import note_uri, project_uri
@@ -73,10 +74,13 @@ class Subscriptions:
         self._listeners: dict[tuple[int, str], _Listeners] = {}
         self._unsubscribe: list[Callable[[], None]] = []
         self._others: ChangeFeed | None = None
+        self._db: Database | None = None
 
-    def attach(self, events: EventBus, others: ChangeFeed) -> None:
-        """Hear this process's committed changes and those of other processes on the database."""
+    def attach(self, events: EventBus, others: ChangeFeed, db: Database) -> None:
+        """Hear this process's committed changes and those of other processes on the database
+        (``db`` says who may hear of a change to a shared row)."""
         self._others = others
+        self._db = db
         self._unsubscribe = [events.subscribe(self.publish), others.subscribe(self.publish)]
 
     async def _hearing_others(self) -> None:
@@ -142,10 +146,27 @@ class Subscriptions:
                 _log.info("not telling a closed MCP connection of the tool list", exc_info=True)
                 self._listed_tools.discard(conn)
 
+    async def _hears(self, user_id: int, event: Event, heard: dict[int, bool]) -> bool:
+        """Whether ``user_id`` may hear of ``event``: their own row, or one shared with them now
+        (asked of the database once per user and event: a revoked share stops the news at once).
+        Of someone else's row that is gone they cannot be told: whether they could see it went
+        with it."""
+        if belongs_to(event.user_id, user_id):
+            return True
+        if event.kind == "deleted" or self._db is None:
+            return False
+        listener = user_id
+        if listener not in heard:
+            async with self._db.reading() as session:
+                heard[listener] = await (can_read(session, listener, "note", event.note_id) if isinstance(
+                    event, NoteChanged) else can_read(session, listener, "project", event.project_id))
+        return heard[listener]
+
     async def publish(self, event: Event) -> None:
         uri = note_uri(event.note_id) if isinstance(event, NoteChanged) else project_uri(event.project_id)
+        heard: dict[int, bool] = {}
         for key, listeners in list(self._listeners.items()):
-            if not notified(listeners.user_id, event.user_id):
+            if not await self._hears(listeners.user_id, event, heard):
                 continue
             if await _revoked(listeners.credential):
                 _log.info("ending the listen streams of a revoked MCP credential")
@@ -154,7 +175,7 @@ class Subscriptions:
             else:
                 await listeners.bus.publish(ResourceUpdated(uri=uri))
         for conn, subscriber in list(self._by_connection.items()):
-            if not notified(subscriber.user_id, event.user_id) or uri not in subscriber.uris:
+            if uri not in subscriber.uris or not await self._hears(subscriber.user_id, event, heard):
                 continue
             if await _revoked(subscriber.credential):
                 _log.info("dropping the subscriptions of a revoked MCP credential")

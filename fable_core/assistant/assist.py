@@ -28,7 +28,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import get_visible, owned_by
+from fable_core.access import get_visible, owned_by, reach_of, readable
 from fable_core.assistant.answers import cut, json_object_from, summary_from, tags_from, title_from
 from fable_core.assistant.gate import model_for
 from fable_core.assistant.providers import Provider
@@ -112,8 +112,8 @@ class Rewrite:
 
 async def plan_rewrite(session: AsyncSession, caller: Caller, note_id: int, instruction: str,
                        section: str | None) -> Rewrite:
-    """Check that the caller sees the note (and that the section exists) and build the prompt."""
-    note = await get_visible(session, Note, note_id, caller)
+    """Check that the caller may edit the note (and that the section exists) and build the prompt."""
+    note = await get_visible(session, Note, note_id, caller, need="editor")
     return Rewrite(note.id, instruction, section, note.version, target_text(note, section),
                    assist_messages(note, instruction, section))
 
@@ -232,7 +232,7 @@ async def suggest_tags(
             note = await get_visible(session, Note, note_id, ctx.caller)
             text, have = f"{note.title}\n\n{note.body}", list(note.tags)
         tag = func.unnest(Note.tags).label("tag")
-        inner = select(tag).where(owned_by(Note, ctx.caller)).subquery()
+        inner = select(tag).where(readable(Note, await reach_of(session, ctx.caller))).subquery()
         existing = list((await session.execute(
             select(inner.c.tag).group_by(inner.c.tag).order_by(func.count().desc()).limit(100))).scalars())
     instruction = _TAGS.format(n=limit)
@@ -344,9 +344,10 @@ async def summarize_project(
     by search_projects to match projects by what they contain). An empty or echoed answer is
     not stored: `updated` is false, `reason` says why."""
     async with ctx.reading() as session:
-        project = await get_visible(session, Project, project_id, ctx.caller)
+        project = await get_visible(session, Project, project_id, ctx.caller, need="editor")
         notes = (await session.execute(
-            select(Note.title, Note.body).where(Note.project_id == project_id, owned_by(Note, ctx.caller))
+            select(Note.title, Note.body).where(Note.project_id == project_id,
+                                                readable(Note, await reach_of(session, ctx.caller)))
             .order_by(Note.updated_at.desc()).limit(15))).all()
     listing = "\n".join(f"- {t}: {b[:200]}" for t, b in notes)
     prompt = (f"Project: {project.title}\nDescription: {project.description}\n"
@@ -355,7 +356,7 @@ async def summarize_project(
                                      max_tokens=200)
     summary, why_not = summary_from(answer, _SUMMARY, prompt)
     async with ctx.transaction() as session:  # the project may have gone while the model wrote
-        project = await get_visible(session, Project, project_id, ctx.caller, for_update=True)
+        project = await get_visible(session, Project, project_id, ctx.caller, for_update=True, need="editor")
         if why_not:
             return ProjectSummaryView(project_id=project_id, auto_summary=project.auto_summary or "", updated=False,
                                       reason=f"{why_not}; the summary was left as it was")

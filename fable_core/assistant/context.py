@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
-from fable_core.access import owned_by
+from fable_core.access import reach_of, readable
 from fable_core.assistant import ssrf
 from fable_core.assistant.providers.base import Provider
 from fable_core.caller import Caller
@@ -108,7 +108,8 @@ async def _attach(session: Connectable, caller: Caller, pack: ContextPack, note_
     if not note_ids:
         return
     notes = {n.id: n for n in (await session.execute(
-        select(Note.id, Note.title, Note.body).where(Note.id.in_(note_ids), owned_by(Note, caller))))}
+        select(Note.id, Note.title, Note.body).where(Note.id.in_(note_ids),
+                                                     readable(Note, await reach_of(session, caller)))))}
     missing = [i for i in note_ids if i not in notes]
     if missing:
         raise NotFound(f"note {missing[0]} not found", note_id=missing[0])

@@ -11,7 +11,7 @@ from pydantic import Field, StringConstraints
 from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
-from fable_core.access import owned_by, visible
+from fable_core.access import owned_by, reach_of, readable, visible
 from fable_core.assistant.views import (
     ConversationDetail,
     ConversationPage,
@@ -59,7 +59,7 @@ async def scope_label(session: AsyncSession, caller: Caller, rag_project_id: int
     if rag_project_id == -1:
         return "All notes"
     title = await session.scalar(select(Project.title).where(
-        Project.id == rag_project_id, owned_by(Project, caller)))
+        Project.id == rag_project_id, readable(Project, await reach_of(session, caller))))
     return f"Project: {title}" if title else f"Project {rag_project_id}"
 
 
@@ -78,7 +78,7 @@ async def _check_scope(ctx: Context, rag_project_id: int | None) -> None:
     if rag_project_id == 0:
         raise InvalidInput("rag_project_id must be null, -1 or a project id", field="rag_project_id")
     found = await ctx.session.scalar(select(Project.id).where(
-        Project.id == rag_project_id, owned_by(Project, ctx.caller)))
+        Project.id == rag_project_id, readable(Project, await reach_of(ctx.session, ctx.caller))))
     if found is None:
         raise NotFound(f"project {rag_project_id} not found", project_id=rag_project_id)
 
@@ -209,7 +209,7 @@ async def search_projects(
     """Find the caller's projects matching words, scored over title, description and the
     project's automatic summary; best first."""
     wanted = query.casefold()
-    projects = (await ctx.session.execute(visible(Project, ctx.caller))).scalars()
+    projects = (await ctx.session.execute(visible(Project, await reach_of(ctx.session, ctx.caller)))).scalars()
     scored = []
     for p in projects:
         tier = name_tier(query, p.title)  # the title: named as a tool would resolve it

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Text, any_, bindparam, exists, func, or_, select
 from sqlalchemy.dialects.postgresql import ARRAY
 
-from fable_core.access import OWNER_PARAM, get_visible, owned_by_param
+from fable_core.access import get_visible
 from fable_core.db.models import Milestone, Note
 from fable_core.knowledge.matching import project_ref
 from fable_core.tools import Context
@@ -60,14 +60,15 @@ async def check_refs(ctx: Context, *, project_id: int | None = None, project: st
 
 
 def note_filters(
-    ctx: Context, *, tag: str | None, kind: str, status: list[str] | None,
+    *, tag: str | None, kind: str, status: list[str] | None,
     priority: list[str] | None, project_id: int | None, milestone_id: int | None,
     parent_id: int | None, due_before: date | None, due_after: date | None,
 ) -> list[ColumnElement[bool]]:
-    """The listings' WHERE clauses; every value is a named bind parameter, so that
-    ``list_notes`` can build its statement once per combination of filters and run it again
-    with new values (``filter_params`` gives them under the same names)."""
-    where: list[ColumnElement[bool]] = [owned_by_param(Note, ctx.caller)]
+    """The listings' WHERE clauses, besides which notes the caller may read
+    (:func:`fable_core.access.readable`, :func:`~fable_core.access.reach_parts`); every value is
+    a named bind parameter, so that ``list_notes`` can build its statement once per combination
+    of filters and run it again with new values (``filter_params`` gives them under the same names)."""
+    where: list[ColumnElement[bool]] = []
     if tag is not None:
         where.append(tag_clause(tag))
     if kind == "note":
@@ -90,10 +91,10 @@ def note_filters(
     return where
 
 
-def filter_params(ctx: Context, **filters: Any) -> dict[str, Any]:
-    """The bind parameters of ``note_filters(ctx, **filters)``: the filters given (not None, not
+def filter_params(**filters: Any) -> dict[str, Any]:
+    """The bind parameters of ``note_filters(**filters)``: the filters given (not None, not
     empty), under the names ``note_filters`` binds them to."""
-    params: dict[str, Any] = {OWNER_PARAM: ctx.user_id}
+    params: dict[str, Any] = {}
     for name, value in filters.items():
         if name == "tag":
             if value is not None:

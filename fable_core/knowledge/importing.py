@@ -22,7 +22,7 @@ from sqlalchemy import Integer, Text, func, literal, or_, select, true
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import get_visible, of_user
+from fable_core.access import belongs_to, get_visible, of_user
 from fable_core.caller import Caller
 from fable_core.db.models import Note, Project, title_key
 from fable_core.errors import Conflict, InvalidInput
@@ -117,6 +117,14 @@ async def import_notes(
     return ImportResult(created=len(taken), ids=ids, skipped=skipped)
 
 
+def _own(project: Project, caller: Caller) -> Project:
+    """Imported notes are the caller's own, so their projects must be too."""
+    if not belongs_to(project.user_id, caller.user_id):
+        raise InvalidInput(f"project {project.id} is shared with you: import_notes imports into your own "
+                           "projects; add notes to it with create_note", field="project_id")
+    return project
+
+
 def _row(user_id: int, note: ImportedNote, projects: dict[object, int], now: datetime) -> dict[str, Any]:
     if note.recurrence_rule and note.due_date is None:
         raise InvalidInput(f"{note.title!r}: a recurring task needs a due_date to recur from",
@@ -137,9 +145,9 @@ async def _projects(s: AsyncSession, caller: Caller, notes: list[ImportedNote]) 
             raise InvalidInput(f"{note.title!r}: pass project_id or project (a name), not both",
                                field="project")
         if note.project_id is not None and note.project_id not in found:
-            found[note.project_id] = (await get_visible(s, Project, note.project_id, caller)).id
+            found[note.project_id] = _own(await get_visible(s, Project, note.project_id, caller), caller).id
         elif note.project is not None and note.project not in found:
-            found[note.project] = (await resolve_project(s, caller, note.project)).id
+            found[note.project] = _own(await resolve_project(s, caller, note.project), caller).id
     return found
 
 

@@ -11,25 +11,47 @@ from datetime import date, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import StringConstraints
-from sqlalchemy import and_, bindparam, case, func, literal, select
+from sqlalchemy import bindparam, case, func, literal, select, union_all
 
+from fable_core.access import Reach, belongs_to, permission_name, reach_of, reach_parts, readable
 from fable_core.db.models import Note
 from fable_core.errors import InvalidInput
 from fable_core.knowledge.filters import check_refs, filter_params, note_filters, once
 from fable_core.knowledge.paging import decode_cursor, encode_cursor
 from fable_core.knowledge.types import Cursor, Kind, Limit, Priority, ProjectRef, RowId, Status, Tag
-from fable_core.knowledge.views import NotePage
+from fable_core.knowledge.views import NotePage, NoteSummary
 from fable_core.tools import Context, Route, tool
 
-__all__ = ["SUMMARY_COLUMNS"]
+__all__ = ["SUMMARY_COLUMNS", "mark_shared", "summary_of"]
 
 # The columns of a NoteSummary, read as plain rows: listing and reading are the hottest reads of
 # every surface, and building ORM objects for them cost more than the query.
 SUMMARY_COLUMNS = (
     Note.id, Note.title, case((Note.status.is_(None), "note"), else_="task").label("kind"), Note.tags,
     Note.status, Note.priority, Note.due_date, Note.project_id, Note.milestone_id, Note.parent_id,
-    Note.recurrence_rule, Note.version, Note.updated_at,
+    Note.recurrence_rule, Note.version, Note.updated_at, Note.user_id.label("owner_id"),
 )
+
+
+def mark_shared(items: list[dict[str, Any]], reach: Reach | None) -> list[dict[str, Any]]:
+    """Summaries (with their ``owner_id``) of notes others shared with the caller get their
+    ``owner`` and the caller's ``permission``; the caller's own notes stay as they are."""
+    if reach is None or reach.alone:
+        return items
+    for item in items:
+        owner_id = item.get("owner_id")
+        if owner_id is not None and not belongs_to(owner_id, reach.user_id):
+            item["owner"] = reach.owner_name(owner_id)
+            item["permission"] = permission_name(reach.note_level(owner_id, item["id"], item.get("project_id")))
+    return items
+
+
+async def summary_of(ctx: Context, note: Note) -> NoteSummary:
+    """A note's summary as the caller sees it: with its owner and the caller's permission when
+    it is someone else's."""
+    summary = {**NoteSummary.model_validate(note).model_dump(), "owner_id": note.user_id}
+    reach = None if belongs_to(note.user_id, ctx.user_id) else await reach_of(ctx.session, ctx.caller)
+    return NoteSummary.model_validate(mark_shared([summary], reach)[0])
 
 
 # --- tools ------------------------------------------------------------------------------------
@@ -73,7 +95,8 @@ async def list_notes(
     filters = {"tag": tag, "kind": kind, "status": status, "priority": priority, "project_id": scoped,
                "milestone_id": milestone_id, "parent_id": parent_id, "due_before": due_before,
                "due_after": due_after}
-    params = filter_params(ctx, **filters)
+    reach = await reach_of(ctx.session, ctx.caller)
+    params = {**filter_params(**filters), **reach.params()}
     if text:
         params["text"] = text
     position = decode_cursor(cursor, f"notes:{sort}")
@@ -83,7 +106,7 @@ async def list_notes(
     shape = (frozenset(params), kind, sort)
     statements = _LIST_STATEMENTS.get(shape)
     if statements is None:
-        statements = _list_statements(ctx, filters, params, sort)
+        statements = _list_statements(reach, filters, params, sort)
         if len(_LIST_STATEMENTS) < 1024:
             _LIST_STATEMENTS[shape] = statements
     # on the session's connection: rows only, without the ORM's result machinery
@@ -100,8 +123,8 @@ async def list_notes(
     elif position is None:
         total = len(rows)
     # one validation call for the page: pydantic loops over the items in Rust
-    return NotePage.model_validate({"items": [dict(zip(names, row, strict=True)) for row in rows[:limit]],
-                                    "total": total, "next_cursor": next_cursor})
+    items = mark_shared([dict(zip(names, row, strict=True)) for row in rows[:limit]], reach)
+    return NotePage.model_validate({"items": items, "total": total, "next_cursor": next_cursor})
 
 
 # list_notes' statements (the page, and the count of the first page) by the filters present, the
@@ -111,12 +134,14 @@ _LIST_STATEMENTS: dict[tuple[frozenset[str], str, str], tuple[Any, Any]] = {}
 TOTAL_CAP = 1000  # a total is exact up to here: counting 100,000 matches costs more than the page
 
 
-def _list_statements(ctx: Context, filters: dict[str, Any], params: dict[str, Any], sort: str) -> tuple[Any, Any]:
-    where = note_filters(ctx, **filters)
+def _list_statements(reach: Reach, filters: dict[str, Any], params: dict[str, Any], sort: str) -> tuple[Any, Any]:
+    """The page and the count. The notes of others shared with the caller come from their own
+    ordered index ranges (:func:`~fable_core.access.reach_parts`), merged by the same order."""
+    where = note_filters(**filters)
     if "text" in params:
         where.append(Note.search_vector.op("@@")(
             once(func.websearch_to_tsquery("english", bindparam("text", params["text"])))))
-    matching = select(literal(1)).where(and_(*where)).limit(TOTAL_CAP).subquery()
+    matching = select(literal(1)).where(readable(Note, reach), *where).limit(TOTAL_CAP).subquery()
     count = select(func.count()).select_from(matching)
     key, descending = _SORTS[sort]
     if "after_key" in params:
@@ -124,9 +149,17 @@ def _list_statements(ctx: Context, filters: dict[str, Any], params: dict[str, An
                          bindparam("after_id", params["after_id"]))
         where.append(func.row(key, Note.id) < after if descending else func.row(key, Note.id) > after)
     order = (key.desc(), Note.id.desc()) if descending else (key.asc(), Note.id.asc())
-    page = (select(*SUMMARY_COLUMNS, key.label("sort_key")).where(and_(*where)).order_by(*order)
-            .limit(bindparam("page", params["page"])))
-    return page, count
+    limit: Any = bindparam("page", params["page"])
+
+    def page(scope: Any) -> Any:
+        return select(*SUMMARY_COLUMNS, key.label("sort_key")).where(scope, *where).order_by(*order).limit(limit)
+
+    parts = reach_parts(reach, page)
+    if len(parts) == 1:
+        return parts[0], count
+    merged = union_all(*parts).subquery()
+    by = (merged.c.sort_key.desc(), merged.c.id.desc()) if descending else (merged.c.sort_key, merged.c.id)
+    return select(merged).order_by(*by).limit(limit), count
 
 
 def _cursor_value(sort: str, raw: Any) -> Any:

@@ -5,11 +5,12 @@ markdown). Every query is scoped through :mod:`fable_core.access`; the surfaces 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from sqlalchemy import Select, String, cast, func, or_, select
 
-from fable_core.access import owned_by, visible
+from fable_core.access import Reach, owned_by, reach_of, readable, visible
 from fable_core.caller import Caller
 from fable_core.db.models import Note, Project, title_key
 from fable_core.errors import NotFound
@@ -42,13 +43,12 @@ def _like(text: str) -> str:
 
 
 async def note_titles(fable: Fable, caller: Caller, typed: str) -> list[str]:
-    """Titles of notes whose title contains ``typed``, most recently changed first."""
-    stmt = (
+    """Titles of notes the caller can read whose title contains ``typed``, most recently changed first."""
+    return await _first_values(fable, caller, lambda reach: (
         select(Note.title)
-        .where(owned_by(Note, caller), Note.title.ilike(f"%{_like(typed)}%"))
+        .where(readable(Note, reach), Note.title.ilike(f"%{_like(typed)}%"))
         .order_by(Note.updated_at.desc(), Note.id.desc())
-    )
-    return await _first_values(fable, stmt)
+    ))
 
 
 async def project_titles(fable: Fable, caller: Caller, typed: str) -> list[str]:
@@ -57,7 +57,8 @@ async def project_titles(fable: Fable, caller: Caller, typed: str) -> list[str]:
     if len(typed) > MAX_TITLE:
         return []
     async with fable.db.reading() as session:
-        rows = (await session.execute(visible(Project, caller).with_only_columns(Project.id, Project.title))).all()
+        reach = await reach_of(session, caller)
+        rows = (await session.execute(visible(Project, reach).with_only_columns(Project.id, Project.title))).all()
     wanted = typed.strip().casefold()
     ranked = sorted(((tier, not title.casefold().startswith(wanted), title.casefold(), pid, title)
                      for pid, title in rows if (tier := name_tier(typed, title)) is not None))
@@ -70,30 +71,28 @@ async def tag_names(fable: Fable, caller: Caller, typed: str) -> list[str]:
     Queried here rather than through ``list_tags``, whose ``prefix`` refuses text longer than a
     tag: a completion answers such text with no values, not an error.
     """
-    tag = func.unnest(Note.tags).label("tag")
-    tags = select(tag).where(owned_by(Note, caller)).subquery()
-    stmt = (
-        select(tags.c.tag).where(tags.c.tag.like(f"{_like(typed.strip().lower())}%"))
-        .group_by(tags.c.tag).order_by(func.count().desc(), tags.c.tag)
-    )
-    return await _first_values(fable, stmt)
+    def statement(reach: Reach) -> Select[tuple[str]]:
+        tags = select(func.unnest(Note.tags).label("tag")).where(readable(Note, reach)).subquery()
+        return (select(tags.c.tag).where(tags.c.tag.like(f"{_like(typed.strip().lower())}%"))
+                .group_by(tags.c.tag).order_by(func.count().desc(), tags.c.tag))
+    return await _first_values(fable, caller, statement)
 
 
 async def ids_starting(fable: Fable, caller: Caller, section: Section, typed: str) -> list[str]:
     """Ids of the caller's notes or projects whose digits start with ``typed``, newest first."""
     model: type[Note | Project] = Note if section == "notes" else Project
     digits = cast(model.id, String)
-    stmt = (
-        visible(model, caller).with_only_columns(digits)
+    return await _first_values(fable, caller, lambda reach: (
+        visible(model, reach).with_only_columns(digits)
         .where(digits.like(f"{_like(typed)}%")).order_by(model.id.desc())
-    )
-    return await _first_values(fable, stmt)
+    ))
 
 
-async def _first_values(fable: Fable, stmt: Select[str]) -> list[str]:
-    """The first :data:`FETCH_VALUES` strings ``stmt`` selects: one more than an answer holds,
-    which tells whether there are more."""
+async def _first_values(fable: Fable, caller: Caller, statement: Callable[[Reach], Select[Any]]) -> list[str]:
+    """The first :data:`FETCH_VALUES` strings the statement built for the caller's reach
+    selects: one more than an answer holds, which tells whether there are more."""
     async with fable.db.reading() as session:
+        stmt = statement(await reach_of(session, caller))
         return list((await session.execute(stmt.limit(FETCH_VALUES))).scalars())
 
 
@@ -108,12 +107,13 @@ async def find_note(fable: Fable, caller: Caller, ref: str) -> int:
     if is_id(ref):
         return int(ref)
     key = title_key(ref)
-    exact = visible(Note, caller).where(same_key(Note.title_key, key)).order_by(Note.id.desc()).limit(1)
-    closest = (  # only asked when no title has the same key: the trigram search costs milliseconds
-        visible(Note, caller).where(Note.title_key.op("%")(key))
-        .order_by(func.similarity(Note.title_key, key).desc(), Note.id.desc()).limit(1)
-    )
     async with fable.db.reading() as session:
+        reach = await reach_of(session, caller)
+        exact = visible(Note, reach).where(same_key(Note.title_key, key)).order_by(Note.id.desc()).limit(1)
+        closest = (  # only asked when no title has the same key: the trigram search costs milliseconds
+            visible(Note, reach).where(Note.title_key.op("%")(key))
+            .order_by(func.similarity(Note.title_key, key).desc(), Note.id.desc()).limit(1)
+        )
         note = (await session.execute(exact)).scalar_one_or_none()
         if note is None:
             note = (await session.execute(closest)).scalar_one_or_none()
@@ -136,15 +136,16 @@ async def resource_rows(
     """
     rows: list[tuple[Section, dict[str, Any]]] = []
     async with fable.db.reading() as session:
+        reach = await reach_of(session, caller)
         if section == "projects":
-            projects = visible(Project, caller).with_only_columns(Project.id, Project.title, Project.status)
+            projects = visible(Project, reach).with_only_columns(Project.id, Project.title, Project.status)
             if before is not None:
                 projects = projects.where(Project.id < before)
             found = await session.execute(projects.order_by(Project.id.desc()).limit(limit))
             rows += [("projects", dict(r._mapping)) for r in found]
             before = None
         if len(rows) < limit:
-            notes = visible(Note, caller).with_only_columns(*_NOTE_COLUMNS)
+            notes = visible(Note, reach).with_only_columns(*_NOTE_COLUMNS)
             if before is not None:
                 notes = notes.where(Note.id < before)
             found_notes = await session.execute(notes.order_by(Note.id.desc()).limit(limit - len(rows)))
@@ -154,14 +155,17 @@ async def resource_rows(
 
 
 async def note_ids_by_title(fable: Fable, caller: Caller, keys: set[str]) -> dict[str, int]:
-    """Title key → the caller's oldest note with that title, for each key (one query)."""
+    """Title key → the oldest note with that title the caller can read, their own first, for
+    each key (one query). A title only others' unshared notes have stays unresolved."""
     ids: dict[str, int] = {}
     if not keys:
         return ids
     async with fable.db.reading() as session:
+        reach = await reach_of(session, caller)
         rows = await session.execute(
-            visible(Note, caller).with_only_columns(Note.title_key, Note.id)
-            .where(or_(*(same_key(Note.title_key, k) for k in sorted(keys)))).order_by(Note.id))
+            visible(Note, reach).with_only_columns(Note.title_key, Note.id)
+            .where(or_(*(same_key(Note.title_key, k) for k in sorted(keys))))
+            .order_by(owned_by(Note, caller).is_not(True), Note.id))
         for key, note_id in rows:
             ids.setdefault(key, note_id)
     return ids

@@ -22,7 +22,7 @@ from typing import Any
 from sqlalchemy import and_, bindparam, select, union
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import OWNER_PARAM, get_visible, owned_by_param, visible
+from fable_core.access import OWNER_PARAM, belongs_to, get_visible, owned_by_param, reach_of, visible
 from fable_core.caller import Caller
 from fable_core.db.models import Note, Project, title_key
 from fable_core.errors import Conflict, InvalidInput, NotFound
@@ -83,16 +83,21 @@ def _like_prefix(value: str) -> str:
 
 
 async def check_duplicate_title(
-    session: AsyncSession, caller: Caller, title: str, *, exclude_id: int | None = None, fuzzy: bool = True
+    session: AsyncSession, caller: Caller, title: str, *, exclude_id: int | None = None, fuzzy: bool = True,
+    owner_id: int | None = None,
 ) -> None:
-    """Raise Conflict naming the existing note when ``title`` duplicates one of the caller's.
+    """Raise Conflict naming the existing note when ``title`` duplicates one of the notes of
+    ``owner_id`` (the caller's by default: the rule applies per owner) that the caller can see.
+    A note of someone else's that the caller cannot see never refuses a title: that would tell
+    them it exists.
 
     Fuzzy candidates are the titles sharing this one's first or last 40 % (see ``AFFIX_SHARE``):
     two index range scans whatever the number of notes; difflib then decides.
     """
     key = title_key(title)
     fuzzy = fuzzy and len(key) >= 4
-    params: dict[str, object] = {OWNER_PARAM: caller.user_id}
+    owner = caller.user_id if owner_id is None else owner_id
+    params: dict[str, object] = {OWNER_PARAM: owner}
     if exclude_id is not None:
         params["exclude_id"] = exclude_id
     if fuzzy:
@@ -103,7 +108,10 @@ async def check_duplicate_title(
     statement = _DUPLICATE_STATEMENTS[fuzzy, exclude_id is not None]
     result = await (await session.connection()).execute(statement, params)
     rows = sorted(result.all(), key=lambda r: r[2] != key)
-    for note_id, existing, existing_key in rows:
+    if not belongs_to(owner, caller.user_id):
+        reach = await reach_of(session, caller)
+        rows = [r for r in rows if reach.note_level(owner, r[0], r[3])]
+    for note_id, existing, existing_key, _ in rows:
         exact = existing_key == key
         if exact or (fuzzy and _near_duplicate(existing_key, key)):
             how = "the same title" if exact else "a very similar title"
@@ -117,7 +125,7 @@ async def check_duplicate_title(
 
 def _duplicate_statement(fuzzy: bool, excluding: bool) -> Any:
     """check_duplicate_title's query, with bind parameters: built once per kind of check."""
-    columns = (Note.id, Note.title, Note.title_key)
+    columns = (Note.id, Note.title, Note.title_key, Note.project_id)
     mine = [owned_by_param(Note)]
     if excluding:
         mine.append(Note.id != bindparam("exclude_id"))
@@ -153,20 +161,25 @@ def name_tier(wanted: str, title: str) -> int | None:
 
 
 async def resolve_project(session: AsyncSession, caller: Caller, name: str) -> Project:
-    """Find the caller's project by name; NotFound or InvalidInput (ambiguous) otherwise."""
+    """Find a project the caller can see by name; NotFound or InvalidInput (ambiguous)
+    otherwise. Names are unique per owner, so a name may match one of the caller's projects
+    and one shared with them: their own wins."""
     wanted = name.strip().casefold()
     if not wanted:
         raise InvalidInput("project name is empty", field="project")
+    reach = await reach_of(session, caller)
     projects = (
-        await session.execute(visible(Project, caller).order_by(Project.id))
+        await session.execute(visible(Project, reach).order_by(Project.id))
     ).scalars().all()
     tiers = {p.id: name_tier(wanted, p.title) for p in projects}
     for tier in (1, 2, 3, 4):
         found = [p for p in projects if tiers[p.id] == tier]
-        if len(found) == 1:
-            return found[0]
+        own = [p for p in found if belongs_to(p.user_id, caller.user_id)]
+        if len(own) == 1 or len(found) == 1:
+            return (own or found)[0]
         if len(found) > 1:
-            names = ", ".join(f"{p.title!r} (id {p.id})" for p in found[:10])
+            names = ", ".join(f"{p.title!r} (id {p.id}{'' if belongs_to(p.user_id, caller.user_id) else ', shared'})"
+                              for p in found[:10])
             raise InvalidInput(
                 f"project name {name!r} is ambiguous: it matches {names}; pass project_id instead",
                 field="project",

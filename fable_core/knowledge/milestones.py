@@ -95,11 +95,11 @@ async def create_milestone(
 
     Args:
     """
-    found = await require_project(ctx, project_id, project)
+    found = await require_project(ctx, project_id, project, need="editor")
     await _refuse_taken(ctx.session, found.id, title)
     last = await ctx.session.scalar(
         select(func.max(Milestone.order_index)).where(Milestone.project_id == found.id))
-    milestone = Milestone(user_id=ctx.user_id, project_id=found.id, title=title,
+    milestone = Milestone(user_id=found.user_id, project_id=found.id, title=title,
                           description=description, status=status, due_date=due_date,
                           order_index=(last + 1) if last is not None else 0)
     ctx.session.add(milestone)
@@ -122,7 +122,7 @@ async def update_milestone(
     Args:
         clear: Fields to empty.
     """
-    milestone = await get_visible(ctx.session, Milestone, milestone_id, ctx.caller, for_update=True)
+    milestone = await get_visible(ctx.session, Milestone, milestone_id, ctx.caller, for_update=True, need="editor")
     if title is not None and title.lower() != milestone.title.lower():
         await _refuse_taken(ctx.session, milestone.project_id, title, exclude_id=milestone.id)
     values = {"title": title, "description": description, "status": status, "due_date": due_date}
@@ -163,7 +163,7 @@ async def list_milestones(
       route=Route("DELETE", "/milestones/{milestone_id}"))
 async def delete_milestone(ctx: Context, milestone_id: MilestoneId) -> MilestoneDeleted:
     """Delete a milestone. Its notes and tasks are kept, in the same project, without milestone."""
-    milestone = await get_visible(ctx.session, Milestone, milestone_id, ctx.caller)
+    milestone = await get_visible(ctx.session, Milestone, milestone_id, ctx.caller, need="editor")
     detached = await ctx.session.execute(
         update(Note).where(Note.milestone_id == milestone.id).values(milestone_id=None))
     await ctx.session.execute(delete(Milestone).where(Milestone.id == milestone.id))
@@ -184,7 +184,7 @@ async def reorder_milestones(
     Args:
         milestone_ids: Every milestone of the project, once, in the new order.
     """
-    found = await require_project(ctx, project_id, project)
+    found = await require_project(ctx, project_id, project, need="editor")
     current = set((await ctx.session.execute(
         select(Milestone.id).where(Milestone.project_id == found.id).with_for_update())).scalars())
     if len(set(milestone_ids)) != len(milestone_ids) or set(milestone_ids) != current:

@@ -21,9 +21,12 @@ from sqlalchemy import (
 )
 
 from fable_core.access import (
+    belongs_to,
+    check_delete_note,
     fetch_visible,
     get_visible,
-    owned_by,
+    reach_of,
+    readable,
     visible_row,
 )
 from fable_core.db.models import Note, NoteLink
@@ -32,7 +35,7 @@ from fable_core.events import NoteChanged
 from fable_core.knowledge import wikilinks
 from fable_core.knowledge.creation import insert_note, new_row
 from fable_core.knowledge.filters import escape_like
-from fable_core.knowledge.listing import SUMMARY_COLUMNS
+from fable_core.knowledge.listing import SUMMARY_COLUMNS, mark_shared, summary_of
 from fable_core.knowledge.matching import check_duplicate_title
 from fable_core.knowledge.paging import decode_cursor, encode_cursor
 from fable_core.knowledge.saving import (
@@ -114,20 +117,21 @@ async def create_note(
     """
     probe = None if confirm else await duplicate_probe(ctx, title, body)  # remote: before the transaction
     async with ctx.transaction() as session:
-        await check_duplicate_title(session, ctx.caller, title)
-        await check_semantic_duplicate(ctx, probe)
-        check_task_fields(recurrence_rule, due_date)
-        row = new_row(ctx.user_id, title, body, tags, status=status, priority=priority,
-                      due_date=due_date, recurrence_rule=recurrence_rule)
+        placed = Placement()
         if any(ref is not None for ref in (project_id, project, milestone_id, parent_id)):
-            placed = Placement()
             await set_placement(ctx, placed, project_id=project_id, project=project,
                                 milestone_id=milestone_id, parent_id=parent_id)
-            row.update(project_id=placed.project_id, milestone_id=placed.milestone_id,
-                       parent_id=placed.parent_id)
+        owner = placed.user_id or ctx.user_id  # in a project shared with the caller: its owner's
+        await check_duplicate_title(session, ctx.caller, title, owner_id=owner)
+        await check_semantic_duplicate(ctx, probe)
+        check_task_fields(recurrence_rule, due_date)
+        row = new_row(owner, title, body, tags, status=status, priority=priority,
+                      due_date=due_date, recurrence_rule=recurrence_rule, project_id=placed.project_id,
+                      milestone_id=placed.milestone_id, parent_id=placed.parent_id)
         summary = await insert_note(session, row)
-        ctx.emit(NoteChanged(ctx.user_id, summary["id"], "created"))
-    return NoteSummary.model_validate(summary)
+        ctx.emit(NoteChanged(owner, summary["id"], "created"))
+        reach = None if belongs_to(owner, ctx.user_id) else await reach_of(session, ctx.caller)
+    return NoteSummary.model_validate(mark_shared([{**summary, "owner_id": owner}], reach)[0])
 
 
 @tool(title="Read a note", scope="read", route=Route("GET", "/notes/{note_id}"))
@@ -147,8 +151,8 @@ async def read_note(
         section: Only the body under this heading.
         offset: Character to start from (within the section).
     """
-    row = await fetch_visible(ctx.session, _READ_STATEMENT, Note, note_id, ctx.caller)
-    detail = row._asdict()
+    row, reach = await fetch_visible(ctx.session, _READ_STATEMENT, Note, note_id, ctx.caller)
+    detail = mark_shared([row._asdict()], reach)[0]
     body = text_ = detail["body"]
     sections = outline(body)
     if section is not None:
@@ -201,7 +205,7 @@ async def update_note(
         clear: Fields to empty.
         expected_version: Refuse (conflict) if the note changed since this version was read.
     """
-    note = await get_visible(ctx.session, Note, note_id, ctx.caller, for_update=True)
+    note = await get_visible(ctx.session, Note, note_id, ctx.caller, for_update=True, need="editor")
     if expected_version is not None and note.version != expected_version:
         raise Conflict(
             f"note {note_id} is at version {note.version}, not {expected_version}; re-read it",
@@ -209,7 +213,8 @@ async def update_note(
         )
     old_title, old_body = note.title, note.body
     if title is not None and wikilinks.title_key(title) != note.title_key:
-        await check_duplicate_title(ctx.session, ctx.caller, title, exclude_id=note.id, fuzzy=False)
+        await check_duplicate_title(ctx.session, ctx.caller, title, exclude_id=note.id, fuzzy=False,
+                                    owner_id=note.user_id)
     for column in (_CLEAR_COLUMNS[f] for f in clear or []):
         setattr(note, column, None)
     if "project" in (clear or []):
@@ -232,7 +237,7 @@ async def update_note(
         await apply_status(ctx, note, status)
     check_task_fields(note.recurrence_rule, note.due_date)
     await save_changes(ctx, note, old_title=old_title, body_changed=note.body != old_body)
-    return NoteSummary.model_validate(note)
+    return await summary_of(ctx, note)
 
 
 @tool(title="Edit part of a note", scope="write", route=Route("POST", "/notes/{note_id}/edit"))
@@ -252,13 +257,13 @@ async def edit_note(
     missing, or found more than once without `replace_all`); replace_section replaces what is
     under the heading `section` (the heading stays); append_to_section adds `text` at its end.
     """
-    note = await get_visible(ctx.session, Note, note_id, ctx.caller, for_update=True)
+    note = await get_visible(ctx.session, Note, note_id, ctx.caller, for_update=True, need="editor")
     if expected_version is not None and note.version != expected_version:
         raise Conflict(f"note {note_id} is at version {note.version}, not {expected_version}",
                        note_id=note_id, version=note.version)
     note.body = _edited(note.body, operation, text, find, replace_all, section)
     await save_changes(ctx, note)
-    return NoteSummary.model_validate(note)
+    return await summary_of(ctx, note)
 
 
 def _edited(body: str, operation: str, text_: str, find: str | None, replace_all: bool,
@@ -305,6 +310,7 @@ async def delete_note(ctx: Context, note_id: NoteId) -> Deleted:
     """Delete a note or task with its versions and work log. Its sub-notes are kept (detached);
     links to it become unresolved again."""
     note = await get_visible(ctx.session, Note, note_id, ctx.caller)
+    await check_delete_note(ctx.session, ctx.caller, note)
     await ctx.session.execute(delete(Note).where(Note.id == note.id))
     ctx.emit(NoteChanged(note.user_id, note.id, "deleted"))
     return Deleted(id=note_id)
@@ -315,16 +321,16 @@ async def delete_note(ctx: Context, note_id: NoteId) -> Deleted:
 async def convert_note(ctx: Context, note_id: NoteId, to: Literal["task", "note"]) -> NoteSummary:
     """Make a note a task (status todo) or a task a plain note (clears status, priority, due
     date and recurrence; the text is kept)."""
-    note = await get_visible(ctx.session, Note, note_id, ctx.caller, for_update=True)
+    note = await get_visible(ctx.session, Note, note_id, ctx.caller, for_update=True, need="editor")
     if to == "task" and note.status is None:
         note.status = "todo"
     elif to == "note" and note.status is not None:
         note.status = note.priority = note.due_date = note.recurrence_rule = None
         note.completed_at = None
     else:
-        return NoteSummary.model_validate(note)
+        return await summary_of(ctx, note)
     await save_changes(ctx, note, body_changed=False)
-    return NoteSummary.model_validate(note)
+    return await summary_of(ctx, note)
 
 
 @tool(title="List tags", scope="read", route=Route("GET", "/tags"))
@@ -342,7 +348,7 @@ async def list_tags(
     position = decode_cursor(cursor, "tags")
     offset = int(position[0]) if position else 0
     tag = func.unnest(Note.tags).label("tag")
-    inner = select(tag).where(owned_by(Note, ctx.caller)).subquery()
+    inner = select(tag).where(readable(Note, await reach_of(ctx.session, ctx.caller))).subquery()
     stmt = select(inner.c.tag, func.count().label("n")).group_by(inner.c.tag)
     if prefix:
         stmt = stmt.where(inner.c.tag.like(f"{escape_like(prefix.lower())}%"))
@@ -362,7 +368,7 @@ async def get_backlinks(ctx: Context, note_id: NoteId, limit: Limit = 20, cursor
     position = decode_cursor(cursor, "backlinks")
     stmt = (
         select(Note)
-        .where(owned_by(Note, ctx.caller),
+        .where(readable(Note, await reach_of(ctx.session, ctx.caller)),
                exists().where(NoteLink.source_id == Note.id, NoteLink.target_id == note.id))
         .order_by(Note.id.desc()).limit(limit + 1)
     )

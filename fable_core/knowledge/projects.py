@@ -15,8 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from sqlalchemy import ColumnElement, delete, func, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import owned_by
-from fable_core.caller import Caller
+from fable_core.access import Permission, belongs_to, of_user, permission_name, reach_of, readable, require
 from fable_core.db.database import rowcount
 from fable_core.db.models import Milestone, Note, Project
 from fable_core.errors import Conflict, InvalidInput
@@ -24,6 +23,7 @@ from fable_core.events import NoteChanged, ProjectChanged
 from fable_core.knowledge.matching import project_ref
 from fable_core.knowledge.paging import decode_cursor, encode_cursor
 from fable_core.knowledge.types import Color, Cursor, Limit, ProjectRef, RowId
+from fable_core.knowledge.views import absent_when_none
 from fable_core.tools import Context, Route, tool
 
 __all__ = ["MilestoneSummary", "TaskCounts", "require_project", "task_counts"]
@@ -66,6 +66,9 @@ class ProjectSummary(_View):
     color: str | None = None
     open_tasks: int = Field(0, description="Tasks still todo or in progress.")
     updated_at: datetime
+    owner: str | None = absent_when_none("Its owner, when someone shared it with you.")
+    permission: Literal["viewer", "editor", "admin"] | None = absent_when_none(
+        "What you may do in it, when it is shared with you.")
 
 
 class ProjectInfo(ProjectSummary):
@@ -99,12 +102,24 @@ class ProjectDeleted(_View):
 # --- shared helpers ---------------------------------------------------------------------------
 
 
-async def require_project(ctx: Context, project_id: int | None, project: str | None) -> Project:
-    """The project a tool must be pointed at, by id or by name."""
+async def require_project(ctx: Context, project_id: int | None, project: str | None,
+                          need: Permission = "viewer") -> Project:
+    """The project a tool must be pointed at, by id or by name, which the caller may use as
+    ``need`` says."""
     found = await project_ref(ctx.session, ctx.caller, project_id, project)
     if found is None:
         raise InvalidInput("pass project_id or project (its name)", field="project_id")
+    await require(ctx.session, ctx.caller, found, need)
     return found
+
+
+async def _shared_marks(ctx: Context, project: Project) -> dict[str, Any]:
+    """``owner`` and ``permission`` of a project someone else shared with the caller."""
+    if belongs_to(project.user_id, ctx.user_id):
+        return {}
+    reach = await reach_of(ctx.session, ctx.caller)
+    return {"owner": reach.owner_name(project.user_id),
+            "permission": permission_name(reach.project_level(project.user_id, project.id))}
 
 
 async def task_counts(session: AsyncSession, where: ColumnElement[bool],
@@ -118,10 +133,11 @@ async def task_counts(session: AsyncSession, where: ColumnElement[bool],
     return {(row[0] if by is not None else None): TaskCounts(**row._mapping) for row in rows}
 
 
-async def _refuse_taken(session: AsyncSession, caller: Caller, title: str,
+async def _refuse_taken(session: AsyncSession, owner_id: int, title: str,
                         exclude_id: int | None = None) -> None:
+    """Project titles are unique per owner."""
     stmt = select(Project.id, Project.title).where(
-        owned_by(Project, caller), func.lower(Project.title) == title.lower())
+        of_user(Project, owner_id), func.lower(Project.title) == title.lower())
     if exclude_id is not None:
         stmt = stmt.where(Project.id != exclude_id)
     taken = (await session.execute(stmt.limit(1))).first()
@@ -144,7 +160,7 @@ async def _info(ctx: Context, project: Project) -> ProjectInfo:
     await ctx.session.flush()
     await ctx.session.refresh(project, ["created_at", "updated_at"])
     open_ = (await _open_tasks(ctx.session, [project.id])).get(project.id, 0)
-    return ProjectInfo.model_validate({**_columns(project), "open_tasks": open_})
+    return ProjectInfo.model_validate({**_columns(project), "open_tasks": open_, **await _shared_marks(ctx, project)})
 
 
 def _columns(project: Project) -> dict[str, Any]:
@@ -171,7 +187,7 @@ async def create_project(
     Args:
         goal: What the project is for; helps assistants stay on track.
     """
-    await _refuse_taken(ctx.session, ctx.caller, title)
+    await _refuse_taken(ctx.session, ctx.user_id, title)
     project = Project(user_id=ctx.user_id, title=title, description=description, goal=goal,
                       status=status, color=color)
     ctx.session.add(project)
@@ -198,9 +214,10 @@ async def update_project(
     Args:
         clear: Fields to empty.
     """
-    found = await require_project(ctx, project_id, project)
+    found = await require_project(ctx, project_id, project, need="editor")
     if title is not None and title.lower() != found.title.lower():
-        await _refuse_taken(ctx.session, ctx.caller, title, exclude_id=found.id)
+        await require(ctx.session, ctx.caller, found, "admin")  # its name is among its owner's names
+        await _refuse_taken(ctx.session, found.user_id, title, exclude_id=found.id)
     values = {"title": title, "description": description, "goal": goal, "status": status,
               "color": color}
     for column, value in values.items():
@@ -208,7 +225,7 @@ async def update_project(
             setattr(found, column, value)
     if "color" in (clear or []):
         found.color = None
-    ctx.emit(ProjectChanged(ctx.user_id, found.id, "updated"))
+    ctx.emit(ProjectChanged(found.user_id, found.id, "updated"))
     return await _info(ctx, found)
 
 
@@ -226,7 +243,7 @@ async def get_project(ctx: Context, project_id: RowId | None = None,
     milestones = await milestone_summaries(ctx.session, found.id, limit=MAX_MILESTONES_SHOWN)
     return ProjectDetail.model_validate({
         **_columns(found), "open_tasks": counts.todo + counts.in_progress, "task_counts": counts,
-        "milestone_count": total or 0, "milestones": milestones,
+        "milestone_count": total or 0, "milestones": milestones, **await _shared_marks(ctx, found),
     })
 
 
@@ -242,7 +259,8 @@ async def list_projects(
     Args:
     """
     key = func.lower(Project.title)
-    stmt = select(Project, key.label("sort_key")).where(owned_by(Project, ctx.caller))
+    reach = await reach_of(ctx.session, ctx.caller)
+    stmt = select(Project, key.label("sort_key")).where(readable(Project, reach))
     if status:
         stmt = stmt.where(Project.status.in_(status))
     position = decode_cursor(cursor, "projects")
@@ -254,8 +272,8 @@ async def list_projects(
     rows = (await ctx.session.execute(stmt.order_by(key, Project.id).limit(limit + 1))).all()
     page = rows[:limit]
     open_ = await _open_tasks(ctx.session, [r[0].id for r in page])
-    items = [ProjectSummary.model_validate({**_columns(r[0]), "open_tasks": open_.get(r[0].id, 0)})
-             for r in page]
+    items = [ProjectSummary.model_validate({**_columns(r[0]), "open_tasks": open_.get(r[0].id, 0),
+                                            **await _shared_marks(ctx, r[0])}) for r in page]
     more = len(rows) > limit
     return ProjectPage(items=items, next_cursor=encode_cursor(
         "projects", [page[-1].sort_key, page[-1][0].id]) if more else None)
@@ -276,7 +294,7 @@ async def delete_project(
     Args:
         project: The project's exact title (case ignored); safer: project_id.
     """
-    found = await require_project(ctx, project_id, project)
+    found = await require_project(ctx, project_id, project, need="admin")
     if project is not None and found.title.casefold() != project.casefold():
         raise InvalidInput(f"deleting by name needs the exact title; did you mean {found.title!r} "
                            f"(project_id {found.id})?", field="project", candidate_id=found.id)

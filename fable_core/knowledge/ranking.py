@@ -32,11 +32,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import REAL, Text, and_, case, cast, func, literal, select
+from sqlalchemy import REAL, Text, and_, case, cast, func, literal, select, true, union_all
 from sqlalchemy.dialects.postgresql import ARRAY, TSQUERY, aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import owned_by_param
+from fable_core.access import Reach, reach_of, reach_parts, readable
 from fable_core.caller import Caller
 from fable_core.db.models import Note
 from fable_core.knowledge.filters import once
@@ -90,18 +90,20 @@ async def keyword_ranking(session: AsyncSession, caller: Caller, tsq: Any, where
     """Positions ``start`` to ``start + count`` of the ranking of the notes matching ``tsq``
     and ``where`` (fewer at its end), as ``(id, score)``."""
     query, want = _Query.of(tsq), start + count
-    first = await _window(session, caller, query, where, 0, bounds.window)
+    reach = await reach_of(session, caller)
+    first = await _window(session, reach, query, where, 0, bounds.window)
     if first.seen < bounds.window:  # the whole vault was one window: ranked in full
         return first.ranked[start:want]
+    readable_where = [readable(Note, reach), *where]
     if first.words < bounds.common:
-        every = await _every_match(session, query, where, bounds.every)
+        every = await _every_match(session, query, readable_where, bounds.every)
         if every is not None:
             return every[start:want]
-    titled = await _titled(session, query, where, bounds.titled)
+    titled = await _titled(session, query, readable_where, bounds.titled)
     ranked = sorted({**dict(first.ranked), **titled}.items(), key=lambda kv: (-kv[1], -kv[0]))
     window = first
     while len(ranked) < want and window.seen == window.size:
-        window = await _window(session, caller, query, where, window.offset + window.size, window.size * 2)
+        window = await _window(session, reach, query, where, window.offset + window.size, window.size * 2)
         ranked += [(note_id, score) for note_id, score in window.ranked if note_id not in titled]
     return ranked[start:want]
 
@@ -115,27 +117,33 @@ class _Window:
     ranked: list[tuple[int, float]]  # of them, those that match, best first
 
 
-async def _window(session: AsyncSession, caller: Caller, query: _Query, where: list[Any], offset: int,
+async def _window(session: AsyncSession, reach: Reach, query: _Query, where: list[Any], offset: int,
                   size: int) -> _Window:
     """The notes ``offset`` to ``offset + size``, newest first, and their matches ranked: one
-    backward scan of the owner's (updated_at, id) index. The filters are tested on the rows the
-    window holds, so a window costs the same whatever they select."""
+    backward scan of the owner's (updated_at, id) index (and of each shared project's). The
+    filters are tested on the rows the window holds, so a window costs the same whatever they
+    select."""
     vector = Note.search_vector
-    kept = and_(*where)
+    kept = and_(true(), *where)
     matches = and_(kept, vector.op("@@")(query.exact))
     # narrow rows: the vectors are read and tested before the sort, which then moves ids and
     # scores only (a small vault is read by a sequential scan and sorted: wide rows spilled to disk)
-    newest = (select(Note.id,
-                     and_(kept, func.coalesce(vector.op("@@")(query.words), True)).label("words"),
-                     case((matches, _rank(query, vector))).label("score"))
-              .where(owned_by_param(Note, caller))
-              .order_by(Note.updated_at.desc(), Note.id.desc()).offset(offset).limit(size).subquery())
-    found = newest.c.score.is_not(None)
+    columns = (Note.id, Note.updated_at, and_(kept, func.coalesce(vector.op("@@")(query.words), True)).label("words"),
+               case((matches, _rank(query, vector))).label("score"))
+    newest_first = (Note.updated_at.desc(), Note.id.desc())
+    if reach.alone:
+        newest = select(*columns).where(readable(Note, reach)).order_by(*newest_first).offset(offset).limit(size)
+    else:  # the newest of each part, then the newest of those
+        parts = union_all(*reach_parts(reach, lambda scope: select(*columns).where(scope).order_by(*newest_first)
+                                       .limit(offset + size))).subquery()
+        newest = select(parts).order_by(parts.c.updated_at.desc(), parts.c.id.desc()).offset(offset).limit(size)
+    window = newest.subquery()
+    found = window.c.score.is_not(None)
     row = (await session.execute(select(
         func.count(),
-        func.count().filter(newest.c.words),
-        func.array_agg(aggregate_order_by(newest.c.id, newest.c.score.desc(), newest.c.id.desc())).filter(found),
-        func.array_agg(aggregate_order_by(newest.c.score, newest.c.score.desc(), newest.c.id.desc())).filter(found),
+        func.count().filter(window.c.words),
+        func.array_agg(aggregate_order_by(window.c.id, window.c.score.desc(), window.c.id.desc())).filter(found),
+        func.array_agg(aggregate_order_by(window.c.score, window.c.score.desc(), window.c.id.desc())).filter(found),
     ))).one()
     seen, words, ids, scores = row
     return _Window(offset, size, seen, words, list(zip(ids or [], scores or [], strict=True)))

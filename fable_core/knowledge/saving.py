@@ -17,7 +17,7 @@ from datetime import UTC, date, datetime
 from sqlalchemy import exists, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import get_visible
+from fable_core.access import belongs_to, get_visible, require, same_space
 from fable_core.db.models import Milestone, Note
 from fable_core.errors import InvalidInput
 from fable_core.events import NoteChanged
@@ -37,12 +37,24 @@ _COUNT = re.compile(r"(?<![A-Z])COUNT=(\d+)")
 @dataclass(slots=True)
 class Placement:
     """Where a note not stored yet will sit (it has no id, so no note is inside it):
-    what :func:`set_placement` fills in for ``create_note``."""
+    what :func:`set_placement` fills in for ``create_note``. ``user_id`` is whose notes it
+    joins: the owner of the project, milestone or parent it is placed in (None: the caller's)."""
 
     id: int | None = None
+    user_id: int | None = None
     project_id: int | None = None
     milestone_id: int | None = None
     parent_id: int | None = None
+
+
+def _same_space(note: Note | Placement, owner_id: int, what: str) -> None:
+    """A note lives among its owner's notes: its project, milestone and parent are its owner's
+    too (a note in a project shared with you is the project owner's)."""
+    if not same_space(note.user_id, owner_id):
+        raise InvalidInput(f"{what} is among other notes than this note's owner's: a note can only be placed "
+                           "in its owner's projects and milestones and under their notes",
+                           field=what.split()[0] + "_id")
+    note.user_id = owner_id
 
 
 async def set_placement(
@@ -54,13 +66,18 @@ async def set_placement(
     milestone_id: int | None = None,
     parent_id: int | None = None,
 ) -> None:
-    """Attach ``note`` to a project (by id or name), milestone and parent the caller can see."""
+    """Attach ``note`` to a project (by id or name), milestone and parent the caller may edit,
+    all among the note's owner's (or, for a new note, the first one's owner's)."""
     s, caller = ctx.session, ctx.caller
     chosen = await project_ref(s, caller, project_id, project)
+    if chosen is not None:
+        await require(s, caller, chosen, "editor")
+        _same_space(note, chosen.user_id, f"project {chosen.id}")
     if chosen is not None and chosen.id != note.project_id:
         note.project_id, note.milestone_id = chosen.id, None
     if milestone_id is not None:
-        milestone = await get_visible(s, Milestone, milestone_id, caller)
+        milestone = await get_visible(s, Milestone, milestone_id, caller, need="editor")
+        _same_space(note, milestone.user_id, f"milestone {milestone_id}")
         if note.project_id is None:
             note.project_id = milestone.project_id
         elif milestone.project_id != note.project_id:
@@ -73,9 +90,14 @@ async def set_placement(
     if parent_id is not None:
         if parent_id == note.id:
             raise InvalidInput("a note cannot be its own parent", field="parent_id")
-        await get_visible(s, Note, parent_id, caller)
+        parent = await get_visible(s, Note, parent_id, caller)
+        _same_space(note, parent.user_id, f"parent {parent_id}")
         await _refuse_parent_cycle(s, note, parent_id)
         note.parent_id = parent_id
+    if isinstance(note, Placement) and not belongs_to(note.user_id or caller.user_id, caller.user_id) \
+            and note.project_id is None:
+        raise InvalidInput("a note among someone else's notes must be in one of their projects shared with you: "
+                           "pass that project too", field="project_id")
 
 
 async def _refuse_parent_cycle(s: AsyncSession, note: Note | Placement, parent_id: int) -> None:

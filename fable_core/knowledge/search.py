@@ -31,13 +31,15 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import Field, StringConstraints
-from sqlalchemy import Float, Integer, and_, bindparam, column, func, select
+from sqlalchemy import Float, Integer, bindparam, column, func, select
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.sql import FromClause, Subquery
 
+from fable_core.access import reach_of, readable
 from fable_core.db.models import Note, title_key
 from fable_core.errors import InvalidInput
 from fable_core.knowledge.filters import check_refs, note_filters
+from fable_core.knowledge.listing import mark_shared
 from fable_core.knowledge.paging import decode_cursor, encode_cursor
 from fable_core.knowledge.ranking import keyword_ranking
 from fable_core.knowledge.types import Cursor, Kind, RowId, Tag
@@ -77,8 +79,9 @@ async def search_notes(
     vector = await query_vector(ctx, query)  # remote: before the session
     async with ctx.reading():
         await check_refs(ctx, project_id=project_id)
-        where = note_filters(ctx, tag=tag, kind=kind, status=None, priority=None, project_id=project_id,
+        where = note_filters(tag=tag, kind=kind, status=None, priority=None, project_id=project_id,
                              milestone_id=None, parent_id=None, due_before=None, due_after=None)
+        reach = await reach_of(ctx.session, ctx.caller)
         words = _Words(query, corrected)
         few = limit if offset == 0 else 0  # fewer hits than this on a first page: correct the words
         if vector is not None:
@@ -92,7 +95,7 @@ async def search_notes(
             return await _hits(ctx, _listed(ranked), words.tsq)
         hits = await words.correct(ctx, await keyword(), keyword, few=few)
         if not hits and offset == 0:
-            hits = await _hits(ctx, _near_titles(query, where, limit), words.tsq)
+            hits = await _hits(ctx, _near_titles(query, [readable(Note, reach), *where], limit), words.tsq)
         return _results(words, "keyword", hits[:limit], offset, limit, more=len(hits) > limit)
 
 
@@ -161,7 +164,7 @@ def _near_titles(query: str, where: list[Any], limit: int) -> Subquery | None:
     if len(key) < 3:
         return None
     return (select(Note.id.label("id"), func.similarity(Note.title_key, key).label("score"))
-            .where(and_(*where), Note.title_key.op("%")(key))
+            .where(*where, Note.title_key.op("%")(key))
             .order_by(Note.title_key.op("<->")(key), Note.id.desc()).limit(limit).subquery())
 
 
@@ -204,8 +207,11 @@ async def _hits(ctx: Context, ranked: FromClause | None, tsq: Any) -> list[Searc
         .join(ranked, ranked.c.id == Note.id)
         .order_by(ranked.c.score.desc(), Note.id.desc())
     )).all()
-    return [SearchHit(**NoteSummary.model_validate(note).model_dump(), snippet=_snippet(note.body, snippet),
-                      score=round(float(score), 5)) for note, score, snippet in rows]
+    reach = await reach_of(ctx.session, ctx.caller)
+    summaries = mark_shared([{**NoteSummary.model_validate(note).model_dump(), "owner_id": note.user_id}
+                             for note, _, _ in rows], reach)
+    return [SearchHit(**summary, snippet=_snippet(note.body, snippet), score=round(float(score), 5))
+            for summary, (note, score, snippet) in zip(summaries, rows, strict=True)]
 
 
 def _snippet(body: str, headline: str | None) -> str:

@@ -16,10 +16,11 @@ from pydantic import BaseModel, Field
 from sqlalchemy import ColumnElement, and_, func, select
 from sqlalchemy.orm import defer
 
-from fable_core.access import get_visible, owned_by
+from fable_core.access import Permission, get_visible, reach_of, readable
 from fable_core.db.models import Note
 from fable_core.errors import InvalidInput
 from fable_core.knowledge.filters import tag_clause
+from fable_core.knowledge.listing import mark_shared, summary_of
 from fable_core.knowledge.matching import project_ref
 from fable_core.knowledge.paging import decode_cursor, encode_cursor
 from fable_core.knowledge.saving import apply_status, save_changes
@@ -37,9 +38,10 @@ from fable_core.tools import Context, Route, tool
 __all__ = ["require_task"]
 
 
-async def require_task(ctx: Context, note_id: int, *, for_update: bool = False) -> Note:
-    """The caller's note ``note_id``, refusing plain notes (InvalidInput) as task tools must."""
-    note = await get_visible(ctx.session, Note, note_id, ctx.caller, for_update=for_update)
+async def require_task(ctx: Context, note_id: int, *, for_update: bool = False,
+                       need: Permission = "viewer") -> Note:
+    """The note ``note_id``, refusing plain notes (InvalidInput) as task tools must."""
+    note = await get_visible(ctx.session, Note, note_id, ctx.caller, for_update=for_update, need=need)
     if note.status is None:
         raise InvalidInput(f"note {note_id} is not a task; convert it with convert_note first",
                            note_id=note_id)
@@ -56,12 +58,12 @@ class CompletedTask(BaseModel):
 async def complete_task(ctx: Context, note_id: NoteId) -> CompletedTask:
     """Mark a task done. A recurring task gets its next occurrence, returned as next_occurrence.
     Completing an already-done task changes nothing."""
-    note = await require_task(ctx, note_id, for_update=True)
+    note = await require_task(ctx, note_id, for_update=True, need="editor")
     if note.status == "done":
-        return CompletedTask(task=NoteSummary.model_validate(note))
+        return CompletedTask(task=await summary_of(ctx, note))
     successor = await apply_status(ctx, note, "done")
     await save_changes(ctx, note, body_changed=False)
-    return CompletedTask(task=NoteSummary.model_validate(note), next_occurrence=successor)
+    return CompletedTask(task=await summary_of(ctx, note), next_occurrence=successor)
 
 
 @tool(title="Reschedule a task", scope="write", idempotent=True,
@@ -72,15 +74,15 @@ async def reschedule_task(ctx: Context, note_id: NoteId, due_date: date) -> Note
 
     Args:
     """
-    note = await require_task(ctx, note_id, for_update=True)
+    note = await require_task(ctx, note_id, for_update=True, need="editor")
     if note.status in ("done", "cancelled"):
         raise InvalidInput(f"task {note_id} is {note.status}; reopen it with "
                            f"update_note(status='todo') before rescheduling", note_id=note_id)
     if note.due_date == due_date:
-        return NoteSummary.model_validate(note)
+        return await summary_of(ctx, note)
     note.due_date = due_date
     await save_changes(ctx, note, body_changed=False)
-    return NoteSummary.model_validate(note)
+    return await summary_of(ctx, note)
 
 
 # --- the grouped agenda -----------------------------------------------------------------------
@@ -138,7 +140,9 @@ async def _page(ctx: Context, name: str, group: _Group, where: list[ColumnElemen
     notes = (await ctx.session.execute(
         select(Note).options(defer(Note.body)).where(*clauses).order_by(*order).limit(limit + 1)
     )).scalars().all()
-    items = [NoteSummary.model_validate(n) for n in notes[:limit]]
+    reach = await reach_of(ctx.session, ctx.caller)
+    items = [NoteSummary.model_validate(summary) for summary in mark_shared(
+        [{**NoteSummary.model_validate(n).model_dump(), "owner_id": n.user_id} for n in notes[:limit]], reach)]
     if len(notes) <= limit:
         return items, None
     last = notes[limit - 1]
@@ -197,7 +201,8 @@ async def list_tasks(
 
 async def _task_filters(ctx: Context, project_id: int | None, project: str | None, tag: str | None,
                         priority: Sequence[str] | None) -> list[ColumnElement[bool]]:
-    where: list[ColumnElement[bool]] = [owned_by(Note, ctx.caller), Note.status.is_not(None)]
+    reach = await reach_of(ctx.session, ctx.caller)
+    where: list[ColumnElement[bool]] = [readable(Note, reach), Note.status.is_not(None)]
     scoped = await project_ref(ctx.session, ctx.caller, project_id, project)
     if scoped is not None:
         where.append(Note.project_id == scoped.id)

@@ -17,7 +17,7 @@ from pgvector.sqlalchemy import Vector
 from sqlalchemy import Select, bindparam, cast, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
-from fable_core.access import OWNER_PARAM, owned_by_param
+from fable_core.access import reach_of, readable_param
 from fable_core.caller import Caller
 from fable_core.db.models import Note, NoteEmbedding
 from fable_core.errors import NeedsConfirmation
@@ -76,15 +76,17 @@ async def nearest(
     The statement is built once per dimension, limit, ``where`` and ``columns`` (compared by
     identity) and then only executed: building it costs more than running it. Callers on a hot
     path therefore pass module-level clauses with bound parameters, not fresh ones."""
-    statement = _nearest_statement(len(vector), limit, tuple(columns), tuple(where))
+    reach = await reach_of(session, caller)
+    statement = _nearest_statement(len(vector), limit, tuple(columns), tuple(where), reach.alone)
     rows = (await session.execute(statement, {
-        **(params or {}), "_vector": vector, "_model": model, OWNER_PARAM: caller.user_id})).all()
+        **(params or {}), "_vector": vector, "_model": model, **reach.params()})).all()
     hits = [(row[0], 1.0 - float(row[1]), *row[2:]) for row in rows]
     return sorted((h for h in hits if h[1] >= min_similarity), key=lambda h: -h[1])
 
 
 @lru_cache(maxsize=128)
-def _nearest_statement(dims: int, limit: int, columns: tuple[Any, ...], where: tuple[Any, ...]) -> Select[Any]:
+def _nearest_statement(dims: int, limit: int, columns: tuple[Any, ...], where: tuple[Any, ...],
+                       alone: bool) -> Select[Any]:
     # Cast to the model's dimension and filter on ``dims``: the shape the per-dimension partial
     # HNSW index (``fable_core.assistant.embeddings.ensure_index``) answers.
     distance = cast(NoteEmbedding.embedding, Vector(dims)).cosine_distance(bindparam("_vector", type_=Vector(dims)))
@@ -92,7 +94,7 @@ def _nearest_statement(dims: int, limit: int, columns: tuple[Any, ...], where: t
         select(NoteEmbedding.note_id, distance.label("distance"), *columns)
         .join(Note, Note.id == NoteEmbedding.note_id)
         .where(NoteEmbedding.dims == dims, NoteEmbedding.model == bindparam("_model"),
-               owned_by_param(NoteEmbedding), *where)
+               readable_param(NoteEmbedding if alone else Note, alone), *where)
         .order_by(distance).limit(limit)
     )
 

@@ -12,6 +12,7 @@ from sqlalchemy import select
 from fable_core.access import get_visible
 from fable_core.db.models import Note, NoteVersion
 from fable_core.errors import NotFound
+from fable_core.knowledge.listing import summary_of
 from fable_core.knowledge.paging import decode_cursor, encode_cursor
 from fable_core.knowledge.saving import save_changes
 from fable_core.knowledge.types import Cursor, Limit, NoteId
@@ -124,9 +125,9 @@ async def diff_note_versions(ctx: Context, note_id: NoteId, from_version: Versio
 async def restore_note_version(ctx: Context, note_id: NoteId, version: VersionNo) -> NoteSummary:
     """Bring back the title, body and tags of an earlier version. Nothing is lost: the restore
     is itself saved as a new version."""
-    note = await get_visible(ctx.session, Note, note_id, ctx.caller, for_update=True)
+    note = await get_visible(ctx.session, Note, note_id, ctx.caller, for_update=True, need="editor")
     old = await _version(ctx, note.id, version)
     old_title = note.title
     note.title, note.body, note.tags = old.title, old.body, list(old.tags)
     await save_changes(ctx, note, old_title=old_title)
-    return NoteSummary.model_validate(note)
+    return await summary_of(ctx, note)

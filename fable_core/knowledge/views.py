@@ -52,6 +52,10 @@ class NoteSummary(_View):
     recurrence_rule: str | None = None
     version: int
     updated_at: datetime
+    owner: str | None = absent_when_none("Its owner, when someone shared it with you.")
+    permission: Literal["viewer", "editor", "admin"] | None = absent_when_none(
+        "What you may do with it, when it is shared with you: viewer reads, editor edits, admin also "
+        "deletes and reshares.")
 
 
 class NoteDetail(NoteSummary):

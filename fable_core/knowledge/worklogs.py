@@ -15,7 +15,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from sqlalchemy import ColumnElement, Integer, delete, func, select, tuple_, type_coerce
 
-from fable_core.access import get_visible, owned_by
+from fable_core.access import belongs_to, get_visible, owned_by, reach_of, readable, require
 from fable_core.db.models import Note, Project, TaskLog
 from fable_core.errors import InvalidInput
 from fable_core.knowledge.matching import project_ref
@@ -66,7 +66,7 @@ async def log_work(
         work_date: The day the work was done (ISO date); defaults to today in the user's timezone.
         description: What was done.
     """
-    note = await require_task(ctx, note_id)
+    note = await require_task(ctx, note_id, need="editor")
     if work_date is None:
         work_date = await ctx.today()
     log = TaskLog(user_id=ctx.user_id, note_id=note.id, work_date=work_date, minutes=minutes,
@@ -107,6 +107,8 @@ async def list_work_logs(ctx: Context, note_id: NoteId, limit: Limit = 50,
 async def delete_work_log(ctx: Context, log_id: RowId) -> Deleted:
     """Delete one entry of work logged on a task (by its id, from list_work_logs)."""
     log = await get_visible(ctx.session, TaskLog, log_id, ctx.caller)
+    if not belongs_to(log.user_id, ctx.user_id):  # one's own entry, else an editor's right on the task
+        await require(ctx.session, ctx.caller, log, "editor")
     await ctx.session.execute(delete(TaskLog).where(TaskLog.id == log.id))
     return Deleted(id=log.id)
 
@@ -169,7 +171,8 @@ async def work_report(
     if (end - start).days >= MAX_REPORT_DAYS:
         raise InvalidInput(f"a report covers at most {MAX_REPORT_DAYS} days; {start} to {end} is "
                            f"{(end - start).days + 1} days", field="end")
-    where: list[ColumnElement[bool]] = [owned_by(TaskLog, ctx.caller), TaskLog.work_date.between(start, end)]
+    where: list[ColumnElement[bool]] = [owned_by(TaskLog, ctx.caller), TaskLog.work_date.between(start, end),
+                                        readable(Note, await reach_of(ctx.session, ctx.caller))]
     scoped = await project_ref(ctx.session, ctx.caller, project_id, project)
     if scoped is not None:
         where.append(Note.project_id == scoped.id)

@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 import pytest
+from support.users import make_user
 
 from fable_core.capabilities import load_capabilities
 from fable_core.errors import FableError, InvalidInput, NotFound
@@ -30,7 +31,12 @@ _KINDS = {
     "rag_project_id": "project",
     "conversation_id": "conversation",
     "exclude_note_id": "note",
+    "share_id": "share",
+    "group_id": "group",  # groups are platform-wide, seen by everyone: tests/core/sharing covers them
 }
+_PLATFORM_WIDE = {"group"}
+# Tools that take one item of several kinds (naming two is bad input, refused before any lookup)
+_ONE_ITEM = {"share": {"project_id", "note_id"}, "list_shares": {"project_id", "note_id"}}
 # Values for other required arguments, where the schema alone gives no valid one.
 _SAMPLES: dict[str, Any] = {
     "title": "Probe by bob",
@@ -52,8 +58,9 @@ def _row_arguments(t: Tool) -> list[str]:
 _CASES = [(t.name, arg) for t in REGISTRY for arg in _row_arguments(t)]
 
 
-async def _world(call, who, owner: str) -> dict[str, int]:
-    """A project, milestone, parent note, a versioned task under it with links and a work log."""
+async def _world(call, who, owner: str, fable=None) -> dict[str, int]:
+    """A project, milestone, parent note, a versioned task under it with links and a work log;
+    with ``fable``, the project shared with a friend of the owner's."""
     project = await call("create_project", title=f"{owner} secret project", as_=who)
     milestone = await call("create_milestone", project_id=project["id"], title=f"{owner} milestone", as_=who)
     parent = await call("create_note", title=f"{owner} parent", tags=[f"{owner}/secret"], as_=who)
@@ -66,6 +73,9 @@ async def _world(call, who, owner: str) -> dict[str, int]:
             "parent": parent["id"]}
     if "create_conversation" in REGISTRY:
         rows["conversation"] = (await call("create_conversation", title=f"{owner} chat", as_=who))["id"]
+    if fable is not None:
+        friend = await make_user(fable, f"{owner}friend", password=None)
+        rows["share"] = (await call("share", project_id=project["id"], with_user=friend.username, as_=who))["id"]
     return rows
 
 
@@ -91,8 +101,9 @@ def _arguments(t: Tool, target: str, value: int, own: dict[str, int]) -> dict[st
     real call would name them together), and every other required argument a valid value."""
     schema = t.input_schema
     args: dict[str, Any] = {target: value}
+    alternatives = _ONE_ITEM.get(t.name, set())
     for name in schema.get("properties", {}):
-        if name != target and name in _KINDS:
+        if name != target and name in _KINDS and not (target in alternatives and name in alternatives):
             args[name] = _row(name, own)
     for name in schema.get("required", []):
         if name not in args:
@@ -106,12 +117,15 @@ def test_every_row_id_argument_is_known() -> None:
     assert len(_CASES) >= 20
 
 
-@pytest.mark.parametrize(("tool_name", "argument"), _CASES, ids=[f"{t}.{a}" for t, a in _CASES])
+_OWNED_CASES = [(t, a) for t, a in _CASES if _KINDS.get(a) not in _PLATFORM_WIDE]
+
+
+@pytest.mark.parametrize(("tool_name", "argument"), _OWNED_CASES, ids=[f"{t}.{a}" for t, a in _OWNED_CASES])
 async def test_another_users_row_is_not_found_and_nothing_changes(
-    call, alice, bob, fails, snapshot, tool_name, argument
+    call, fable, alice, bob, fails, snapshot, tool_name, argument
 ) -> None:
-    alices = await _world(call, alice, "alice")
-    bobs = await _world(call, bob, "bob")
+    alices = await _world(call, alice, "alice", fable)
+    bobs = await _world(call, bob, "bob", fable)
     t = REGISTRY.get(tool_name)
     args = _arguments(t, argument, _row(argument, alices), bobs)
     before = await snapshot()

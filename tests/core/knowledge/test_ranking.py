@@ -14,7 +14,6 @@ from fable_core.caller import Caller
 from fable_core.knowledge.filters import note_filters
 from fable_core.knowledge.ranking import Bounds, keyword_ranking
 from fable_core.runtime import Fable
-from fable_core.tools import Context
 
 SMALL = Bounds(window=10, common=3, titled=5)
 
@@ -32,8 +31,7 @@ async def _vault(call: Any, fable: Fable, notes: list[dict[str, Any]]) -> list[i
 async def _rank(fable: Fable, caller: Caller, query: str, start: int = 0, count: int = 100, *,
                 bounds: Bounds = SMALL, **filters: Any) -> list[int]:
     async with fable.db.reading() as session:
-        ctx = Context.within(session, caller, fable.settings, fable)
-        where = note_filters(ctx, tag=filters.get("tag"), kind=filters.get("kind", "all"), status=None,
+        where = note_filters(tag=filters.get("tag"), kind=filters.get("kind", "all"), status=None,
                              priority=None, project_id=None, milestone_id=None, parent_id=None,
                              due_before=None, due_after=None)
         ranked = await keyword_ranking(session, caller, func.websearch_to_tsquery("english", query), where,
