@@ -50,7 +50,7 @@ async def build_world(fable: Fable, people: People) -> World:
                       milestone_id=milestone["id"], parent_id=parent["id"], tags=["house"])
     await call("update_note", note_id=task["id"], body=f"tiles v2 [[Plans {n}]]")
     log = await call("log_work", note_id=task["id"], minutes=30)
-    await call("create_note", title=f"{PRIVATE} diary {n}", body=f"[[Plans {n}]] secret", tags=["private"])
+    diary = await call("create_note", title=f"{PRIVATE} diary {n}", body=f"[[Plans {n}]] secret", tags=["private"])
     await call("create_project", title=f"{PRIVATE} project {n}")
     shares = {}
     for role, permission in (("viewer", "viewer"), ("editor", "editor"), ("admin", "admin"), ("revoked", "viewer")):
@@ -59,5 +59,5 @@ async def build_world(fable: Fable, people: People) -> World:
     await call("share", project_id=project["id"], with_group="Household", permission="editor")
     await call("unshare", share_id=shares["revoked"])
     world.rows = {"project": project["id"], "milestone": milestone["id"], "note": task["id"],
-                  "parent": parent["id"], "log": log["id"], "share": shares["viewer"]}
+                  "parent": parent["id"], "log": log["id"], "share": shares["viewer"], "diary": diary["id"]}
     return world

@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx
 import pytest
-from matrix_world import LEVEL, PRIVATE, ROLES, People, World, build_world
+from matrix_world import LEVEL, PRIVATE, ROLES, SHARED, People, World, build_world
 from mcp import Client
 from sqlalchemy import text
 from support.fake_llm import FakeLLM, Reply
@@ -246,3 +246,34 @@ async def _outcomes(run: Run, matrix_fable: Fable, people: People) -> list[str]:
 
 
 _OWNERS: dict[str, str] = {}  # what alice gets from each tool on her own world
+
+
+# What a listing shows of alice's shared rows (to those it reaches, and to no one else)
+SHOWN = {"list_notes": SHARED, "search_notes": SHARED, "list_tasks": SHARED, "list_projects": "House ",
+         "list_tags": '"house"'}
+
+
+def _listings() -> list[Tool]:
+    """Read tools called with no row named (listings, searches, reports)."""
+    return [t for t in REGISTRY if t.scope == "read" and not t.stream and not t.admin
+            and set(t.input_schema.get("required", [])) <= set(SAMPLES) and (_target(t) is None or t.name in SHOWN)]
+
+
+async def test_listings_show_what_is_shared_and_nothing_else(surface: Surface, matrix_fable: Fable,
+                                                             people: People) -> None:
+    await build_world(matrix_fable, people)
+    wrong = []
+    assert set(SHOWN) <= {t.name for t in _listings()}
+    async with surface() as run:
+        for t in _listings():
+            args = {name: SAMPLES[name] for name in t.input_schema.get("required", [])}
+            for role in ROLES:
+                got, told = await run(t, args, role)
+                if got != "ok":
+                    wrong.append(f"{t.name} as {role}: {got}: {told[:200]}")
+                if role != "owner" and PRIVATE in told:
+                    wrong.append(f"{t.name} as {role} was told of alice's unshared rows: {told[:300]}")
+                if t.name in SHOWN and (SHOWN[t.name] in told) != (LEVEL[role] > 0):
+                    wrong.append(f"{t.name} as {role} {'hid' if LEVEL[role] else 'showed'} the shared rows: "
+                                 f"{told[:300]}")
+    assert not wrong, "\n".join(wrong)
