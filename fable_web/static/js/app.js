@@ -12,6 +12,7 @@ import { tasksView } from "./views/tasks.js";
 import { projectsView, projectView } from "./views/projects.js";
 import { settingsView } from "./views/settings.js";
 import { chatView } from "./views/chat.js";
+import { sharedView } from "./views/shared.js";
 
 route("/", homeView);
 route("/notes", notesView);
@@ -23,6 +24,7 @@ route("/projects/:id", projectView);
 route("/settings", settingsView);
 route("/chat", chatView);
 route("/chat/:id", chatView);
+route("/shared", sharedView);
 
 const NAV = [
   ["/", "Home", "◇"],
@@ -30,6 +32,7 @@ const NAV = [
   ["/tasks", "Tasks", "✓"],
   ["/projects", "Projects", "▦"],
   ["/chat", "Assistant", "✦"],
+  ["/shared", "Sharing", "⇄"],
   ["/settings", "Settings", "⚙"],
 ];
 

@@ -6,6 +6,7 @@ import { assistPanel, tagSuggestions } from "../widgets/assist.js";
 import { priorityBadge, dueLabel } from "../widgets/items.js";
 import { attachLinkComplete } from "../widgets/links.js";
 import { backlinksPanel, historyPanel, subtasksPanel, taskPanel, workLogPanel } from "../widgets/panels.js";
+import { canEdit, sharedBadge, shareButton } from "../widgets/share.js";
 import { forgetKnownTags, tagInput } from "../widgets/tags.js";
 
 export async function noteView(main, params, query) {
@@ -38,6 +39,7 @@ export async function noteView(main, params, query) {
 
 function reader(note, html, onEdit, reload, draft = null) {
   const isTask = note.kind === "task";
+  const editable = canEdit(note);
   async function convert() {
     try { await api.post(`/notes/${note.id}/convert`, { to: isTask ? "note" : "task" }); await reload(); }
     catch (e) { toast(e.message, { bad: true }); }
@@ -57,19 +59,22 @@ function reader(note, html, onEdit, reload, draft = null) {
       h("div.row", {}, isTask ? h("span.badge.badge-task", {}, note.status.replace("_", " ")) : null,
         priorityBadge(note.priority), isTask ? dueLabel(note) : null,
         note.tags.map((t) => h("a.chip", { href: `/notes?tag=${encodeURIComponent(t)}` }, `#${t}`)),
-        h("span.spacer"), h("span.muted.small", {}, `v${note.version} · edited ${relativeTime(note.updated_at)}`)),
+        h("span.spacer"), sharedBadge(note),
+        h("span.muted.small", {}, `v${note.version} · edited ${relativeTime(note.updated_at)}`)),
       h("h1.note-title", {}, note.title),
       h("div.row", {},
-        h("button.btn.btn-sm#edit-note", { type: "button", on: { click: onEdit } }, "Edit"),
-        h("button.btn.btn-sm#assist-note", { type: "button", on: { click: () => {
+        editable ? h("button.btn.btn-sm#edit-note", { type: "button", on: { click: onEdit } }, "Edit") : null,
+        editable ? h("button.btn.btn-sm#assist-note", { type: "button", on: { click: () => {
           assist.classList.toggle("hidden");
           assist.querySelector("textarea")?.focus();
-        } } }, "Assist"),
-        h("button.btn.btn-sm#convert-note", { type: "button", on: { click: convert } }, isTask ? "Make it a note" : "Make it a task"),
+        } } }, "Assist") : null,
+        editable ? h("button.btn.btn-sm#convert-note", { type: "button", on: { click: convert } },
+          isTask ? "Make it a note" : "Make it a task") : null,
+        shareButton("note", note),
         note.project_id ? h("a.btn.btn-ghost.btn-sm", { href: `/projects/${note.project_id}` }, "Open project") : null,
         note.parent_id ? h("a.btn.btn-ghost.btn-sm", { href: `/notes/${note.parent_id}` }, "Parent") : null,
         h("span.spacer"),
-        h("button.btn.btn-ghost.btn-sm.btn-danger", { type: "button", on: { click: remove } }, "Delete")),
+        editable ? h("button.btn.btn-ghost.btn-sm.btn-danger", { type: "button", on: { click: remove } }, "Delete") : null),
       assist, body),
     h("aside.side", {},
       isTask ? taskPanel(note, reload) : null,

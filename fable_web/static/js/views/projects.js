@@ -3,6 +3,7 @@ import { api } from "../api.js";
 import { clear, h, toast } from "../dom.js";
 import { navigate } from "../router.js";
 import { dueLabel, priorityBadge, setDone } from "../widgets/items.js";
+import { canEdit, sharedBadge, shareButton } from "../widgets/share.js";
 
 function colorDot(color) {
   const dot = h("span.dot", { "aria-hidden": "true" });
@@ -27,7 +28,8 @@ export async function projectsView(main) {
   const page = await api.get("/projects", { limit: 100 });
   clear(cards, page.items.length ? page.items.map((p) => h("a.card.project-card", { href: `/projects/${p.id}` },
     h("div.row", {}, colorDot(p.color), h("h2", {}, p.title)),
-    h("span.muted.small", {}, `${p.open_tasks} open task${p.open_tasks === 1 ? "" : "s"} · ${p.status}`)))
+    h("span.muted.small", {}, `${p.open_tasks} open task${p.open_tasks === 1 ? "" : "s"} · ${p.status}`),
+    sharedBadge(p)))
     : h("p.empty", {}, "No projects yet."));
 }
 
@@ -82,10 +84,11 @@ export async function projectView(main, params) {
       milestones[i + 1], refresh, { project_id: id, milestone_id: m.id })));
     clear(board, columns);
     clear(head,
-      h("div", {}, h("div.row", {}, colorDot(project.color), h("h1", {}, project.title)),
+      h("div", {}, h("div.row", {}, colorDot(project.color), h("h1", {}, project.title), sharedBadge(project)),
         project.goal || project.description ? h("p.muted", {}, project.goal || project.description) : null,
         h("p.small.muted", {}, `${project.task_counts.todo + project.task_counts.in_progress} open · ${project.task_counts.done} done`)),
-      h("form.row", { on: { submit: addMilestone } }, milestone, h("button.btn", { type: "submit" }, "Add milestone")));
+      h("div.row", {}, shareButton("project", project),
+        canEdit(project) ? h("form.row", { on: { submit: addMilestone } }, milestone, h("button.btn", { type: "submit" }, "Add milestone")) : null));
   }
   async function addMilestone(event) {
     event.preventDefault();

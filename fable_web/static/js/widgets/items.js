@@ -9,6 +9,7 @@ export function noteItem(note, { snippet } = {}) {
     h("span.meta", {},
       note.kind === "task" ? h("span.badge.badge-task", {}, note.status === "done" ? "done" : "task") : null,
       note.tags.map((t) => h("span", {}, `#${t}`)),
+      note.owner ? h("span.shared-by", { title: `Shared with you by ${note.owner}` }, `${note.owner}’s`) : null,
       note.updated_at ? h("span", {}, relativeTime(note.updated_at)) : null)));
 }
 

@@ -1,0 +1,40 @@
+"""Sharing in the browser: alice shares a project with bob from its page; bob, in a browser of
+his own, finds it under Sharing and on his projects page marked as alice's, reads its tasks and
+is offered no way to change them."""
+
+from __future__ import annotations
+
+import pytest
+from browser_session import Session
+from playwright.async_api import expect
+
+pytestmark = pytest.mark.browser
+
+
+async def test_alice_shares_a_project_and_bob_reads_it(ui: Session, session_at, base_url: str) -> None:
+    page = ui.page
+    await ui.register("alice")
+    project = await ui.api("POST", "/projects", {"title": "Garden"})
+    task = await ui.api("POST", "/notes", {"title": "Plant tulips", "status": "todo", "project_id": project["id"]})
+    async with session_at(base_url) as bobs:
+        await bobs.register("bob")
+        await page.goto(f"/projects/{project['id']}")
+        await page.get_by_role("button", name="Share").click()
+        dialog = page.get_by_role("dialog", name="Share Garden")
+        await dialog.get_by_label("Share with (username or group name)").fill("bob")
+        await dialog.get_by_label("Permission", exact=True).select_option("viewer")
+        await dialog.get_by_role("button", name="Share", exact=True).click()
+        await expect(dialog.locator("#share-list")).to_contain_text("bob")
+        await ui.shot("share")
+        await dialog.get_by_role("button", name="Done").click()
+
+        await bobs.page.goto("/shared")
+        await expect(bobs.page.locator("#shared-with-me")).to_contain_text("Garden")
+        await expect(bobs.page.locator("#shared-with-me")).to_contain_text("alice")
+        await bobs.page.goto("/projects")
+        await expect(bobs.page.locator(".project-card")).to_contain_text("alice’s · can view")
+        await bobs.page.goto(f"/notes/{task['id']}")
+        await expect(bobs.page.locator("h1.note-title")).to_have_text("Plant tulips")
+        await expect(bobs.page.locator("#edit-note")).to_have_count(0)
+        await expect(bobs.page.get_by_role("button", name="Share")).to_have_count(0)
+        assert bobs.watch.errors == [] and ui.watch.errors == []
