@@ -32,7 +32,7 @@ async def test_alice_shares_a_project_and_bob_reads_it(ui: Session, session_at, 
         await expect(bobs.page.locator("#shared-with-me")).to_contain_text("Garden")
         await expect(bobs.page.locator("#shared-with-me")).to_contain_text("alice")
         await bobs.page.goto("/projects")
-        await expect(bobs.page.locator(".project-card")).to_contain_text("alice’s · can view")
+        await expect(bobs.page.locator(".project-card")).to_contain_text("alice\u2019s · can view")
         await bobs.page.goto(f"/notes/{task['id']}")
         await expect(bobs.page.locator("h1.note-title")).to_have_text("Plant tulips")
         await expect(bobs.page.locator("#edit-note")).to_have_count(0)
