@@ -394,27 +394,31 @@ def owned_by_param(model: Any, caller: Caller | None = None) -> Any:
 
 
 def visible_row(model: Any, *columns: Any) -> Select[Any]:
-    """``SELECT columns, owner, project`` of the one row :data:`ROW_PARAM` of ``model`` (a Note),
-    whoever owns it: a statement to build once and run with :func:`fetch_visible`, which decides
-    whether the caller may read it. The owner reads it in one round trip, a sharer in two."""
-    return select(*columns, model.user_id.label("_owner_id"), model.project_id.label("_project_id")).where(
-        model.id == bindparam(ROW_PARAM))
+    """``SELECT columns`` of the one note :data:`ROW_PARAM`, whoever owns it, with the caller's
+    (:data:`OWNER_PARAM`) level on it and, when it is someone else's, the owner's name: a
+    statement to build once and run with :func:`fetch_visible`. One round trip for everyone:
+    the share lookup runs only for a note that is not the caller's."""
+    caller: Any = bindparam(OWNER_PARAM)
+    mine = model.user_id == caller
+    shared = select(_LEVEL_SQL).where(or_(Share.note_id == model.id, Share.project_id == model.project_id),
+                                      shares_to(caller)).scalar_subquery()
+    owner = select(User.username).where(User.id == model.user_id).scalar_subquery()
+    return select(*columns, case((mine, LEVELS["owner"]), else_=shared).label("_level"),
+                  case((mine, None), else_=owner).label("_owner_name")).where(model.id == bindparam(ROW_PARAM))
 
 
 async def fetch_visible(session: AsyncSession, statement: Select[Any], model: Any, row_id: int,
-                        caller: Caller) -> tuple[Row[Any], Reach | None]:
+                        caller: Caller) -> tuple[Row[Any], dict[str, str]]:
     """Run a :func:`visible_row` statement as a plain row (no ORM entity), or raise NotFound
-    as :func:`get_visible` does; with the caller's reach when it is someone else's row."""
-    result = await (await session.connection()).execute(statement, {ROW_PARAM: row_id})
+    as :func:`get_visible` does; with, for someone else's row, its ``owner`` and the caller's
+    ``permission``."""
+    result = await (await session.connection()).execute(statement, {ROW_PARAM: row_id, OWNER_PARAM: caller.user_id})
     row = result.first()
-    if row is None:
+    if row is None or not row._level:
         raise _not_found(model, row_id)
-    if row._owner_id == caller.user_id:
-        return row, None
-    reach = await reach_of(session, caller)
-    if not reach.note_level(row._owner_id, row_id, row._project_id):
-        raise _not_found(model, row_id)
-    return row, reach
+    if row._level == LEVELS["owner"]:
+        return row, {}
+    return row, {"owner": row._owner_name, "permission": _NAMES[row._level]}
 
 
 async def get_visible(

@@ -151,8 +151,8 @@ async def read_note(
         section: Only the body under this heading.
         offset: Character to start from (within the section).
     """
-    row, reach = await fetch_visible(ctx.session, _READ_STATEMENT, Note, note_id, ctx.caller)
-    detail = mark_shared([row._asdict()], reach)[0]
+    row, shared = await fetch_visible(ctx.session, _READ_STATEMENT, Note, note_id, ctx.caller)
+    detail = {**row._asdict(), **shared}
     body = text_ = detail["body"]
     sections = outline(body)
     if section is not None:
