@@ -63,8 +63,8 @@ async def test_an_editor_edits_content_but_cannot_delete_the_project_or_reshare(
         await fable.call("delete_project", {"project_id": pid}, bob)
     with pytest.raises(Forbidden):
         await fable.call("share", {"project_id": pid, "with_user": "carol"}, bob)
+    own = await fable.call("create_note", {"title": "Bob's note"}, bob)
     with pytest.raises(InvalidInput):  # a note of bob's own cannot go into alice's project
-        own = await fable.call("create_note", {"title": "Bob's note"}, bob)
         await fable.call("update_note", {"note_id": own["id"], "project_id": pid}, bob)
 
 
