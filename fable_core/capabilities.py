@@ -49,6 +49,14 @@ CAPABILITIES: tuple[Capability, ...] = (
         "fable_core.assistant.assist",
         "fable_core.assistant.models",
     ), install="fable_core.assistant.service:install"),
+    Capability("notifications", (
+        "fable_core.notifications.inbox",
+        "fable_core.notifications.push",
+        "fable_core.notifications.reminders",
+        "fable_core.notifications.sender",
+    )),
+    # last: its scheduler starts once every other capability is installed, and stops first
+    Capability("jobs", (), install="fable_core.jobs:install"),
 )
 
 _RANK = {module: rank for rank, module in enumerate(m for c in CAPABILITIES for m in c.modules)}
