@@ -84,9 +84,10 @@ JOBS: dict[str, Job] = {}
 
 
 def job(*, every: float | None = None, cron: str | None = None, wake: str | None = None,
-        name: str | None = None) -> Callable[[F], F]:
+        name: str | None = None, jobs: dict[str, Job] | None = None) -> Callable[[F], F]:
     """Register an async function as a background job (exactly one of ``every`` seconds or a
-    ``cron`` expression in UTC) and return it unchanged."""
+    ``cron`` expression in UTC) and return it unchanged. ``jobs``: another table than
+    :data:`JOBS` (tests)."""
     if (every is None) == (cron is None):
         raise ValueError("a job runs either every so many seconds or on a cron schedule: give one")
     if every is not None and every <= 0:
@@ -96,10 +97,11 @@ def job(*, every: float | None = None, cron: str | None = None, wake: str | None
 
     def register(fn: F) -> F:
         _require_async(fn)
+        table = JOBS if jobs is None else jobs
         job_name = name or fn.__name__
-        if job_name in JOBS:
+        if job_name in table:
             raise ValueError(f"job {job_name!r} is already registered")
-        JOBS[job_name] = Job(job_name, fn, every, cron, wake)
+        table[job_name] = Job(job_name, fn, every, cron, wake)
         return fn
 
     return register
@@ -133,10 +135,10 @@ async def _unlock(conn: Any, j: Job) -> None:
         raise
 
 
-async def run_job(fable: Fable, name: str) -> bool:
+async def run_job(fable: Fable, name: str, jobs: dict[str, Job] | None = None) -> bool:
     """Run job ``name`` once, now, unless another run holds it; True if it ran (failed or not).
     A failure is logged, never raised."""
-    j = JOBS[name]
+    j = (JOBS if jobs is None else jobs)[name]
     try:
         async with _claim(fable.db, j) as held:
             if not held:
@@ -194,7 +196,7 @@ class Scheduler:
         try:
             while True:
                 self._again.discard(name)
-                await run_job(self._fable, name)
+                await run_job(self._fable, name, self._jobs)
                 if name not in self._again:
                     return
         finally:
