@@ -53,6 +53,7 @@ CAPABILITIES: tuple[Capability, ...] = (
         "fable_core.notifications.inbox",
         "fable_core.notifications.push",
         "fable_core.notifications.reminders",
+        "fable_core.notifications.retention",
         "fable_core.notifications.sender",
     )),
     # last: its scheduler starts once every other capability is installed, and stops first

@@ -1,20 +1,22 @@
-"""Due-task reminders: today in each user's own time zone, from 8 o'clock their time, once per
+"""Due-task reminders and retention: today in each user's own time zone, from 8 o'clock their time, once per
 task and day however often (or however concurrently) the job runs."""
 
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.dialects.postgresql import insert
 
 from fable_core.caller import Caller
 from fable_core.db.models import Notification, Setting
 from fable_core.jobs import run_job
+from fable_core.notifications.notify import add_notifications
 from fable_core.notifications.reminders import remind_due
+from fable_core.notifications.retention import prune
 from fable_core.runtime import Fable
 
 EVENING_UTC = datetime(2026, 12, 5, 20, 0, tzinfo=UTC)  # Tokyo (UTC+9): 05:00 on the 6th
@@ -80,3 +82,17 @@ async def test_running_twice_or_at_once_reminds_once(fable: Fable, alice: Caller
                 if now.astimezone(ZoneInfo(at)).hour >= 8}
     assert {user for user, *_ in await _reminders(fable)} == expected
     assert len(await _reminders(fable)) == len(expected)
+
+
+async def test_old_notifications_are_pruned_read_ones_sooner(fable: Fable, alice: Caller) -> None:
+    async with fable.db.transaction() as session:
+        for title in ("recent", "read, 100 days", "unread, 100 days", "unread, 400 days"):
+            await add_notifications(session, [alice.user_id], "due", title)
+    now = datetime.now(UTC)
+    ages = {"read, 100 days": 100, "unread, 100 days": 100, "unread, 400 days": 400}
+    async with fable.db.transaction() as session:
+        for title, days in ages.items():
+            await session.execute(update(Notification).where(Notification.title == title).values(
+                created_at=now - timedelta(days=days), read_at=now if title.startswith("read") else None))
+    assert await prune(fable.db) == 2
+    assert sorted(title for _, title, _, _ in await _reminders(fable)) == ["recent", "unread, 100 days"]
