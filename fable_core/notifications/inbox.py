@@ -62,7 +62,7 @@ class Marked(BaseModel):
 @tool(title="List notifications", scope="read", route=Route("GET", "/notifications"))
 async def list_notifications(ctx: Context, unread_only: bool = False, limit: PageSize = 20,
                              cursor: Cursor = None) -> NotificationPage:
-    """List your notifications, newest first; the first page also counts the unread ones."""
+    """List your notifications, newest first; the first page counts the unread."""
     position = decode_cursor(cursor, "notifications")
     stmt = select(Notification).where(owned_by(Notification, ctx.caller))
     if unread_only:
@@ -79,7 +79,7 @@ async def list_notifications(ctx: Context, unread_only: bool = False, limit: Pag
 
 @tool(title="Count unread notifications", scope="read", route=Route("GET", "/notifications/unread"))
 async def count_notifications(ctx: Context) -> Unread:
-    """How many of your notifications are unread."""
+    """Count your unread notifications."""
     return Unread(unread=await unread_count(ctx.session, ctx.caller))
 
 
@@ -94,7 +94,7 @@ async def mark_notifications_read(
 @tool(title="Mark all notifications read", scope="write", idempotent=True,
       route=Route("POST", "/notifications/read-all"))
 async def mark_all_notifications_read(ctx: Context) -> Marked:
-    """Mark every notification of yours read."""
+    """Mark all your notifications read."""
     return await _mark(ctx, None)
 
 

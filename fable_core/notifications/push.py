@@ -86,7 +86,7 @@ def check_endpoint(endpoint: str, allow: list[str]) -> None:
 @tool(title="Get the Web Push public key", scope="read", transaction="phases",
       route=Route("GET", "/push/public-key"))
 async def get_push_public_key(ctx: Context) -> PublicKey:
-    """The key a browser subscribes to Web Push with (applicationServerKey)."""
+    """The Web Push applicationServerKey."""
     return PublicKey(public_key=(await vapid_keys(ctx.fable.db, ctx.settings)).public)
 
 
@@ -95,10 +95,10 @@ async def subscribe_push(
     ctx: Context, endpoint: Endpoint, p256dh: P256dh, auth: AuthSecret,
     device: Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)] = "",
 ) -> Subscribed:
-    """Send your notifications to a browser's push subscription (its endpoint and keys).
+    """Push your notifications to a browser's subscription (endpoint and keys).
 
     Args:
-        device: A name to recognise the device by (its user agent).
+        device: Its name.
     """
     check_endpoint(endpoint, ctx.settings.fable_push_allow_hosts)
     mine = owned_by(PushSubscription, ctx.caller)
@@ -115,7 +115,7 @@ async def subscribe_push(
 @tool(title="Unsubscribe a device from push", scope="write", idempotent=True,
       route=Route("DELETE", "/push/subscriptions"))
 async def unsubscribe_push(ctx: Context, endpoint: Endpoint) -> Unsubscribed:
-    """Stop sending notifications to a browser's push endpoint."""
+    """Stop pushing to a browser's endpoint."""
     result = await ctx.session.execute(delete(PushSubscription).where(
         owned_by(PushSubscription, ctx.caller), PushSubscription.endpoint == endpoint))
     return Unsubscribed(unsubscribed=rowcount(result) > 0)
