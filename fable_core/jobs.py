@@ -159,6 +159,7 @@ class Scheduler:
         self._timer = AsyncIOScheduler(timezone=UTC)
         self._running: dict[str, asyncio.Task[None]] = {}
         self._again: set[str] = set()
+        self._closed = False
         channels: dict[str, list[str]] = {}
         for j in self._jobs.values():
             if j.wake is not None:
@@ -186,6 +187,8 @@ class Scheduler:
     def wake(self, name: str) -> None:
         """Run job ``name`` now; if it is running here, once more when it ends (what woke it
         may have committed after the run looked)."""
+        if self._closed:
+            return
         if name in self._running:
             self._again.add(name)
             return
@@ -208,6 +211,7 @@ class Scheduler:
             await asyncio.gather(*self._running.values(), return_exceptions=True)
 
     async def close(self) -> None:
+        self._closed = True
         if self._timer.running:
             self._timer.shutdown(wait=False)
         await self.listener.close()

@@ -45,7 +45,10 @@ async def service_worker(_: Request) -> Response:
     """``/sw.js``, the UI's service worker (Web Push), at the root so that its scope is the whole
     site, and revalidated at every check (``no-cache``) so a new Fable's worker replaces the old
     one at once rather than within the browsers' 24 hours."""
-    path = STATIC_DIR / "sw.js"
-    if not path.is_file():
+    if not _SERVICE_WORKER_BUILT:
         raise HTTPException(404)
-    return FileResponse(path, media_type="text/javascript", headers={"Cache-Control": "no-cache"})
+    return FileResponse(_SERVICE_WORKER, media_type="text/javascript", headers={"Cache-Control": "no-cache"})
+
+
+_SERVICE_WORKER = STATIC_DIR / "sw.js"
+_SERVICE_WORKER_BUILT = _SERVICE_WORKER.is_file()  # once, not a blocking stat per request

@@ -16,7 +16,6 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
@@ -44,7 +43,7 @@ class Listener:
         while True:
             try:
                 await self._listen()
-            except (SQLAlchemyError, OSError):
+            except Exception:  # noqa: BLE001 - SQLAlchemy's, asyncpg's own or the socket's: listen again
                 _log.warning("listening on %s failed; retrying", sorted(self._handlers), exc_info=True)
             await asyncio.sleep(_RETRY_SECONDS)
 

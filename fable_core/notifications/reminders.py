@@ -62,7 +62,7 @@ async def remind_due(db: Database, now: datetime | None = None) -> int:
         for day in sorted(set(on_day) | ({now.date()} if utc_due else set())):
             users = on_day.get(day, [])
             if day == now.date() and utc_due:  # those on UTC, and everyone whose zone agrees today
-                elsewhere = [user_id for user_id in local if user_id not in users]
+                elsewhere = sorted(set(local) - set(users))  # a zone on another date, or before 8 there
                 who = ~of_user(Note, any_(array(elsewhere))) if elsewhere else true()
             else:
                 who = of_user(Note, any_(array(users)))

@@ -12,7 +12,7 @@ import { tasksView } from "./views/tasks.js";
 import { projectsView, projectView } from "./views/projects.js";
 import { settingsView } from "./views/settings.js";
 import { chatView } from "./views/chat.js";
-import { bell } from "./widgets/bell.js";
+import { bell, forgetDevice } from "./widgets/bell.js";
 
 route("/", homeView);
 route("/notes", notesView);
@@ -65,7 +65,7 @@ function buildShell() {
 }
 
 async function signOutNow() {
-  try { await api.post("/auth/logout"); } finally {
+  try { await forgetDevice(); await api.post("/auth/logout"); } finally {
     setCsrfToken(null);
     session.user = null;
     shell = null;

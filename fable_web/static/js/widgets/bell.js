@@ -167,6 +167,17 @@ function pushToggle() {
   return { element, sync, resubscribe };
 }
 
+/** Signing out: this browser stops receiving the account's pushes (a shared computer must not
+ * go on showing them to whoever uses it next). */
+export async function forgetDevice() {
+  if (!pushSupported()) return;
+  try {
+    const reg = await navigator.serviceWorker.getRegistration("/");
+    const sub = reg && await reg.pushManager.getSubscription();
+    if (sub) { await api.del("/push/subscriptions", { endpoint: sub.endpoint }); await sub.unsubscribe(); }
+  } catch { /* signing out goes on: the server drops the endpoint when its push service says it is gone */ }
+}
+
 let listening = false;
 let onPush = () => {};
 function listenToWorker(refresh) {
