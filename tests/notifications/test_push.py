@@ -197,13 +197,14 @@ async def test_a_push_service_that_hangs_delays_nobody_else(
     await tell(alice, "due", "Due today: b")
     await tell(bob, "due", "Due today: c")
     started = time.monotonic()
-    run = asyncio.create_task(_sender(push_fable, timeout=2.0).run())
-    await asyncio.wait_for(service.arrived.wait(), 1.5)
+    run = asyncio.create_task(_sender(push_fable, timeout=2.5).run())
+    await asyncio.wait_for(service.arrived.wait(), 2.0)  # well before alice's send times out
+    await asyncio.wait_for(service.hanging.wait(), 2.0)
     assert [r.token for r in service.received] == ["prompt"]
-    assert time.monotonic() - started < 1.5
+    assert not run.done()  # bob's went while alice's hung (her two take 5 s)
     await asyncio.wait_for(run, 10)
-    # alice's two waited their turn behind her own hanging service, 2 s each, and no longer
-    assert time.monotonic() - started < 6
+    # alice's two waited their turn behind her own hanging service, 2.5 s each, and no longer
+    assert 5 <= time.monotonic() - started < 8
     states = await _rows(push_fable, Notification.id, Notification.push_state)
     assert [state for _, state in states] == ["failed", "failed", "sent"]
     assert sorted(await _rows(push_fable, PushSubscription.failures)) == [(0,), (2,)]
