@@ -1,5 +1,5 @@
-"""Fable's capabilities, in order: the modules whose import registers their tools, and the hook
-each capability runs when a Fable opens (and closes).
+"""Fable's capabilities, in order: the modules whose import registers their tools (and their
+background jobs), and the hook each capability runs when a Fable opens (and closes).
 
 The core registers its built-in capabilities the way any later one would: a module whose
 functions carry ``@tool``, listed here. The order of this list is the order of the registry
@@ -27,8 +27,9 @@ Closer = Callable[[], Awaitable[None]]
 @dataclass(frozen=True, slots=True)
 class Capability:
     name: str
-    modules: tuple[str, ...]
+    modules: tuple[str, ...]  # whose import registers its tools
     install: str | None = None  # "module:function"
+    jobs: tuple[str, ...] = ()  # whose import registers its background jobs (fable_core.jobs)
 
 
 CAPABILITIES: tuple[Capability, ...] = (
@@ -53,6 +54,16 @@ CAPABILITIES: tuple[Capability, ...] = (
         "fable_core.sharing.shares",
         "fable_core.sharing.groups",
     )),
+    Capability("notifications", (
+        "fable_core.notifications.inbox",
+        "fable_core.notifications.push",
+    ), jobs=(
+        "fable_core.notifications.reminders",
+        "fable_core.notifications.retention",
+        "fable_core.notifications.sender",
+    )),
+    # last: its scheduler starts once every other capability is installed, and stops first
+    Capability("jobs", (), install="fable_core.jobs:install"),
 )
 
 _RANK = {module: rank for rank, module in enumerate(m for c in CAPABILITIES for m in c.modules)}
@@ -66,7 +77,7 @@ def module_rank(module: str) -> int:
 
 def load_capabilities() -> None:
     for capability in CAPABILITIES:
-        for module in capability.modules:
+        for module in (*capability.modules, *capability.jobs):
             importlib.import_module(module)
 
 

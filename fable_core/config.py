@@ -126,6 +126,14 @@ class Settings(BaseModel):
         "compact JSON text only, which is what a model reads, at half the bytes.",
     )
 
+    # notifications
+    fable_push_allow_hosts: list[str] = Field(
+        default_factory=list,
+        description="`host:port` pairs Web Push may send to although they are not public addresses "
+        "(comma-separated): a push service on this machine or network, for testing. Empty: every push "
+        "endpoint must resolve to public addresses only, like every other user-given URL.",
+    )
+
     # email
     smtp_host: str | None = Field(
         None, description="SMTP server for password-reset and address-verification mail. Absent: no mail."

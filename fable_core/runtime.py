@@ -5,6 +5,8 @@ capabilities install when it opens (:mod:`fable_core.capabilities`) lands in typ
 ``llm`` (the model provider), ``model_gate`` (each user's share of it), ``embedder`` (query
 embeddings for search) and ``assistant`` (chat, background workers); each is None when the
 capability is not configured (``LLM_PROVIDER=none``), and every non-LLM tool works without them.
+A Fable opened with ``jobs=True`` (``fable serve``) also runs the background jobs (``jobs``, see
+:mod:`fable_core.jobs`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
     from fable_core.assistant.gate import ModelGate
     from fable_core.assistant.providers.base import Provider
     from fable_core.assistant.service import Assistant
+    from fable_core.jobs import Scheduler
     from fable_core.knowledge.vectors import QueryEmbedder
 
 __all__ = ["Fable"]
@@ -35,7 +38,8 @@ __all__ = ["Fable"]
 class Fable:
     """The core, assembled. Use ``async with await Fable.open(settings) as fable:`` or close()."""
 
-    def __init__(self, settings: Settings, db: Database, registry: Registry = REGISTRY) -> None:
+    def __init__(self, settings: Settings, db: Database, registry: Registry = REGISTRY, *,
+                 jobs: bool = False) -> None:
         self.settings = settings
         self.db = db
         self.registry = registry
@@ -48,17 +52,19 @@ class Fable:
         self.model_gate: ModelGate | None = None
         self.embedder: QueryEmbedder | None = None
         self.assistant: Assistant | None = None
+        self.runs_jobs = jobs  # whether this process runs the background jobs
+        self.jobs: Scheduler | None = None
         self._closers: list[Closer] = []
 
     @classmethod
-    async def open(cls, settings: Settings | None = None, *, migrate: bool = True) -> Fable:
+    async def open(cls, settings: Settings | None = None, *, migrate: bool = True, jobs: bool = False) -> Fable:
         from fable_core.capabilities import install_capabilities, load_capabilities
 
         load_capabilities()
         settings = settings or load_settings()
         logging.getLogger("fable_core").setLevel(settings.fable_log_level.upper())
         db = await Database.open(settings, migrate=migrate)
-        fable = cls(settings, db)
+        fable = cls(settings, db, jobs=jobs)
         fable._closers = await install_capabilities(fable)
         return fable
 

@@ -26,7 +26,7 @@ from fable_web import account_api, admin_api, apikeys_api, health, openapi, rend
 from fable_web.context import WebContext
 from fable_web.errors import MethodNotAllowed, error_response, exception_handlers
 from fable_web.security import SecurityMiddleware
-from fable_web.spa import SpaFiles
+from fable_web.spa import SpaFiles, service_worker
 from fable_web.timeouts import BodyTimeoutMiddleware
 
 __all__ = ["create_app"]
@@ -93,7 +93,8 @@ def create_app(fable: Fable) -> Starlette:
             yield
 
     app = Starlette(
-        routes=[*known, *_api_fallback(known), *mcp.routes, Mount("/", app=SpaFiles(), name="ui")],
+        routes=[*known, *_api_fallback(known), *mcp.routes, Route("/sw.js", service_worker, methods=["GET", "HEAD"]),
+                Mount("/", app=SpaFiles(), name="ui")],
         middleware=[
             Middleware(BodyTimeoutMiddleware, body_timeout=fable.settings.fable_body_timeout),
             Middleware(SecurityMiddleware, max_body=fable.settings.fable_max_body_bytes),

@@ -120,7 +120,7 @@ async def serve(host: str | None = None, port: int | None = None, settings: Sett
     sock = _listen(host, port)
     try:
         settings = _with_bind_address(settings, host)
-        fable = await Fable.open(settings)
+        fable = await Fable.open(settings, jobs=True)  # the process that runs jobs
         try:
             url = _local_url(host, port)
             await _announce_first_user(fable, (settings.fable_base_url or url).rstrip("/"))

@@ -10,11 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from starlette.exceptions import HTTPException
-from starlette.responses import Response
+from starlette.requests import Request
+from starlette.responses import FileResponse, Response
 from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
-__all__ = ["STATIC_DIR", "SpaFiles"]
+__all__ = ["STATIC_DIR", "SpaFiles", "service_worker"]
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 
@@ -38,3 +39,16 @@ class SpaFiles(StaticFiles):
             if e.status_code != 404 or scope["method"] not in ("GET", "HEAD"):
                 raise
             return await super().get_response("index.html", scope)
+
+
+async def service_worker(_: Request) -> Response:
+    """``/sw.js``, the UI's service worker (Web Push), at the root so that its scope is the whole
+    site, and revalidated at every check (``no-cache``) so a new Fable's worker replaces the old
+    one at once rather than within the browsers' 24 hours."""
+    if not _SERVICE_WORKER_BUILT:
+        raise HTTPException(404)
+    return FileResponse(_SERVICE_WORKER, media_type="text/javascript", headers={"Cache-Control": "no-cache"})
+
+
+_SERVICE_WORKER = STATIC_DIR / "sw.js"
+_SERVICE_WORKER_BUILT = _SERVICE_WORKER.is_file()  # once, not a blocking stat per request

@@ -28,6 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from fable_core.access import owner_sql, visible_ids
 from fable_core.assistant import memory
+from fable_core.assistant.away import tell_away
 from fable_core.assistant.context import ContextPack, add_urls, build_context
 from fable_core.assistant.conversations import check_conversation, load_conversation, scope_label
 from fable_core.assistant.generation import Buffer, MessageWriter, StreamEvent
@@ -277,24 +278,37 @@ class _Turn:
                 status = "interrupted" if isinstance(e, StreamCut) else "error"
                 writer.content = result.text
                 await writer.flush(status, error=e.message)
-                buffer.emit("error", {"message_id": self.message_id, "status": status, **e.to_dict()})
+                await self._end(buffer, "error", {"message_id": self.message_id, "status": status, **e.to_dict()},
+                                status, e.message)
                 return
             except Exception:  # noqa: BLE001 - a bug must not leave the answer "generating" for ever
                 _log.exception("the answer %s failed unexpectedly", self.message_id)
                 failed = InternalError("the answer failed unexpectedly; the error was logged")
                 writer.content = result.text
                 await writer.flush("error", error=failed.message)
-                buffer.emit("error", {"message_id": self.message_id, "status": "error", **failed.to_dict()})
+                await self._end(buffer, "error", {"message_id": self.message_id, "status": "error",
+                                                  **failed.to_dict()}, "error", failed.message)
                 return
             finally:
                 if self.embedding is not None:
                     self.embedding.cancel()
         writer.content = result.text
         await writer.flush("done")
-        buffer.emit("done", await self._done())
-        buffer.finish()  # followers' streams end here; the title and the summary are not part of the answer
-        await self._retitle()
-        await self._remember(result.text)
+        await self._end(buffer, "done", await self._done(), "done", result.text)
+
+    async def _end(self, buffer: Buffer, event: str, data: dict[str, Any], status: str, said: str) -> None:
+        """The answer's last event; then, once its followers' streams have ended, its owner is
+        told if nobody was following (:mod:`.away`), and a finished answer titles and summarises
+        its conversation."""
+        buffer.emit(event, data)
+        unfollowed = buffer.followers == 0
+        buffer.finish()  # followers' streams end here: nothing below is part of the answer
+        if status == "done":
+            await self._retitle()
+        if unfollowed:
+            await tell_away(self.a.db, self.caller, self.conversation_id, status, said)
+        if status == "done":
+            await self._remember(said)
 
     async def _done(self) -> dict[str, Any]:
         done: dict[str, Any] = {"message_id": self.message_id}

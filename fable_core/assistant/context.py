@@ -20,8 +20,8 @@ from typing import Any
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
+from fable_core import ssrf
 from fable_core.access import reach_of, readable
-from fable_core.assistant import ssrf
 from fable_core.assistant.providers.base import Provider
 from fable_core.caller import Caller
 from fable_core.db.models import Note

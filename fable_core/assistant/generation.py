@@ -64,6 +64,7 @@ class Buffer:
     started: bool = False
     stopped: bool = False
     task: asyncio.Task[None] | None = None
+    followers: int = 0  # how many follow it right now (an answer nobody follows is told of when it ends)
     _signal: asyncio.Event = field(default_factory=asyncio.Event)
 
     def emit(self, event: str, data: dict[str, Any]) -> StreamEvent:
@@ -91,17 +92,21 @@ class Buffer:
         """Every event after ``last_event_id``, then new ones as they come, until done; with
         ``heartbeat``, ``None`` after that many quiet seconds (for keep-alive comments)."""
         position = self.position_after(last_event_id)
-        while True:
-            signal = self._signal
-            while position < len(self.events):
-                yield self.events[position]
-                position += 1
-            if self.done:
-                return
-            try:
-                await asyncio.wait_for(signal.wait(), heartbeat)
-            except TimeoutError:
-                yield None
+        self.followers += 1
+        try:
+            while True:
+                signal = self._signal
+                while position < len(self.events):
+                    yield self.events[position]
+                    position += 1
+                if self.done:
+                    return
+                try:
+                    await asyncio.wait_for(signal.wait(), heartbeat)
+                except TimeoutError:
+                    yield None
+        finally:
+            self.followers -= 1
 
 
 Runner = Callable[[Buffer], Awaitable[None]]

@@ -599,7 +599,9 @@ class Notification(Base):
     """Something that happened for a user: a share made or revoked, an answer finished while
     they were away, a task due. ``data`` says what it is about (ids to link to); ``key``, when
     set, makes it once-only (a day's reminder for a task: replicas racing to send it insert
-    one row). ``push_state`` is ``pending`` until the Web Push sender has dealt with it."""
+    one row). ``push_state`` is ``pending`` until the Web Push sender claims it (``sending``,
+    since ``push_claimed_at``), then ``sent``, ``failed`` or ``skipped`` (no device subscribed, or
+    the user's preferences say not to push it)."""
 
     __tablename__ = "notifications"
 
@@ -613,11 +615,14 @@ class Notification(Base):
     created_at: Mapped[datetime] = _created()
     read_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     push_state: Mapped[str] = mapped_column(String(8), server_default="pending", nullable=False)
+    push_claimed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
     __table_args__ = (
         Index("ix_notifications_user_id_id", "user_id", "id"),
         Index("ix_notifications_unread", "user_id", postgresql_where=text("read_at IS NULL")),
         Index("ix_notifications_push_pending", "id", postgresql_where=text("push_state = 'pending'")),
+        # claims a process took and never finished (it died): the sweep hands them back
+        Index("ix_notifications_push_sending", "push_claimed_at", postgresql_where=text("push_state = 'sending'")),
         Index("uq_notifications_user_key", "user_id", "key", unique=True, postgresql_where=text("key IS NOT NULL")),
     )
 

@@ -17,7 +17,7 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response, S
 from starlette.routing import Route
 from support.servers import serve_in_thread
 
-from fable_core.assistant import ssrf
+from fable_core import ssrf
 from fable_core.assistant.context import ContextPack, add_urls, find_urls
 from fable_core.assistant.providers.base import NoProvider
 from fable_core.errors import InvalidInput, Unavailable

@@ -13,6 +13,7 @@ import { projectsView, projectView } from "./views/projects.js";
 import { settingsView } from "./views/settings.js";
 import { chatView } from "./views/chat.js";
 import { sharedView } from "./views/shared.js";
+import { bell, forgetDevice } from "./widgets/bell.js";
 
 route("/", homeView);
 route("/notes", notesView);
@@ -52,6 +53,7 @@ function buildShell() {
     NAV.map(([href, label, icon]) => h("a", { href }, h("span.nav-icon", { "aria-hidden": "true" }, icon), label)));
   const signOut = h("button.btn.btn-ghost.btn-sm", { type: "button", on: { click: signOutNow } }, "Sign out");
   const main = h("main.page#main");
+  const notifications = bell();
   const layout = h("div.layout", {},
     h("aside.sidebar", {},
       h("a.brand", { href: "/" }, h("span.brand-mark", {}, "F"), h("span.brand-name", {}, "Fable")),
@@ -60,13 +62,13 @@ function buildShell() {
     h("div.main", {},
       h("header.topbar", {}, form,
         h("a.btn.btn-primary.btn-sm", { href: "/notes/new", title: "New note (n)", "aria-label": "New note" },
-          "+", h("span.new-note-label", {}, " New note"))),
+          "+", h("span.new-note-label", {}, " New note")), notifications.element),
       main));
-  return { layout, main, nav, search };
+  return { layout, main, nav, search, bell: notifications };
 }
 
 async function signOutNow() {
-  try { await api.post("/auth/logout"); } finally {
+  try { await forgetDevice(); await api.post("/auth/logout"); } finally {
     setCsrfToken(null);
     session.user = null;
     shell = null;
@@ -103,6 +105,7 @@ async function render() {
     if (active) link.setAttribute("aria-current", "page"); else link.removeAttribute("aria-current");
   }
   shell.search.value = url.pathname === "/notes" ? url.searchParams.get("q") || "" : "";
+  shell.bell.refresh();  // on every navigation (and on a poll, and when a push arrives)
   const found = match(url.pathname);
   clear(shell.main);
   window.scrollTo(0, 0);

@@ -90,6 +90,7 @@ def _notifications() -> None:
         _created(),
         sa.Column("read_at", sa.DateTime(timezone=True)),
         sa.Column("push_state", sa.String(8), server_default="pending", nullable=False),
+        sa.Column("push_claimed_at", sa.DateTime(timezone=True)),
     )
     op.create_index("ix_notifications_user_id", "notifications", ["user_id"])
     op.create_index("ix_notifications_user_id_id", "notifications", ["user_id", "id"])
@@ -97,6 +98,8 @@ def _notifications() -> None:
                     postgresql_where=sa.text("read_at IS NULL"))
     op.create_index("ix_notifications_push_pending", "notifications", ["id"],
                     postgresql_where=sa.text("push_state = 'pending'"))
+    op.create_index("ix_notifications_push_sending", "notifications", ["push_claimed_at"],
+                    postgresql_where=sa.text("push_state = 'sending'"))
     op.create_index("uq_notifications_user_key", "notifications", ["user_id", "key"], unique=True,
                     postgresql_where=sa.text("key IS NOT NULL"))
     op.create_table(

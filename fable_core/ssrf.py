@@ -22,6 +22,11 @@ HTTP client refuses), first hop or redirect, is ``Blocked``: no ``ValueError`` e
 connection goes to the checked address (the Host header and TLS SNI keep the name), so DNS cannot
 answer differently the second time. Redirects are followed by hand, each hop checked again; bodies
 are capped in bytes and the whole fetch in time.
+
+:func:`post` sends to a user-given endpoint (a Web Push service) the same way: the address is
+checked and connected to as checked, no redirect is followed, the answer's body is capped and
+the whole request bounded in time. An operator may let named ``host:port`` pairs through
+(tests run push services on 127.0.0.1: ``FABLE_PUSH_ALLOW_HOSTS``); nothing else is exempt.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ import httpx
 
 from fable_core.errors import InvalidInput, Unavailable
 
-__all__ = ["Blocked", "Fetched", "check_ip", "fetch", "resolve_public"]
+__all__ = ["Blocked", "Fetched", "Posted", "check_ip", "check_url", "fetch", "post", "resolve_public"]
 
 IP = ipaddress.IPv4Address | ipaddress.IPv6Address
 MAX_BYTES = 1_000_000
@@ -60,6 +65,12 @@ class Fetched:
     content_type: str
     text: str
     truncated: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Posted:
+    status: int
+    text: str
 
 
 def check_ip(ip: IP) -> None:
@@ -138,6 +149,16 @@ def _split(url: str) -> tuple[SplitResult, str, int]:
     if not host:
         raise Blocked(f"URL {url[:100]!r} has no host", url=url[:200])
     return parts, host, port
+
+
+def check_url(url: str, allow: Container[str] = ()) -> None:
+    """Raise Blocked unless ``url`` is an http(s) URL with a host, and a literal address in it is
+    public (names are judged when they are resolved, at each request). For checking a URL when
+    it is given, before it is stored."""
+    _, host, port = _split(url)
+    literal = _literal_ip(host)
+    if literal is not None and f"{host}:{port}" not in allow:
+        check_ip(literal)
 
 
 def _unparsable(url: str, error: Exception) -> Blocked:
@@ -219,3 +240,26 @@ async def _read(url: str, response: httpx.Response, max_bytes: int) -> Fetched:
     return Fetched(url=url, status=response.status_code,
                    content_type=response.headers.get("content-type", ""),
                    text=raw.decode(response.encoding or "utf-8", errors="replace"), truncated=truncated)
+
+
+async def post(
+    url: str, content: bytes, headers: dict[str, str], *, timeout: float = TIMEOUT,  # noqa: ASYNC109  its own deadline
+    max_bytes: int = 10_000, allow: Container[str] = (),
+) -> Posted:
+    """POST ``content`` to ``url`` safely: the address checked and connected to as checked
+    (``allow``: "host:port" names the operator exempts), no redirect followed, at most
+    ``max_bytes`` of the answer read, ``timeout`` seconds in all. Unavailable when it cannot be
+    reached or takes longer."""
+    try:
+        async with asyncio.timeout(timeout), httpx.AsyncClient(follow_redirects=False, timeout=timeout) as http:
+            direct, extra, extensions = await _target(url, allow)
+            async with http.stream("POST", direct, content=content, headers={**headers, **extra},
+                                   extensions=extensions) as response:
+                read = await _read(url, response, max_bytes)
+                return Posted(status=read.status, text=read.text)
+    except httpx.InvalidURL as e:
+        raise _unparsable(url, e) from e
+    except TimeoutError as e:
+        raise Unavailable(f"posting to {url[:100]!r} took longer than {timeout:g} s", url=url[:200]) from e
+    except httpx.HTTPError as e:
+        raise Unavailable(f"could not post to {url[:100]!r}: {e}", url=url[:200]) from e

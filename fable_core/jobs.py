@@ -1,0 +1,231 @@
+"""Background jobs: registered once like tools, scheduled in process, claimed through PostgreSQL.
+
+A job is an ``async def`` taking the running :class:`~fable_core.runtime.Fable`, registered
+with :func:`job` at import time (in a capability's module) with a schedule: ``every`` so many
+seconds, or a ``cron`` expression (UTC). ``wake`` names a PostgreSQL channel: a NOTIFY on it
+(sent in a transaction, so delivered only once that commits) runs the job at once, in every
+process that runs jobs: how a notification committed anywhere reaches the push sender within
+milliseconds, while its schedule sweeps up whatever a lost connection missed.
+
+    @job(every=60)
+    async def due_reminders(fable: Fable) -> None: ...
+
+**Claims.** Each run first takes a PostgreSQL advisory lock named after the job
+(``pg_try_advisory_lock``, on a connection held for the run): several replicas, or a run and a
+wake in one process, never run the same job at once; whoever does not get the lock skips that
+run (the holder is doing the work). A process that dies releases its locks with its
+connections. Jobs must be idempotent across runs: a replica running one a moment after another
+finds nothing left to do (a reminder carries a once-only key; a push is claimed per row).
+
+**Who runs them.** ``fable serve`` opens its :class:`Fable` with ``jobs=True``, and the jobs
+capability's install hook (:func:`install`) starts a :class:`Scheduler` there (APScheduler's
+``AsyncIOScheduler`` for the timing). ``fable mcp`` over stdio and ``fable call`` do not: they
+live as long as a client or a command and may be many at once; what they commit (a share, a
+notification) is picked up by the server's jobs, woken by the same NOTIFY. Tests run a job once,
+deterministically, with :func:`run_job`.
+
+A failing run is logged with its traceback and never ends the scheduler or the process; the
+next scheduled run tries again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import zlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.triggers.cron import CronTrigger
+from apscheduler.triggers.interval import IntervalTrigger
+from sqlalchemy import func, select
+
+from fable_core.db.database import Database
+from fable_core.db.listener import Listener
+
+if TYPE_CHECKING:
+    from fable_core.capabilities import Closer
+    from fable_core.runtime import Fable
+
+__all__ = ["JOBS", "Job", "Scheduler", "install", "job", "run_job"]
+
+JobFunction = Callable[["Fable"], Awaitable[None]]
+F = TypeVar("F", bound=JobFunction)
+_LOCK_CLASS = 0x46424C45  # "FBLE": the first key of every job's advisory lock
+_log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    name: str
+    fn: JobFunction
+    every: float | None = None
+    cron: str | None = None
+    wake: str | None = None
+
+    @property
+    def lock_key(self) -> int:
+        """The second key of the job's advisory lock: its name's CRC-32, as a signed int4."""
+        return zlib.crc32(self.name.encode()) - 2**31
+
+    def trigger(self) -> IntervalTrigger | CronTrigger:
+        if self.cron is not None:
+            return CronTrigger.from_crontab(self.cron, timezone=UTC)
+        assert self.every is not None
+        return IntervalTrigger(seconds=self.every, timezone=UTC)
+
+
+JOBS: dict[str, Job] = {}
+
+
+def job(*, every: float | None = None, cron: str | None = None, wake: str | None = None,
+        name: str | None = None, jobs: dict[str, Job] | None = None) -> Callable[[F], F]:
+    """Register an async function as a background job (exactly one of ``every`` seconds or a
+    ``cron`` expression in UTC) and return it unchanged. ``jobs``: another table than
+    :data:`JOBS` (tests)."""
+    if (every is None) == (cron is None):
+        raise ValueError("a job runs either every so many seconds or on a cron schedule: give one")
+    if every is not None and every <= 0:
+        raise ValueError(f"every must be positive, not {every!r}")
+    if cron is not None:
+        CronTrigger.from_crontab(cron, timezone=UTC)  # refuse a bad expression at import time
+
+    def register(fn: F) -> F:
+        _require_async(fn)
+        table = JOBS if jobs is None else jobs
+        job_name = name or fn.__name__
+        if job_name in table:
+            raise ValueError(f"job {job_name!r} is already registered")
+        table[job_name] = Job(job_name, fn, every, cron, wake)
+        return fn
+
+    return register
+
+
+def _require_async(fn: Callable[..., object]) -> None:
+    # a function of its own: the check narrows ``fn``, and the decorator returns it as it came
+    if not inspect.iscoroutinefunction(fn):
+        raise TypeError(f"job {getattr(fn, '__qualname__', fn)} must be an async function")
+
+
+@asynccontextmanager
+async def _claim(db: Database, j: Job) -> AsyncIterator[bool]:
+    """Whether this run holds the job's lock (held until the block ends)."""
+    engine = db.engine.execution_options(isolation_level="AUTOCOMMIT")  # a session lock, no transaction
+    async with engine.connect() as conn:
+        held = bool(await conn.scalar(select(func.pg_try_advisory_lock(_LOCK_CLASS, j.lock_key))))
+        try:
+            yield held
+        finally:
+            if held:
+                await _unlock(conn, j)
+
+
+async def _unlock(conn: Any, j: Job) -> None:
+    try:
+        await conn.execute(select(func.pg_advisory_unlock(_LOCK_CLASS, j.lock_key)))
+    except BaseException:
+        # A pooled connection must not keep the lock: closing it is what releases it now.
+        await conn.invalidate()
+        raise
+
+
+async def run_job(fable: Fable, name: str, jobs: dict[str, Job] | None = None) -> bool:
+    """Run job ``name`` once, now, unless another run holds it; True if it ran (failed or not).
+    A failure is logged, never raised."""
+    j = (JOBS if jobs is None else jobs)[name]
+    try:
+        async with _claim(fable.db, j) as held:
+            if not held:
+                _log.debug("job %s is running elsewhere; skipping", name)
+                return False
+            await j.fn(fable)
+    except Exception:  # noqa: BLE001 - a failed run is logged; the next one tries again
+        _log.exception("job %s failed", name)
+    return True
+
+
+class Scheduler:
+    """Runs the registered jobs on their schedules and on their wake channels, in this process."""
+
+    def __init__(self, fable: Fable, jobs: dict[str, Job] | None = None) -> None:
+        self._fable = fable
+        self._jobs = dict(JOBS if jobs is None else jobs)
+        self._timer = AsyncIOScheduler(timezone=UTC)
+        self._running: dict[str, asyncio.Task[None]] = {}
+        self._again: set[str] = set()
+        self._closed = False
+        channels: dict[str, list[str]] = {}
+        for j in self._jobs.values():
+            if j.wake is not None:
+                channels.setdefault(j.wake, []).append(j.name)
+        self.listener = Listener(fable.db.url, {
+            channel: self._waker(names) for channel, names in channels.items()})
+
+    def _waker(self, names: list[str]) -> Callable[[str | None], None]:
+        def wake(_payload: str | None) -> None:
+            for name in names:
+                self.wake(name)
+
+        return wake
+
+    def start(self) -> None:
+        for j in self._jobs.values():
+            self._timer.add_job(self._tick, j.trigger(), args=[j.name], id=j.name, name=j.name,
+                                max_instances=1, coalesce=True, misfire_grace_time=None)
+        self._timer.start()
+        self.listener.start()
+
+    async def _tick(self, name: str) -> None:
+        self.wake(name)
+
+    def wake(self, name: str) -> None:
+        """Run job ``name`` now; if it is running here, once more when it ends (what woke it
+        may have committed after the run looked)."""
+        if self._closed:
+            return
+        if name in self._running:
+            self._again.add(name)
+            return
+        task = asyncio.get_running_loop().create_task(self._run(name), name=f"fable-job-{name}")
+        self._running[name] = task
+
+    async def _run(self, name: str) -> None:
+        try:
+            while True:
+                self._again.discard(name)
+                await run_job(self._fable, name, self._jobs)
+                if name not in self._again:
+                    return
+        finally:
+            self._running.pop(name, None)
+
+    async def idle(self) -> None:
+        """Until no job runs here (tests)."""
+        while self._running:
+            await asyncio.gather(*self._running.values(), return_exceptions=True)
+
+    async def close(self) -> None:
+        self._closed = True
+        if self._timer.running:
+            self._timer.shutdown(wait=False)
+        await self.listener.close()
+        tasks = list(self._running.values())
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def install(fable: Fable) -> Closer | None:
+    """The jobs capability's hook: a scheduler, in a process opened to run jobs."""
+    if not fable.runs_jobs:
+        return None
+    scheduler = Scheduler(fable)
+    scheduler.start()
+    fable.jobs = scheduler
+    return scheduler.close
