@@ -114,8 +114,8 @@ async def _tell(ctx: Context, share: Share, item: Project | Note, kind: Notifica
     group = await ctx.session.get(Group, share.grantee_group_id) if share.grantee_group_id is not None else None
     title = template.format(who=ctx.caller.username or "Someone", item=_describe(item), permission=share.permission,
                             via=f" (through the group “{group.name}”)" if group is not None else "")
-    await notify(ctx, await _reached(ctx, share), kind, title,
-                 data={**_about(item), "share_id": share.id, "permission": share.permission})
+    about = _about(item) if kind == "share" else {}  # a revoked item is no longer theirs to open
+    await notify(ctx, await _reached(ctx, share), kind, title, data={**about, "permission": share.permission})
 
 
 @tool(title="Share a project or note", scope="write", idempotent=True, route=Route("POST", "/shares"))

@@ -1,6 +1,6 @@
 """Sharing in the browser: alice shares a project with bob from its page; bob, in a browser of
-his own, finds it under Sharing and on his projects page marked as alice's, reads its tasks and
-is offered no way to change them."""
+his own, is told by the bell, finds it under Sharing and on his projects page marked as alice's,
+reads its tasks and is offered no way to change them."""
 
 from __future__ import annotations
 
@@ -27,6 +27,15 @@ async def test_alice_shares_a_project_and_bob_reads_it(ui: Session, session_at, 
         await expect(dialog.locator("#share-list")).to_contain_text("bob")
         await ui.shot("share")
         await dialog.get_by_role("button", name="Done").click()
+
+        await bobs.page.goto("/")
+        await expect(bobs.page.locator("#bell-count")).to_have_text("1")
+        await bobs.page.locator("#bell").click()
+        told = bobs.page.locator("#bell-list")
+        await expect(told).to_contain_text("alice shared the project \u201cGarden\u201d with you as viewer")
+        await told.get_by_role("button").first.click()
+        await expect(bobs.page).to_have_url(f"{base_url}/projects/{project['id']}")
+        await expect(bobs.page.locator("h1")).to_contain_text("Garden")
 
         await bobs.page.goto("/shared")
         await expect(bobs.page.locator("#shared-with-me")).to_contain_text("Garden")
