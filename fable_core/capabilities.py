@@ -49,6 +49,7 @@ CAPABILITIES: tuple[Capability, ...] = (
         "fable_core.assistant.assist",
         "fable_core.assistant.models",
     ), install="fable_core.assistant.service:install"),
+    Capability("preferences", ("fable_core.preferences.settings",)),
 )
 
 _RANK = {module: rank for rank, module in enumerate(m for c in CAPABILITIES for m in c.modules)}
