@@ -4,6 +4,7 @@ time zone the calendar reads through the same key."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -145,3 +146,15 @@ async def test_today_follows_the_setting(call) -> None:
     expected = datetime.now(UTC).astimezone(ZoneInfo(zone)).date()
     agenda = await call("list_tasks")
     assert (agenda["timezone"], agenda["today"]) == (zone, expected.isoformat())
+
+
+def test_every_setting_is_documented_in_tools_md() -> None:
+    from pathlib import Path
+
+    from fable_core.capabilities import load_capabilities
+
+    load_capabilities()  # every domain's keys
+    doc = (Path(__file__).resolve().parents[2] / "docs/tools.md").read_text()
+    section = doc[doc.index("## Settings"):doc.index("## Conventions")]
+    documented = set(re.findall(r"^\| `(\w+)` \|", section, re.MULTILINE))
+    assert documented == set(KEYS), "docs/tools.md's Settings table and the declared keys differ"
