@@ -17,7 +17,7 @@ from fable_core.db.database import Database
 from fable_core.preferences.keys import read_setting
 from fable_core.preferences.personal import TIMEZONE
 
-__all__ = ["today_for", "user_timezone", "user_today"]
+__all__ = ["today_for", "today_in", "user_timezone", "user_today"]
 
 
 async def user_timezone(session: AsyncSession, caller: Caller) -> str:
@@ -25,11 +25,16 @@ async def user_timezone(session: AsyncSession, caller: Caller) -> str:
     return await read_setting(session, caller, TIMEZONE)
 
 
+def today_in(zone: str) -> date:
+    """Today's date in the IANA time zone ``zone`` (one the ``timezone`` key accepted)."""
+    return datetime.now(UTC).astimezone(ZoneInfo(zone)).date()
+
+
 async def user_today(session: AsyncSession, caller: Caller) -> tuple[date, str]:
     """Today's date where the caller lives, and the timezone it was computed in. Tools ask
     ``ctx.today()``; code outside a tool call asks :func:`today_for`."""
     name = await user_timezone(session, caller)
-    return datetime.now(UTC).astimezone(ZoneInfo(name)).date(), name
+    return today_in(name), name
 
 
 async def today_for(db: Database, caller: Caller) -> date:

@@ -24,7 +24,7 @@ from fable_core.db.models import Setting
 from fable_core.errors import NotFound
 from fable_core.tools.suggest import closest, hint
 
-__all__ = ["KEYS", "SettingKey", "find_key", "read_setting", "setting"]
+__all__ = ["KEYS", "SettingKey", "find_key", "read_setting", "read_settings", "setting"]
 
 T = TypeVar("T")
 
@@ -69,6 +69,19 @@ async def read_setting(session: AsyncSession, caller: Caller, key: SettingKey[T]
     """The caller's value of ``key``, or its default when unset or no longer valid (a stored
     value that an older Fable accepted is never an error for the reader)."""
     value = await session.scalar(select(Setting.value).where(owned_by(Setting, caller), Setting.key == key.name))
+    return _typed(key, value)
+
+
+async def read_settings(session: AsyncSession, caller: Caller, *keys: SettingKey[Any]) -> tuple[Any, ...]:
+    """The caller's values of several keys, in their order, in one query (a chat turn reads
+    three before its first token)."""
+    rows = await session.execute(select(Setting.key, Setting.value).where(
+        owned_by(Setting, caller), Setting.key.in_([k.name for k in keys])))
+    stored: dict[str, Any] = dict(rows.all())
+    return tuple(_typed(key, stored.get(key.name)) for key in keys)
+
+
+def _typed(key: SettingKey[T], value: Any) -> T:
     if value is None:
         return key.default
     try:
