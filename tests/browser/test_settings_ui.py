@@ -133,7 +133,8 @@ async def test_an_admin_disables_a_user_and_sends_a_test_mail(ui: Session, fable
         await expect(page.locator(".toast")).to_contain_text("Mail settings saved")
         await card.get_by_label("Send a test mail to").fill("ada@example.com")
         await card.get_by_role("button", name="Send test mail").click()
-        await expect(page.locator("#mail-test-status")).to_contain_text(f"Sent to ada@example.com through 127.0.0.1:{port}")
+        await expect(page.locator("#mail-test-status")).to_contain_text(
+            f"Sent to ada@example.com through 127.0.0.1:{port}")
         mail = await asyncio.wait_for(inbox.messages.get(), 10)
     assert (mail["To"], mail["Subject"]) == ("ada@example.com", "Fable test message")
     await ui.shot("settings-admin")
