@@ -190,6 +190,9 @@ async def test_a_failing_test_mail_says_why(as_alice: httpx.AsyncClient, smtp: t
     assert r.status_code == 503 and "STARTTLS" in error_of(r)["message"]  # never sent in the clear instead
     r = await as_alice.post("/api/admin/mail/test", json={})
     assert r.status_code == 422 and "no email address" in error_of(r)["message"]  # alice has none
+    for bad in ({"to": "not an address"}, {"to": "a@example.com", "cc": "b@example.com"}):
+        r = await as_alice.post("/api/admin/mail/test", json=bad)
+        assert r.status_code == 422, bad
 
 
 async def test_the_environment_wins_and_the_settings_say_so(
