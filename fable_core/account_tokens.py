@@ -63,7 +63,8 @@ async def redeem_token(session: AsyncSession, kind: TokenKind, token: str) -> Ac
     now = datetime.now(UTC)
     if row is None or row.used_at is not None or row.expires_at <= now:
         reason = "unknown" if row is None else "already used" if row.used_at else "expired"
-        raise InvalidInput(f"this {_WHAT[kind]} is {reason}", field="token", reason=reason)
+        said = "unknown (or was revoked)" if reason == "unknown" and kind == "invite" else reason
+        raise InvalidInput(f"this {_WHAT[kind]} is {said}", field="token", reason=reason)
     row.used_at = now
     await session.flush()
     return row

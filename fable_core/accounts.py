@@ -26,14 +26,17 @@ from fable_core import login_sessions
 from fable_core.access import of_user
 from fable_core.account_tokens import discard_tokens, issue_token, redeem_token
 from fable_core.caller import Caller, Scope
-from fable_core.db.models import AccountToken, ApiKey, Note, Project, User
+from fable_core.config import Settings
+from fable_core.db.models import AccountToken, ApiKey, Note, Project, Share, User
 from fable_core.errors import Conflict, Forbidden, InvalidInput, NotFound, Unauthenticated
-from fable_core.instance import registration_open
+from fable_core.instance import registration_mode
+from fable_core.invitations import DEFAULT_TTL, issue_invitation
 from fable_core.passwords import check_password, hash_password, verify_nobody, verify_password
 
 __all__ = [
     "INVITE_TTL",
     "RESET_TTL",
+    "ROLES",
     "VERIFY_TTL",
     "account_view",
     "api_key_view",
@@ -62,6 +65,7 @@ __all__ = [
     "revoke_api_key",
     "set_active",
     "set_password",
+    "set_role",
     "sole_user",
     "user_view",
     "verify_email",
@@ -70,10 +74,14 @@ __all__ = [
 # Held for the rest of a transaction that creates a user: the "is the name free" check and the
 # "first user is admin" count must see every user committed before.
 _USER_CREATION_LOCK = 0x0F_AB_1E_01
+# Held by a transaction that takes an admin away (disable, demote, delete): two admins demoting
+# each other at once must not both see the other one still there.
+_ADMINS_LOCK = 0x0F_AB_1E_02
+ROLES = ("user", "admin")
 
 _USERNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{1,63}$")
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+$")
-INVITE_TTL = timedelta(days=7)
+INVITE_TTL = DEFAULT_TTL
 RESET_TTL = timedelta(hours=1)
 VERIFY_TTL = timedelta(days=2)
 
@@ -178,9 +186,11 @@ async def register_user(
     *,
     email: str | None = None,
     invitation: str | None = None,
-    open_by_default: bool = True,
+    settings: Settings,
 ) -> User:
-    """Self-service sign-up: the first account always, later ones if open or invited.
+    """Self-service sign-up: the first account always; later ones as the registration mode
+    says (:func:`fable_core.instance.registration_mode`): ``open`` admits anyone (and takes
+    invitations), ``invite`` only a valid invitation, ``closed`` nobody.
 
     An invitation is redeemed in the same transaction, so it works exactly once. One made for
     an address admits only that address, which it verifies (the admin vouched for it).
@@ -189,6 +199,12 @@ async def register_user(
     check_password(password)  # before the invitation is spent, and before the lock
     await session.execute(select(func.pg_advisory_xact_lock(_USER_CREATION_LOCK)))  # first-user race
     first = not await session.scalar(select(func.count(User.id)))
+    mode = "open" if first else await registration_mode(session, settings)
+    if mode == "closed":
+        raise Forbidden("registration is closed: an admin creates accounts on this instance", reason="closed")
+    if mode == "invite" and not invitation:
+        raise Forbidden("registration is by invitation only; ask an admin for an invitation link",
+                        reason="invite_only")
     verified = False
     if invitation:
         invite = await redeem_token(session, "invite", invitation)
@@ -196,8 +212,6 @@ async def register_user(
             if email not in (None, invite.email):
                 raise InvalidInput("this invitation is for another email address", field="email")
             email, verified = invite.email, True
-    elif not first and not await registration_open(session, open_by_default):
-        raise Forbidden("registration is closed; ask an admin for an invitation")
     user = await create_user(session, username, password, email=email)
     if verified:
         await _mark_verified(session, user)
@@ -205,12 +219,17 @@ async def register_user(
 
 
 async def create_invitation(
-    session: AsyncSession, admin: User | int, email: str | None = None
+    session: AsyncSession, admin: User | int | None, email: str | None = None, ttl: timedelta = INVITE_TTL,
+    *, settings: Settings,
 ) -> tuple[AccountToken, str]:
-    """An invitation token (valid :data:`INVITE_TTL`, once) that admits one registration; made
-    for an address, it admits only that address."""
-    admin_id = admin if isinstance(admin, int) else admin.id
-    return await issue_token(session, "invite", INVITE_TTL, created_by=admin_id, email=normalise_email(email))
+    """An invitation token (valid ``ttl``, once) that admits one registration; made for an
+    address, it admits only that address. Refused while registration is closed (nobody could
+    use it)."""
+    if await registration_mode(session, settings) == "closed":
+        raise Conflict("registration is closed, so an invitation could not be used: allow registration "
+                       "by invitation first", field="registration")
+    admin_id = admin if isinstance(admin, int) or admin is None else admin.id
+    return await issue_invitation(session, admin_id, normalise_email(email), ttl)
 
 
 async def request_password_reset(
@@ -308,7 +327,8 @@ def user_view(user: User) -> dict[str, Any]:
 
 def account_view(user: User) -> dict[str, Any]:
     """What an admin sees of an account."""
-    return {**user_view(user), "is_active": user.is_active}
+    return {**user_view(user), "is_active": user.is_active,
+            "last_login_at": user.last_login_at.isoformat() if user.last_login_at else None}
 
 
 def api_key_view(row: ApiKey) -> dict[str, Any]:
@@ -363,14 +383,22 @@ async def list_users(session: AsyncSession) -> list[User]:
     return list(await session.scalars(select(User).order_by(User.id)))
 
 
+async def _account(session: AsyncSession, who: str | int, *, lock: bool = False) -> User:
+    """An account by name or id (locked for the rest of the transaction with ``lock``)."""
+    user = await find_user(session, who) if isinstance(who, str) else await get_user(session, who)
+    if lock:
+        await session.refresh(user, with_for_update=True)
+    return user
+
+
 async def set_active(session: AsyncSession, who: str | int, active: bool, *, by: int | None = None) -> User:
     """Disable or enable an account (by name or id). A disabled account cannot sign in, its
     sessions end and its API keys stop working; its data stays. The last active admin cannot be
     disabled, and an admin cannot disable themselves."""
-    user = await find_user(session, who) if isinstance(who, str) else await get_user(session, who)
+    user = await _account(session, who, lock=True)
     if not active:
         if user.id == by:
-            raise InvalidInput("you cannot disable your own account", field="username")
+            raise InvalidInput("you cannot disable your own account", field="is_active")
         await _refuse_last_admin(session, user, "disable")
         await login_sessions.end_all(session, user.id)
     await session.execute(update(User).where(User.id == user.id).values(is_active=active))
@@ -378,13 +406,28 @@ async def set_active(session: AsyncSession, who: str | int, active: bool, *, by:
     return user
 
 
+async def set_role(session: AsyncSession, who: str | int, role: str) -> tuple[User, str]:
+    """Make an account an ``admin`` or a ``user``; returns it and its role before. The last
+    active admin stays one (an admin may step down only while another active admin remains)."""
+    if role not in ROLES:
+        raise InvalidInput(f"role must be 'user' or 'admin', not {role[:50]!r}", field="role")
+    user = await _account(session, who, lock=True)
+    before = user.role
+    if before == "admin" and role != "admin":
+        await _refuse_last_admin(session, user, "demote")
+    await session.execute(update(User).where(User.id == user.id).values(role=role))
+    await session.refresh(user, ["role"])
+    return user, before
+
+
 async def _refuse_last_admin(session: AsyncSession, user: User, doing: str) -> None:
     if user.role == "admin" and user.is_active:
+        await session.execute(select(func.pg_advisory_xact_lock(_ADMINS_LOCK)))
         admins = (await session.execute(select(func.count(User.id)).where(
             User.role == "admin", User.is_active.is_(True)))).scalar_one()
         if admins <= 1:
             raise InvalidInput(f"{user.username!r} is the last active admin: make another admin before you "
-                               f"{doing} it", field="username")
+                               f"{doing} it", field="role" if doing == "demote" else "username")
 
 
 async def set_password(session: AsyncSession, username: str, new_password: str) -> User:
@@ -397,12 +440,19 @@ async def set_password(session: AsyncSession, username: str, new_password: str) 
     return user
 
 
-async def delete_user(session: AsyncSession, username: str) -> tuple[User, dict[str, int]]:
+async def delete_user(session: AsyncSession, who: str | int, *, by: int | None = None) -> tuple[User, dict[str, int]]:
     """Delete an account with everything it owns (notes and tasks with their versions, links and
-    work logs, projects, conversations, API keys, sessions); returns the account and how many
-    notes and projects went with it. The last active admin cannot be deleted."""
-    user = await find_user(session, username)
-    await session.refresh(user, with_for_update=True)
+    work logs, projects, conversations, settings, API keys, sessions); returns the account and
+    how many notes and projects went with it, and how many shares ended.
+
+    Shares end with it, both ways: what it owned is gone, so the people it shared projects and
+    notes with lose them (``shares_given``), and what others shared with it is no longer shared
+    with anyone there (``shares_received``); other accounts' own notes and projects stay. The
+    last active admin cannot be deleted, nor (``by``) an admin's own account from the admin page.
+    """
+    user = await _account(session, who, lock=True)
+    if user.id == by:
+        raise InvalidInput("you cannot delete your own account here", field="user_id")
     await _refuse_last_admin(session, user, "delete")
     owned = await count_owned(session, user)
     await session.execute(delete(User).where(User.id == user.id))
@@ -410,10 +460,15 @@ async def delete_user(session: AsyncSession, username: str) -> tuple[User, dict[
 
 
 async def count_owned(session: AsyncSession, user: User) -> dict[str, int]:
-    """How many notes (tasks included) and projects an account owns."""
+    """How many notes (tasks included) and projects an account owns, and how many shares it
+    gave (of its own projects and notes) and received."""
+    given = select(func.count(Share.id)).where(Share.owner_id == user.id)
+    received = select(func.count(Share.id)).where(Share.grantee_user_id == user.id)
     return {
         "notes": await session.scalar(select(func.count(Note.id)).where(of_user(Note, user.id))) or 0,
         "projects": await session.scalar(select(func.count(Project.id)).where(of_user(Project, user.id))) or 0,
+        "shares_given": await session.scalar(given) or 0,
+        "shares_received": await session.scalar(received) or 0,
     }
 
 

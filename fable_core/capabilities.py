@@ -50,6 +50,7 @@ CAPABILITIES: tuple[Capability, ...] = (
         "fable_core.assistant.assist",
         "fable_core.assistant.models",
     ), install="fable_core.assistant.service:install"),
+    Capability("preferences", ("fable_core.preferences.settings",)),
     Capability("sharing", (
         "fable_core.sharing.shares",
         "fable_core.sharing.groups",

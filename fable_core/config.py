@@ -67,10 +67,17 @@ class Settings(BaseModel):
         "not matter). Every other Host gets 421 on every route (DNS-rebinding protection). `*` "
         "turns the check off: only behind a proxy that checks Host itself.",
     )
+    fable_registration: Literal["open", "invite", "closed"] | None = Field(
+        None,
+        description="Who may create an account: `open` (anyone), `invite` (only with an invitation an "
+        "admin made), `closed` (nobody; an operator runs `fable user create`). The first account can "
+        "always be created; admins can change this at run time. Unset: `open`, or `invite` when "
+        "FABLE_OPEN_REGISTRATION is false.",
+    )
     fable_open_registration: bool = Field(
         True,
-        description="Whether anyone may register. The first account can always be created; "
-        "admins can change this at run time.",
+        description="Older form of FABLE_REGISTRATION, still read when that is unset: false means "
+        "`invite`.",
     )
     fable_max_body_bytes: int = Field(
         2_000_000, ge=1024, description="Largest request body the HTTP API accepts, in bytes."
@@ -136,13 +143,16 @@ class Settings(BaseModel):
 
     # email
     smtp_host: str | None = Field(
-        None, description="SMTP server for password-reset and address-verification mail. Absent: no mail."
+        None, description="SMTP server for password-reset and address-verification mail. Set, the "
+        "SMTP_* variables win over the mail settings admins make in the web UI; absent, those are used "
+        "(and without them no mail is sent).",
     )
     smtp_port: int = Field(587, ge=1, le=65535, description="SMTP port.")
     smtp_username: str | None = Field(None, description="SMTP login name.")
     smtp_password: str | None = Field(None, description="SMTP password.")
     smtp_from: str = Field("fable@localhost", description="Sender address of Fable's mail.")
-    smtp_starttls: bool = Field(True, description="Upgrade SMTP connections with STARTTLS.")
+    smtp_starttls: bool = Field(True, description="Upgrade SMTP connections with STARTTLS (the server's "
+                                "certificate is verified).")
 
     # LLM
     llm_provider: Literal["ollama", "openai", "none"] = Field(
@@ -211,6 +221,13 @@ class Settings(BaseModel):
             if not sep or not model.strip() or mode.strip() not in ("auto", "native", "prompt"):
                 raise ValueError(f"{entry!r} is not model=mode with mode auto, native or prompt")
         return entries
+
+    @property
+    def registration_default(self) -> Literal["open", "invite", "closed"]:
+        """Who may register until an admin decides (FABLE_REGISTRATION, else the older boolean)."""
+        if self.fable_registration is not None:
+            return self.fable_registration
+        return "open" if self.fable_open_registration else "invite"
 
     @property
     def pg_data_dir(self) -> Path:

@@ -57,10 +57,12 @@ class SessionInfo:
 
 async def start_session(session: AsyncSession, user_id: int, *, user_agent: str = "",
                         ip: str = "") -> NewSession:
-    """A new session for a user who just proved who they are; their expired ones are dropped."""
+    """A new session for a user who just proved who they are (their last sign-in is now); their
+    expired ones are dropped."""
     now = datetime.now(UTC)
     await session.execute(delete(LoginSession).where(of_user(LoginSession, user_id),
                                                      LoginSession.expires_at <= now))
+    await session.execute(update(User).where(User.id == user_id).values(last_login_at=now))
     token, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(24)
     row = LoginSession(user_id=user_id, token_hash=token_hash(token), csrf=csrf,
                        user_agent=user_agent[:200], ip=ip[:64], expires_at=now + LIFETIME)

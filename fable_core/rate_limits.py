@@ -35,6 +35,7 @@ LIMITS: dict[str, Limit] = {
     "password_account": Limit(5, 300),         # ... per signed-in user
     "verify_email": Limit(10, 60),
     "verification_mail": Limit(3, 3600),       # per signed-in user
+    "test_mail": Limit(10, 600),               # an admin's test mails
 }
 
 _LOCK = text("SELECT pg_advisory_xact_lock(hashtext(:bucket))")

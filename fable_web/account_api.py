@@ -108,7 +108,7 @@ async def register(request: Request) -> Response:
     async with w.fable.db.transaction() as session:
         user = await accounts.register_user(
             session, body.username, body.password, email=body.email, invitation=body.invitation,
-            open_by_default=w.fable.settings.fable_open_registration,
+            settings=w.fable.settings,
         )
         await session.refresh(user, ["created_at"])
         if user.role == "admin" and not HostPolicy(w.fable.settings).any_host:
@@ -185,7 +185,7 @@ async def forgot_password(request: Request) -> Response:
     w = web(request)
     login = body.email or body.username or ""
     await w.limiter.hit(request, "forgot_password")
-    if not w.mailer.configured:
+    if not await w.mailer.configured():
         raise Unavailable("password reset by email is not available on this instance; ask its admin")
     await w.limiter.count("forgot_password_account", login.strip().lower())
     response = JSONResponse(
@@ -246,7 +246,7 @@ async def send_verification(request: Request) -> Response:
         user = await accounts.get_user(session, info.user_id)
     if not user.email or user.email_verified_at is not None:
         raise InvalidInput("the account has no unverified email address", field="email")
-    if not w.mailer.configured:
+    if not await w.mailer.configured():
         raise Unavailable("this instance cannot send mail; ask its admin")
     await w.limiter.count("verification_mail", str(info.user_id))
     response = JSONResponse({"message": f"a verification link was sent to {user.email}"}, status_code=202)
@@ -255,10 +255,12 @@ async def send_verification(request: Request) -> Response:
 
 
 def _verification_mail(w: WebContext, user_id: int) -> Any:
-    if not w.mailer.configured:
-        return None
+    """After the response: a verification link for the account's unverified address, when there
+    is one, a public URL and a mail server (else nothing, quietly)."""
 
     async def compose() -> None:
+        if not await w.mailer.configured():
+            return
         async with w.fable.db.transaction() as session:
             url, _ = await instance.public_url(session, w.fable.settings)
             user = await accounts.get_user(session, user_id)
@@ -310,12 +312,14 @@ async def end_session(request: Request) -> Response:
 
 
 async def registration_status(request: Request) -> Response:
-    """Public: whether the sign-up form should be offered, and whether this is the first user."""
+    """Public: whether the sign-up form should be offered (``mode``: ``open``, ``invite`` or
+    ``closed``; ``open`` says whether anyone may sign up now), and whether this is the first user."""
     w = web(request)
     async with w.fable.db.reading() as session:
         users = await accounts.count_users(session)
-        is_open = await instance.registration_open(session, w.fable.settings.fable_open_registration)
-    return JSONResponse({"open": bool(is_open or not users), "first_user": not users})
+        mode = await instance.registration_mode(session, w.fable.settings)
+    return JSONResponse({"open": mode == "open" or not users, "mode": mode if users else "open",
+                         "first_user": not users})
 
 
 routes = [

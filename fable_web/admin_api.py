@@ -1,149 +1,154 @@
-"""Admin endpoints under /api/admin: instance settings (registration, public URL), invitation
-links, and accounts (list, disable, enable). All of them need an admin's signed-in session."""
+"""Admin endpoints under /api/admin for accounts, invitations and the audit log (the instance's
+settings and mail are in :mod:`fable_web.instance_api`).
+
+All of them need an admin's signed-in session: an API key is refused (403 ``session_only``),
+whoever it belongs to, so a leaked key can never manage accounts. Each change is made, checked
+and audited by :mod:`fable_core.admin`; this module only translates HTTP. What this process
+remembers of a changed account's sessions and keys is dropped at once, so a disabled or demoted
+account is refused on its next request here (other replicas follow within two seconds).
+"""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from datetime import timedelta
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints, model_validator
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from fable_core import accounts, instance
+from fable_core import admin, invitations
+from fable_core.audit import Actor, audit_page
 from fable_core.errors import Forbidden
-from fable_core.login_sessions import SessionInfo
+from fable_core.invitations import MAX_TTL
 from fable_web.account_api import Email
 from fable_web.context import base_url, web
 from fable_web.payload import parse_model, read_json_object
 from fable_web.routing import ApiRoute, Doc
 
-__all__ = ["routes"]
+__all__ = ["admin_actor", "routes"]
 
 
 class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class RegistrationSetting(_Body):
-    open: bool
-
-
-class InstanceSettings(_Body):
-    registration_open: bool | None = None
-    public_url: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)] | None = None
-
-
 class NewInvitation(_Body):
-    email: Email | None = None
+    email: Email | None = Field(None, description="Only this address may register with it (and it is verified).")
+    expires_in_hours: int = Field(int(invitations.DEFAULT_TTL.total_seconds() // 3600), ge=1,
+                                  le=int(MAX_TTL.total_seconds() // 3600), description="How long the link works.")
 
 
-class AccountState(_Body):
-    is_active: bool
+class AccountChange(_Body):
+    is_active: StrictBool | None = Field(None, description="false disables the account, true enables it.")
+    role: Literal["user", "admin"] | None = None
+
+    @model_validator(mode="after")
+    def _something(self) -> AccountChange:
+        if self.is_active is None and self.role is None:
+            raise ValueError("give is_active or role")
+        return self
 
 
+class AuditQuery(_Body):
+    limit: int = Field(50, ge=1, le=200)
+    cursor: Annotated[str, StringConstraints(min_length=1, max_length=2048)] | None = None
 
 
-async def _admin(request: Request) -> SessionInfo:
+async def admin_actor(request: Request) -> Actor:
+    """The signed-in admin making this request; 403 for anyone else and for any API key."""
     info = await web(request).auth.session(request)
     if info.role != "admin":
         raise Forbidden("only an admin may do this")
-    return info
-
-
-async def get_registration(request: Request) -> Response:
-    await _admin(request)
-    w = web(request)
-    async with w.fable.db.reading() as session:
-        is_open = await instance.registration_open(session, w.fable.settings.fable_open_registration)
-    return JSONResponse({"open": is_open})
-
-
-async def set_registration(request: Request) -> Response:
-    await _admin(request)
-    body = parse_model(RegistrationSetting, await read_json_object(request))
-    async with web(request).fable.db.transaction() as session:
-        await instance.set_registration_open(session, body.open)
-    return JSONResponse({"open": body.open})
-
-
-async def _settings_json(request: Request) -> dict[str, Any]:
-    w = web(request)
-    async with w.fable.db.reading() as session:
-        url, source = await instance.public_url(session, w.fable.settings)
-        is_open = await instance.registration_open(session, w.fable.settings.fable_open_registration)
-    return {"registration_open": is_open, "public_url": url, "public_url_source": source,
-            "mail": w.mailer.configured}
-
-
-async def get_settings(request: Request) -> Response:
-    """The instance settings an admin may change here, and where the public URL comes from
-    (``configured``: FABLE_BASE_URL, which wins; ``pinned``: set here or at the first
-    registration; ``unset``)."""
-    await _admin(request)
-    return JSONResponse(await _settings_json(request))
-
-
-async def set_settings(request: Request) -> Response:
-    await _admin(request)
-    body = parse_model(InstanceSettings, await read_json_object(request))
-    async with web(request).fable.db.transaction() as session:
-        if body.public_url is not None:
-            await instance.set_public_url(session, body.public_url)
-        if body.registration_open is not None:
-            await instance.set_registration_open(session, body.registration_open)
-    return JSONResponse(await _settings_json(request))
-
-
-async def create_invitation(request: Request) -> Response:
-    info = await _admin(request)
-    body = parse_model(NewInvitation, await read_json_object(request))
-    async with web(request).fable.db.transaction() as session:
-        row, token = await accounts.create_invitation(session, info.user_id, body.email)
-    return JSONResponse(
-        {
-            "id": row.id,
-            "token": token,
-            "url": f"{await base_url(request)}/register?invitation={token}",
-            "email": row.email,
-            "expires_at": row.expires_at.isoformat(),
-        },
-        status_code=201,
-    )
+    return Actor(info.user_id, info.username, "web")
 
 
 async def list_accounts(request: Request) -> Response:
-    await _admin(request)
+    await admin_actor(request)
     async with web(request).fable.db.reading() as session:
-        users = await accounts.list_users(session)
-    return JSONResponse({"items": [accounts.account_view(u) for u in users]})
+        items = await admin.account_overview(session)
+    return JSONResponse({"items": items})
 
 
-async def set_account_state(request: Request) -> Response:
-    """Disable (``is_active: false``) or enable an account: a disabled one cannot sign in, its
-    sessions end and its API keys stop working at once; its data stays."""
-    info = await _admin(request)
-    body = parse_model(AccountState, await read_json_object(request))
+async def change_account(request: Request) -> Response:
+    """Disable or enable an account (``is_active``) and/or change its ``role``: a disabled one
+    cannot sign in, its sessions end and its API keys stop working at once; its data stays."""
+    actor = await admin_actor(request)
+    body = parse_model(AccountChange, await read_json_object(request))
     w = web(request)
     user_id = request.path_params["user_id"]
     async with w.fable.db.transaction() as session:
-        user = await accounts.set_active(session, user_id, body.is_active, by=info.user_id)
+        if body.is_active is not None:
+            await admin.set_account_active(session, actor, user_id, body.is_active)
+        if body.role is not None:
+            await admin.change_role(session, actor, user_id, body.role)
+        [account] = await admin.account_overview(session, only=user_id)
+    w.auth.forget_user(user_id)
+    return JSONResponse(account)
+
+
+async def delete_account(request: Request) -> Response:
+    """Delete an account and everything it owns; shares of its projects and notes end with
+    them, and so do shares made to it."""
+    actor = await admin_actor(request)
+    w = web(request)
+    async with w.fable.db.transaction() as session:
+        user, owned = await admin.delete_account(session, actor, request.path_params["user_id"])
     w.auth.forget_user(user.id)
-    return JSONResponse(accounts.account_view(user))
+    return JSONResponse({"id": user.id, "username": user.username, "deleted": True, **owned})
+
+
+async def list_invitations(request: Request) -> Response:
+    await admin_actor(request)
+    async with web(request).fable.db.reading() as session:
+        items = await invitations.pending_invitations(session)
+    return JSONResponse({"items": items})
+
+
+async def create_invitation(request: Request) -> Response:
+    actor = await admin_actor(request)
+    body = parse_model(NewInvitation, await read_json_object(request))
+    w = web(request)
+    async with w.fable.db.transaction() as session:
+        row, token = await admin.invite(session, actor, w.fable.settings, body.email,
+                                        timedelta(hours=body.expires_in_hours))
+    return JSONResponse({**invitations.invitation_view(row, actor.name), "token": token,
+                         "url": f"{await base_url(request)}/register?invitation={token}"}, status_code=201)
+
+
+async def revoke_invitation(request: Request) -> Response:
+    actor = await admin_actor(request)
+    async with web(request).fable.db.transaction() as session:
+        row = await admin.revoke(session, actor, request.path_params["invitation_id"])
+    return JSONResponse({"id": row.id, "revoked": True})
+
+
+async def audit_log(request: Request) -> Response:
+    """The audit log, newest first, a page at a time (``?limit=&cursor=``)."""
+    await admin_actor(request)
+    query = parse_model(AuditQuery, dict(request.query_params))
+    async with web(request).fable.db.reading() as session:
+        items, next_cursor = await audit_page(session, query.limit, query.cursor)
+    return JSONResponse({"items": items, "next_cursor": next_cursor})
+
+
+def _admin_doc(summary: str, body: type[BaseModel] | None = None, status: int = 200) -> Doc:
+    return Doc(f"{summary} (admin)", "admin", body, status=status, session_only=True)
 
 
 routes = [
-    ApiRoute("/api/admin/registration", get_registration, methods=["GET"],
-             doc=Doc("Whether registration is open (admin)", "admin", session_only=True)),
-    ApiRoute("/api/admin/registration", set_registration, methods=["PUT"],
-             doc=Doc("Open or close registration (admin)", "admin", RegistrationSetting, session_only=True)),
-    ApiRoute("/api/admin/settings", get_settings, methods=["GET"],
-             doc=Doc("Instance settings: registration, public URL (admin)", "admin", session_only=True)),
-    ApiRoute("/api/admin/settings", set_settings, methods=["PATCH"],
-             doc=Doc("Change instance settings (admin)", "admin", InstanceSettings, session_only=True)),
-    ApiRoute("/api/admin/invitations", create_invitation, methods=["POST"],
-             doc=Doc("Create an invitation link (admin)", "admin", NewInvitation, status=201, session_only=True)),
     ApiRoute("/api/admin/users", list_accounts, methods=["GET"],
-             doc=Doc("Every account (admin)", "admin", session_only=True)),
-    ApiRoute("/api/admin/users/{user_id:int}", set_account_state, methods=["PATCH"],
-             doc=Doc("Disable or enable an account (admin)", "admin", AccountState, session_only=True)),
+             doc=_admin_doc("Every account, with its last sign-in, notes and storage")),
+    ApiRoute("/api/admin/users/{user_id:int}", change_account, methods=["PATCH"],
+             doc=_admin_doc("Disable or enable an account, or change its role", AccountChange)),
+    ApiRoute("/api/admin/users/{user_id:int}", delete_account, methods=["DELETE"],
+             doc=_admin_doc("Delete an account and everything it owns")),
+    ApiRoute("/api/admin/invitations", list_invitations, methods=["GET"],
+             doc=_admin_doc("Pending invitations")),
+    ApiRoute("/api/admin/invitations", create_invitation, methods=["POST"],
+             doc=_admin_doc("Create an invitation link", NewInvitation, status=201)),
+    ApiRoute("/api/admin/invitations/{invitation_id:int}", revoke_invitation, methods=["DELETE"],
+             doc=_admin_doc("Revoke a pending invitation")),
+    ApiRoute("/api/admin/audit", audit_log, methods=["GET"],
+             doc=_admin_doc("The audit log, newest first")),
 ]

@@ -22,7 +22,7 @@ from fable_core.errors import InvalidInput, NotFound
 from fable_core.runtime import Fable
 from fable_mcp.hosts import AllowedHosts, HostPolicy
 from fable_mcp.http import McpHttp
-from fable_web import account_api, admin_api, apikeys_api, health, openapi, render, rest
+from fable_web import account_api, admin_api, apikeys_api, health, instance_api, openapi, render, rest
 from fable_web.context import WebContext
 from fable_web.errors import MethodNotAllowed, error_response, exception_handlers
 from fable_web.security import SecurityMiddleware
@@ -40,6 +40,7 @@ def api_routes(fable: Fable) -> list[BaseRoute]:
         *openapi.routes,
         *account_api.routes,
         *admin_api.routes,
+        *instance_api.routes,
         *apikeys_api.routes,
         *render.routes,
         *rest.routes(fable.registry),

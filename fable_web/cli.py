@@ -62,14 +62,19 @@ def _parser() -> argparse.ArgumentParser:
     _password_options(create, allow_none=True)
     create.add_argument("--admin", action="store_true", help="make it an admin (default: only the first "
                         "account is)")
-    _command(user_sub, "list", "list every account, one JSON object a line")
+    _command(user_sub, "list", "list every account, one JSON object a line (with its last sign-in, notes "
+             "and their storage in bytes)")
     for action, what in (("disable", "disable an account: it cannot sign in, its sessions end and its API keys "
                           "stop working; its data stays"), ("enable", "enable a disabled account again")):
         _command(user_sub, action, what).add_argument("username", help=f"the account to {action}")
+    role = _command(user_sub, "role", "make an account an admin or a user (the last active admin stays one)")
+    role.add_argument("username", help="the account")
+    role.add_argument("role", choices=("admin", "user"), help="its new role")
     passwd = _command(user_sub, "passwd", "set an account's password: every session of it ends")
     passwd.add_argument("username", help="the account")
     _password_options(passwd, allow_none=False)
-    delete = _command(user_sub, "delete", "delete an account and everything it owns")
+    delete = _command(user_sub, "delete", "delete an account and everything it owns (the shares of its "
+                      "projects and notes end with them, and so do shares made to it)")
     delete.add_argument("username", help="the account to delete")
     delete.add_argument("--yes", action="store_true", help="do not ask (required without a terminal)")
 
@@ -240,63 +245,79 @@ def _confirm_deletion(args: argparse.Namespace, what: str) -> None:
         raise InvalidInput(f"not confirmed; {args.username!r} was not deleted", field="yes")
 
 
+def _account_line(user: Any) -> str:
+    return json.dumps({"id": user.id, "username": user.username, "role": user.role, "email": user.email,
+                       "active": user.is_active})
+
+
 async def _user(args: argparse.Namespace) -> int | None:
-    from fable_core import accounts
+    from fable_core import admin
+    from fable_core.audit import Actor
 
     password: str | None = None
     if args.user_command == "passwd" or (args.user_command == "create" and not args.no_password):
         password = _read_password(args)
+    actor = Actor.operator()
 
     async def run(fable: Any) -> int:
         if args.user_command == "delete":
             return await _user_delete(fable, args)
+        if args.user_command == "list":
+            async with fable.db.reading() as session:
+                for account in await admin.account_overview(session):
+                    account["active"] = account.pop("is_active")
+                    print(json.dumps(account))
+            return 0
         async with fable.db.transaction() as session:
             if args.user_command == "create":
-                user = await accounts.create_user(session, args.username, password,
+                user = await admin.create_account(session, actor, args.username, password,
                                                   role="admin" if args.admin else None)
                 print(json.dumps({"id": user.id, "username": user.username, "role": user.role}))
                 return 0
-            if args.user_command == "list":
-                users = await accounts.list_users(session)
-            elif args.user_command == "passwd":
+            if args.user_command == "passwd":
                 assert password is not None
-                users = [await accounts.set_password(session, args.username, password)]
+                user = await admin.set_account_password(session, actor, args.username, password)
+            elif args.user_command == "role":
+                user = await admin.change_role(session, actor, args.username, args.role)
             else:
-                users = [await accounts.set_active(session, args.username, args.user_command == "enable")]
-        for user in users:
-            print(json.dumps({"id": user.id, "username": user.username, "role": user.role, "email": user.email,
-                              "active": user.is_active}))
+                user = await admin.set_account_active(session, actor, args.username, args.user_command == "enable")
+        fable.keys.forget()
+        print(_account_line(user))
         if args.user_command == "passwd":
-            print(f"password changed; every session of {users[0].username!r} ended", file=sys.stderr)
+            print(f"password changed; every session of {user.username!r} ended", file=sys.stderr)
         return 0
 
     return await _with_fable(run)
 
 
 async def _user_delete(fable: Any, args: argparse.Namespace) -> int:
-    from fable_core import accounts
+    from fable_core import accounts, admin
+    from fable_core.audit import Actor
 
     if not args.yes:
         async with fable.db.reading() as session:
             user = await accounts.find_user(session, args.username)
             owned = await accounts.count_owned(session, user)
+        shares = owned["shares_given"] + owned["shares_received"]
         await asyncio.to_thread(_confirm_deletion, args, f"the account {user.username!r} with its {owned['notes']} "
-                                f"notes and tasks, {owned['projects']} projects, conversations and API keys")
+                                f"notes and tasks, {owned['projects']} projects, conversations and API keys, "
+                                f"and ends {shares} shares to and from it")
     async with fable.db.transaction() as session:
-        user, owned = await accounts.delete_user(session, args.username)
+        user, owned = await admin.delete_account(session, Actor.operator(), args.username)
     fable.keys.forget()
     print(json.dumps({"id": user.id, "username": user.username, "deleted": True, **owned}))
     return 0
 
 
 async def _apikey(args: argparse.Namespace) -> int | None:
-    from fable_core import accounts
+    from fable_core import accounts, admin
+    from fable_core.audit import Actor
 
     async def run(fable: Any) -> int:
         async with fable.db.transaction() as session:
             if args.apikey_command == "create":
                 user = await _chosen_user(session, args.user)
-                row, key = await accounts.create_api_key(session, user.id, args.name, args.scope)
+                row, key = await admin.issue_api_key(session, Actor.operator(), user, args.name, args.scope)
                 print(key)
                 print(f"key {row.prefix} ({row.scope}) for {user.username}: shown once, store it now",
                       file=sys.stderr)
@@ -310,7 +331,7 @@ async def _apikey(args: argparse.Namespace) -> int | None:
                 for row, username in keys:
                     print(json.dumps(accounts.api_key_view(row) | {"user": username}))
                 return 0
-            row, username = await accounts.revoke_any_api_key(session, args.key_id)
+            row, username = await admin.revoke_api_key(session, Actor.operator(), args.key_id)
         fable.keys.forget()
         print(json.dumps({"id": row.id, "name": row.name, "prefix": row.prefix, "user": username, "revoked": True}))
         return 0

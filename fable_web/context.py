@@ -34,7 +34,7 @@ class WebContext:
             auth=Authenticator(fable, sessions),
             limiter=RateLimiter(fable.db, trust_proxy_headers=s.trust_proxy_headers,
                                 hops=s.trusted_proxy_hops),
-            mailer=Mailer(s),
+            mailer=Mailer(fable),
         )
 
 

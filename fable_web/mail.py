@@ -1,4 +1,9 @@
-"""Outgoing mail (password resets, address verification) over SMTP, configured by ``SMTP_*``.
+"""Outgoing mail (password resets, address verification, an admin's test mail) over SMTP.
+
+The server is the ``SMTP_*`` environment or, without ``SMTP_HOST``, the one admins configured
+(:mod:`fable_core.mail_settings`), looked up for each message so that every replica sends
+through the one configured last. TLS (STARTTLS or TLS from the start) verifies the server's
+certificate against the system's trust store.
 
 smtplib is blocking, so each message is sent from a worker thread, never on the event loop.
 Account mail is sent *after* the response (:meth:`Mailer.later`): the answer to "mail me a
@@ -15,40 +20,50 @@ from __future__ import annotations
 import asyncio
 import logging
 import smtplib
+import ssl
 from collections.abc import Awaitable, Callable
 from email.message import EmailMessage
 
 from starlette.background import BackgroundTask
 
-from fable_core.config import Settings
 from fable_core.errors import FableError, Unavailable
+from fable_core.mail_settings import MailServer, mail_server
+from fable_core.runtime import Fable
 
 __all__ = ["Mailer"]
 
 _log = logging.getLogger(__name__)
 Compose = Callable[[], Awaitable[None]]
+TIMEOUT = 15.0
 
 
 class Mailer:
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
+    def __init__(self, fable: Fable) -> None:
+        self.fable = fable
 
-    @property
-    def configured(self) -> bool:
-        return bool(self.settings.smtp_host)
+    async def server(self) -> MailServer | None:
+        """The mail server to send through now, or None."""
+        async with self.fable.db.reading() as session:
+            return await mail_server(session, self.fable.settings)
 
-    async def send(self, to: str, subject: str, body: str) -> None:
-        if not self.configured:
-            raise Unavailable("no SMTP server is configured (SMTP_HOST)")
+    async def configured(self) -> bool:
+        return await self.server() is not None
+
+    async def send(self, to: str, subject: str, body: str, *, server: MailServer | None = None) -> None:
+        """Send one message; Unavailable saying why when it cannot be delivered."""
+        server = server or await self.server()
+        if server is None:
+            raise Unavailable("no mail server is configured (SMTP_HOST, or the mail settings of the admin page)")
+        login = server.login()
         message = EmailMessage()
-        message["From"] = self.settings.smtp_from
+        message["From"] = server.sender
         message["To"] = to
         message["Subject"] = subject
         message.set_content(body)
         try:
-            await asyncio.to_thread(self._deliver, message)
+            await asyncio.to_thread(_deliver, server, login, message)
         except (OSError, smtplib.SMTPException) as e:
-            raise Unavailable(f"could not send mail through {self.settings.smtp_host}: {e}") from e
+            raise Unavailable(f"could not send mail through {server.host}:{server.port}: {e}") from e
 
     @staticmethod
     def later(compose: Compose, what: str) -> BackgroundTask:
@@ -65,12 +80,14 @@ class Mailer:
 
         return BackgroundTask(run)
 
-    def _deliver(self, message: EmailMessage) -> None:
-        s = self.settings
-        assert s.smtp_host is not None
-        with smtplib.SMTP(s.smtp_host, s.smtp_port, timeout=15) as smtp:
-            if s.smtp_starttls:
-                smtp.starttls()
-            if s.smtp_username:
-                smtp.login(s.smtp_username, s.smtp_password or "")
-            smtp.send_message(message)
+
+def _deliver(server: MailServer, login: tuple[str, str] | None, message: EmailMessage) -> None:
+    context = ssl.create_default_context()
+    smtp = (smtplib.SMTP_SSL(server.host, server.port, timeout=TIMEOUT, context=context) if server.tls == "tls"
+            else smtplib.SMTP(server.host, server.port, timeout=TIMEOUT))
+    with smtp:
+        if server.tls == "starttls":
+            smtp.starttls(context=context)
+        if login is not None:
+            smtp.login(*login)
+        smtp.send_message(message)

@@ -35,12 +35,15 @@ from fable_core.assistant.generation import Buffer, MessageWriter, StreamEvent
 from fable_core.assistant.memory import Past
 from fable_core.assistant.providers import NoProvider, StreamCut, unavailable
 from fable_core.assistant.toolloop import LoopResult, run_tool_loop
+from fable_core.assistant.toolprompt import tool_mode
 from fable_core.caller import Caller
 from fable_core.db.database import Database
 from fable_core.db.errors import translated_db_errors
 from fable_core.db.models import Conversation, Message, Note
 from fable_core.errors import Conflict, FableError, InvalidInput, NotFound
-from fable_core.knowledge.clock import today_for
+from fable_core.knowledge.clock import today_in
+from fable_core.preferences.keys import read_settings
+from fable_core.preferences.personal import ASSISTANT_NAME, DEFAULT_MODEL, TIMEZONE
 from fable_core.tools.dispatcher import InternalError
 
 if TYPE_CHECKING:
@@ -51,7 +54,7 @@ __all__ = ["MAX_MESSAGE", "chat_key", "retry_message", "send_message", "stop_gen
 _log = logging.getLogger(__name__)
 MAX_MESSAGE = 20_000
 _SYSTEM = (
-    "You are Fable's assistant, helping {who} with their notes, tasks and projects. Today is "
+    "You are {me}, helping {who} with their notes, tasks and projects. Today is "
     "{today}. Use the tools to look things up and make changes; never invent note contents. "
     "Link notes as [[Title]]. Be brief."
 )
@@ -324,6 +327,10 @@ class _Turn:
     async def _prepare_and_loop(self, emit: Any, result: LoopResult, writer: MessageWriter) -> None:
         a = self.a
         self.tool_events = result.tool_events
+        async with a.db.reading() as session:  # the user's preferences: one query
+            zone, name, chosen = await read_settings(session, self.caller, TIMEZONE, ASSISTANT_NAME, DEFAULT_MODEL)
+        if chosen:  # their default model, for this turn's every request (titles and summaries too)
+            self.model = a.model(self.caller, chosen)
         past = self.stored.past
         if memory.summary_due(past, before_answer=True):  # far behind: bound the prompt first
             past = await memory.summarise(a.db, self.model, self.conversation, past)
@@ -332,15 +339,16 @@ class _Turn:
         await add_urls(pack, self.content, self.model, a.fetch_allow)
         writer.context = pack.meta()
         await emit("context", pack.meta())
-        today = await today_for(a.db, self.caller)
-        system = _SYSTEM.format(who=self.caller.username or "the user", today=today.isoformat())
+        me = f"{name}, Fable's assistant" if name else "Fable's assistant"
+        system = _SYSTEM.format(me=me, who=self.caller.username or "the user", today=today_in(zone).isoformat())
         if pack.blocks:
             system += "\n\nContext:\n\n" + "\n\n---\n\n".join(pack.blocks)
         messages = [{"role": "system", "content": system}, *memory.prompt(self.conversation.summary, past),
                     {"role": "user", "content": self.content}]
         offer = a.tools.offer(self.caller, self.content, self.vector)
+        mode = tool_mode(a.settings, chosen) if chosen else a.tool_mode  # LLM_TOOL_MODES may name it
         await run_tool_loop(self.model, a.dispatcher, self.caller, messages, emit, result,
-                            offer=offer, mode=a.tool_mode)
+                            offer=offer, mode=mode)
 
     async def _context(self) -> ContextPack:
         vector = self.vector = await self.embedding if self.embedding is not None else None

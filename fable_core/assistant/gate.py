@@ -81,19 +81,21 @@ class ModelGate:
 
 
 class GatedProvider(Provider):
-    """``inner`` as seen by one user: chat requests go through the gate; the rest pass."""
+    """``inner`` as seen by one user: chat requests go through the gate; the rest pass. With
+    ``model`` (the user's ``default_model``), chat requests ask for that model."""
 
-    def __init__(self, inner: Provider, gate: ModelGate, user_id: int) -> None:
+    def __init__(self, inner: Provider, gate: ModelGate, user_id: int, model: str | None = None) -> None:
         self.inner = inner
         self.gate = gate
         self.user_id = user_id
         self.name = inner.name
-        self.model = inner.model
+        self.model = model or inner.model
         self.embed_model = inner.embed_model
 
     def chat_stream(self, messages: list[Message], tools: list[dict[str, Any]] | None = None, *,
                     model: str | None = None, max_tokens: int | None = None) -> AsyncIterator[ChatChunk]:
-        stream = self.inner.chat_stream(messages, tools, model=model, max_tokens=max_tokens)  # NoProvider refuses here
+        stream = self.inner.chat_stream(messages, tools, model=model or self.model,  # NoProvider refuses here
+                                        max_tokens=max_tokens)
         return self._gated(stream)
 
     async def _gated(self, stream: AsyncIterator[ChatChunk]) -> AsyncIterator[ChatChunk]:

@@ -103,10 +103,11 @@ class Assistant:
         if self.embed_provider is not None:
             await self.embed_provider.close()
 
-    def model(self, caller: Caller) -> Provider:
-        """The provider as ``caller`` may use it: within their share (:mod:`.gate`)."""
+    def model(self, caller: Caller, model: str | None = None) -> Provider:
+        """The provider as ``caller`` may use it: within their share (:mod:`.gate`), asking for
+        ``model`` (their ``default_model``) when given."""
         return self.provider if isinstance(self.provider, NoProvider) else GatedProvider(
-            self.provider, self.gate, caller.user_id)
+            self.provider, self.gate, caller.user_id, model)
 
     # chat, for surfaces (fable_web.chat) -----------------------------------------------------
 

@@ -27,7 +27,7 @@ from fable_core.access import of_user
 from fable_core.db.database import Database, rowcount
 from fable_core.db.models import Note, Notification, Setting
 from fable_core.jobs import job
-from fable_core.knowledge.clock import TIMEZONE_SETTING
+from fable_core.preferences.personal import TIMEZONE
 from fable_core.notifications.notify import announce
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ async def remind_due(db: Database, now: datetime | None = None) -> int:
     now = now or datetime.now(UTC)
     async with db.transaction() as session:
         zones = (await session.execute(
-            select(Setting.user_id, Setting.value).where(Setting.key == TIMEZONE_SETTING))).all()
+            select(Setting.user_id, Setting.value).where(Setting.key == TIMEZONE.name))).all()
         local = {user_id: now.astimezone(_zone(value)) for user_id, value in zones}
         utc_due = now.hour >= FROM_HOUR
         on_day: dict[date, list[int]] = defaultdict(list)

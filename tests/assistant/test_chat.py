@@ -395,3 +395,19 @@ async def test_the_same_turn_works_over_an_openai_compatible_server(
             await assistant.worker.idle(backfill=False)
     finally:
         await app.close()
+
+
+async def test_the_users_assistant_name_and_default_model_shape_their_turns(
+    ai_fable: Fable, assistant: Assistant, fake: FakeLLM, alice: Caller, bob: Caller,
+) -> None:
+    fake.models.append("tiny:1b")
+    await ai_fable.call("set_setting", {"key": "assistant_name", "value": "Ada"}, alice)
+    await ai_fable.call("set_setting", {"key": "default_model", "value": "tiny:1b"}, alice)
+    await turn(assistant, alice, await new_conversation(ai_fable, alice), "hello")
+    await turn(assistant, bob, await new_conversation(ai_fable, bob), "hello")
+    alices, bobs = [b for b in fake.chat_bodies() if b.get("tools")]
+    assert alices["model"] == "tiny:1b" and bobs["model"] == "qwen3:8b"
+    assert alices["messages"][0]["content"].startswith("You are Ada, Fable's assistant, helping alice")
+    assert bobs["messages"][0]["content"].startswith("You are Fable's assistant, helping bob")
+    titles = [b["model"] for b in fake.chat_bodies() if not b.get("tools")]
+    assert titles == ["tiny:1b", "qwen3:8b"]  # each conversation's title, by its owner's model

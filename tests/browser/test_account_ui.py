@@ -44,7 +44,8 @@ async def test_the_link_fable_serve_prints_creates_the_first_admin_in_one_step(
             await expect(page.get_by_role("heading", level=1)).to_contain_text("ada")
             assert page.url == f"http://127.0.0.1:{port}/"
             await page.get_by_role("link", name="Settings").click()
-            await expect(page.locator("#accounts-card")).to_contain_text("ada")  # an admin's card
+            await page.get_by_role("tab", name="Users").click()  # an admin's tab
+            await expect(page.locator("#accounts-card")).to_contain_text("ada")
             assert not ui.watch.errors
 
 

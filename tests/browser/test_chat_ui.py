@@ -292,7 +292,7 @@ _RECORD_STREAMED_TEXT = """() => {
 async def test_models_admin_lists_pulls_with_progress_and_deletes(chat_ui: Session, chat_llm: FakeLLM) -> None:
     page = chat_ui.page
     await chat_ui.register("ada")  # the first user: admin
-    await page.goto("/settings")
+    await page.goto("/settings/models")
     card = page.locator("#models-card")
     await expect(card.locator('tr[data-model="qwen3:8b"]')).to_be_visible()
     await page.fill("#pull-name", "tiny:1b")
@@ -311,7 +311,7 @@ async def test_without_a_model_the_ai_features_show_a_calm_notice(ui: Session) -
     """The session's app has no LLM provider: chat, models and assist answer 503, shown inline."""
     page = ui.page
     await ui.register("ada")
-    await page.goto("/settings")
+    await page.goto("/settings/models")
     await expect(page.locator("#models-card .notice")).to_contain_text("No model available")
     await page.goto("/chat")
     await send(ui, "hello?")

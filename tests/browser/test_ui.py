@@ -112,7 +112,7 @@ async def test_register_link_backlink_then_make_the_note_a_task_and_complete_it(
 async def test_api_key_is_shown_once_with_its_mcp_config(ui: Session, fable: Fable, tmp_path: Path) -> None:
     page = ui.page
     await ui.register("grace")
-    await page.goto("/settings")
+    await page.goto("/settings/keys")
     await page.fill("#key-name", "Claude Desktop")
     await page.click("#api-keys button[type=submit]")
     key = (await page.locator("#new-key-value").text_content()) or ""
@@ -136,6 +136,7 @@ async def test_api_key_is_shown_once_with_its_mcp_config(ui: Session, fable: Fab
     assert await page.locator("#new-key").count() == 0
     assert key not in await page.content()
 
+    await page.get_by_role("tab", name="Account").click()
     card = page.locator("#password-card")
     await card.get_by_label("Current password").fill(PASSWORD)
     await card.get_by_label("New password").fill("an even calmer password")

@@ -295,7 +295,8 @@ async def test_delete_removes_the_account_with_what_it_owns_and_nothing_else(
 
     status, out, _ = await fable_cli("user", "delete", "bob", "--yes", capsys=capsys)
     assert status == 0
-    assert json.loads(out) == {"id": bob.user_id, "username": "bob", "deleted": True, "notes": 2, "projects": 1}
+    assert json.loads(out) == {"id": bob.user_id, "username": "bob", "deleted": True, "notes": 2, "projects": 1,
+                               "shares_given": 0, "shares_received": 0}
     assert [n["title"] for n in (await call("list_notes", as_=alice))["items"]] == ["Alice's"]
     assert await count(fable, User) == 1 and await count(fable, Note) == 1 and await count(fable, ApiKey) == 0
     with pytest.raises(Unauthenticated):
@@ -348,3 +349,26 @@ async def test_call_and_apikey_create_need_no_user_when_there_is_one(
     status, _, err = await fable_cli("apikey", "create", capsys=capsys)
     assert status == 1 and "pass --user NAME" in err
     assert await count(fable, Note) == 1 and await count(fable, ApiKey) == 1
+
+
+async def test_operators_change_roles_and_every_user_command_is_audited(
+    cli_env: dict[str, str], fable: Fable, alice: Caller, bob: Caller, capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, out, err = await fable_cli("user", "role", "alice", "user", capsys=capsys)
+    assert status == 1 and "'alice' is the last active admin" in err
+    status, out, _ = await fable_cli("user", "role", "bob", "admin", capsys=capsys)
+    assert status == 0 and json.loads(out)["role"] == "admin"
+    status, out, _ = await fable_cli("user", "role", "alice", "user", capsys=capsys)
+    assert status == 0 and json.loads(out)["role"] == "user"
+    assert (await fable_cli("user", "disable", "alice", capsys=capsys))[0] == 0
+    assert (await fable_cli("apikey", "create", "--user", "bob", "--name", "laptop", capsys=capsys))[0] == 0
+    status, out, _ = await fable_cli("user", "list", capsys=capsys)
+    listed = {u["username"]: u for u in map(json.loads, out.splitlines())}
+    assert (listed["alice"]["role"], listed["alice"]["active"], listed["alice"]["notes"]) == ("user", False, 0)
+    with pytest.raises(SystemExit):
+        _parser().parse_args(["user", "role", "bob", "owner"])
+    async with fable.db.reading() as s:
+        rows = (await s.execute(select(AppLog.action, AppLog.username, AppLog.surface, AppLog.user_id)
+                                .where(AppLog.category == "audit").order_by(AppLog.id))).all()
+    assert [r.action for r in rows] == ["user.role", "user.role", "user.disable", "apikey.create"]
+    assert {(r.username.startswith("cli:"), r.surface, r.user_id) for r in rows} == {(True, "cli", None)}

@@ -5,6 +5,7 @@
 - :mod:`support.snapshots`: compare with a snapshot file, or rewrite it when asked
 - :mod:`support.fake_llm`: the scripted fake Ollama / OpenAI servers and ``FakeLLM.reset``
 - :mod:`support.mcp_clients`: API keys and SDK clients for the MCP tests
+- :mod:`support.smtp`: a real SMTP server (aiosmtpd) that keeps what it receives
 
 ``tests/test_support_rules.py`` keeps them the only copies.
 """

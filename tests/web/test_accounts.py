@@ -15,7 +15,7 @@ from fable_core.runtime import Fable
 
 async def test_first_user_registers_as_admin_and_is_signed_in(client: httpx.AsyncClient) -> None:
     r = await client.get("/api/auth/registration")
-    assert r.json() == {"open": True, "first_user": True}
+    assert r.json() == {"open": True, "mode": "open", "first_user": True}
     r = await client.post("/api/auth/register", json={"username": "ada", "password": PASSWORD})
     assert r.status_code == 201, r.text
     assert r.json()["user"]["role"] == "admin" and r.json()["csrf_token"]
@@ -97,12 +97,13 @@ async def test_admin_closes_registration_and_invites(
     as_alice: httpx.AsyncClient, app: Starlette, row_counts, bob: Caller
 ) -> None:
     async with make_client(app, origin=BASE) as anon:
-        r = await as_alice.put("/api/admin/registration", json={"open": False})
-        assert r.status_code == 200 and r.json() == {"open": False}
-        assert (await anon.get("/api/auth/registration")).json() == {"open": False, "first_user": False}
+        r = await as_alice.put("/api/admin/registration", json={"mode": "invite"})
+        assert r.status_code == 200 and r.json() == {"mode": "invite", "open": False}
+        assert (await anon.get("/api/auth/registration")).json() == {"open": False, "mode": "invite",
+                                                                      "first_user": False}
         before = await row_counts()
         r = await anon.post("/api/auth/register", json={"username": "carol", "password": PASSWORD})
-        assert r.status_code == 403 and "closed" in error_of(r)["message"]
+        assert r.status_code == 403 and "by invitation only" in error_of(r)["message"]
         assert await row_counts() == before
 
         invite = (await as_alice.post("/api/admin/invitations", json={"email": "carol@example.com"})).json()
@@ -122,7 +123,7 @@ async def test_admin_closes_registration_and_invites(
 
 async def test_admin_endpoints_refuse_users(alice: Caller, as_bob: httpx.AsyncClient, row_counts) -> None:
     before = await row_counts()
-    assert (await as_bob.put("/api/admin/registration", json={"open": False})).status_code == 403
+    assert (await as_bob.put("/api/admin/registration", json={"mode": "closed"})).status_code == 403
     assert (await as_bob.post("/api/admin/invitations", json={})).status_code == 403
     assert await row_counts() == before
 

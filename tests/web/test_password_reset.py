@@ -6,15 +6,13 @@ import asyncio
 import re
 import socket
 from collections.abc import AsyncIterator
-from email import message_from_bytes
-from email.message import Message
 
 import httpx
 import pytest
-from aiosmtpd.smtp import SMTP, Envelope
 from sqlalchemy import func, select, text, update
 from starlette.applications import Starlette
 from support.servers import serve
+from support.smtp import Inbox, smtp_server
 from support.users import PASSWORD
 from web_helpers import BASE, error_of, make_client, signed_in
 
@@ -27,25 +25,10 @@ from fable_web.app import create_app
 NEW = "a brand new password"
 
 
-class Inbox:
-    """An aiosmtpd handler that keeps each message and wakes whoever waits for one."""
-
-    def __init__(self) -> None:
-        self.messages: asyncio.Queue[Message] = asyncio.Queue()
-
-    async def handle_DATA(self, server: SMTP, session: object, envelope: Envelope) -> str:  # noqa: N802  aiosmtpd's name
-        await self.messages.put(message_from_bytes(envelope.content))  # type: ignore[arg-type]
-        return "250 OK"
-
-
 @pytest.fixture
 async def inbox() -> AsyncIterator[tuple[Inbox, int]]:
-    handler = Inbox()
-    loop = asyncio.get_running_loop()
-    server = await loop.create_server(lambda: SMTP(handler), "127.0.0.1", 0)
-    yield handler, server.sockets[0].getsockname()[1]
-    server.close()
-    await server.wait_closed()
+    async with smtp_server() as server:
+        yield server
 
 
 PUBLIC = "https://fable.example.com"

@@ -23,6 +23,7 @@ route("/tasks", tasksView);
 route("/projects", projectsView);
 route("/projects/:id", projectView);
 route("/settings", settingsView);
+route("/settings/:tab", settingsView);
 route("/chat", chatView);
 route("/chat/:id", chatView);
 route("/shared", sharedView);

@@ -1,0 +1,11 @@
+// The settings tabs, in the order they are shown: one module each, exporting render(panel, user).
+// Adding a tab is one line here (and its module); admin tabs are shown to admins only.
+export const TABS = [
+  { id: "account", label: "Account", load: () => import("./account.js") },
+  { id: "preferences", label: "Preferences", load: () => import("./preferences.js") },
+  { id: "keys", label: "API keys", load: () => import("./keys.js") },
+  { id: "users", label: "Users", admin: true, load: () => import("./users.js") },
+  { id: "instance", label: "Instance", admin: true, load: () => import("./instance.js") },
+  { id: "audit", label: "Audit log", admin: true, load: () => import("./audit.js") },
+  { id: "models", label: "Models", admin: true, load: () => import("./models.js") },
+];

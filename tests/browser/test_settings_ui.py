@@ -1,0 +1,147 @@
+"""The settings page in Chromium: tabs a keyboard can drive, whose choice is in the URL (reload
+and Back keep it); preferences built from the settings' types; an admin disabling a user and
+sending a test mail that a real SMTP server receives."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+from browser_session import Session
+from playwright.async_api import expect
+from sqlalchemy import select
+from support.mcp_clients import make_key
+from support.smtp import smtp_server
+from support.users import make_user
+
+from fable_core.db.models import User
+from fable_core.errors import Unauthenticated
+from fable_core.runtime import Fable
+
+pytestmark = pytest.mark.browser
+
+ADMIN_TABS = ["Account", "Preferences", "API keys", "Users", "Instance", "Audit log", "Models"]
+
+
+async def test_tabs_follow_the_keyboard_and_live_in_the_url(ui: Session, fable: Fable) -> None:
+    page = ui.page
+    await ui.register("tess")  # the first account: an admin
+    await page.goto("/settings")
+    tabs = page.get_by_role("tablist", name="Settings").get_by_role("tab")
+    await expect(tabs).to_have_text(ADMIN_TABS)
+    account = page.get_by_role("tab", name="Account")
+    await expect(account).to_have_attribute("aria-selected", "true")
+    await expect(page.get_by_role("tabpanel")).to_contain_text("Signed-in browsers")
+
+    await account.focus()
+    await page.keyboard.press("ArrowRight")
+    await expect(page).to_have_url(re.compile(r"/settings/preferences$"))
+    await expect(page.get_by_role("tab", name="Preferences")).to_be_focused()
+    await expect(page.locator("#setting-timezone")).to_be_visible()
+    await page.keyboard.press("End")
+    await expect(page).to_have_url(re.compile(r"/settings/models$"))
+    await page.keyboard.press("ArrowRight")  # wraps around
+    await expect(page).to_have_url(re.compile(r"/settings$"))
+    await page.keyboard.press("ArrowLeft")
+    await page.keyboard.press("ArrowLeft")
+    await expect(page).to_have_url(re.compile(r"/settings/audit$"))
+    await expect(page.get_by_role("tab", name="Audit log")).to_have_attribute("aria-selected", "true")
+    await expect(page.get_by_role("tab", name="Audit log")).to_have_attribute("tabindex", "0")
+    await expect(page.get_by_role("tab", name="Users")).to_have_attribute("tabindex", "-1")
+
+    await page.get_by_role("tab", name="API keys").click()
+    await page.reload()
+    await expect(page.get_by_role("tab", name="API keys")).to_have_attribute("aria-selected", "true")
+    await expect(page.locator("#api-keys")).to_be_visible()
+    await page.go_back()
+    await expect(page).to_have_url(re.compile(r"/settings/audit$"))
+    await expect(page.get_by_role("tab", name="Audit log")).to_have_attribute("aria-selected", "true")
+    await expect(page.locator("#audit-card")).to_be_visible()
+    assert not ui.watch.errors
+
+
+async def test_a_user_sees_no_admin_tab_even_by_its_address(ui: Session, fable: Fable) -> None:
+    await make_user(fable, "root", password=None)  # the admin
+    await ui.register("uma")
+    page = ui.page
+    await page.goto("/settings/users")
+    await expect(page).to_have_url(re.compile(r"/settings$"))
+    await expect(page.get_by_role("tab")).to_have_text(ADMIN_TABS[:3])
+    await expect(page.get_by_role("tab", name="Account")).to_have_attribute("aria-selected", "true")
+    assert not ui.watch.errors
+
+
+async def test_preferences_are_checked_and_saved(ui: Session) -> None:
+    page = ui.page
+    await ui.register("pia")
+    await page.goto("/settings/preferences")
+    zone = page.locator("#setting-timezone")
+    await zone.get_by_label("Time zone").fill("Mars/Olympus")
+    await zone.get_by_role("button", name="Save").click()
+    await expect(zone.get_by_role("alert")).to_contain_text("is not a known time zone")
+    await zone.get_by_label("Time zone").fill("Europe/Lisbon")
+    await zone.get_by_role("button", name="Save").click()
+    await expect(zone.get_by_role("alert")).to_be_hidden()
+    await expect(page.locator(".toast")).to_contain_text("Time zone saved")
+    assert (await ui.api("GET", "/settings/timezone"))["value"] == "Europe/Lisbon"
+
+    journal = page.locator("#setting-journal")
+    await journal.get_by_role("button", name="Add location").click()
+    await journal.get_by_label("Name").fill("Home")
+    await journal.get_by_label("Latitude").fill("38.72")
+    await journal.get_by_label("Longitude").fill("-9.14")
+    await journal.get_by_label("Temperature unit").select_option("fahrenheit")
+    await journal.get_by_label("Sun").uncheck()
+    await journal.get_by_role("button", name="Save").click()
+    await expect(page.locator(".toast").last).to_contain_text("Journal saved")
+    saved = (await ui.api("GET", "/settings/journal"))["value"]
+    assert saved["locations"] == [{"name": "Home", "lat": 38.72, "lon": -9.14}]
+    assert saved["temperature_unit"] == "fahrenheit" and "sun" not in saved["days"]
+
+    await page.reload()
+    await expect(page.locator("#setting-journal").get_by_label("Name")).to_have_value("Home")
+    await zone.get_by_role("button", name="Reset to default").click()
+    await expect(zone.get_by_label("Time zone")).to_have_value("UTC")
+    assert not ui.watch.errors
+
+
+async def test_an_admin_disables_a_user_and_sends_a_test_mail(ui: Session, fable: Fable) -> None:
+    page = ui.page
+    await ui.register("ada")
+    bob = await make_user(fable, "bob", password=None)
+    key = await make_key(fable, bob)
+    await page.goto("/settings/users")
+    row = page.locator('#accounts tr[data-username="bob"]')
+    await expect(row.locator(".account-state")).to_have_text("active")
+    await row.get_by_role("button", name="Disable").click()
+    await expect(row.locator(".account-state")).to_have_text("disabled")
+    with pytest.raises(Unauthenticated):
+        await fable.keys.caller(key, "rest")  # this process's server forgot the key at once
+    async with fable.db.reading() as s:
+        assert await s.scalar(select(User.is_active).where(User.id == bob.user_id)) is False
+
+    async with smtp_server() as (inbox, port):
+        await page.get_by_role("tab", name="Instance").click()
+        card = page.locator("#mail-card")
+        await expect(card.locator("#mail-source")).to_contain_text("No mail server yet")
+        await card.get_by_label("Server", exact=True).fill("127.0.0.1")
+        await card.get_by_label("Port", exact=True).fill(str(port))
+        await card.get_by_label("Encryption").select_option("none")
+        await card.get_by_label("From address").fill("fable@example.com")
+        await card.get_by_role("button", name="Save").click()
+        await expect(page.locator(".toast")).to_contain_text("Mail settings saved")
+        await card.get_by_label("Send a test mail to").fill("ada@example.com")
+        await card.get_by_role("button", name="Send test mail").click()
+        await expect(page.locator("#mail-test-status")).to_contain_text(
+            f"Sent to ada@example.com through 127.0.0.1:{port}")
+        mail = await asyncio.wait_for(inbox.messages.get(), 10)
+    assert (mail["To"], mail["Subject"]) == ("ada@example.com", "Fable test message")
+    await ui.shot("settings-admin")
+
+    await page.get_by_role("tab", name="Audit log").click()
+    actions = page.locator("#audit-rows tr")
+    await expect(actions).to_have_count(3)
+    assert [await r.get_attribute("data-action") for r in await actions.all()] == [
+        "mail.test", "instance.mail", "user.disable"]
+    assert not ui.watch.errors

@@ -1,0 +1,115 @@
+"""No admin action for anyone but an admin in a signed-in session: every /api/admin route
+refuses the anonymous (401), a user's session (403), a user's API key and an admin's own API
+key (403, session only), and changes nothing; no tool offers account administration."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import func, select, text
+from starlette.applications import Starlette
+from support.mcp_clients import make_key
+from web_helpers import BASE, error_of, make_client, signed_in
+
+from fable_core.caller import Caller
+from fable_core.db.models import AppLog
+from fable_core.runtime import Fable
+from fable_core.tools import REGISTRY
+from fable_web import admin_api, instance_api
+from fable_web.routing import ApiRoute
+
+ADMIN_ROUTES: list[ApiRoute] = [*admin_api.routes, *instance_api.routes]
+MAIL = {"host": "127.0.0.1", "port": 2525, "tls": "none", "sender": "fable@example.com"}
+# a valid request for each route, so that only who is asking can make it fail
+BODIES: dict[tuple[str, str], dict[str, Any] | None] = {
+    ("GET", "/api/admin/users"): None,
+    ("PATCH", "/api/admin/users/{user_id:int}"): {"is_active": False, "role": "admin"},
+    ("DELETE", "/api/admin/users/{user_id:int}"): None,
+    ("GET", "/api/admin/invitations"): None,
+    ("POST", "/api/admin/invitations"): {"email": "eve@example.com"},
+    ("DELETE", "/api/admin/invitations/{invitation_id:int}"): None,
+    ("GET", "/api/admin/audit"): None,
+    ("GET", "/api/admin/settings"): None,
+    ("PATCH", "/api/admin/settings"): {"registration": "open", "public_url": "https://evil.example"},
+    ("GET", "/api/admin/registration"): None,
+    ("PUT", "/api/admin/registration"): {"mode": "open"},
+    ("GET", "/api/admin/mail"): None,
+    ("PUT", "/api/admin/mail"): {**MAIL, "username": "eve", "password": "hers"},
+    ("DELETE", "/api/admin/mail"): None,
+    ("POST", "/api/admin/mail/test"): {"to": "eve@example.com"},
+}
+
+
+def test_every_admin_route_is_tested_here() -> None:
+    routes = {(m, r.path) for r in ADMIN_ROUTES for m in (r.methods or ()) if m != "HEAD"}
+    assert routes == set(BODIES)
+    assert all(r.doc.session_only for r in ADMIN_ROUTES)
+
+
+def test_no_tool_administers_accounts_or_the_instance() -> None:
+    """Account and instance administration is REST-only and session-only: a tool would put it
+    within reach of API keys (MCP) and of the assistant."""
+    assert not [t.name for t in REGISTRY if t.route is not None and t.route.path.startswith("/admin")]
+    assert {t.name for t in REGISTRY if t.admin} == {"list_models", "pull_model", "delete_model", "warm_model"}
+
+
+async def _state(fable: Fable) -> tuple[Any, ...]:
+    async with fable.db.engine.connect() as conn:
+        users = (await conn.execute(text("SELECT id, role, is_active FROM users ORDER BY id"))).all()
+        instance = (await conn.execute(text("SELECT key, value FROM instance_settings ORDER BY key"))).all()
+        tokens = (await conn.execute(text("SELECT id, used_at FROM account_tokens ORDER BY id"))).all()
+        audits = (await conn.execute(select(func.count()).select_from(AppLog).where(AppLog.category == "audit")))
+        return users, instance, tokens, audits.scalar_one()
+
+
+async def _each_route(client: httpx.AsyncClient, bob: Caller, invitation_id: int) -> list[tuple[str, httpx.Response]]:
+    answers = []
+    for (method, path), body in BODIES.items():
+        url = path.replace("{user_id:int}", str(bob.user_id)).replace("{invitation_id:int}", str(invitation_id))
+        answers.append((f"{method} {path}", await client.request(method, url, json=body)))
+    return answers
+
+
+@pytest.fixture
+async def invitation(as_alice: httpx.AsyncClient) -> int:
+    r = await as_alice.post("/api/admin/invitations", json={})
+    assert r.status_code == 201
+    return int(r.json()["id"])
+
+
+async def test_the_anonymous_a_user_and_any_api_key_are_refused_everywhere(
+    app: Starlette, fable: Fable, alice: Caller, bob: Caller, invitation: int, row_counts,
+) -> None:
+    admin_key, user_key = await make_key(fable, alice), await make_key(fable, bob)
+    async with make_client(app, origin=BASE) as anonymous, signed_in(app, "bob") as user, \
+            make_client(app, authorization=f"Bearer {admin_key}") as with_admin_key, \
+            make_client(app, authorization=f"Bearer {user_key}") as with_user_key:
+        before, rows = await _state(fable), await row_counts()
+        for route, r in await _each_route(anonymous, bob, invitation):
+            assert r.status_code == 401, (route, r.text)
+        for route, r in await _each_route(user, bob, invitation):
+            assert r.status_code == 403 and error_of(r)["message"] == "only an admin may do this", (route, r.text)
+        for client in (with_admin_key, with_user_key):
+            for route, r in await _each_route(client, bob, invitation):
+                assert r.status_code == 403 and error_of(r)["details"]["reason"] == "session_only", (route, r.text)
+    assert await _state(fable) == before and await row_counts() == rows
+
+
+async def test_an_admin_demoted_on_another_replica_is_refused_before_the_cache_expires(
+    app: Starlette, fable: Fable, alice: Caller, bob: Caller, row_counts,
+) -> None:
+    """Another process took alice's role away; this one still remembers her session as an
+    admin's for up to two seconds, but no change is made with it."""
+    async with signed_in(app, "alice") as stale:
+        assert (await stale.get("/api/admin/users")).status_code == 200  # remembered from here on
+        async with fable.db.transaction() as s:
+            await s.execute(text("UPDATE users SET role = 'admin' WHERE id = :b"), {"b": bob.user_id})
+            await s.execute(text("UPDATE users SET role = 'user' WHERE id = :a"), {"a": alice.user_id})
+        before = await _state(fable)
+        r = await stale.patch(f"/api/admin/users/{bob.user_id}", json={"is_active": False})
+        assert r.status_code == 403 and error_of(r)["message"] == "only an admin may do this"
+        r = await stale.put("/api/admin/registration", json={"mode": "closed"})
+        assert r.status_code == 403
+    assert await _state(fable) == before
