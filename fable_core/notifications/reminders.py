@@ -27,8 +27,8 @@ from fable_core.access import of_user
 from fable_core.db.database import Database, rowcount
 from fable_core.db.models import Note, Notification, Setting
 from fable_core.jobs import job
-from fable_core.preferences.personal import TIMEZONE
 from fable_core.notifications.notify import announce
+from fable_core.preferences.personal import TIMEZONE
 
 if TYPE_CHECKING:
     from fable_core.runtime import Fable
