@@ -41,7 +41,8 @@ def _hints(t: Tool) -> str:
     hints += [name for name, on in (("destructive", a.destructive), ("idempotent", a.idempotent),
                                      ("open world", a.open_world)) if on]
     route = f" · REST `{t.route.method} /api{t.route.path}`" if t.route else ""
-    return f"*{', '.join(hints)}*{route}"
+    devices = " · for a browser (the web UI): not offered to MCP clients or the assistant" if not t.agents else ""
+    return f"*{', '.join(hints)}*{route}{devices}"
 
 
 def _tool(t: Tool) -> list[str]:

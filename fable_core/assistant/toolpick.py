@@ -54,7 +54,7 @@ MAX_FOUND = 4
 TOOL_RELEVANCE = 2.0  # spreads above the message's baseline, as for a suggested note (assistant.context)
 # Managing the model server is for admins, not the model; the model does not chat with itself; and
 # devices subscribe to Web Push, not the model.
-HIDDEN_GROUPS = frozenset({"models", "turns", "push"})
+HIDDEN_GROUPS = frozenset({"models", "turns"})
 
 _WORD = re.compile(r"[a-z0-9]+")
 _STOPWORDS = (
@@ -163,7 +163,8 @@ class ToolPicker:
         """Every tool the assistant may offer ``caller``: what the registry offers it (scope,
         admin, services up), less the hidden groups and, in a project's workspace, the scope."""
         return [t for t in self.registry.for_caller(caller, self.availability)
-                if t.group not in HIDDEN_GROUPS and not (t.name == "set_rag_scope" and caller.project_id is not None)]
+                if t.agents and t.group not in HIDDEN_GROUPS
+                and not (t.name == "set_rag_scope" and caller.project_id is not None)]
 
     def everything(self, caller: Caller) -> Offer:
         """An offer that describes every eligible tool (no selection, no find_tools)."""

@@ -137,7 +137,7 @@ async def get_group(ctx: Context, group_id: RowId) -> GroupDetail:
 @tool(title="Add a group member", scope="write", idempotent=True,
       route=Route("POST", "/groups/{group_id}/members"))
 async def add_group_member(ctx: Context, group_id: RowId, username: Username, role: Role = "member") -> GroupDetail:
-    """Add a user to a group, or change their role (group owners and admins). Owners manage members."""
+    """Add a user to a group or change their role (group owners and admins)."""
     group = await _managed(ctx, group_id)
     user = await find_user(ctx.session, username)
     before = await is_group_member(ctx.session, group, user.id)
@@ -154,8 +154,7 @@ async def add_group_member(ctx: Context, group_id: RowId, username: Username, ro
 @tool(title="Remove a group member", scope="write", destructive=True, idempotent=True,
       route=Route("DELETE", "/groups/{group_id}/members/{username}"))
 async def remove_group_member(ctx: Context, group_id: RowId, username: Username) -> GroupDetail:
-    """Remove a user from a group (group owners and admins; anyone may remove themselves).
-    What was shared with the group is no longer shared with them."""
+    """Remove a user from a group (group owners and admins), or yourself to leave it."""
     leaving = username.casefold() == (ctx.caller.username or "").casefold()
     if leaving:
         group = await find_group(ctx.session, group_id)

@@ -9,7 +9,7 @@ decided in :mod:`fable_core.access` alone.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 from sqlalchemy import delete, func, select
@@ -127,9 +127,8 @@ async def share(
     with_group: GroupName | None = None,
     permission: SharedPermission = "viewer",
 ) -> ShareView:
-    """Share a project (and all in it) or a note with a user or a group. viewer reads; editor
-    also edits content; admin also deletes and reshares. Sharing again changes the permission.
-    Needs ownership or admin permission on it."""
+    """Share a project (all in it) or a note with a user or group: viewer reads, editor edits,
+    admin also deletes and reshares. Sharing again changes the permission."""
     item = await _item(ctx, project_id, note_id)
     await require(ctx.session, ctx.caller, item, "admin")
     if (with_user is None) == (with_group is None):
@@ -169,8 +168,7 @@ async def share(
 @tool(title="Revoke a share", scope="write", destructive=True, idempotent=False,
       route=Route("DELETE", "/shares/{share_id}"))
 async def unshare(ctx: Context, share_id: RowId) -> Unshared:
-    """Revoke a share (its id from list_shares). The item's owner and admins may revoke any of
-    its shares; you may drop one made to you."""
+    """Revoke a share (id from list_shares): the item's owner and admins may, you one made to you."""
     row = await ctx.session.get(Share, share_id)
     mine = row is not None and row.grantee_user_id is not None and belongs_to(row.grantee_user_id, ctx.user_id)
     if row is None:
@@ -192,11 +190,10 @@ async def list_shares(
     ctx: Context,
     project_id: RowId | None = None,
     note_id: RowId | None = None,
-    shared: Annotated[Literal["with_me", "by_me"], Field(
-        description="Without an item: what others shared with you, or what you shared.")] = "with_me",
+    shared: Literal["with_me", "by_me"] = "with_me",
 ) -> SharePage:
-    """Shares of a project or note (who has it, at which permission); without one, what is
-    shared with you (directly or through your groups) or by you."""
+    """Who has a project or note; without one, what is shared with you (with_me, also through
+    your groups) or by you (by_me)."""
     stmt = _listing()
     if project_id is not None or note_id is not None:
         item = await _item(ctx, project_id, note_id)

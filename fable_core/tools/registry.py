@@ -73,6 +73,7 @@ class Tool:
     signature: ToolSignature = field(repr=False)
     admin: bool = False
     needs: frozenset[str] = frozenset()
+    agents: bool = True  # offered to agents (MCP clients, the assistant); False: for the UI's devices only
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -151,6 +152,7 @@ def tool(
     stream: bool = False,
     admin: bool = False,
     needs: tuple[str, ...] = (),
+    agents: bool = True,
 ) -> Callable[[F], F]:
     """Register an async function as a tool and return it unchanged.
 
@@ -163,6 +165,8 @@ def tool(
     others just get the result. Streams always run in phases. An ``admin`` tool is offered to
     and run for admins only. ``needs`` names the optional services it cannot work without
     (``"llm"``): it is offered only while they answer (:mod:`fable_core.availability`).
+    ``agents=False`` marks a tool only a device can use (a browser's Web Push subscription): it
+    is not offered to MCP clients or the assistant, and runs on REST and the CLI as any tool.
     """
     if transaction not in ("call", "phases"):
         raise ValueError(f"transaction must be 'call' or 'phases', not {transaction!r}")
@@ -205,6 +209,7 @@ def tool(
                 signature=signature,
                 admin=admin,
                 needs=frozenset(needs),
+                agents=agents,
             )
         )
         return fn
