@@ -69,6 +69,7 @@ class FableMcp:
         tools.check_selection(fable.registry, fable.settings.fable_mcp_tools)
         self.subscriptions = Subscriptions()
         self._telling: set[asyncio.Task[None]] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop the server runs in (its lifespan)
         self.server: Server[Any] = _Server(
             "fable",
             version=_version(),
@@ -100,6 +101,7 @@ class FableMcp:
     async def _lifespan(self, _: Server[Any]) -> AsyncIterator[dict[str, Any]]:
         """Listen to committed changes while any transport runs this server."""
         self.subscriptions.attach(self.fable.events, self.fable.changes, self.fable.db)
+        self._loop = asyncio.get_running_loop()
         stop_hearing = self.fable.availability.subscribe(self._tools_changed)
         try:
             yield {}
@@ -108,6 +110,11 @@ class FableMcp:
             self.subscriptions.detach()
 
     def _tools_changed(self) -> None:
+        """Availability changed, perhaps from another thread: tell clients from this server's loop."""
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._tell_tools_changed)
+
+    def _tell_tools_changed(self) -> None:
         task = asyncio.get_running_loop().create_task(self.subscriptions.tools_changed())
         self._telling.add(task)
         task.add_done_callback(self._telling.discard)
