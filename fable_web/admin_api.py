@@ -24,7 +24,7 @@ from fable_core.invitations import MAX_TTL
 from fable_web.account_api import Email
 from fable_web.context import base_url, web
 from fable_web.payload import parse_model, read_json_object
-from fable_web.routing import ApiRoute, Doc
+from fable_web.routing import ApiRoute, admin_doc
 
 __all__ = ["admin_actor", "routes"]
 
@@ -132,23 +132,19 @@ async def audit_log(request: Request) -> Response:
     return JSONResponse({"items": items, "next_cursor": next_cursor})
 
 
-def _admin_doc(summary: str, body: type[BaseModel] | None = None, status: int = 200) -> Doc:
-    return Doc(f"{summary} (admin)", "admin", body, status=status, session_only=True)
-
-
 routes = [
     ApiRoute("/api/admin/users", list_accounts, methods=["GET"],
-             doc=_admin_doc("Every account, with its last sign-in, notes and storage")),
+             doc=admin_doc("Every account, with its last sign-in, notes and storage")),
     ApiRoute("/api/admin/users/{user_id:int}", change_account, methods=["PATCH"],
-             doc=_admin_doc("Disable or enable an account, or change its role", AccountChange)),
+             doc=admin_doc("Disable or enable an account, or change its role", AccountChange)),
     ApiRoute("/api/admin/users/{user_id:int}", delete_account, methods=["DELETE"],
-             doc=_admin_doc("Delete an account and everything it owns")),
+             doc=admin_doc("Delete an account and everything it owns")),
     ApiRoute("/api/admin/invitations", list_invitations, methods=["GET"],
-             doc=_admin_doc("Pending invitations")),
+             doc=admin_doc("Pending invitations")),
     ApiRoute("/api/admin/invitations", create_invitation, methods=["POST"],
-             doc=_admin_doc("Create an invitation link", NewInvitation, status=201)),
+             doc=admin_doc("Create an invitation link", NewInvitation, status=201)),
     ApiRoute("/api/admin/invitations/{invitation_id:int}", revoke_invitation, methods=["DELETE"],
-             doc=_admin_doc("Revoke a pending invitation")),
+             doc=admin_doc("Revoke a pending invitation")),
     ApiRoute("/api/admin/audit", audit_log, methods=["GET"],
-             doc=_admin_doc("The audit log, newest first")),
+             doc=admin_doc("The audit log, newest first")),
 ]

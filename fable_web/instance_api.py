@@ -25,7 +25,7 @@ from fable_web.account_api import Email
 from fable_web.admin_api import admin_actor
 from fable_web.context import web
 from fable_web.payload import parse_model, read_json_object
-from fable_web.routing import ApiRoute, Doc
+from fable_web.routing import ApiRoute, admin_doc
 
 __all__ = ["routes"]
 
@@ -151,25 +151,21 @@ async def _own_address(request: Request, actor: Actor) -> str:
     return user.email
 
 
-def _admin_doc(summary: str, body: type[BaseModel] | None = None, *, body_required: bool = True) -> Doc:
-    return Doc(f"{summary} (admin)", "admin", body, session_only=True, body_required=body_required)
-
-
 routes = [
     ApiRoute("/api/admin/settings", get_settings, methods=["GET"],
-             doc=_admin_doc("Instance settings: registration, public URL, mail")),
+             doc=admin_doc("Instance settings: registration, public URL, mail")),
     ApiRoute("/api/admin/settings", set_settings, methods=["PATCH"],
-             doc=_admin_doc("Change instance settings", InstanceSettings)),
+             doc=admin_doc("Change instance settings", InstanceSettings)),
     ApiRoute("/api/admin/registration", get_registration, methods=["GET"],
-             doc=_admin_doc("Who may register: open, invite or closed")),
+             doc=admin_doc("Who may register: open, invite or closed")),
     ApiRoute("/api/admin/registration", set_registration, methods=["PUT"],
-             doc=_admin_doc("Change who may register", RegistrationSetting)),
+             doc=admin_doc("Change who may register", RegistrationSetting)),
     ApiRoute("/api/admin/mail", get_mail, methods=["GET"],
-             doc=_admin_doc("The mail server (never its password)")),
+             doc=admin_doc("The mail server (never its password)")),
     ApiRoute("/api/admin/mail", set_mail, methods=["PUT"],
-             doc=_admin_doc("Set the mail server", MailServerChange)),
+             doc=admin_doc("Set the mail server", MailServerChange)),
     ApiRoute("/api/admin/mail", remove_mail, methods=["DELETE"],
-             doc=_admin_doc("Forget the mail server set here")),
+             doc=admin_doc("Forget the mail server set here")),
     ApiRoute("/api/admin/mail/test", send_test_mail, methods=["POST"],
-             doc=_admin_doc("Send a test mail", TestMail, body_required=False)),
+             doc=admin_doc("Send a test mail", TestMail, body_required=False)),
 ]

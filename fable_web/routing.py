@@ -17,7 +17,7 @@ from starlette.routing import Route
 
 from fable_core.tools.registry import Tool
 
-__all__ = ["ApiRoute", "Doc"]
+__all__ = ["ApiRoute", "Doc", "admin_doc"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +34,12 @@ class Doc:
     tool: Tool | None = None  # a tool's own route, described from the registry
     stream: bool = False  # the SSE form of a streaming tool's route
     any_tool: bool = False  # POST /api/tools/{name}
+
+
+def admin_doc(summary: str, body: type[BaseModel] | None = None, *, status: int = 200,
+              body_required: bool = True) -> Doc:
+    """An admin route's description: tagged admin, session only (no API key may administer)."""
+    return Doc(f"{summary} (admin)", "admin", body, status=status, session_only=True, body_required=body_required)
 
 
 class ApiRoute(Route):

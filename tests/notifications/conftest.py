@@ -6,21 +6,14 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from support.users import make_user
+from support.users import quick_user
 
 from fable_core.caller import Caller
 from fable_core.notifications.notify import add_notifications
 from fable_core.runtime import Fable
 
-
-@pytest.fixture
-async def alice(fable: Fable) -> Caller:
-    return await make_user(fable, "alice", password=None)  # argon2 would dominate
-
-
-@pytest.fixture
-async def bob(fable: Fable) -> Caller:
-    return await make_user(fable, "bob", password=None)
+alice = quick_user("alice")
+bob = quick_user("bob")
 
 
 Tell = Callable[..., Awaitable[None]]

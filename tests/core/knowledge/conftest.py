@@ -8,21 +8,13 @@ from typing import Any
 
 import pytest
 from sqlalchemy import text
-from support.users import make_user
+from support.users import quick_user
 
-from fable_core.caller import Caller
 from fable_core.errors import FableError
 from fable_core.runtime import Fable
 
-
-@pytest.fixture
-async def alice(fable: Fable) -> Caller:
-    return await make_user(fable, "alice", password=None)  # argon2 would dominate
-
-
-@pytest.fixture
-async def bob(fable: Fable) -> Caller:
-    return await make_user(fable, "bob", password=None)
+alice = quick_user("alice")
+bob = quick_user("bob")
 
 
 # Everything a knowledge tool may write; app_logs is left out because failures are logged there.

@@ -5,16 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from support.users import make_user
+from support.users import quick_user
 
 from fable_core.caller import Caller
 from fable_core.errors import Forbidden, InvalidInput, NotFound
 from fable_core.runtime import Fable
 
-
-@pytest.fixture
-async def carol(fable: Fable) -> Caller:
-    return await make_user(fable, "carol", password=None)
+carol = quick_user("carol")
 
 
 async def _house(fable: Fable, alice: Caller) -> dict[str, Any]:
