@@ -54,7 +54,7 @@ def check_selection(registry: Registry, selection: Iterable[str]) -> None:
 
 def offered(fable: Fable, caller: Caller) -> list[Tool]:
     """The tools this caller is offered over MCP."""
-    usable = [t for t in fable.registry.for_caller(caller, fable.availability) if t.agents]
+    usable = fable.registry.for_agents(caller, fable.availability)
     selection = set(fable.settings.fable_mcp_tools)
     if "all" in selection:
         return usable

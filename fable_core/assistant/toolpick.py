@@ -162,8 +162,8 @@ class ToolPicker:
     def eligible(self, caller: Caller) -> list[Tool]:
         """Every tool the assistant may offer ``caller``: what the registry offers it (scope,
         admin, services up), less the hidden groups and, in a project's workspace, the scope."""
-        return [t for t in self.registry.for_caller(caller, self.availability)
-                if t.agents and t.group not in HIDDEN_GROUPS
+        return [t for t in self.registry.for_agents(caller, self.availability)
+                if t.group not in HIDDEN_GROUPS
                 and not (t.name == "set_rag_scope" and caller.project_id is not None)]
 
     def everything(self, caller: Caller) -> Offer:

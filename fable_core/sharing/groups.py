@@ -83,7 +83,7 @@ async def _managed(ctx: Context, group_id: int) -> Group:
 @tool(title="Create a group", scope="write", admin=True, route=Route("POST", "/groups", status=201))
 async def create_group(ctx: Context, name: GroupName, description: Annotated[str, StringConstraints(
         max_length=2000)] = "", owner: Username | None = None) -> GroupDetail:
-    """Create a group of users to share with at once (admins only).
+    """Create a group of people to share with at once (admins only).
 
     Args:
         owner: Its first owner, who manages its members (default: you).

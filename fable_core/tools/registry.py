@@ -134,6 +134,11 @@ class Registry:
         tools, a non-admin no admin tools) and, given ``available``, whose services answer."""
         return [t for t in self if t.allows(caller) and (available is None or available.meets(t.needs))]
 
+    def for_agents(self, caller: Caller, available: Availability | None = None) -> list[Tool]:
+        """:meth:`for_caller` less the tools only a device uses (``agents=False``): what MCP
+        clients and the assistant are offered."""
+        return [t for t in self.for_caller(caller, available) if t.agents]
+
 
 REGISTRY = Registry()
 

@@ -129,7 +129,7 @@ async def test_api_key_is_shown_once_with_its_mcp_config(ui: Session, fable: Fab
     grace = Caller(user_id=user["id"], username="grace", role=user["role"])  # what she is offered
     async with as_a_host_starts(pasted, tmp_path) as client:
         assert [t.name for t in (await client.list_tools()).tools] == [
-            t.name for t in fable.registry.for_caller(grace, fable.availability)]
+            t.name for t in fable.registry.for_agents(grace, fable.availability)]
 
     await page.reload()
     await expect(page.locator("#api-keys tbody")).to_contain_text("Claude Desktop")

@@ -54,7 +54,7 @@ async def test_bridge_forwards_everything_to_the_remote(
         with anyio.fail_after(15):
             await updates.arrived.wait()
         instructions = client.session.instructions
-    assert sorted(t.name for t in tools) == sorted(t.name for t in fable.registry.for_caller(alice, fable.availability))
+    assert sorted(t.name for t in tools) == sorted(t.name for t in fable.registry.for_agents(alice, fable.availability))
     assert data(created)["title"] == "Through the bridge"
     assert conflict.is_error and conflict.content[0].text.startswith("conflict: ")
     assert [(level, logger, data["tool"], data["type"]) for level, logger, data in logged] == [

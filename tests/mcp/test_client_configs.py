@@ -39,7 +39,7 @@ async def fable_output(*argv: str, env: dict[str, str], cwd: Path | None = None)
 
 def offered_names(fable: Fable, caller: Caller) -> list[str]:
     """What the caller is offered with no model configured (as in every server these tests start)."""
-    return [t.name for t in fable.registry.for_caller(caller, fable.availability) if t.agents]
+    return [t.name for t in fable.registry.for_agents(caller, fable.availability)]
 
 
 async def tool_names(config: dict[str, Any], home: Path) -> list[str]:

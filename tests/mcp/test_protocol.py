@@ -43,7 +43,7 @@ async def test_2025_06_18_handshake_and_calls_over_http(mcp_base_url: str, fable
     caps = result["capabilities"]
     assert caps["resources"]["subscribe"] is True and {"tools", "prompts", "completions", "logging"} <= set(caps)
     assert initialized.status_code == 202
-    assert {t["name"] for t in listed["result"]["tools"]} == {t.name for t in fable.registry.for_caller(
+    assert {t["name"] for t in listed["result"]["tools"]} == {t.name for t in fable.registry.for_agents(
         alice, fable.availability)}
     assert json.loads(called["result"]["content"][0]["text"])["title"] == "From 2025-06-18"
     assert "structuredContent" not in called["result"]  # the text is the result (FABLE_MCP_STRUCTURED adds it)
