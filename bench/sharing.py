@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import insert, text
 
 from bench.core import _make_user
 from bench.corpus import Corpus
@@ -42,6 +42,7 @@ from bench.search import _classes
 from bench.session import session
 from fable_core.caller import Caller
 from fable_core.config import load_settings
+from fable_core.db.models import Share
 from fable_core.runtime import Fable
 
 __all__ = ["QUICK", "main"]
@@ -111,34 +112,42 @@ async def _world(fable: Fable, users: int, per_user: int, runs: int) -> tuple[li
 
 
 async def _share(fable: Fable, me: Caller, shares: int) -> tuple[int, int]:
-    """``shares`` shares: other users' projects with ``me``, then random ones. Returns how many
-    projects and notes ``me`` then reaches through them."""
-    await _sql(fable, """
-        INSERT INTO shares (owner_id, project_id, grantee_user_id, permission)
-        SELECT p.user_id, p.id, :me, 'editor' FROM (
-            SELECT DISTINCT ON (user_id) id, user_id FROM projects WHERE user_id <> :me ORDER BY user_id, id) p
-        ORDER BY p.user_id LIMIT :n""", me=me.user_id, n=SHARED_WITH_USER)
-    rest = shares - SHARED_WITH_USER
-    await _sql(fable, """
-        INSERT INTO shares (owner_id, project_id, note_id, grantee_user_id, grantee_group_id, permission)
-        SELECT owner_id, project_id, note_id, grantee_user_id, grantee_group_id, permission FROM (
-            SELECT x.owner_id, x.project_id, x.note_id,
-                   CASE WHEN i % 3 = 0 THEN NULL ELSE (SELECT id FROM users WHERE id <> x.owner_id AND id <> :me
-                        ORDER BY md5(i::text || id::text) LIMIT 1) END AS grantee_user_id,
-                   CASE WHEN i % 3 = 0 THEN (SELECT id FROM groups ORDER BY md5(i::text || id::text) LIMIT 1) END
-                        AS grantee_group_id,
-                   (ARRAY['viewer', 'editor', 'admin'])[1 + i % 3] AS permission
-            FROM generate_series(1, :rest) i CROSS JOIN LATERAL (
-                SELECT user_id AS owner_id, CASE WHEN i % 2 = 0 THEN id END AS project_id, NULL::int AS note_id
-                FROM projects WHERE i % 2 = 0 AND user_id <> :me ORDER BY md5(i::text || id::text) LIMIT 1) x
-        ) s ON CONFLICT DO NOTHING""", me=me.user_id, rest=rest // 2)
-    await _sql(fable, """
-        INSERT INTO shares (owner_id, note_id, grantee_user_id, permission)
-        SELECT n.user_id, n.id, (SELECT id FROM users WHERE id <> n.user_id AND id <> :me
-                                 ORDER BY md5(n.id::text || id::text) LIMIT 1), 'viewer'
-        FROM notes n WHERE n.user_id <> :me ORDER BY md5(n.id::text) LIMIT :rest
-        ON CONFLICT DO NOTHING""", me=me.user_id, rest=shares - SHARED_WITH_USER - rest // 2)
-    await _sql(fable, "ANALYZE shares")
+    """``shares`` shares: one project of each of 50 other users with ``me``, the rest random
+    projects and notes of others (two in three with a user, one in three with a group), none
+    reaching ``me`` (never to them, nor to a group of theirs), so that ``me`` reaches the 50
+    projects. Returns how many projects and notes ``me`` then reaches through them."""
+    rng = random.Random(5)
+    projects = (await _sql(fable, "SELECT id, user_id FROM projects WHERE user_id <> :me ORDER BY id",
+                           me=me.user_id)).all()
+    notes = (await _sql(fable, "SELECT id, user_id FROM notes WHERE user_id <> :me ORDER BY id", me=me.user_id)).all()
+    users = [u for (u,) in (await _sql(fable, "SELECT id FROM users WHERE id <> :me", me=me.user_id)).all()]
+    groups = [g for (g,) in (await _sql(fable, "SELECT id FROM groups WHERE id NOT IN (SELECT group_id FROM"
+                                               " group_members WHERE user_id = :me)", me=me.user_id)).all()]
+    rows: dict[tuple[str, int, str, int], dict[str, Any]] = {}
+    mine: dict[int, int] = {}  # owner -> their first project
+    for project_id, owner in projects:  # one project of each of the first 50 other users
+        mine.setdefault(owner, project_id)
+    for owner, project_id in list(mine.items())[:SHARED_WITH_USER]:
+        rows["p", project_id, "u", me.user_id] = {"owner_id": owner, "project_id": project_id,
+                                                   "grantee_user_id": me.user_id, "permission": "editor"}
+    for _ in range(shares * 3):
+        if len(rows) >= shares:
+            break
+        item_id, owner = rng.choice(projects) if rng.random() < 0.5 else rng.choice(notes)
+        kind = "p" if (item_id, owner) in projects else "n"
+        grantee = ("g", rng.choice(groups)) if groups and rng.random() < 1 / 3 else ("u", rng.choice(users))
+        if grantee[0] == "u" and grantee[1] == owner:
+            continue
+        rows.setdefault((kind, item_id, *grantee), {
+            "owner_id": owner, "project_id": item_id if kind == "p" else None,
+            "note_id": item_id if kind == "n" else None,
+            "grantee_user_id": grantee[1] if grantee[0] == "u" else None,
+            "grantee_group_id": grantee[1] if grantee[0] == "g" else None,
+            "permission": rng.choice(["viewer", "editor", "admin"])})
+    async with fable.db.engine.begin() as conn:
+        await conn.execute(insert(Share), [{"note_id": None, "project_id": None, "grantee_user_id": None,
+                                            "grantee_group_id": None, **row} for row in rows.values()])
+        await conn.execute(text("ANALYZE shares"))
     counts = (await _sql(fable, """
         SELECT count(*) FILTER (WHERE project_id IS NOT NULL), (
             SELECT count(*) FROM notes WHERE project_id IN (SELECT project_id FROM shares WHERE grantee_user_id = :me))

@@ -48,6 +48,7 @@ from sqlalchemy import (
     or_,
     select,
     true,
+    union_all,
 )
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
@@ -201,15 +202,27 @@ def forget_reach(session: AsyncSession) -> None:
     session.info.pop(_REACH_KEY, None)
 
 
-_LEVEL_SQL = func.max(case((Share.permission == "admin", 3), (Share.permission == "editor", 2), else_=1))
+def _level_of(permission: Any) -> Any:
+    return case((permission == "admin", 3), (permission == "editor", 2), else_=1)
+
+
+_LEVEL_SQL = func.max(_level_of(Share.permission))
 
 
 async def _load_reach(session: AsyncSession | AsyncConnection, user_id: int) -> Reach:
+    # the shares made to the user and those made to their groups, each through its own index (an
+    # OR of the two, or a join the planner merges, would read every share made to any group)
+    columns = (Share.project_id, Share.note_id, Share.owner_id, Share.permission)
+    reaching = union_all(
+        select(*columns).where(Share.grantee_user_id == user_id),
+        select(*columns).where(Share.grantee_group_id == any_(func.array(group_ids_of(user_id).scalar_subquery()))),
+    ).subquery()
     rows = (await session.execute(
-        select(Share.project_id, Share.note_id, Share.owner_id, User.username, _LEVEL_SQL)
-        .join(User, User.id == Share.owner_id)
-        .where(Share.owner_id != user_id, shares_to(user_id))
-        .group_by(Share.project_id, Share.note_id, Share.owner_id, User.username)
+        select(reaching.c.project_id, reaching.c.note_id, reaching.c.owner_id, User.username,
+               func.max(_level_of(reaching.c.permission)))
+        .join(User, User.id == reaching.c.owner_id)
+        .where(reaching.c.owner_id != user_id)
+        .group_by(reaching.c.project_id, reaching.c.note_id, reaching.c.owner_id, User.username)
     )).all()
     projects: dict[int, int] = {}
     notes: dict[int, int] = {}
@@ -342,11 +355,12 @@ def reach_parts(reach: Reach, page: Callable[[Any], Select[Any]]) -> list[Select
     own = page(b.owner(Note))
     if reach.alone:
         return [own]
-    others = Note.user_id != b._bind(OWNER_PARAM)
+    # what is shared with the caller is never theirs (a reach holds others' rows), and a note in a
+    # project is the project owner's: the parts cannot overlap
     shared = func.unnest(b.projects()).table_valued("id").render_derived("shared_project")
-    in_project = page(and_(Note.project_id == shared.c.id, others)).lateral()
+    in_project = page(Note.project_id == shared.c.id).lateral()
     by_project = select(in_project).select_from(shared).join(in_project, true())
-    itself = page(and_(Note.id == any_(b.notes()), others,
+    itself = page(and_(Note.id == any_(b.notes()),
                        or_(Note.project_id.is_(None), Note.project_id != all_(b.projects()))))
     return [own, by_project, itself]
 

@@ -141,7 +141,8 @@ def _list_statements(reach: Reach, filters: dict[str, Any], params: dict[str, An
     if "text" in params:
         where.append(Note.search_vector.op("@@")(
             once(func.websearch_to_tsquery("english", bindparam("text", params["text"])))))
-    matching = select(literal(1)).where(readable(Note, reach), *where).limit(TOTAL_CAP).subquery()
+    counted = reach_parts(reach, lambda scope: select(literal(1).label("one")).where(scope, *where).limit(TOTAL_CAP))
+    matching = (counted[0] if len(counted) == 1 else select(union_all(*counted).subquery()).limit(TOTAL_CAP)).subquery()
     count = select(func.count()).select_from(matching)
     key, descending = _SORTS[sort]
     if "after_key" in params:
@@ -151,15 +152,18 @@ def _list_statements(reach: Reach, filters: dict[str, Any], params: dict[str, An
     order = (key.desc(), Note.id.desc()) if descending else (key.asc(), Note.id.asc())
     limit: Any = bindparam("page", params["page"])
 
-    def page(scope: Any) -> Any:
-        return select(*SUMMARY_COLUMNS, key.label("sort_key")).where(scope, *where).order_by(*order).limit(limit)
-
-    parts = reach_parts(reach, page)
-    if len(parts) == 1:
-        return parts[0], count
+    if reach.alone:
+        return select(*SUMMARY_COLUMNS, key.label("sort_key")).where(readable(Note, reach), *where) \
+            .order_by(*order).limit(limit), count
+    # ids and keys from each part's index, the page of them, then the page's rows: the rows
+    # of every shared project's first page are never read whole
+    parts = reach_parts(reach, lambda scope: select(Note.id, key.label("sort_key")).where(scope, *where)
+                        .order_by(*order).limit(limit))
     merged = union_all(*parts).subquery()
     by = (merged.c.sort_key.desc(), merged.c.id.desc()) if descending else (merged.c.sort_key, merged.c.id)
-    return select(merged).order_by(*by).limit(limit), count
+    top = select(merged).order_by(*by).limit(limit).subquery()
+    final = (top.c.sort_key.desc(), top.c.id.desc()) if descending else (top.c.sort_key, top.c.id)
+    return select(*SUMMARY_COLUMNS, top.c.sort_key).join(top, top.c.id == Note.id).order_by(*final), count
 
 
 def _cursor_value(sort: str, raw: Any) -> Any:

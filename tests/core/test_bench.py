@@ -49,3 +49,17 @@ async def test_search_bench_runs_end_to_end_on_a_small_corpus(fable: Fable) -> N
     markdown = search.render(result, machine, PeakMemory({}, 1.0))
     assert markdown.startswith("## Search") and "| **mixed** |" in markdown
     assert [f.name for f in search.figures(result)] == ["mixed p50 at 300", "mixed p95 at 300"]
+
+
+async def test_sharing_bench_runs_end_to_end_on_a_small_world(fable: Fable) -> None:
+    from bench import sharing
+
+    machine = record()
+    result = await sharing.run(fable, users=4, per_user=100, shares=60, runs=3)
+    machine.finish()
+    assert (result.users, result.notes) == (4, 400) and result.shares >= 40 and result.shared_projects == 3
+    assert result.shared_notes > 0 and set(result.shared.calls) == {
+        "list_notes", "search_notes", "read_note (own)", "read_note (shared)"}
+    markdown = sharing.render(result, machine, PeakMemory({}, 1.0))
+    assert markdown.startswith("## Sharing") and "| read_note (shared) |" in markdown
+    assert len(sharing.figures(result)) == 5
