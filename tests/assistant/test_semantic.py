@@ -254,3 +254,26 @@ async def test_the_worker_waits_while_an_answer_streams_on_its_server(
         await capture
     await worker.idle(backfill=False)
     assert note["id"] in await embeddings(ai_fable), "and the worker resumes once it has ended"
+
+
+async def test_retrieval_reaches_notes_shared_with_the_caller_and_no_others(
+    ai_fable: Fable, assistant: Assistant, worker: EmbeddingWorker, fake: FakeLLM, alice: Caller, bob: Caller
+) -> None:
+    """bob's chat retrieves alice's note in the project she shares with him, never her note
+    shared with no one, however close; revoked, the shared one is gone from his next turn."""
+    message = "berlin trip packing list"
+    house = await ai_fable.call("create_project", {"title": "Trips"}, alice)
+    shared = await ai_fable.call("create_note", {
+        "title": "Berlin trip packing list", "body": "berlin trip packing list passport", "project_id": house["id"]},
+        alice)
+    await ai_fable.call("create_note", {"title": "Berlin trip packing list private",
+                                        "body": "berlin trip packing list diary"}, alice)
+    share = await ai_fable.call("share", {"project_id": house["id"], "with_user": "bob"}, alice)
+    await worker.idle(backfill=False)
+    conv = await new_conversation(ai_fable, bob, rag_project_id=-1)
+    context = (await turn(assistant, bob, conv, message))[0].data
+    assert [n["id"] for n in context["used"] + context["suggested"]] == [shared["id"]]
+    assert "diary" not in fake.chat_bodies()[0]["messages"][0]["content"]
+    await ai_fable.call("unshare", {"share_id": share["id"]}, alice)
+    after = (await turn(assistant, bob, conv, message))[0].data
+    assert after["used"] == [] and after["suggested"] == []
