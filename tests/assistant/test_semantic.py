@@ -266,8 +266,7 @@ async def test_retrieval_reaches_notes_shared_with_the_caller_and_no_others(
     shared = await ai_fable.call("create_note", {
         "title": "Berlin trip packing list", "body": "berlin trip packing list passport", "project_id": house["id"]},
         alice)
-    await ai_fable.call("create_note", {"title": "Berlin trip packing list private",
-                                        "body": "berlin trip packing list diary"}, alice)
+    await ai_fable.call("create_note", {"title": "Private diary", "body": "berlin trip packing list diary"}, alice)
     share = await ai_fable.call("share", {"project_id": house["id"], "with_user": "bob"}, alice)
     await worker.idle(backfill=False)
     conv = await new_conversation(ai_fable, bob, rag_project_id=-1)
