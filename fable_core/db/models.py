@@ -58,8 +58,8 @@ __all__ = [
     "Setting",
     "Share",
     "TaskLog",
-    "WeatherForecast",
     "User",
+    "WeatherForecast",
     "title_key",
 ]
 

@@ -203,9 +203,8 @@ async def _store(session: AsyncSession, caller: Caller, place: Place, forecast: 
               "previous_fetched_at": previous_at}
     stmt = insert(WeatherForecast).values(user_id=caller.user_id, location=place.name, **values)
     stmt = stmt.on_conflict_do_update(constraint="uq_weather_forecasts_user_location", set_=values)
-    row = (await session.execute(stmt.returning(WeatherForecast), execution_options={"populate_existing": True}
-                                 )).scalar_one()
-    return row
+    return (await session.execute(stmt.returning(WeatherForecast), execution_options={"populate_existing": True}
+                                  )).scalar_one()
 
 
 def view(place: Place, row: WeatherForecast | None, unit: reading.Unit, error: FableError | None = None) -> Weather:

@@ -12,8 +12,8 @@ which service failed and how.
 from __future__ import annotations
 
 import asyncio
-from importlib import metadata
 from dataclasses import dataclass
+from importlib import metadata
 from typing import Any
 
 import httpx
