@@ -9,7 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.caller import Caller
 from fable_core.journal.sections import PrepDay, section
-from fable_core.moments.tools import moments_between
+from fable_core.moments.moments import moments_between
 
 __all__ = ["DAYS", "MOST", "recent_moments", "render_moments"]
 

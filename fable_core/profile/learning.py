@@ -23,7 +23,7 @@ from fable_core.db.database import rowcount
 from fable_core.db.models import Profile
 from fable_core.errors import FableError
 from fable_core.jobs import job
-from fable_core.profile.tools import load_profile
+from fable_core.profile.profile import load_profile
 
 if TYPE_CHECKING:
     from fable_core.runtime import Fable

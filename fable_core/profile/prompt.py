@@ -8,7 +8,7 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.caller import Caller
-from fable_core.profile.tools import load_profile
+from fable_core.profile.profile import load_profile
 
 __all__ = ["MAX_CHARS", "RECENT", "profile_prompt"]
 
