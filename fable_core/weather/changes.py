@@ -51,11 +51,11 @@ class Day:
 
 
 def degrees(celsius: float, unit: Unit) -> float:
-    return round(celsius * 9 / 5 + 32 if unit == "fahrenheit" else celsius, 1)
+    return round(float(celsius) * 9 / 5 + 32 if unit == "fahrenheit" else float(celsius), 1)
 
 
-def _sign(unit: Unit) -> str:
-    return "°F" if unit == "fahrenheit" else "°C"
+def _shown(celsius: float, unit: Unit) -> str:
+    return f"{degrees(celsius, unit):g}{'°F' if unit == 'fahrenheit' else '°C'}"
 
 
 def _at(values: Any, i: int) -> Any:
@@ -119,8 +119,7 @@ def changes(forecast: dict[str, Any], previous: dict[str, Any] | None, unit: Uni
         delta = day.high - yesterday.high
         if abs(delta) >= WARMER:
             told.append(f"{'warmer' if delta > 0 else 'colder'} than yesterday: high "
-                        f"{degrees(day.high, unit)}{_sign(unit)} (yesterday {degrees(yesterday.high, unit)}"
-                        f"{_sign(unit)})")
+                        f"{_shown(day.high, unit)} (yesterday {_shown(yesterday.high, unit)})")
     before = all_days(previous).get(today) if previous else None
     if before is not None:
         told += _revisions(day, before, unit)
@@ -135,6 +134,6 @@ def _revisions(day: Day, before: Day, unit: Unit) -> list[str]:
         elif before.rain_chance >= RAIN_LIKELY and day.rain_chance < RAIN_UNLIKELY:
             told.append(f"rain no longer expected ({day.rain_chance}%, was {before.rain_chance}%)")
     if day.high is not None and before.high is not None and abs(day.high - before.high) >= WARMER:
-        told.append(f"high revised {'up' if day.high > before.high else 'down'} to {degrees(day.high, unit)}"
-                    f"{_sign(unit)} (was {degrees(before.high, unit)}{_sign(unit)})")
+        told.append(f"high revised {'up' if day.high > before.high else 'down'} to {_shown(day.high, unit)} "
+                    f"(was {_shown(before.high, unit)})")
     return told

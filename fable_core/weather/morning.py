@@ -46,7 +46,7 @@ def render_weather(places: list[dict[str, Any]]) -> str:
         sign = "°F" if p["unit"] == "fahrenheit" else "°C"
         parts = [p.get("summary", "")]
         if "low" in p and "high" in p:
-            parts.append(f"{p['low']}–{p['high']}{sign}")
+            parts.append(f"{p['low']:g}–{p['high']:g}{sign}")
         if "rain_chance" in p:
             parts.append(f"rain {p['rain_chance']}%")
         line = f"- **{p['location']}**: " + ", ".join(x for x in parts if x)
