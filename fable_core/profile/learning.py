@@ -4,8 +4,9 @@ A profile whose facts or observations changed since its summary was written (by 
 by the user) is summarised again by the assistant's model provider, one user after another, at
 most :data:`PER_RUN` a run; the model is asked outside any transaction and its answer stored
 only if the profile did not change meanwhile (else the next run tries again). With no model
-configured nothing is learned and nothing fails; a model that is down or answers nothing usable
-leaves the summary as it was, to be tried next run.
+configured, or while it does not answer (``fable.availability``), nothing is learned and
+nothing fails; a model that fails or answers nothing usable leaves the summary as it was, to be
+tried next run.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ async def learn_profiles(fable: Fable) -> None:
 
 async def learn_summaries(fable: Fable) -> int:
     """Learn the summaries that are due; how many were stored."""
-    if fable.llm is None:
+    if fable.llm is None or "llm" not in fable.availability:  # none configured, or not answering now
         return 0
     async with fable.db.reading() as session:
         due = (await session.execute(select(Profile.user_id, Profile.changed_at).where(
