@@ -15,6 +15,8 @@ what :func:`fable_core.weather.changes.changes` compares today with.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Annotated, Any, Literal
@@ -163,16 +165,20 @@ def _due(place: Place, row: WeatherForecast | None, fetching: Fetching, now: dat
     return now - row.fetched_at >= STALE_AFTER
 
 
+Transaction = Callable[[], AbstractAsyncContextManager[AsyncSession]]
+
+
 async def refresh_places(settings: Settings, places: list[Place], cached: dict[str, WeatherForecast],
-                         fetching: Fetching, transaction: Any, caller: Caller,
+                         fetching: Fetching, transaction: Transaction, caller: Caller,
                          ) -> tuple[dict[str, WeatherForecast], dict[str, FableError]]:
     """Fetch the places that are due (side by side, outside any database phase), store what came
-    in one ``transaction()``; the rows by place name, and each failed place's error."""
+    in one ``transaction()``; the rows by place name (a cached row only for the place it was
+    fetched for), and each failed place's error."""
     now = datetime.now(UTC)
     due = [p for p in places if _due(p, cached.get(p.name), fetching, now)]
     fetched = await asyncio.gather(*(fetch_forecast(settings, p.lat, p.lon) for p in due), return_exceptions=True)
-    rows = {name: row for name, row in cached.items() if any(p.name == name and (row.lat, row.lon) == (p.lat, p.lon)
-                                                             for p in places)}
+    rows = {p.name: cached[p.name] for p in places
+            if p.name in cached and (cached[p.name].lat, cached[p.name].lon) == (p.lat, p.lon)}
     errors: dict[str, FableError] = {}
     stored = [(p, f) for p, f in zip(due, fetched, strict=True) if isinstance(f, dict)]
     for p, f in zip(due, fetched, strict=True):

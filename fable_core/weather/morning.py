@@ -90,23 +90,24 @@ async def refresh_journal_weather(fable: Fable) -> None:
     async with fable.db.reading() as session:
         settings = (await session.execute(select(Setting.user_id, Setting.value).where(
             Setting.key == JOURNAL.name))).all()
-        fetched = {(r.user_id, r.location): r for r in (await session.execute(select(WeatherForecast))).scalars()}
-    work: list[tuple[Caller, Place, WeatherForecast | None]] = []
+        fetched = {(user_id, location): (lat, lon, at) for user_id, location, lat, lon, at in await session.execute(
+            select(WeatherForecast.user_id, WeatherForecast.location, WeatherForecast.lat, WeatherForecast.lon,
+                   WeatherForecast.fetched_at))}
+    work: list[tuple[Caller, Place]] = []
     for user_id, value in settings:
         try:
             prefs = JournalPrefs.model_validate(value)
         except ValueError:
             continue
         for loc in prefs.locations:
-            row = fetched.get((user_id, loc.name))
-            if row is None or now - row.fetched_at >= STALE_AFTER or (row.lat, row.lon) != (loc.lat, loc.lon):
-                work.append((Caller(user_id=user_id), Place(loc.name, loc.lat, loc.lon), row))
+            lat, lon, at = fetched.get((user_id, loc.name), (None, None, None))
+            if at is None or now - at >= STALE_AFTER or (lat, lon) != (loc.lat, loc.lon):
+                work.append((Caller(user_id=user_id), Place(loc.name, loc.lat, loc.lon)))
     gate = asyncio.Semaphore(AT_ONCE)
 
-    async def one(caller: Caller, place: Place, row: WeatherForecast | None) -> None:
+    async def one(caller: Caller, place: Place) -> None:
         async with gate:
-            cached = {place.name: row} if row is not None else {}
-            _, errors = await refresh_places(fable.settings, [place], cached, "stale", fable.db.transaction, caller)
+            _, errors = await refresh_places(fable.settings, [place], {}, "always", fable.db.transaction, caller)
             for error in errors.values():
                 _log.info("weather for %s (user %s) not refreshed: %s", place.name, caller.user_id, error.message)
 
