@@ -6,17 +6,18 @@ must take milliseconds, and a slow weather service must not delay it). The forec
 fresh by the ``refresh_journal_weather`` job, every :data:`EVERY` seconds: the journal locations
 of every user whose cached forecast is older than
 :data:`~fable_core.weather.forecasts.STALE_AFTER` (or missing) are fetched, at most
-:data:`PER_RUN` places a run, :data:`AT_ONCE` at a time.
+:data:`PER_RUN` places a run, :data:`AT_ONCE` at a time. Forecasts nobody had refreshed for
+:data:`FORGET_AFTER` (points asked for once, places taken out of a journal) are deleted.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.access import owned_by
@@ -31,9 +32,10 @@ from fable_core.weather.forecasts import STALE_AFTER, Place, refresh_places
 if TYPE_CHECKING:
     from fable_core.runtime import Fable
 
-__all__ = ["AT_ONCE", "EVERY", "PER_RUN", "render_weather", "weather_of_the_day"]
+__all__ = ["AT_ONCE", "EVERY", "FORGET_AFTER", "PER_RUN", "render_weather", "weather_of_the_day"]
 
 EVERY = 1800
+FORGET_AFTER = timedelta(days=30)
 PER_RUN = 200
 AT_ONCE = 4
 _log = logging.getLogger(__name__)
@@ -112,3 +114,5 @@ async def refresh_journal_weather(fable: Fable) -> None:
                 _log.info("weather for %s (user %s) not refreshed: %s", place.name, caller.user_id, error.message)
 
     await asyncio.gather(*(one(*w) for w in work[:PER_RUN]))
+    async with fable.db.transaction() as session:  # points asked for once, and places no longer in a journal
+        await session.execute(delete(WeatherForecast).where(WeatherForecast.fetched_at < now - FORGET_AFTER))

@@ -208,8 +208,14 @@ async def test_the_morning_note_shows_each_locations_day_from_the_cache_kept_fre
     weather.forecast = forecast(D, [6, 9, 11, 12], [10, 70, 20, 0])
     assert await run_job(daily_fable, "refresh_journal_weather")
     assert len(weather.asked("/v1/forecast")) == 3 and len(await _rows(daily_fable)) == 3
+    await call("get_weather", lat=1.5, lon=2.5)  # a point, asked for once
     assert await run_job(daily_fable, "refresh_journal_weather")
-    assert len(weather.asked("/v1/forecast")) == 3  # all fresh: nothing fetched
+    assert len(weather.asked("/v1/forecast")) == 4  # all fresh: nothing fetched
+    async with daily_fable.db.transaction() as session:
+        await session.execute(update(WeatherForecast).where(WeatherForecast.location == "1.5000,2.5000")
+                              .values(fetched_at=func.now() - timedelta(days=31)))
+    assert await run_job(daily_fable, "refresh_journal_weather")
+    assert len(await _rows(daily_fable)) == 3 and len(weather.asked("/v1/forecast")) == 4  # forgotten, not fetched
 
     zone = ZoneInfo("Europe/Zurich")
     start = datetime(2026, 12, 5, tzinfo=zone)
