@@ -4,11 +4,13 @@ clients of it holding a user's API key."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from typing import Any
 
 import httpx
 import pytest
+from daily_helpers import TIMEOUT, Api, Call
 from support.servers import serve, serve_in_thread
 from support.users import quick_user
 from support.weather import FakeWeather, weather_app
@@ -21,7 +23,6 @@ from fable_web.app import create_app
 
 alice = quick_user("alice")
 bob = quick_user("bob")
-TIMEOUT = 1.0  # FABLE_WEATHER_TIMEOUT of the Fable under test
 
 
 @pytest.fixture(scope="session")
@@ -58,9 +59,6 @@ async def daily_url(daily_fable: Fable) -> AsyncIterator[str]:
         yield url
 
 
-Api = Callable[[Caller], AbstractAsyncContextManager[httpx.AsyncClient]]
-
-
 @pytest.fixture
 def api(daily_fable: Fable, daily_url: str) -> Api:
     """``async with api(alice) as http:`` an HTTP client of the app with a write key of alice's."""
@@ -76,14 +74,11 @@ def api(daily_fable: Fable, daily_url: str) -> Api:
     return client
 
 
-Call = Callable[..., Awaitable[dict]]
-
-
 @pytest.fixture
 def call(daily_fable: Fable, alice: Caller) -> Call:
     """``await call("record_moment", text=..., as_=bob)``: the dispatcher of the daily Fable."""
 
-    async def run(name: str, as_: Caller | None = None, **arguments: object) -> dict:
+    async def run(name: str, as_: Caller | None = None, **arguments: object) -> dict[str, Any]:
         return await daily_fable.call(name, arguments, as_ or alice)
 
     return run

@@ -9,7 +9,7 @@ from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
-from conftest import Api, Call
+from daily_helpers import Api, Call
 from sqlalchemy import select
 
 from fable_core.caller import Caller

@@ -5,7 +5,7 @@ bad input refused with nothing changed, and no model configured: nothing learned
 from __future__ import annotations
 
 import pytest
-from conftest import Api, Call
+from daily_helpers import Api, Call
 from sqlalchemy import select
 
 from fable_core.caller import Caller

@@ -11,7 +11,7 @@ from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
-from conftest import TIMEOUT, Api, Call
+from daily_helpers import TIMEOUT, Api, Call
 from sqlalchemy import func, select, update
 from support.servers import free_port
 from support.weather import FakeWeather, forecast
