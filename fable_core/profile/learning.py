@@ -1,12 +1,12 @@
 """Learning each user's profile summary: the ``learn_profiles`` job, every :data:`EVERY` seconds.
 
 A profile whose facts or observations changed since its summary was written (by the model or
-by the user) is summarised again by the assistant's model provider, one user after another, at
-most :data:`PER_RUN` a run; the model is asked outside any transaction and its answer stored
-only if the profile did not change meanwhile (else the next run tries again). With no model
-configured, or while it does not answer (``fable.availability``), nothing is learned and
-nothing fails; a model that fails or answers nothing usable leaves the summary as it was, to be
-tried next run.
+by the user) is summarised again by the assistant's model provider (through the user's share of
+it, ``fable_core.assistant.gate``), one user after another, at most :data:`PER_RUN` a run; the
+model is asked outside any transaction and its answer stored only if the profile did not change
+meanwhile (else the next run tries again). With no model configured, or while it does not answer
+(``fable.availability``), nothing is learned and nothing fails; a model that fails or answers
+nothing usable leaves the summary as it was, to be tried next run.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import func, or_, select, update
 
 from fable_core.access import owned_by
+from fable_core.assistant.gate import model_for
 from fable_core.caller import Caller
 from fable_core.db.database import rowcount
 from fable_core.db.models import Profile
@@ -64,7 +65,6 @@ async def learn_summaries(fable: Fable) -> int:
 
 
 async def _learn(fable: Fable, caller: Caller, changed_at: datetime) -> int:
-    assert fable.llm is not None
     async with fable.db.reading() as session:
         profile = await load_profile(session, caller, observations=_OBSERVATIONS)
     if not profile.facts and not profile.observations:
@@ -73,7 +73,7 @@ async def _learn(fable: Fable, caller: Caller, changed_at: datetime) -> int:
     noticed = "\n".join(f"- {o.text}" for o in reversed(profile.observations)) or "(none)"
     try:
         async with asyncio.timeout(TIMEOUT):
-            answer = await fable.llm.complete([
+            answer = await model_for(fable, caller).complete([
                 {"role": "system", "content": _PROMPT},
                 {"role": "user", "content": f"Facts they stated:\n{facts}\n\nNoticed:\n{noticed}"}], max_tokens=300)
     except (FableError, TimeoutError) as e:
