@@ -98,12 +98,12 @@ async def _change(ctx: Context, moment_id: int, text: str | None, at: datetime |
     """Change what is given of moment ``moment_id``; ``""`` clears mood or location."""
     changes: dict[str, Any] = {k: v for k, v in {"text": text, "tags": tags}.items() if v is not None}
     changes |= {k: v or None for k, v in {"mood": mood, "location": location}.items() if v is not None}
+    async with ctx.reading() as session:  # someone else's moment is not found, whatever else is wrong
+        await _own(session, ctx.caller, moment_id, lock=False)
     if at is not None:
         changes["at"] = await _when(ctx, at)
     if not changes:
         raise InvalidInput("nothing to change: give text, at, mood, tags or location")
-    async with ctx.reading() as session:
-        await _own(session, ctx.caller, moment_id, lock=False)  # before the model is asked
     if text is not None:
         changes["embedding"], changes["embedding_model"] = await _embedding(ctx, text)
     async with ctx.transaction() as session:
