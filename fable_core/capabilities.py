@@ -63,6 +63,9 @@ CAPABILITIES: tuple[Capability, ...] = (
         "fable_core.notifications.retention",
         "fable_core.notifications.sender",
     )),
+    Capability("weather", ("fable_core.weather.forecasts",), jobs=("fable_core.weather.morning",)),
+    Capability("moments", ("fable_core.moments.moments",), jobs=("fable_core.moments.morning",)),
+    Capability("profile", ("fable_core.profile.profile",), jobs=("fable_core.profile.learning",)),
     # last: its scheduler starts once every other capability is installed, and stops first
     Capability("jobs", (), install="fable_core.jobs:install"),
 )

@@ -141,6 +141,22 @@ class Settings(BaseModel):
         "endpoint must resolve to public addresses only, like every other user-given URL.",
     )
 
+    # weather
+    fable_nominatim_url: str = Field(
+        "https://nominatim.openstreetmap.org",
+        description="Base URL of the Nominatim server that turns place names into coordinates "
+        "(the weather's geocoding; its `/search` is asked). The public one allows about one request a second.",
+    )
+    fable_open_meteo_url: str = Field(
+        "https://api.open-meteo.com",
+        description="Base URL of the Open-Meteo server forecasts come from (its `/v1/forecast` is asked).",
+    )
+    fable_weather_timeout: float = Field(
+        5.0, gt=0, le=60,
+        description="Seconds a weather or geocoding request may take before it fails with a clear "
+        "message (a slow weather service never holds up anything else).",
+    )
+
     # email
     smtp_host: str | None = Field(
         None, description="SMTP server for password-reset and address-verification mail. Set, the "

@@ -44,6 +44,7 @@ from fable_core.errors import Conflict, FableError, InvalidInput, NotFound
 from fable_core.knowledge.clock import today_in
 from fable_core.preferences.keys import read_settings
 from fable_core.preferences.personal import ASSISTANT_NAME, DEFAULT_MODEL, TIMEZONE
+from fable_core.profile.prompt import profile_prompt
 from fable_core.tools.dispatcher import InternalError
 
 if TYPE_CHECKING:
@@ -329,6 +330,7 @@ class _Turn:
         self.tool_events = result.tool_events
         async with a.db.reading() as session:  # the user's preferences: one query
             zone, name, chosen = await read_settings(session, self.caller, TIMEZONE, ASSISTANT_NAME, DEFAULT_MODEL)
+            about = await profile_prompt(session, self.caller)
         if chosen:  # their default model, for this turn's every request (titles and summaries too)
             self.model = a.model(self.caller, chosen)
         past = self.stored.past
@@ -341,6 +343,8 @@ class _Turn:
         await emit("context", pack.meta())
         me = f"{name}, Fable's assistant" if name else "Fable's assistant"
         system = _SYSTEM.format(me=me, who=self.caller.username or "the user", today=today_in(zone).isoformat())
+        if about:
+            system += f"\n\nAbout {self.caller.username or 'the user'} (their profile):\n{about}"
         if pack.blocks:
             system += "\n\nContext:\n\n" + "\n\n---\n\n".join(pack.blocks)
         messages = [{"role": "system", "content": system}, *memory.prompt(self.conversation.summary, past),

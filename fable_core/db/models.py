@@ -17,6 +17,7 @@ from sqlalchemy import (
     Computed,
     Date,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -41,6 +42,7 @@ __all__ = [
     "LoginSession",
     "Message",
     "Milestone",
+    "Moment",
     "Note",
     "NoteDraft",
     "NoteEmbedding",
@@ -48,6 +50,8 @@ __all__ = [
     "NoteVersion",
     "NoteWord",
     "Notification",
+    "Profile",
+    "ProfileObservation",
     "Project",
     "PushSubscription",
     "RateLimitHit",
@@ -55,6 +59,7 @@ __all__ = [
     "Share",
     "TaskLog",
     "User",
+    "WeatherForecast",
     "title_key",
 ]
 
@@ -644,3 +649,93 @@ class PushSubscription(Base):
     last_sent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     failures: Mapped[int] = mapped_column(Integer, server_default="0", nullable=False)
 
+
+
+# --- daily: weather, moments, the profile ------------------------------------------------------
+
+
+class WeatherForecast(Base):
+    """A user's cached forecast for one place (a journal location's name, or ``lat,lon``), as
+    Open-Meteo sent it (trimmed). ``previous`` is the last forecast fetched on an earlier day
+    (``previous_fetched_at``): what "warmer than forecast yesterday" or "rain now expected" are
+    measured against (:mod:`fable_core.weather.changes`)."""
+
+    __tablename__ = "weather_forecasts"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), nullable=False)
+    location: Mapped[str] = mapped_column(String(60), nullable=False)
+    lat: Mapped[float] = mapped_column(Float, nullable=False)
+    lon: Mapped[float] = mapped_column(Float, nullable=False)
+    fetched_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    forecast: Mapped[Any] = mapped_column(JSONB, nullable=False)
+    previous: Mapped[Any | None] = mapped_column(JSONB)
+    previous_fetched_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (UniqueConstraint("user_id", "location", name="uq_weather_forecasts_user_location"),)
+
+
+# what a moment's keyword search matches: its text most, then its tags' words, mood and place
+MOMENT_VECTOR_SQL = (
+    "setweight(to_tsvector('english'::regconfig, coalesce(text, '')), 'A') || "
+    "setweight(to_tsvector('english'::regconfig, fable_tag_words(tags) || ' ' || coalesce(mood, '') || ' ' || "
+    "coalesce(location, '')), 'B')"
+)
+
+
+class Moment(Base):
+    """Something that happened to the user, in their words, at a time (UTC), with an optional
+    mood, tags and place. ``embedding`` (under ``embedding_model``) is its vector for search by
+    meaning, written when it is recorded or changed while an embedder answers (else NULL: found
+    by its words only)."""
+
+    __tablename__ = "moments"
+    __mapper_args__ = {"eager_defaults": True}  # noqa: RUF012 - SQLAlchemy's class-level setting
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), nullable=False)
+    # before ``text``, which names the column from here on in this class body
+    tags: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default=text("'{}'::text[]"), nullable=False)
+    text: Mapped[str] = mapped_column(Text, nullable=False)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    mood: Mapped[str | None] = mapped_column(String(40))
+    location: Mapped[str | None] = mapped_column(String(100))
+    created_at: Mapped[datetime] = _created()
+    updated_at: Mapped[datetime] = _updated()
+    search_vector: Mapped[Any] = mapped_column(TSVECTOR, Computed(MOMENT_VECTOR_SQL, persisted=True), deferred=True)
+    embedding: Mapped[Any | None] = mapped_column(Vector(), deferred=True)
+    embedding_model: Mapped[str | None] = mapped_column(String(200))
+
+    __table_args__ = (
+        Index("ix_moments_user_at", "user_id", "at", "id"),
+        Index("ix_moments_search_vector", "search_vector", postgresql_using="gin"),
+        Index("ix_moments_tags", "tags", postgresql_using="gin"),
+    )
+
+
+class Profile(Base):
+    """What Fable knows of a user: the ``facts`` they state (an ordered list they edit) and the
+    ``summary`` the model learns from those and the observations (or the user writes).
+    ``changed_at`` moves with every change of facts or observations; a summary older than it is
+    due to be learned again (:mod:`fable_core.profile.learning`)."""
+
+    __tablename__ = "profiles"
+
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+    facts: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default=text("'{}'::text[]"), nullable=False)
+    summary: Mapped[str] = mapped_column(Text, server_default="", nullable=False)
+    summary_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    changed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now(), nullable=False)
+
+
+class ProfileObservation(Base):
+    """Something the assistant noticed about a user and recorded (a preference, a habit)."""
+
+    __tablename__ = "profile_observations"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), nullable=False)
+    text: Mapped[str] = mapped_column(String(500), nullable=False)
+    created_at: Mapped[datetime] = _created()
+
+    __table_args__ = (Index("ix_profile_observations_user_id_id", "user_id", "id"),)

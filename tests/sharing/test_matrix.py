@@ -40,7 +40,7 @@ load_capabilities()
 TARGETS = {"note_id": "note", "milestone_id": "milestone", "project_id": "project", "log_id": "log",
            "share_id": "share", "rag_project_id": "project", "parent_id": "parent"}
 # Row arguments that are not the shared row: the caller's own, or hints a tool may ignore
-OWN = {"conversation_id", "exclude_note_id", "group_id"}
+OWN = {"conversation_id", "exclude_note_id", "group_id", "moment_id"}
 # Which row a tool is pointed at when not the one its argument names first
 ROW = {"get_backlinks": "parent"}  # the note alice's unshared diary links to
 # What a tool needs of the shared row, when not viewer (reads) or editor (writes)

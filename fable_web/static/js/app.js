@@ -13,6 +13,7 @@ import { projectsView, projectView } from "./views/projects.js";
 import { settingsView } from "./views/settings.js";
 import { chatView } from "./views/chat.js";
 import { sharedView } from "./views/shared.js";
+import { momentsView } from "./views/moments.js";
 import { bell, forgetDevice } from "./widgets/bell.js";
 
 route("/", homeView);
@@ -27,6 +28,7 @@ route("/settings/:tab", settingsView);
 route("/chat", chatView);
 route("/chat/:id", chatView);
 route("/shared", sharedView);
+route("/moments", momentsView);
 
 const NAV = [
   ["/", "Home", "◇"],
@@ -34,6 +36,7 @@ const NAV = [
   ["/tasks", "Tasks", "✓"],
   ["/projects", "Projects", "▦"],
   ["/chat", "Assistant", "✦"],
+  ["/moments", "Moments", "◔"],
   ["/shared", "Sharing", "⇄"],
   ["/settings", "Settings", "⚙"],
 ];

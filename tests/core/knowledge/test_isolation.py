@@ -33,6 +33,7 @@ _KINDS = {
     "exclude_note_id": "note",
     "share_id": "share",
     "group_id": "group",  # groups are platform-wide, seen by everyone: tests/core/sharing covers them
+    "moment_id": "moment",
 }
 _PLATFORM_WIDE = {"group"}
 # Tools that take one item of several kinds (naming two is bad input, refused before any lookup)
@@ -73,6 +74,8 @@ async def _world(call, who, owner: str, fable=None) -> dict[str, int]:
             "parent": parent["id"]}
     if "create_conversation" in REGISTRY:
         rows["conversation"] = (await call("create_conversation", title=f"{owner} chat", as_=who))["id"]
+    if "record_moment" in REGISTRY:
+        rows["moment"] = (await call("record_moment", text=f"{owner} secret moment", as_=who))["id"]
     if fable is not None:
         friend = await make_user(fable, f"{owner}friend", password=None)
         rows["share"] = (await call("share", project_id=project["id"], with_user=friend.username, as_=who))["id"]
