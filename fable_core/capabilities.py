@@ -63,6 +63,10 @@ CAPABILITIES: tuple[Capability, ...] = (
         "fable_core.notifications.retention",
         "fable_core.notifications.sender",
     )),
+    Capability("journal", (
+        "fable_core.journal.days",
+        "fable_core.journal.prep",
+    ), install="fable_core.journal.schedule:install"),
     # last: its scheduler starts once every other capability is installed, and stops first
     Capability("jobs", (), install="fable_core.jobs:install"),
 )
