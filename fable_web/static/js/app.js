@@ -12,6 +12,7 @@ import { tasksView } from "./views/tasks.js";
 import { projectsView, projectView } from "./views/projects.js";
 import { settingsView } from "./views/settings.js";
 import { chatView } from "./views/chat.js";
+import { journalView } from "./views/journal.js";
 import { sharedView } from "./views/shared.js";
 import { bell, forgetDevice } from "./widgets/bell.js";
 
@@ -26,6 +27,8 @@ route("/settings", settingsView);
 route("/settings/:tab", settingsView);
 route("/chat", chatView);
 route("/chat/:id", chatView);
+route("/journal", journalView);
+route("/journal/:day", journalView);
 route("/shared", sharedView);
 
 const NAV = [
@@ -33,6 +36,7 @@ const NAV = [
   ["/notes", "Notes", "¶"],
   ["/tasks", "Tasks", "✓"],
   ["/projects", "Projects", "▦"],
+  ["/journal", "Journal", "☼"],
   ["/chat", "Assistant", "✦"],
   ["/shared", "Sharing", "⇄"],
   ["/settings", "Settings", "⚙"],
