@@ -21,6 +21,7 @@ since the opener would no longer be the first message.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time as clock
@@ -196,11 +197,15 @@ async def _store(fable: Fable, caller: Caller, row_id: int, text: str, source: s
 
 
 async def _fail(fable: Fable, row_id: int, error: BaseException) -> None:
+    """A failed prep is ``failed`` (with why); one cancelled (Fable stopping) gives its claim back,
+    so that the next start catches the day up."""
     said = error.message if isinstance(error, FableError) else f"{type(error).__name__}: the prep failed"
+    state = "none" if isinstance(error, asyncio.CancelledError) else "failed"
     try:
         async with fable.db.transaction() as session:
             await session.execute(update(JournalDay).where(
-                JournalDay.id == row_id, JournalDay.prep_state == "preparing").values(prep_state="failed", error=said))
+                JournalDay.id == row_id, JournalDay.prep_state == "preparing").values(
+                prep_state=state, error=None if state == "none" else said))
     except FableError:
         _log.warning("could not mark journal day %s failed", row_id, exc_info=True)
 

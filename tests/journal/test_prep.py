@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
@@ -183,3 +184,15 @@ async def test_talking_in_the_journal_is_the_assistants_chat_told_it_is_that_day
     assert [m["role"] for m in conversation["messages"]] == ["assistant", "user", "assistant"]
     assert conversation["messages"][0]["content"] == day["opener"] and started["message_id"]
     assert conversation["title"].startswith("Journal ")
+
+
+async def test_an_answer_in_the_journal_can_be_stopped_like_any_answer(
+        settled: Fable, llm: FakeLLM, alice: Caller) -> None:
+    day = await settled.call("open_journal", {}, alice)
+    held = threading.Event()
+    llm.replies.append(Reply("This answer never comes.", hold=held))
+    await settled.call("send_message", {"conversation_id": day["conversation_id"], "content": "A story?"}, alice)
+    assert (await settled.call("stop_answer", {"conversation_id": day["conversation_id"]}, alice)) == {"stopped": True}
+    held.set()
+    answer = await settled.call("follow_answer", {"conversation_id": day["conversation_id"]}, alice)
+    assert answer["status"] == "stopped"
