@@ -30,7 +30,8 @@ from fable_core.preferences.keys import read_settings
 from fable_core.preferences.personal import TIMEZONE
 from fable_core.tools import Context, Route, tool
 
-__all__ = ["MAX_RANGE", "DayView", "JournalDays", "day_title", "day_view", "journal_clock", "open_day", "prep_day"]
+__all__ = ["MAX_RANGE", "Day", "DayView", "JournalDays", "check_day", "day_title", "day_view", "journal_clock",
+           "open_day", "prep_day", "today_of"]
 
 MAX_RANGE = 92  # days a listing spans at most: a quarter
 _LOCK_CLASS = 0x4A524E4C  # "JRNL"
