@@ -36,6 +36,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 from pydantic import ValidationError
 from sqlalchemy import select
 
+from fable_core.access import of_user
 from fable_core.db.listener import Listener
 from fable_core.db.models import Setting, User
 from fable_core.journal.prep import prepare, user_caller
@@ -76,12 +77,12 @@ class Plan:
         return local.date() if due else None
 
 
-async def read_plans(fable: Fable, user_id: int | None = None) -> list[Plan]:
-    """Every active user's plan (or ``user_id``'s), from their settings in two queries."""
+async def read_plans(fable: Fable, only: int | None = None) -> list[Plan]:
+    """Every active user's plan (or user ``only``'s), from their settings in two queries."""
     users = select(User.id).where(User.is_active)
     stored = select(Setting.user_id, Setting.key, Setting.value).where(Setting.key.in_(_KEYS))
-    if user_id is not None:
-        users, stored = users.where(User.id == user_id), stored.where(Setting.user_id == user_id)
+    if only is not None:
+        users, stored = users.where(User.id == only), stored.where(of_user(Setting, only))
     async with fable.db.reading() as session:
         ids = list((await session.execute(users)).scalars())
         values: dict[int, dict[str, Any]] = {}
@@ -144,15 +145,15 @@ class PrepScheduler:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def replan(self, user_id: int | None = None, *, catch_up: bool = False) -> None:
-        """Read the plans (everyone's, or ``user_id``'s) and schedule them; with ``catch_up``,
+    async def replan(self, only: int | None = None, *, catch_up: bool = False) -> None:
+        """Read the plans (everyone's, or user ``only``'s) and schedule them; with ``catch_up``,
         prepare at once each day whose prep time passed today unprepared."""
         try:
-            plans = await read_plans(self._fable, user_id)
+            plans = await read_plans(self._fable, only)
         except Exception:  # noqa: BLE001 - the database is down: the next notice or reread replans
             _log.warning("could not read the journal schedules", exc_info=True)
             return
-        gone = ({user_id} if user_id is not None else set(self._plans)) - {p.user_id for p in plans}
+        gone = (set(self._plans) if only is None else {only}) - {p.user_id for p in plans}
         for uid in gone:
             self._plans.pop(uid, None)
             if self._timer.get_job(f"prep:{uid}") is not None:
