@@ -32,9 +32,10 @@ MAX_PROJECTS = 8
 THREAD_DAYS = 3
 MAX_THREADS = 8
 _OPEN = ("todo", "in_progress")
+_APOSTROPHE = "['\u2019]"  # typed, or a phone's typographic one
 _PROMISE = re.compile(
-    r"\b(i'll|i will|i need to|i have to|i must|i should|i'm going to|i am going to|i want to|"
-    r"remind me|don't forget|do not forget|todo\b|to do:)", re.IGNORECASE)
+    rf"\b(i{_APOSTROPHE}ll|i will|i need to|i have to|i must|i should|i{_APOSTROPHE}m going to|i am going to|"
+    rf"i want to|remind me|don{_APOSTROPHE}t forget|do not forget|todo\b|to do:)", re.IGNORECASE)
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
 
 

@@ -141,6 +141,8 @@ def test_a_question_that_was_answered_is_not_left_open() -> None:
     assert find_threads(day, [("user", "What time is it?", "done"), ("assistant", "Noon.", "done")]) == []
     assert find_threads(day, [("user", "Remind me to stretch", "done")]) == [
         {"day": "2026-12-04", "kind": "promise", "said": "Remind me to stretch"}]
+    assert find_threads(day, [("user", "Tired. I\u2019ll rest tomorrow.", "done"), ("assistant", "Good.", "done")]) == [
+        {"day": "2026-12-04", "kind": "promise", "said": "I\u2019ll rest tomorrow."}]
 
 
 async def test_a_model_writes_the_opener_from_the_gathered_json_in_one_call(
