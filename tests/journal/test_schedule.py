@@ -9,7 +9,7 @@ import os
 import sys
 import threading
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime, time
+from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -173,3 +173,15 @@ async def test_two_processes_on_one_database_prepare_a_missed_day_once(
     conversation = await fable.call("get_conversation", {"conversation_id": day["conversation_id"]}, alice)
     assert [m["content"] for m in conversation["messages"]] == ["Good morning from the one prep."]
     assert len(llm.chat_bodies()) == 1, "the second process never called the model: it found the day claimed"
+
+
+def test_a_plan_fires_at_its_local_time_on_its_days_and_knows_a_missed_day() -> None:
+    tokyo = ZoneInfo("Asia/Tokyo")
+    plan = Plan(1, tokyo, time(7, 30), ("mon", "fri"))
+    saturday_noon = datetime(2026, 12, 5, 12, 0, tzinfo=tokyo)
+    fires = plan.trigger().get_next_fire_time(None, saturday_noon)
+    assert fires == datetime(2026, 12, 7, 7, 30, tzinfo=tokyo)  # Monday, 07:30 in Tokyo (Sunday 22:30 UTC)
+    assert plan.missed(saturday_noon) is None  # not one of its days
+    friday = datetime(2026, 12, 4, 7, 29, tzinfo=tokyo)
+    assert plan.missed(friday) is None and plan.missed(friday + timedelta(minutes=1)) == friday.date()
+    assert plan.missed(datetime(2026, 12, 3, 23, 0, tzinfo=UTC)) == friday.date()  # already Friday 08:00 in Tokyo
