@@ -95,7 +95,7 @@ async def _state_is(fable: Fable, caller: Caller, state: str) -> bool:
 
 
 async def test_a_changed_setting_reschedules_live_and_no_days_unschedules(
-        fable: Fable, alice: Caller, bob: Caller, scheduler: PrepScheduler) -> None:
+        fable: Fable, ai_fable: Fable, alice: Caller, bob: Caller, scheduler: PrepScheduler) -> None:
     await set_journal(fable, alice, prep_time="23:59", timezone=early_zone())
     scheduler.start()
     await eventually(lambda: _scheduled(scheduler, alice))
@@ -106,7 +106,8 @@ async def test_a_changed_setting_reschedules_live_and_no_days_unschedules(
         return at is not None and at.astimezone(ZoneInfo("Asia/Tokyo")).time() == time(7, 45)
 
     await eventually(moved, 5)
-    await fable.call("set_setting", {"key": "timezone", "value": "America/New_York"}, bob)
+    # made by another runtime (its own pool, as another process would): heard through PostgreSQL
+    await ai_fable.call("set_setting", {"key": "timezone", "value": "America/New_York"}, bob)
 
     async def bob_moved() -> bool:
         at = scheduler.next_run(bob.user_id)
