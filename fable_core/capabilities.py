@@ -66,6 +66,10 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability("weather", ("fable_core.weather.forecasts",), jobs=("fable_core.weather.morning",)),
     Capability("moments", ("fable_core.moments.moments",), jobs=("fable_core.moments.morning",)),
     Capability("profile", ("fable_core.profile.profile",), jobs=("fable_core.profile.learning",)),
+    Capability("journal", (
+        "fable_core.journal.days",
+        "fable_core.journal.prep",
+    ), install="fable_core.journal.schedule:install"),
     # last: its scheduler starts once every other capability is installed, and stops first
     Capability("jobs", (), install="fable_core.jobs:install"),
 )

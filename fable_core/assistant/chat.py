@@ -59,6 +59,10 @@ _SYSTEM = (
     "{today}. Use the tools to look things up and make changes; never invent note contents. "
     "Link notes as [[Title]]. Be brief."
 )
+_JOURNAL = (
+    "\n\nThis conversation is {who}'s daily journal for {day}: they write about their day, plans "
+    "and thoughts; listen, reflect briefly, and help with what they ask."
+)
 
 
 def chat_key(conversation_id: int) -> str:
@@ -99,7 +103,7 @@ async def send_message(assistant: Assistant, caller: Caller, conversation_id: in
 _STORE = text(f"""
 WITH conv AS (
     UPDATE conversations SET updated_at = now() WHERE id = :conversation_id AND {owner_sql("conversations", "user_id")}
-    RETURNING id, rag_project_id, summary, summary_message_id
+    RETURNING id, rag_project_id, summary, summary_message_id, conversation_type, day_date
 ), added AS (
     INSERT INTO messages (conversation_id, user_id, role, content, status)
     SELECT conv.id, :user_id, v.role, v.content, v.status
@@ -108,7 +112,7 @@ WITH conv AS (
     ORDER BY v.n
     RETURNING id, role
 )
-SELECT conv.rag_project_id, conv.summary, conv.summary_message_id,
+SELECT conv.rag_project_id, conv.summary, conv.summary_message_id, conv.conversation_type, conv.day_date,
        (SELECT id FROM added WHERE role = 'user') AS user_message_id,
        (SELECT id FROM added WHERE role = 'assistant') AS message_id,
        (SELECT count(*) FROM messages m WHERE m.conversation_id = conv.id) AS earlier,
@@ -156,7 +160,8 @@ async def _store(assistant: Assistant, caller: Caller, conversation_id: int, con
         assistant.generations.release(key)
         raise NotFound(f"conversation {conversation_id} not found", conversation_id=conversation_id)
     state = Conversation(id=conversation_id, user_id=caller.user_id, rag_project_id=row.rag_project_id,
-                         summary=row.summary, summary_message_id=row.summary_message_id)
+                         summary=row.summary, summary_message_id=row.summary_message_id,
+                         conversation_type=row.conversation_type, day_date=row.day_date)
     past = [Past(*m) for m in row.past or []]  # json_agg, decoded by the driver; NULL when there is none
     return _Stored(state, row.user_message_id, row.message_id, row.earlier, past)
 
@@ -345,6 +350,9 @@ class _Turn:
         system = _SYSTEM.format(me=me, who=self.caller.username or "the user", today=today_in(zone).isoformat())
         if about:
             system += f"\n\nAbout {self.caller.username or 'the user'} (their profile):\n{about}"
+        day = self.conversation.day_date
+        if self.conversation.conversation_type == "journal" and day is not None:
+            system += _JOURNAL.format(who=self.caller.username or "the user", day=f"{day:%A} {day.day} {day:%B %Y}")
         if pack.blocks:
             system += "\n\nContext:\n\n" + "\n\n---\n\n".join(pack.blocks)
         messages = [{"role": "system", "content": system}, *memory.prompt(self.conversation.summary, past),
@@ -363,7 +371,7 @@ class _Turn:
                 embedder=self.a.embedder)
 
     async def _retitle(self) -> None:
-        if not memory.wants_title(self.stored.earlier + 2):
+        if self.conversation.conversation_type == "journal" or not memory.wants_title(self.stored.earlier + 2):
             return
         try:
             async with autocommit(self.a.db) as conn:

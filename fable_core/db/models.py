@@ -39,6 +39,7 @@ __all__ = [
     "Group",
     "GroupMember",
     "InstanceSetting",
+    "JournalDay",
     "LoginSession",
     "Message",
     "Milestone",
@@ -739,3 +740,37 @@ class ProfileObservation(Base):
     created_at: Mapped[datetime] = _created()
 
     __table_args__ = (Index("ix_profile_observations_user_id_id", "user_id", "id"),)
+
+
+# --- journal -----------------------------------------------------------------------------------
+
+
+class JournalDay(Base):
+    """A user's journal for one day (a date in their zone): its conversation (``conversation_type``
+    ``journal``) and its morning prep. ``prep_state`` is ``none`` until a prep claims the row
+    (``preparing``, since ``claimed_at``: several processes racing, one wins), then ``done`` (the
+    opener is ``opener_message_id``, written by the model or from the sections: ``opener_source``),
+    ``skipped`` (the user wrote before the scheduled prep: an opener must come first) or ``failed``
+    (``error`` says why)."""
+
+    __tablename__ = "journal_days"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = _owner()
+    day: Mapped[date] = mapped_column(Date, nullable=False)
+    conversation_id: Mapped[int] = mapped_column(
+        ForeignKey("conversations.id", ondelete="CASCADE"), nullable=False, unique=True)
+    prep_state: Mapped[str] = mapped_column(String(10), server_default="none", nullable=False)
+    claimed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    prepared_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    opener_message_id: Mapped[int | None] = mapped_column(BigInteger, ForeignKey("messages.id", ondelete="SET NULL"))
+    opener_source: Mapped[str | None] = mapped_column(String(10))
+    sections: Mapped[list[str] | None] = mapped_column(ARRAY(Text))
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = _created()
+
+    __table_args__ = (
+        UniqueConstraint("user_id", "day", name="uq_journal_days_user_day"),
+        CheckConstraint("prep_state IN ('none', 'preparing', 'done', 'skipped', 'failed')",
+                        name="ck_journal_days_prep_state"),
+    )

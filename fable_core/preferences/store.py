@@ -1,6 +1,9 @@
 """Where the settings live: one ``settings`` row per user and key that differs from the key's
 default, its value as JSON. A value equal to the default (or null) is no row, so a default that
 changes in a later Fable reaches everyone who never chose otherwise.
+
+Every change is announced on :data:`CHANNEL` (payload ``"<user id> <key>"``), delivered when it
+commits, to every process listening: how the journal's scheduler hears of a new prep time.
 """
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ from fable_core.errors import InvalidInput
 from fable_core.preferences.keys import SettingKey
 from fable_core.tools.dispatcher import validation_problems
 
-__all__ = ["checked", "drop_value", "put_value", "values_of"]
+__all__ = ["CHANNEL", "checked", "drop_value", "put_value", "values_of"]
+
+CHANNEL = "fable_settings"
 
 
 def checked(key: SettingKey[Any], value: Any) -> Any:
@@ -52,7 +57,13 @@ async def put_value(session: AsyncSession, caller: Caller, key: SettingKey[Any],
     statement = pg_insert(Setting).values(user_id=caller.user_id, key=key.name, value=stored)
     await session.execute(statement.on_conflict_do_update(
         index_elements=[Setting.user_id, Setting.key], set_={"value": stored, "updated_at": func.now()}))
+    await _announce(session, caller, key)
 
 
 async def drop_value(session: AsyncSession, caller: Caller, key: SettingKey[Any]) -> None:
     await session.execute(delete(Setting).where(owned_by(Setting, caller), Setting.key == key.name))
+    await _announce(session, caller, key)
+
+
+async def _announce(session: AsyncSession, caller: Caller, key: SettingKey[Any]) -> None:
+    await session.execute(select(func.pg_notify(CHANNEL, f"{caller.user_id} {key.name}")))

@@ -63,3 +63,17 @@ async def test_sharing_bench_runs_end_to_end_on_a_small_world(fable: Fable) -> N
     markdown = sharing.render(result, machine, PeakMemory({}, 1.0))
     assert markdown.startswith("## Sharing") and "| read_note (shared) |" in markdown
     assert len(sharing.figures(result)) == 5
+
+
+async def test_journal_bench_runs_end_to_end_on_a_small_world(fable: Fable) -> None:
+    from bench import journal
+
+    machine = record()
+    result = await journal.run(fable, notes=1200, runs=2)
+    machine.finish()
+    assert result.notes == 1200 and result.tasks_due > 0
+    assert set(result.calls) == {"gather (every section)", "section tasks", "section projects", "section threads",
+                                 "prepare_journal, no model"} and all(len(s) == 2 for s in result.calls.values())
+    markdown = journal.render(result, machine, PeakMemory({}, 1.0))
+    assert markdown.startswith("## Journal") and "| prep gather p50 at 1,200 notes, no model |" in markdown
+    assert [f.name for f in journal.figures(result)] == ["gather p50 at 1,200 notes", "gather p95 at 1,200 notes"]

@@ -12,6 +12,7 @@ import { tasksView } from "./views/tasks.js";
 import { projectsView, projectView } from "./views/projects.js";
 import { settingsView } from "./views/settings.js";
 import { chatView } from "./views/chat.js";
+import { journalView } from "./views/journal.js";
 import { sharedView } from "./views/shared.js";
 import { momentsView } from "./views/moments.js";
 import { bell, forgetDevice } from "./widgets/bell.js";
@@ -27,6 +28,8 @@ route("/settings", settingsView);
 route("/settings/:tab", settingsView);
 route("/chat", chatView);
 route("/chat/:id", chatView);
+route("/journal", journalView);
+route("/journal/:day", journalView);
 route("/shared", sharedView);
 route("/moments", momentsView);
 
@@ -35,6 +38,7 @@ const NAV = [
   ["/notes", "Notes", "¶"],
   ["/tasks", "Tasks", "✓"],
   ["/projects", "Projects", "▦"],
+  ["/journal", "Journal", "☼"],
   ["/chat", "Assistant", "✦"],
   ["/moments", "Moments", "◔"],
   ["/shared", "Sharing", "⇄"],

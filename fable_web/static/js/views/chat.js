@@ -43,7 +43,10 @@ function conversationList(currentId) {
   return { el: list, load };
 }
 
-export async function chatView(main, params) {
+/** The chat page; other pages show one conversation through it (the journal): ``options.aside``
+ * replaces the conversation list, ``options.head`` joins the title, ``options.scope: false``
+ * hides the scope chip, ``options.empty`` is the empty thread's hint. */
+export async function chatView(main, params, options = {}) {
   let conversation = params.id ? await api.get(base(Number(params.id))) : null;
   let running = null; // the AbortController of the answer being followed
   const thread = h("div.thread#thread", { "aria-live": "polite" });
@@ -59,7 +62,7 @@ export async function chatView(main, params) {
   });
   if (conversation) scope.set(conversation.rag_project_id, conversation.rag_scope_label);
 
-  const input = h("textarea#chat-input", { rows: 3, placeholder: "Ask about your notes, or ask for a change. Enter sends, Shift+Enter adds a line.", "aria-label": "Message" });
+  const input = h("textarea#chat-input", { rows: 3, placeholder: options.placeholder || "Ask about your notes, or ask for a change. Enter sends, Shift+Enter adds a line.", "aria-label": "Message" });
   const send = h("button.btn.btn-primary#chat-send", { type: "submit" }, "Send");
   const stop = h("button.btn#chat-stop.hidden", { type: "button" }, "Stop");
   const attachedCount = h("span.small.muted#attached-count");
@@ -97,9 +100,9 @@ export async function chatView(main, params) {
       busy(false);
       if (thread.isConnected) {
         input.focus();
-        conversations.load();
+        if (!options.aside) conversations.load();
         refreshTitle();
-        setTimeout(() => { if (thread.isConnected && !running) { conversations.load(); refreshTitle(); } }, 2000); // titles come just after the answer
+        setTimeout(() => { if (thread.isConnected && !running) { if (!options.aside) conversations.load(); refreshTitle(); } }, 2000); // titles come just after the answer
       }
     }
   }
@@ -145,16 +148,17 @@ export async function chatView(main, params) {
 
   const composer = h("form.composer#composer", { on: { submit } }, input,
     h("div.row", {}, attachedCount, h("span.spacer"), stop, send));
-  main.append(h("div.chat", {},
-    h("aside.card.chat-list", {}, h("div.row", {}, h("h2", {}, "Conversations"), h("span.spacer"),
-      h("a.btn.btn-sm#new-chat", { href: "/chat" }, "New")), conversations.el),
-    h("section.chat-main", {}, h("div.chat-head", {}, title, scope.el), semantic, thread, notice, composer),
+  const aside = options.aside || h("aside.card.chat-list", {}, h("div.row", {}, h("h2", {}, "Conversations"),
+    h("span.spacer"), h("a.btn.btn-sm#new-chat", { href: "/chat" }, "New")), conversations.el);
+  main.append(h("div.chat", {}, aside,
+    h("section.chat-main", {}, h("div.chat-head", {}, title, options.head || null, options.scope === false ? null : scope.el),
+      semantic, thread, notice, composer),
     context.el));
 
-  conversations.load();
+  if (!options.aside) conversations.load();
   semanticNotice(api, "The assistant finds your notes by their words only.").then((el) => clear(semantic, el));
   if (!conversation || !conversation.messages.length) {
-    thread.append(h("p.empty", {}, "Ask a question about your notes, or ask the assistant to create a task or tidy a note."));
+    thread.append(h("p.empty", {}, options.empty || "Ask a question about your notes, or ask the assistant to create a task or tidy a note."));
   } else {
     let last = null;
     const final = conversation.messages[conversation.messages.length - 1];
