@@ -43,6 +43,7 @@ from fable_core.journal.days import Day, DayView, check_day, day_view, journal_c
 from fable_core.journal.sections import PrepDay, Section, sections
 from fable_core.preferences.keys import read_settings
 from fable_core.preferences.personal import DEFAULT_MODEL
+from fable_core.profile.prompt import profile_prompt
 from fable_core.tools import Context, Route, tool
 
 if TYPE_CHECKING:
@@ -124,7 +125,8 @@ async def prepare(fable: Fable, caller: Caller, day: date, *, manual: bool) -> D
             prefs, zone = await journal_clock(session, caller)
             gathered = await gather(session, caller, prep_day(caller.user_id, day, zone, prefs))
             (model,) = await read_settings(session, caller, DEFAULT_MODEL)
-        text, source = await _write(fable, caller, day, gathered, model)
+            about = await profile_prompt(session, caller)
+        text, source = await _write(fable, caller, day, gathered, model, about)
         return await _store(fable, caller, claimed, text, source, gathered)
     except BaseException as e:
         await _fail(fable, claimed, e)
@@ -158,12 +160,16 @@ async def _has_written(session: AsyncSession, conversation_id: int) -> bool:
         Message.conversation_id == conversation_id, Message.role == "user"))))
 
 
-async def _write(fable: Fable, caller: Caller, day: date, gathered: Gathered, model: str | None) -> tuple[str, str]:
-    """The opener's text and whether the model (``model``) or the sections (``structured``) wrote it."""
+async def _write(fable: Fable, caller: Caller, day: date, gathered: Gathered, model: str | None,
+                 about: str | None = None) -> tuple[str, str]:
+    """The opener's text and whether the model (``model``) or the sections (``structured``) wrote
+    it; ``about`` is the user's profile, so that the note speaks to them."""
     assistant = fable.assistant
     if assistant is None or isinstance(assistant.provider, NoProvider) or not gathered.parts:
         return structured_opener(day, gathered), "structured"
     system = _PROMPT.format(who=caller.username or "the user", day=f"{day:%A} {day.day} {day:%B %Y}")
+    if about:
+        system += f"\n\nAbout {caller.username or 'the user'} (their profile):\n{about}"
     messages = [{"role": "system", "content": system},
                 {"role": "user", "content": json.dumps(gathered.as_json(), ensure_ascii=False, default=str)}]
     try:

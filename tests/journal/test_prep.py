@@ -159,6 +159,17 @@ async def test_a_model_writes_the_opener_from_the_gathered_json_in_one_call(
     assert data["projects"][0] == {"id": data["projects"][0]["id"], "title": "Garden", "goal": "Grow tomatoes",
                                    "open_tasks": 3}
     assert (await day_row(settled, day["conversation_id"])).opener_source == "model"
+    assert "profile" not in system["content"], "no profile, no profile block"
+
+
+async def test_the_model_writing_the_opener_is_told_the_users_profile(
+        settled: Fable, llm: FakeLLM, alice: Caller) -> None:
+    await a_morning(settled, alice)
+    await settled.call("update_profile", {"facts": ["I walk the dog, Bruno, before work"]}, alice)
+    llm.plain_replies.append(Reply("Morning! Bruno first, then the plumber."))
+    await settled.call("prepare_journal", {}, alice)
+    system = llm.chat_bodies()[-1]["messages"][0]["content"]
+    assert "(their profile)" in system and "I walk the dog, Bruno, before work" in system
 
 
 async def test_a_model_that_fails_leaves_the_structured_opener(settled: Fable, llm: FakeLLM, alice: Caller) -> None:
