@@ -63,6 +63,7 @@ CAPABILITIES: tuple[Capability, ...] = (
         "fable_core.notifications.retention",
         "fable_core.notifications.sender",
     )),
+    Capability("calendar", ("fable_core.calendar.events",)),  # which registers its morning-note section
     # last: its scheduler starts once every other capability is installed, and stops first
     Capability("jobs", (), install="fable_core.jobs:install"),
 )

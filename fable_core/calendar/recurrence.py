@@ -19,9 +19,10 @@ from dateutil.rrule import rrulestr
 
 from fable_core.knowledge.recurrence import check_occurs, expand, first_occurrence, parse_rrule
 
-__all__ = ["MAX_COUNT", "check_rule", "last_start", "starts"]
+__all__ = ["MAX_COUNT", "MAX_RULE", "check_rule", "last_start", "starts"]
 
 MAX_COUNT = 1000
+MAX_RULE = 500
 _FREQS = ("DAILY", "WEEKLY", "MONTHLY", "YEARLY")
 _PARTS = ("FREQ", "INTERVAL", "COUNT", "UNTIL", "BYDAY", "BYMONTHDAY", "BYYEARDAY", "BYWEEKNO", "BYMONTH",
           "BYSETPOS", "WKST")
@@ -39,6 +40,8 @@ def parts_of(rule: str) -> dict[str, str]:
 def check_rule(text: str) -> str:
     """``text`` as a stored rule (upper case, no 'RRULE:' prefix), or ValueError in words: one
     RRULE of daily or slower frequency, at the start's time of day, that occurs at all."""
+    if len(text) > MAX_RULE:
+        raise ValueError(f"RRULE {text[:60]!r}... is longer than {MAX_RULE} characters")
     rule = text.strip().upper().removeprefix("RRULE:")
     if not rule or len(rule.split()) != 1 or ":" in rule:
         raise ValueError(f"{text[:80]!r} is not one RRULE: write e.g. {_EXAMPLE!r} (no DTSTART, EXDATE or RDATE: "
