@@ -19,7 +19,7 @@ from fable_core.calendar import (
     prep,  # noqa: F401 - registers the morning note's section with the tools
     service,
 )
-from fable_core.calendar.occurrences import Occurrence, occurrences_between, order, rows_between, series_zone
+from fable_core.calendar.occurrences import NO_KEY, Occurrence, occurrences_between, rows_between, series_zone
 from fable_core.calendar.service import EventFields
 from fable_core.calendar.times import When, format_when, from_key, parse_when, zone_named
 from fable_core.calendar.views import EventDeleted, EventItem, EventPage, EventView
@@ -134,16 +134,16 @@ async def list_events(ctx: Context, start: WhenText | None = None, end: WhenText
     after = _after(decode_cursor(cursor, "events"))
     rows = await rows_between(ctx.session, ctx.caller, since, until)
     items: list[EventItem] = []
-    last: tuple[datetime, int, str] | None = None
+    last: tuple[datetime, int, datetime] | None = None
     for occurrence in occurrences_between(rows, since, until, user_zone):
-        place = order(occurrence, user_zone)
-        if after is not None and place <= after:
+        if after is not None and occurrence.place <= after:
             continue
         if len(items) == limit:
             assert last is not None
-            return EventPage(items=items, next_cursor=encode_cursor("events", [last[0].isoformat(), *last[1:]]))
+            return EventPage(items=items, next_cursor=encode_cursor("events", [
+                last[0].isoformat(), last[1], "" if last[2] == NO_KEY else last[2].isoformat()]))
         items.append(_item(occurrence, user_zone))
-        last = place
+        last = occurrence.place
     return EventPage(items=items)
 
 
@@ -153,25 +153,35 @@ def _bound(value: When, zone: ZoneInfo) -> datetime:
     return datetime.combine(value, time(), tzinfo=zone).astimezone(UTC)
 
 
-def _after(position: list[Any] | None) -> tuple[datetime, int, str] | None:
+def _after(position: list[Any] | None) -> tuple[datetime, int, datetime] | None:
     if position is None:
         return None
     try:
-        start, event_id, key = position
-        return datetime.fromisoformat(start), int(event_id), str(key)
+        return _place(*position)
     except (TypeError, ValueError) as e:
         raise InvalidInput("cursor is not valid for this listing; pass next_cursor from the same call unchanged",
                            field="cursor") from e
 
 
+def _place(start: str, event_id: int, key: str) -> tuple[datetime, int, datetime]:
+    """A cursor's place (:attr:`Occurrence.place`): an instant, an id, a wall-clock key."""
+    place = datetime.fromisoformat(start), int(event_id), datetime.fromisoformat(key) if key else NO_KEY
+    if place[0].tzinfo is None or place[2].tzinfo is not None:
+        raise ValueError(start, key)
+    return place
+
+
 def _item(o: Occurrence, zone: ZoneInfo) -> EventItem:
     row = o.row
+    start = format_when(o.start, zone)
     occurrence = None
-    if o.key is not None:
-        occurrence = format_when(from_key(o.key, None if row.all_day else ZoneInfo(row.timezone)), zone)
-    return EventItem(event_id=o.event_id, title=row.title, start=format_when(o.start, zone),
-                     end=format_when(o.end, zone), all_day=row.all_day, occurrence=occurrence,
-                     location=row.location, color=row.color, note_id=row.note_id, project_id=row.project_id)
+    if o.key is not None:  # a series' own occurrence starts at its key; an override may have moved
+        occurrence = start if row.series_id is None else format_when(from_key(o.key, series_zone(row)), zone)
+    # built from rows the calendar wrote: constructed, not validated again (a month is 500 of them)
+    return EventItem.model_construct(
+        event_id=o.event_id, title=row.title, start=start, end=format_when(o.end, zone), all_day=row.all_day,
+        occurrence=occurrence, location=row.location, color=row.color, note_id=row.note_id,
+        project_id=row.project_id)
 
 
 async def _view(ctx: Context, row: CalendarEvent, zone: ZoneInfo) -> EventView:

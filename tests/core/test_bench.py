@@ -63,3 +63,16 @@ async def test_sharing_bench_runs_end_to_end_on_a_small_world(fable: Fable) -> N
     markdown = sharing.render(result, machine, PeakMemory({}, 1.0))
     assert markdown.startswith("## Sharing") and "| read_note (shared) |" in markdown
     assert len(sharing.figures(result)) == 5
+
+
+async def test_calendar_bench_runs_end_to_end_on_a_small_calendar(fable: Fable) -> None:
+    from bench import calendar
+
+    machine = record()
+    result = await calendar.run(fable, events=100, runs=3)
+    machine.finish()
+    assert (result.events, result.recurring) == (100, 4) and len(result.first_page) == 3
+    assert len(result.whole_month) == len(result.occurrences) == 3 and min(result.occurrences) > 0
+    markdown = calendar.render(result, machine, PeakMemory({}, 1.0))
+    assert markdown.startswith("## Calendar") and "| month view list_events p50 |" in markdown
+    assert calendar.figures(result)[0].name == "month view list_events p50"
