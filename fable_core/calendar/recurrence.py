@@ -159,7 +159,7 @@ def starts(rule: str, first: datetime, zone: ZoneInfo | None, last: datetime | N
 
 def _built(parts: dict[str, str], dtstart: datetime) -> rrule:
     """dateutil's rrule of checked ``parts`` from ``dtstart``: what ``rrulestr`` builds, without
-    parsing text again for every range (``tests/calendar/test_recurrence.py`` holds them equal)."""
+    parsing text again for every range (``tests/calendar/test_series_recurrence.py`` holds them equal)."""
     options: dict[str, Any] = {"dtstart": dtstart, "interval": int(parts.get("INTERVAL", "1"))}
     for name, value in parts.items():
         if name == "UNTIL":
