@@ -11,7 +11,6 @@ import pytest
 from fable_core.caller import Caller
 from fable_core.errors import InvalidInput, NotFound
 from fable_core.runtime import Fable
-from tests.conftest import Call  # noqa: F401 - the type of the call fixture
 
 pytestmark = pytest.mark.usefixtures("alice")
 

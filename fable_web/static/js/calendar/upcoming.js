@@ -1,4 +1,5 @@
-// Home's calendar card: today's events and the next days' (list_events' default week), by day.
+// Home's calendar card: today's events and the next days' (list_events' default week), by day;
+// left out while the week holds none.
 import { api } from "../api.js";
 import { clear, h } from "../dom.js";
 import { addDays, dayOf, label, timeOf, todayIn } from "./dates.js";
@@ -12,7 +13,7 @@ function dayName(day, today) {
 }
 
 export function upcomingEvents() {
-  const card = h("section.card#upcoming", {}, h("h2", {}, "Coming up"));
+  const card = h("section.card#upcoming", { hidden: true }, h("h2", {}, "Coming up"));
   (async () => {
     const [{ value: zone }, page] = await Promise.all([api.get("/settings/timezone"), api.get("/events", { limit: SHOWN })]);
     const today = todayIn(zone);
@@ -27,7 +28,8 @@ export function upcomingEvents() {
         item.location ? h("span.muted.small", {}, item.location) : null)));
     }
     clear(card, h("h2", {}, "Coming up", h("span.spacer"), h("a.small", { href: "/calendar" }, "Calendar →")),
-      rows.length ? h("ul.list.upcoming", {}, rows) : h("p.empty", {}, "Nothing in the next seven days."));
+      h("ul.list.upcoming", {}, rows));
+    card.hidden = !rows.length;
   })();
   return card;
 }
