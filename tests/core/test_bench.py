@@ -77,3 +77,16 @@ async def test_journal_bench_runs_end_to_end_on_a_small_world(fable: Fable) -> N
     markdown = journal.render(result, machine, PeakMemory({}, 1.0))
     assert markdown.startswith("## Journal") and "| prep gather p50 at 1,200 notes, no model |" in markdown
     assert [f.name for f in journal.figures(result)] == ["gather p50 at 1,200 notes", "gather p95 at 1,200 notes"]
+
+
+async def test_calendar_bench_runs_end_to_end_on_a_small_calendar(fable: Fable) -> None:
+    from bench import calendar
+
+    machine = record()
+    result = await calendar.run(fable, events=100, runs=3)
+    machine.finish()
+    assert (result.events, result.recurring) == (100, 4) and len(result.first_page) == 3
+    assert len(result.whole_month) == len(result.occurrences) == 3 and min(result.occurrences) > 0
+    markdown = calendar.render(result, machine, PeakMemory({}, 1.0))
+    assert markdown.startswith("## Calendar") and "| month view list_events p50 |" in markdown
+    assert calendar.figures(result)[0].name == "month view list_events p50"
