@@ -73,6 +73,7 @@ async def test_journal_bench_runs_end_to_end_on_a_small_world(fable: Fable) -> N
     machine.finish()
     assert result.notes == 1200 and result.tasks_due > 0
     assert set(result.calls) == {"gather (every section)", "section tasks", "section projects", "section threads",
+                                 "section events", "section weather", "section moments",
                                  "prepare_journal, no model"} and all(len(s) == 2 for s in result.calls.values())
     markdown = journal.render(result, machine, PeakMemory({}, 1.0))
     assert markdown.startswith("## Journal") and "| prep gather p50 at 1,200 notes, no model |" in markdown

@@ -101,19 +101,19 @@ async def test_a_failing_section_is_logged_and_left_out_and_a_new_one_takes_its_
     async def broken(session, caller, day):
         await session.execute(select(1 / 0))  # the database refuses: a real failure inside the read
 
-    async def events(session, caller, day):
-        return [{"title": "Dentist", "at": "09:30", "day": day.day.isoformat()}]
+    async def errands(session, caller, day):
+        return [{"title": "Post office", "at": "09:30", "day": day.day.isoformat()}]
 
     extra_section("broken_weather", 30, broken)
-    extra_section("events", 20, events,
-                  lambda data: "**Events**\n" + "\n".join(f"- {e['at']} {e['title']}" for e in data))
+    extra_section("errands", 21, errands,
+                  lambda data: "**Errands**\n" + "\n".join(f"- {e['at']} {e['title']}" for e in data))
     await a_morning(fable, alice)
     with caplog.at_level(logging.ERROR, logger="fable_core.journal.prep"):
         day = await fable.call("prepare_journal", {}, alice)
     opener = day["opener"]
-    assert opener.index("Due today") < opener.index("**Events**\n- 09:30 Dentist") < opener.index("Active projects")
+    assert opener.index("Due today") < opener.index("**Errands**\n- 09:30 Post office") < opener.index("Active projects")
     assert "section 'broken_weather' failed" in caplog.text
-    assert (await day_row(fable, day["conversation_id"])).sections == ["tasks", "events", "projects"]
+    assert (await day_row(fable, day["conversation_id"])).sections == ["tasks", "errands", "projects"]
 
 
 async def test_open_threads_come_from_recent_journal_days_by_rule(fable: Fable, alice: Caller) -> None:
