@@ -32,7 +32,7 @@ def render_events(entries: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-@section("events", order=20, render=render_events)
+@section("events", order=20, render=render_events, title="Today")
 async def todays_events(session: AsyncSession, caller: Caller, day: PrepDay) -> list[dict[str, Any]] | None:
     """The day's occurrences, all-day ones first, then by start."""
     rows = await rows_between(session, caller, day.start, day.end)

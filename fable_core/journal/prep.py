@@ -97,7 +97,7 @@ def structured_opener(day: date, gathered: Gathered) -> str:
     lines = [f"**{day:%A} {day.day} {day:%B}**"]
     for section, data in gathered.parts:
         try:
-            lines.append(section.render(data).strip())
+            lines.append((f"**{section.title}**\n" if section.title else "") + section.render(data).strip())
         except Exception:  # noqa: BLE001 - a render bug leaves its section out, like a gather's
             _log.exception("morning-note section %r could not render", section.name)
     if len(lines) == 1:

@@ -6,7 +6,7 @@ into prose, or, with no model, each section's ``render`` writes its lines. A dom
 section next to its tools (the calendar its events, the weather its forecasts), so the journal
 imports no domain and a new domain joins the morning note without touching it:
 
-    @section("events", order=20, render=render_events)
+    @section("events", order=20, render=render_events, title="Today")
     async def todays_events(session: AsyncSession, caller: Caller, day: PrepDay) -> list[dict] | None: ...
 
 A gather returns JSON-ready data (what the LLM is shown, compact: no nulls), or ``None`` / an empty
@@ -55,18 +55,20 @@ class Section:
     order: int  # place in the note: lower first
     gather: Gather
     render: Render  # the section's lines of the structured opener (no LLM), Markdown
+    title: str | None = None  # its heading in the structured opener (else ``render`` writes its own)
 
 
 SECTIONS: dict[str, Section] = {}
 
 
-def section(name: str, *, order: int, render: Render) -> Callable[[G], G]:
-    """Register ``gather`` as the morning note's section ``name``; refuses a name taken twice."""
+def section(name: str, *, order: int, render: Render, title: str | None = None) -> Callable[[G], G]:
+    """Register ``gather`` as the morning note's section ``name`` (headed ``title`` in the
+    structured opener); refuses a name taken twice."""
 
     def register(gather: G) -> G:
         if name in SECTIONS:
             raise ValueError(f"morning-note section {name!r} is registered twice")
-        SECTIONS[name] = Section(name, order, gather, render)
+        SECTIONS[name] = Section(name, order, gather, render, title)
         return gather
 
     return register

@@ -26,7 +26,7 @@ def render_moments(moments: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-@section("moments", order=50, render=render_moments)
+@section("moments", order=50, render=render_moments, title="Recent moments")
 async def recent_moments(session: AsyncSession, caller: Caller, day: PrepDay) -> list[dict[str, Any]] | None:
     """The moments of the :data:`DAYS` days before the day prepared (at most :data:`MOST`, the newest)."""
     found = await moments_between(session, caller, day.start - timedelta(days=DAYS), day.start, MOST)

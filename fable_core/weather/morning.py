@@ -58,7 +58,7 @@ def render_weather(places: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-@section("weather", order=30, render=render_weather)
+@section("weather", order=30, render=render_weather, title="Weather")
 async def weather_of_the_day(session: AsyncSession, caller: Caller, day: PrepDay) -> list[dict[str, Any]] | None:
     """Each journal location's forecast for the day, from the cache (nothing fetched)."""
     places = {loc.name: loc for loc in day.prefs.locations}
