@@ -19,14 +19,10 @@ docs/benchmarks.md.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import os
 import random
-import tempfile
 import time
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -34,10 +30,9 @@ from bench.core import _make_user
 from bench.machine import Machine
 from bench.memory import PeakMemory
 from bench.report import Figure, options, publish
-from bench.session import session
+from bench.session import on_one_fable
 from fable_core.calendar.service import EventFields, create_event, delete_event, update_event
 from fable_core.caller import Caller
-from fable_core.config import load_settings
 from fable_core.runtime import Fable
 
 __all__ = ["MONTH_VIEW_LIMIT", "QUICK", "main"]
@@ -213,19 +208,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
-    random.seed(1)
-    with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp, session(Path(tmp)) as bench:
-        settings = load_settings({}, database_url=bench.database_url, fable_data_dir=Path(tmp), llm_provider="none")
-
-        async def go() -> Result:
-            fable = await Fable.open(settings)
-            try:
-                return await run(fable, args.events, args.runs)
-            finally:
-                await fable.close()
-
-        result = asyncio.run(go())
+    result, bench = on_one_fable(lambda fable: run(fable, args.events, args.runs))
     publish("calendar", render(result, bench.machine, bench.memory), figures(result), bench.machine, args)
     return 0
 

@@ -19,15 +19,10 @@ opener, storing it: what a user without a model waits for). Target: the gather p
 from __future__ import annotations
 
 import argparse
-import asyncio
-import os
-import random
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import text
@@ -38,9 +33,8 @@ from bench.imports import import_corpus
 from bench.machine import Machine
 from bench.memory import PeakMemory
 from bench.report import Figure, options, publish
-from bench.session import session
+from bench.session import on_one_fable
 from fable_core.caller import Caller
-from fable_core.config import load_settings
 from fable_core.journal.days import journal_clock, open_day, prep_day
 from fable_core.journal.prep import gather
 from fable_core.journal.sections import sections
@@ -195,19 +189,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
-    random.seed(1)
-    with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp, session(Path(tmp)) as bench:
-        settings = load_settings({}, database_url=bench.database_url, fable_data_dir=Path(tmp), llm_provider="none")
-
-        async def go() -> Result:
-            fable = await Fable.open(settings)
-            try:
-                return await run(fable, args.notes, args.runs)
-            finally:
-                await fable.close()
-
-        result = asyncio.run(go())
+    result, bench = on_one_fable(lambda fable: run(fable, args.notes, args.runs))
     publish("journal", render(result, bench.machine, bench.memory), figures(result), bench.machine, args)
     return 0
 

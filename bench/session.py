@@ -15,20 +15,29 @@ even on failure: the sampler and the server stopped; on success, the machine's e
 
 from __future__ import annotations
 
+import asyncio
+import os
+import random
 import signal
-from collections.abc import Iterator
+import tempfile
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
+from typing import TypeVar
 
 import psutil
 
 from bench.machine import Machine, record
 from bench.memory import PeakMemory
 from bench.postgres import embedded, postgres_pids
+from fable_core.config import load_settings
+from fable_core.runtime import Fable
 
-__all__ = ["Session", "session"]
+R = TypeVar("R")
+
+__all__ = ["Session", "on_one_fable", "session"]
 
 
 @dataclass
@@ -81,3 +90,22 @@ def session(tmp: Path, database_url: str | None = None, memory_interval: float =
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def on_one_fable(work: Callable[[Fable], Awaitable[R]]) -> tuple[R, Session]:
+    """Run ``work`` on one Fable (no model) over a fresh embedded PostgreSQL in a bench session,
+    seeded for repeatable data: what the benches that call tools in-process share."""
+    os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
+    random.seed(1)
+    with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp, session(Path(tmp)) as bench:
+        settings = load_settings({}, database_url=bench.database_url, fable_data_dir=Path(tmp), llm_provider="none")
+
+        async def go() -> R:
+            fable = await Fable.open(settings)
+            try:
+                return await work(fable)
+            finally:
+                await fable.close()
+
+        result = asyncio.run(go())
+    return result, bench

@@ -20,14 +20,10 @@ against an own one). Results go to the "sharing" section of docs/benchmarks.md.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import os
 import random
-import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import insert, text
@@ -39,9 +35,8 @@ from bench.machine import Machine
 from bench.memory import PeakMemory
 from bench.report import Figure, options, publish
 from bench.search import _classes
-from bench.session import session
+from bench.session import on_one_fable
 from fable_core.caller import Caller
-from fable_core.config import load_settings
 from fable_core.db.models import Share
 from fable_core.runtime import Fable
 
@@ -262,19 +257,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
-    random.seed(1)
-    with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp, session(Path(tmp)) as bench:
-        settings = load_settings({}, database_url=bench.database_url, fable_data_dir=Path(tmp), llm_provider="none")
-
-        async def go() -> Result:
-            fable = await Fable.open(settings)
-            try:
-                return await run(fable, args.users, args.notes_per_user, args.shares, args.runs)
-            finally:
-                await fable.close()
-
-        result = asyncio.run(go())
+    result, bench = on_one_fable(lambda fable: run(fable, args.users, args.notes_per_user, args.shares, args.runs))
     publish("sharing", render(result, bench.machine, bench.memory), figures(result), bench.machine, args)
     return 0
 

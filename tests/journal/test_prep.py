@@ -111,7 +111,7 @@ async def test_a_failing_section_is_logged_and_left_out_and_a_new_one_takes_its_
     with caplog.at_level(logging.ERROR, logger="fable_core.journal.prep"):
         day = await fable.call("prepare_journal", {}, alice)
     opener = day["opener"]
-    assert opener.index("Due today") < opener.index("**Errands**\n- 09:30 Post office") < opener.index("Active projects")
+    assert opener.index("Due today") < opener.index("**Errands**\n- 09:30 Post") < opener.index("Active projects")
     assert "section 'broken_weather' failed" in caplog.text
     assert (await day_row(fable, day["conversation_id"])).sections == ["tasks", "errands", "projects"]
 
