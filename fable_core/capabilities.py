@@ -63,6 +63,10 @@ CAPABILITIES: tuple[Capability, ...] = (
         "fable_core.notifications.retention",
         "fable_core.notifications.sender",
     )),
+    Capability("caldav", (
+        "fable_core.caldav.accounts",
+        "fable_core.caldav.sync",
+    ), jobs=("fable_core.caldav.sync",)),
     # last: its scheduler starts once every other capability is installed, and stops first
     Capability("jobs", (), install="fable_core.jobs:install"),
 )
