@@ -35,7 +35,10 @@ __all__ = [
     "AppLog",
     "Base",
     "CaldavAccount",
+    "CalendarEvent",
     "Conversation",
+    "EventSyncMark",
+    "EventTombstone",
     "EventVersion",
     "Group",
     "GroupMember",
@@ -648,6 +651,89 @@ class PushSubscription(Base):
 
 
 
+# --- calendar ----------------------------------------------------------------------------------
+
+
+class CalendarEvent(Base):
+    """An event of its owner's calendar (events are never shared).
+
+    A timed event is ``start_at``/``end_at`` (UTC) and the IANA ``timezone`` it was made in, in
+    which its recurrence expands (so 9:00 stays 9:00 across DST); an all-day event is
+    ``start_date``/``end_date`` (end exclusive, as in iCalendar), never shifted by a zone. A
+    recurring event has an ``rrule``, the occurrences it skips in ``exdates``, and override rows
+    for occurrences changed on their own: ``series_id`` is the series, ``recurrence_id`` the
+    original start of the occurrence it replaces. ``exdates`` and ``recurrence_id`` are wall-clock
+    times in the series' zone (midnight for all-day), as iCalendar's EXDATE and RECURRENCE-ID are.
+
+    ``span_start``/``span_end`` bound in UTC what the row may cover (all-day dates widened by the
+    farthest zones, -12 and +14 hours; ``span_end`` NULL: it recurs forever), so a range is one
+    index scan. ``uid`` is the iCalendar UID, unique per owner (an override carries its series').
+    ``caldav_href``/``caldav_etag`` are written by CalDAV sync only; ``updated_at`` moves on every
+    change. Who sees an event is decided in :mod:`fable_core.access` (its owner only).
+    """
+
+    __tablename__ = "events"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = _owner()
+    uid: Mapped[str] = mapped_column(String(255), nullable=False)
+    series_id: Mapped[int | None] = mapped_column(ForeignKey("events.id", ondelete="CASCADE"))
+    recurrence_id: Mapped[datetime | None] = mapped_column(DateTime(timezone=False))
+    title: Mapped[str] = mapped_column(String(300), nullable=False)
+    description: Mapped[str] = mapped_column(Text, server_default="", nullable=False)
+    location: Mapped[str] = mapped_column(String(500), server_default="", nullable=False)
+    color: Mapped[str | None] = mapped_column(String(7))
+    all_day: Mapped[bool] = mapped_column(server_default=text("false"), nullable=False)
+    start_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    end_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    start_date: Mapped[date | None] = mapped_column(Date)
+    end_date: Mapped[date | None] = mapped_column(Date)
+    timezone: Mapped[str | None] = mapped_column(String(64))
+    rrule: Mapped[str | None] = mapped_column(String(500))
+    exdates: Mapped[list[datetime]] = mapped_column(ARRAY(DateTime(timezone=False)), server_default="{}",
+                                                    nullable=False)
+    span_start: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    span_end: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    note_id: Mapped[int | None] = mapped_column(ForeignKey("notes.id", ondelete="SET NULL"))
+    project_id: Mapped[int | None] = mapped_column(ForeignKey("projects.id", ondelete="SET NULL"))
+    caldav_href: Mapped[str | None] = mapped_column(Text)
+    caldav_etag: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = _created()
+    updated_at: Mapped[datetime] = _updated()
+
+    __table_args__ = (
+        CheckConstraint(
+            "(all_day AND start_date IS NOT NULL AND end_date > start_date AND start_at IS NULL AND end_at IS NULL"
+            " AND timezone IS NULL) OR (NOT all_day AND start_at IS NOT NULL AND end_at >= start_at"
+            " AND start_date IS NULL AND end_date IS NULL AND timezone IS NOT NULL)",
+            name="ck_events_times"),
+        CheckConstraint("(series_id IS NULL) = (recurrence_id IS NULL)", name="ck_events_override"),
+        CheckConstraint("series_id IS NULL OR rrule IS NULL", name="ck_events_override_rule"),
+        Index("uq_events_user_uid", "user_id", "uid", unique=True, postgresql_where=text("series_id IS NULL")),
+        Index("uq_events_series_recurrence", "series_id", "recurrence_id", unique=True,
+              postgresql_where=text("series_id IS NOT NULL")),
+        Index("ix_events_user_span", "user_id", "span_start"),
+        Index("ix_events_caldav_href", "user_id", "caldav_href", postgresql_where=text("caldav_href IS NOT NULL")),
+        Index("ix_events_note_id", "note_id", postgresql_where=text("note_id IS NOT NULL")),
+        Index("ix_events_project_id", "project_id", postgresql_where=text("project_id IS NOT NULL")),
+    )
+
+
+class EventTombstone(Base):
+    """An event deleted here that CalDAV sync had stored on a server (it had a ``caldav_href``):
+    what sync must delete there, by ``caldav_href`` and ``etag`` (the version it knew). Sync
+    removes the row once the server has forgotten the event too."""
+
+    __tablename__ = "event_tombstones"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), nullable=False, index=True)
+    uid: Mapped[str] = mapped_column(String(255), nullable=False)
+    caldav_href: Mapped[str] = mapped_column(Text, nullable=False)
+    etag: Mapped[str | None] = mapped_column(Text)
+    deleted_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now(), nullable=False)
+
+
 # --- caldav ----------------------------------------------------------------------------------
 
 
@@ -704,3 +790,14 @@ class EventVersion(Base):
         CheckConstraint("side IN ('local', 'server')", name="ck_event_versions_side"),
         Index("ix_event_versions_owner_uid", "owner_id", "uid", "id"),
     )
+
+
+class EventSyncMark(Base):
+    """When an event (a series with its changed occurrences, or a single event) was last the
+    same here and on the CalDAV server: its ``updated_at`` then. An event with no mark, or
+    changed since (its row's or an override's ``updated_at`` later), is pushed by the next sync."""
+
+    __tablename__ = "event_sync_marks"
+
+    event_id: Mapped[int] = mapped_column(ForeignKey("events.id", ondelete="CASCADE"), primary_key=True)
+    synced_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)

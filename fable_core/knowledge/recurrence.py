@@ -18,7 +18,7 @@ from typing import Protocol, cast
 import dateutil.rrule
 from dateutil.rrule import DAILY, MONTHLY, WEEKLY, YEARLY, rrule, rrulestr
 
-__all__ = ["RECURRENCE_HORIZON", "check_occurs", "first_occurrence", "next_occurrence", "parse_rrule"]
+__all__ = ["RECURRENCE_HORIZON", "check_occurs", "expand", "first_occurrence", "next_occurrence", "parse_rrule"]
 
 RECURRENCE_HORIZON = 10
 """Years a rule may go without an occurrence before it counts as never recurring. Ten covers
@@ -70,10 +70,10 @@ def first_occurrence(rule: rrule, start: datetime, after: datetime | None = None
     fields = _fields(rule)
     reach = math.ceil(2 * fields._interval * _YEARS_PER_PERIOD.get(fields._freq, 0.0))
     last_year = start.year + max(RECURRENCE_HORIZON, reach)
-    return next((d for d in _expand(rule, last_year) if after is None or d > after), None)
+    return next((d for d in expand(rule, last_year) if after is None or d > after), None)
 
 
-def _expand(rule: rrule, last_year: int) -> Iterator[datetime]:
+def expand(rule: rrule, last_year: int) -> Iterator[datetime]:
     """dateutil's own expansion of ``rule``, ending with ``last_year`` instead of year 9999.
 
     dateutil checks UNTIL and COUNT only against dates that pass every BY part, so a rule that

@@ -5,7 +5,8 @@ Revises: 0014
 
 ``caldav_accounts`` holds each user's CalDAV server (one per user: URL, login with the password
 sealed, the chosen calendar, the last sync token, the sync's health and its lease);
-``event_versions`` keeps the losing side of a both-sides edit found while syncing.
+``event_versions`` keeps the losing side of a both-sides edit found while syncing;
+``event_sync_marks`` says when each event was last the same here and on the server.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0015"
-down_revision = "0013"
+down_revision = "0014"
 branch_labels = None
 depends_on = None
 
@@ -57,8 +58,14 @@ def upgrade() -> None:
         sa.CheckConstraint("side IN ('local', 'server')", name="ck_event_versions_side"),
     )
     op.create_index("ix_event_versions_owner_uid", "event_versions", ["owner_id", "uid", "id"])
+    op.create_table(
+        "event_sync_marks",
+        sa.Column("event_id", sa.Integer(), sa.ForeignKey("events.id", ondelete="CASCADE"), primary_key=True),
+        sa.Column("synced_at", sa.DateTime(timezone=True), nullable=False),
+    )
 
 
 def downgrade() -> None:
+    op.drop_table("event_sync_marks")
     op.drop_table("event_versions")
     op.drop_table("caldav_accounts")
