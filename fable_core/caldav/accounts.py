@@ -30,7 +30,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.access import owned_by
-from fable_core.caldav import links, remote
+from fable_core.caldav import local, remote
 from fable_core.config import Settings
 from fable_core.db.models import CaldavAccount
 from fable_core.errors import InvalidInput, NotFound, Unavailable
@@ -126,7 +126,7 @@ async def connect_caldav(ctx: Context, url: Url, username: Username, password: P
             values = {k: v for k, v in values.items() if k in ("password_sealed", "last_error", "failures",
                                                                 "next_attempt_at")}
         else:
-            await links.forget(session, ctx.user_id)
+            await local.forget(session, ctx.user_id)
         await session.execute(pg_insert(CaldavAccount).values(user_id=ctx.user_id, **values)
                               .on_conflict_do_update(index_elements=[CaldavAccount.user_id], set_=values))
         return _listed(found, before.calendar_href if same and before else (chosen.href if chosen else None))
@@ -155,7 +155,7 @@ async def choose_caldav_calendar(ctx: Context, calendar: Href) -> CaldavStatus:
     async with ctx.transaction() as session:
         account = await _account(session, ctx.user_id)
         if account.calendar_href != calendar:
-            await links.forget(session, ctx.user_id)
+            await local.forget(session, ctx.user_id)
             account.calendar_href, account.sync_token = calendar, None
         account.calendar_name = found[calendar].name
         account.next_attempt_at = datetime.now(UTC)
@@ -173,6 +173,6 @@ async def get_caldav_status(ctx: Context) -> CaldavStatus:
       route=Route("DELETE", "/caldav/account"))
 async def disconnect_caldav(ctx: Context) -> CaldavStatus:
     """Stop syncing and forget the CalDAV login; your events stay in Fable."""
-    await links.forget(ctx.session, ctx.user_id)
+    await local.forget(ctx.session, ctx.user_id)
     await ctx.session.execute(delete(CaldavAccount).where(owned_by(CaldavAccount, ctx.caller)))
     return CaldavStatus(connected=False)

@@ -15,14 +15,14 @@ floating time (no zone) is read in the user's time zone; an event without ``DTEN
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import icalendar
 
-__all__ = ["Fields", "Unusable", "parse", "render"]
+__all__ = ["Fields", "Unusable", "parse", "render", "same"]
 
 PRODID = "-//Fable//CalDAV sync//EN"
 
@@ -33,8 +33,9 @@ class Unusable(ValueError):
 
 @dataclass(slots=True)
 class Fields:
-    """An event's synced fields. ``start``/``end`` are aware UTC datetimes for a timed event and
-    dates for an all-day one (``end`` exclusive: the day after the last)."""
+    """An event's synced fields. ``start``/``end`` are aware UTC datetimes for a timed event (its
+    ``timezone`` the zone it recurs in) and dates for an all-day one (``end`` exclusive: the day
+    after the last); ``exdates`` likewise."""
 
     uid: str
     title: str
@@ -48,6 +49,11 @@ class Fields:
     rrule: str | None = None
     exdates: list[datetime | date] = field(default_factory=list)
     modified: datetime | None = None
+
+
+def same(a: Fields, b: Fields) -> bool:
+    """Whether two versions of an event say the same (whenever each was modified)."""
+    return replace(a, modified=None) == replace(b, modified=None)
 
 
 def render(f: Fields) -> str:
@@ -123,7 +129,10 @@ def _fields(event: Any, floating: ZoneInfo) -> Fields:
     zone = None
     if not all_day:
         tzid = event["dtstart"].params.get("TZID")
-        zone = str(tzid) if tzid and _zone(str(tzid)) is not None else None
+        if tzid and _zone(str(tzid)) is not None:
+            zone = str(tzid)
+        else:  # UTC ("...Z") recurs in UTC; a floating time is the user's
+            zone = "UTC" if start.tzinfo is not None else str(floating.key)
         start, end = _utc(start, floating), _utc(end, floating)
     elif isinstance(end, datetime):
         end = end.date()

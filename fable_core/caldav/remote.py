@@ -188,9 +188,10 @@ def changes(client: Client, calendar: str, token: str | None, known: dict[str, s
     for attempt in ([token] if token is None else [token, None]):
         try:
             result = cal.get_objects_by_sync_token(sync_token=attempt, load_objects=False, disable_fallback=True)
-        except dav_error.AuthorizationError:
-            raise
-        except dav_error.DAVError:
+        except dav_error.DAVError as e:
+            # a 403 that is an expired token (DAV:valid-sync-token) or no sync-collection is not a login problem
+            if cal._is_genuine_authorization_error(e):  # noqa: SLF001  the library's own judgement of it
+                raise
             continue
         removed = {href_of(u) for u in result.deleted_urls}
         listed = {href_of(o.url): str(o.props.get(dav.GetEtag.tag) or "") for o in result

@@ -37,10 +37,9 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, Field, StringConstraints
-from sqlalchemy import and_, delete, func, or_, select, update
+from sqlalchemy import or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import owned_by
 from fable_core.caldav import ical, local, remote
 from fable_core.caldav.accounts import CaldavStatus, account_server, status_of
 from fable_core.caller import Caller
@@ -85,7 +84,8 @@ class SyncResult(BaseModel):
 def backoff(failures: int) -> timedelta:
     """How long after the ``failures``-th failure in a row the next attempt waits: a minute,
     doubling, at most :data:`MAX_BACKOFF`."""
-    return min(timedelta(minutes=1) * 2 ** max(0, min(failures - 1, 10)), MAX_BACKOFF)
+    wait: timedelta = timedelta(minutes=1) * 2 ** max(0, min(failures - 1, 10))
+    return min(wait, MAX_BACKOFF)
 
 
 # --- claim and record --------------------------------------------------------------------------
@@ -185,11 +185,11 @@ async def _apply_pull(session: AsyncSession, owner: int, zone: str, changes: rem
             continue
         await _take_server_version(session, owner, obj, fields, report)
     for href in changes.deleted:
-        event = await local.by_href(session, owner, href)
+        event = await local.with_href(session, owner, href)
         if event is not None:
-            if local.is_dirty(event):
+            if event.dirty:
                 await _keep(session, owner, event.fields, "local", "deleted", ical.render(event.fields))
-            await local.delete(session, event.id)
+            await local.delete_event(session, event.id)
             report.deleted += 1
         await local.drop_tombstones(session, owner, href=href)
 
@@ -198,7 +198,7 @@ async def _take_server_version(session: AsyncSession, owner: int, obj: remote.Re
                                report: Report) -> None:
     """A server object that is new or changed: into its event, unless that event's own edit is
     later (a conflict either way)."""
-    event = await local.by_href(session, owner, obj.href) or await local.by_uid(session, owner, fields.uid)
+    event = await local.with_href(session, owner, obj.href) or await local.with_uid(session, owner, fields.uid)
     if event is None:
         tombstone = await local.tombstone(session, owner, obj.href, fields.uid)
         if tombstone is not None and not _later(fields.modified, tombstone.deleted_at):
@@ -207,10 +207,10 @@ async def _take_server_version(session: AsyncSession, owner: int, obj: remote.Re
         if tombstone is not None:
             await local.drop_tombstones(session, owner, href=obj.href, uid=fields.uid)
             report.conflicts += 1
-        await local.insert(session, owner, fields, obj.href, obj.etag)
-        report.pulled += 1
+        if await local.save(session, owner, None, fields, obj.href, obj.etag):
+            report.pulled += 1
         return
-    if local.is_dirty(event) and event.fields != fields:
+    if event.dirty and not ical.same(event.fields, fields):
         report.conflicts += 1
         if not _later(fields.modified, event.updated_at):  # ours is later: keep it, push it over theirs
             await _keep(session, owner, fields, "server", "conflict", obj.ical)
@@ -218,8 +218,10 @@ async def _take_server_version(session: AsyncSession, owner: int, obj: remote.Re
             report.again.append(event.id)
             return
         await _keep(session, owner, event.fields, "local", "conflict", ical.render(event.fields))
-    await local.update(session, event.id, fields, obj.href, obj.etag)
-    report.pulled += 1
+    if ical.same(event.fields, fields):  # nothing to change: only the link and the mark
+        await local.link(session, event.id, obj.href, obj.etag, synced=event.updated_at)
+    elif await local.save(session, owner, event.id, fields, obj.href, obj.etag):
+        report.pulled += 1
 
 
 def _later(server_modified: datetime | None, local_modified: datetime) -> bool:
@@ -251,11 +253,11 @@ def _push_all(client: Any, calendar: str, outgoing: local.Outgoing) -> list[_Out
     outcomes: list[_Outcome] = []
     for stone in outgoing.tombstones:
         try:
-            remote.delete(client, stone.href, stone.etag)
-            outcomes.append(_Outcome("deleted", stone.id, stone.href))
+            remote.delete(client, stone.caldav_href, stone.etag)
+            outcomes.append(_Outcome("deleted", stone.id, stone.caldav_href))
         except remote.Stale:
-            outcomes.append(_Outcome("stale-delete", stone.id, stone.href,
-                                     server=remote.fetch(client, calendar, stone.href)))
+            outcomes.append(_Outcome("stale-delete", stone.id, stone.caldav_href,
+                                     server=remote.fetch(client, calendar, stone.caldav_href)))
     for event in outgoing.events:
         try:
             href, etag = remote.put(client, calendar, event.href, event.fields.uid, ical.render(event.fields),
@@ -367,5 +369,3 @@ async def list_event_versions(
         id=r.id, uid=r.uid, side=r.side, reason=r.reason, title=r.title, modified_at=r.modified_at,
         created_at=r.created_at, ical=r.ical if with_ical else None) for r in rows])
 
-
-_ = (and_, delete, func, owned_by)
