@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from mcp import Client
 from sqlalchemy import select
 from support.caldav_server import Radicale
 from support.servers import free_port
@@ -16,6 +17,7 @@ from fable_core.db.models import CaldavAccount
 from fable_core.errors import InvalidInput, NotFound, Unavailable
 from fable_core.runtime import Fable
 from fable_core.sealed import unseal
+from fable_mcp.server import build_server
 
 
 async def _accounts(fable: Fable) -> list[CaldavAccount]:
@@ -117,3 +119,13 @@ async def test_the_configuration_tools_are_not_offered_to_agents(fable: Fable) -
     offered = {t.name for t in fable.registry if t.agents and t.module.startswith("fable_core.caldav")}
     assert not offered & {"connect_caldav", "list_caldav_calendars", "choose_caldav_calendar",
                           "get_caldav_status", "disconnect_caldav"}
+
+
+async def test_over_mcp_a_sync_without_an_account_is_a_clear_tool_error(fable: Fable, alice: Caller) -> None:
+    async with Client(build_server(fable, alice)) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        result = await client.call_tool("sync_calendar", {})
+        bad = await client.call_tool("list_event_versions", {"limit": 1000})
+    assert {"sync_calendar", "list_event_versions"} <= names and "connect_caldav" not in names
+    assert result.is_error and "no CalDAV account is connected" in result.content[0].text
+    assert bad.is_error and "limit" in bad.content[0].text

@@ -72,9 +72,10 @@ class Radicale:
                 raise RuntimeError(f"radicale exited: {self.process.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
             try:
                 httpx.get(self.url, timeout=1)
-                return
             except httpx.HTTPError:
                 time.sleep(0.05)
+            else:
+                return
         self.stop()
         raise RuntimeError("radicale did not start within 30 s")
 
