@@ -190,7 +190,7 @@ def changes(client: Client, calendar: str, token: str | None, known: dict[str, s
             result = cal.get_objects_by_sync_token(sync_token=attempt, load_objects=False, disable_fallback=True)
         except dav_error.DAVError as e:
             # a 403 that is an expired token (DAV:valid-sync-token) or no sync-collection is not a login problem
-            if cal._is_genuine_authorization_error(e):  # noqa: SLF001  the library's own judgement of it
+            if cal._is_genuine_authorization_error(e):  # the library judges its own 403s
                 raise
             continue
         removed = {href_of(u) for u in result.deleted_urls}
