@@ -49,11 +49,17 @@ class Fields:
     rrule: str | None = None
     exdates: list[datetime | date] = field(default_factory=list)
     modified: datetime | None = None
+    recurrence_id: datetime | date | None = None  # an override: the original start it replaces
+    overrides: list[Fields] = field(default_factory=list)  # a series' occurrences changed on their own
 
 
 def same(a: Fields, b: Fields) -> bool:
     """Whether two versions of an event say the same (whenever each was modified)."""
-    return replace(a, modified=None) == replace(b, modified=None)
+    return _unstamped(a) == _unstamped(b)
+
+
+def _unstamped(f: Fields) -> Fields:
+    return replace(f, modified=None, overrides=[_unstamped(o) for o in f.overrides])
 
 
 def render(f: Fields) -> str:
@@ -61,10 +67,21 @@ def render(f: Fields) -> str:
     cal = icalendar.Calendar()
     cal.add("prodid", PRODID)
     cal.add("version", "2.0")
+    zone = _zone(f.timezone)
+    stamp = f.modified or datetime.now(UTC)
+    for one in (f, *f.overrides):
+        cal.add_component(_vevent(one, zone, stamp))
+    if zone is not None and not f.all_day:
+        cal.add_missing_timezones()
+    return str(cal.to_ical().decode())
+
+
+def _vevent(f: Fields, zone: ZoneInfo | None, stamp: datetime) -> icalendar.Event:
     event = icalendar.Event()
     event.add("uid", f.uid)
     event.add("summary", f.title)
-    zone = _zone(f.timezone)
+    if f.recurrence_id is not None:
+        event.add("recurrence-id", _out(f.recurrence_id, zone))
     event.add("dtstart", _out(f.start, zone))
     event.add("dtend", _out(f.end, zone))
     if f.description:
@@ -77,13 +94,9 @@ def render(f: Fields) -> str:
         event.add("rrule", icalendar.vRecur.from_ical(f.rrule))
     if f.exdates:
         event.add("exdate", [_out(d, zone) for d in f.exdates])
-    stamp = f.modified or datetime.now(UTC)
     event.add("dtstamp", stamp.astimezone(UTC))
     event.add("last-modified", stamp.astimezone(UTC))
-    cal.add_component(event)
-    if zone is not None and not f.all_day:
-        cal.add_missing_timezones()
-    return str(cal.to_ical().decode())
+    return event
 
 
 def _zone(name: str | None) -> ZoneInfo | None:
@@ -107,14 +120,42 @@ def parse(text: str, user_zone: str = "UTC") -> Fields:
         cal = icalendar.Calendar.from_ical(text)
     except ValueError as e:
         raise Unusable(f"not an iCalendar object: {e}") from e
-    masters = [c for c in cal.walk("VEVENT") if c.get("recurrence-id") is None]
+    events = cal.walk("VEVENT")
+    masters = [c for c in events if c.get("recurrence-id") is None]
     if not masters:
         raise Unusable("no VEVENT in it")
-    event = masters[0]
+    floating = ZoneInfo(user_zone)
     try:
-        return _fields(event, ZoneInfo(user_zone))
+        series = _fields(masters[0], floating)
     except (KeyError, ValueError, TypeError, AttributeError) as e:
         raise Unusable(f"its VEVENT cannot be read: {e}") from e
+    if series.rrule is None:
+        return series
+    for component in events:
+        if component.get("recurrence-id") is None or str(component.get("uid")) != series.uid:
+            continue
+        try:
+            series.overrides.append(_override(component, series, floating))
+        except (KeyError, ValueError, TypeError, AttributeError):
+            continue  # a changed occurrence that cannot be read: the series without it
+    series.overrides.sort(key=lambda o: _sort_key(o.recurrence_id))
+    return series
+
+
+def _override(component: Any, series: Fields, floating: ZoneInfo) -> Fields:
+    one = _fields(component, floating)
+    if one.all_day != series.all_day:
+        raise ValueError("an occurrence is all-day or timed as its series is")
+    key = component.decoded("recurrence-id")
+    if series.all_day:
+        key = key.date() if isinstance(key, datetime) else key
+    else:
+        key = _utc(key, floating) if isinstance(key, datetime) else datetime.combine(key, datetime.min.time(), UTC)
+    return replace(one, recurrence_id=key, rrule=None, exdates=[], modified=None, timezone=series.timezone)
+
+
+def _sort_key(value: datetime | date | None) -> str:
+    return "" if value is None else value.isoformat()
 
 
 def _fields(event: Any, floating: ZoneInfo) -> Fields:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -75,14 +75,22 @@ def _events(owner: int) -> Select[Any]:
             .where(CalendarEvent.user_id == owner, CalendarEvent.series_id.is_(None)))
 
 
-def _local(found: Any) -> LocalEvent:
-    row, latest, synced = found
-    return LocalEvent(row.id, fields_of(row, latest), row.caldav_href, row.caldav_etag, latest,
-                      synced is None or latest > synced)
+async def _load(session: AsyncSession, stmt: Select[Any]) -> list[LocalEvent]:
+    """The events ``stmt`` selects (with :func:`_events`' columns), each with its overrides."""
+    found = (await session.execute(stmt)).all()
+    ids = [row.id for row, _, _ in found]
+    overrides: dict[int, list[CalendarEvent]] = {}
+    if ids:
+        for o in (await session.execute(select(CalendarEvent).where(CalendarEvent.series_id.in_(ids))
+                                        .order_by(CalendarEvent.recurrence_id))).scalars():
+            overrides.setdefault(o.series_id or 0, []).append(o)
+    return [LocalEvent(row.id, fields_of(row, latest, overrides.get(row.id, [])), row.caldav_href, row.caldav_etag,
+                       latest, synced is None or latest > synced) for row, latest, synced in found]
 
 
-def fields_of(row: CalendarEvent, modified: datetime | None = None) -> ical.Fields:
-    """``row`` (a series or single event) as the fields the sync sends."""
+def fields_of(row: CalendarEvent, modified: datetime | None = None,
+              overrides: Sequence[CalendarEvent] = ()) -> ical.Fields:
+    """``row`` (a series or single event, with its ``overrides``) as the fields the sync sends."""
     if row.all_day:
         assert row.start_date is not None and row.end_date is not None
         start: datetime | date = row.start_date
@@ -96,7 +104,16 @@ def fields_of(row: CalendarEvent, modified: datetime | None = None) -> ical.Fiel
     return ical.Fields(
         uid=row.uid, title=row.title, start=start, end=end, all_day=row.all_day,
         timezone=None if row.all_day else row.timezone, description=row.description, location=row.location,
-        color=row.color, rrule=row.rrule, exdates=sorted(exdates, key=_order), modified=modified or row.updated_at)
+        color=row.color, rrule=row.rrule, exdates=sorted(exdates, key=_order), modified=modified or row.updated_at,
+        overrides=[_override(o, row) for o in overrides] if row.rrule else [])
+
+
+def _override(row: CalendarEvent, series: CalendarEvent) -> ical.Fields:
+    assert row.recurrence_id is not None
+    key = row.recurrence_id
+    original = key.date() if series.all_day else key.replace(tzinfo=ZoneInfo(series.timezone or "UTC")).astimezone(UTC)
+    return replace(fields_of(row), recurrence_id=original, modified=None, rrule=None, exdates=[],
+                   timezone=None if series.all_day else series.timezone)
 
 
 def _order(value: datetime | date) -> tuple[int, str]:
@@ -111,8 +128,8 @@ async def known_etags(session: AsyncSession, owner: int) -> dict[str, str]:
 
 
 async def _one(session: AsyncSession, stmt: Select[Any]) -> LocalEvent | None:
-    found = (await session.execute(stmt.with_for_update(of=CalendarEvent))).first()
-    return None if found is None else _local(found)
+    found = await _load(session, stmt.with_for_update(of=CalendarEvent).limit(1))
+    return found[0] if found else None
 
 
 async def with_href(session: AsyncSession, owner: int, href: str) -> LocalEvent | None:
@@ -129,7 +146,7 @@ async def outgoing(session: AsyncSession, owner: int, only: Sequence[int] | None
     stmt = _events(owner).where(or_(synced.is_(None), latest > synced))
     if only is not None:
         stmt = stmt.where(CalendarEvent.id.in_(only))
-    events = [_local(row) for row in await session.execute(stmt.order_by(CalendarEvent.id))]
+    events = await _load(session, stmt.order_by(CalendarEvent.id))
     stones = [] if only is not None else list((await session.execute(
         select(EventTombstone).where(EventTombstone.owner_id == owner).order_by(EventTombstone.id))).scalars())
     return Outgoing(events, stones)
@@ -167,9 +184,31 @@ async def save(session: AsyncSession, owner: int, event_id: int | None, f: ical.
     except FableError as e:
         _log.info("caldav: %s of user %s not taken: %s", href, owner, e.message)
         return False
+    await _save_overrides(session, caller, event_id, f, href)
     await link(session, event_id, href, etag)
     await _mark(session, event_id)
     return True
+
+
+async def _save_overrides(session: AsyncSession, caller: Caller, series_id: int, f: ical.Fields, href: str) -> None:
+    """The series' changed occurrences as the server has them: each one it has, changed here
+    too; the ones it does not have, deleted (their occurrences as the series makes them)."""
+    kept: list[datetime] = []
+    for o in f.overrides if f.rrule is not None else []:
+        assert o.recurrence_id is not None
+        change = replace(_service_fields(o), all_day=None, timezone=None, rrule=None, exdates=None,
+                         clear=_service_fields(o).clear & {"color"})
+        try:
+            async with session.begin_nested():
+                row = await update_event(session, caller, series_id, change, occurrence=o.recurrence_id)
+        except FableError as e:
+            _log.info("caldav: an occurrence in %s of user %s not taken: %s", href, caller.user_id, e.message)
+            continue
+        assert row.recurrence_id is not None
+        kept.append(row.recurrence_id)
+    await session.execute(delete(CalendarEvent).where(CalendarEvent.series_id == series_id,
+                                                      CalendarEvent.recurrence_id.not_in(kept))
+                          .execution_options(synchronize_session=False))
 
 
 async def _mark(session: AsyncSession, event_id: int, synced: datetime | None = None) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import icalendar
 import pytest
@@ -20,6 +21,9 @@ from fable_core.caller import Caller
 from fable_core.db.models import CaldavAccount, CalendarEvent, EventTombstone
 from fable_core.errors import InvalidInput, Unavailable
 from fable_core.runtime import Fable
+
+
+BERLIN = ZoneInfo("Europe/Berlin")
 
 
 def wall(*parts: int) -> datetime:
@@ -268,3 +272,44 @@ async def test_an_account_syncs_once_at_a_time(sync_fable: Fable, radicale: Radi
     assert len(done) == 1 and done[0].pushed == 5
     assert all("a sync of this CalDAV account is running" in str(r) for r in results if isinstance(r, BaseException))
     assert len(on_server(radicale, "ana")) == 5
+
+
+async def test_a_changed_occurrence_of_a_series_syncs_both_ways(
+        sync_fable: Fable, radicale: Radicale, alice: Caller) -> None:
+    series = await make(sync_fable, alice, title="Yoga", start=wall(2026, 3, 2, 18), end=wall(2026, 3, 2, 19),
+                        timezone="Europe/Berlin", rrule="FREQ=WEEKLY;COUNT=6")
+    async with sync_fable.db.transaction() as session:  # here: the second class starts an hour later
+        await update_event(session, alice, series.id, EventFields(
+            start=datetime(2026, 3, 9, 19, tzinfo=BERLIN), end=datetime(2026, 3, 9, 20, tzinfo=BERLIN),
+            location="Park"), occurrence=datetime(2026, 3, 9, 18, tzinfo=BERLIN))
+    await connect(sync_fable, alice, radicale, "ana")
+    assert (await sync(sync_fable, alice))["pushed"] == 1
+    obj = radicale.calendar("ana").get_event_by_uid(series.uid)
+    cal = icalendar.Calendar.from_ical(obj.data)
+    moved = [e for e in cal.walk("VEVENT") if e.get("recurrence-id") is not None]
+    assert len(moved) == 1 and moved[0].decoded("recurrence-id").hour == 18
+    assert moved[0].decoded("dtstart").hour == 19 and str(moved[0]["location"]) == "Park"
+
+    # on the server: that change undone, and the fourth class moved to the Sunday before
+    master = next(e for e in cal.walk("VEVENT") if e.get("recurrence-id") is None)
+    cal.subcomponents.remove(moved[0])
+    fourth = icalendar.Event()
+    for name in ("uid", "summary"):
+        fourth.add(name, master[name])
+    berlin = master.decoded("dtstart").tzinfo
+    fourth.add("recurrence-id", datetime(2026, 3, 23, 18, tzinfo=berlin))
+    fourth.add("dtstart", datetime(2026, 3, 22, 10, tzinfo=berlin))
+    fourth.add("dtend", datetime(2026, 3, 22, 11, tzinfo=berlin))
+    fourth.add("dtstamp", datetime.now(UTC))
+    cal.add_component(fourth)
+    master.pop("last-modified")
+    master.add("last-modified", datetime.now(UTC) + timedelta(minutes=1))
+    obj.data = cal.to_ical().decode()
+    obj.save()
+    assert (await sync(sync_fable, alice))["pulled"] == 1
+    async with sync_fable.db.reading() as session:
+        overrides = (await session.execute(select(CalendarEvent).where(CalendarEvent.series_id == series.id))).scalars()
+        assert [(o.recurrence_id, o.start_at) for o in overrides] == [
+            (wall(2026, 3, 23, 18), datetime(2026, 3, 22, 9, tzinfo=UTC))]
+    quiet = await sync(sync_fable, alice)
+    assert (quiet["pulled"], quiet["pushed"]) == (0, 0)
