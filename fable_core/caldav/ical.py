@@ -59,7 +59,9 @@ def same(a: Fields, b: Fields) -> bool:
 
 
 def _unstamped(f: Fields) -> Fields:
-    return replace(f, modified=None, overrides=[_unstamped(o) for o in f.overrides])
+    """``f`` without what servers change in passing: times modified, whitespace around text."""
+    return replace(f, modified=None, title=f.title.strip(), description=f.description.strip(),
+                   location=f.location.strip(), overrides=[_unstamped(o) for o in f.overrides])
 
 
 def render(f: Fields) -> str:

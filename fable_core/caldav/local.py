@@ -32,7 +32,8 @@ from fable_core.db.models import CalendarEvent, EventSyncMark, EventTombstone
 from fable_core.errors import FableError
 
 __all__ = ["LocalEvent", "Outgoing", "delete_event", "drop_tombstone", "drop_tombstones", "fields_of", "forget",
-           "known_etags", "link", "outgoing", "retarget_tombstone", "save", "tombstone", "with_href", "with_uid"]
+           "known_etags", "link", "matching", "outgoing", "retarget_tombstone", "save", "tombstone", "with_href",
+           "with_uid"]
 
 _COLOR = re.compile(r"^#[0-9a-f]{6}$")
 NO_TITLE = "(no title)"
@@ -138,6 +139,15 @@ async def with_href(session: AsyncSession, owner: int, href: str) -> LocalEvent 
 
 async def with_uid(session: AsyncSession, owner: int, uid: str) -> LocalEvent | None:
     return await _one(session, _events(owner).where(CalendarEvent.uid == uid))
+
+
+async def matching(session: AsyncSession, owner: int, hrefs: Sequence[str], uids: Sequence[str]) -> list[LocalEvent]:
+    """The events (locked) linked to one of ``hrefs`` or with one of ``uids``."""
+    if not hrefs and not uids:
+        return []
+    return await _load(session, _events(owner).where(or_(CalendarEvent.caldav_href.in_(hrefs),
+                                                         CalendarEvent.uid.in_(uids)))
+                       .with_for_update(of=CalendarEvent))
 
 
 async def outgoing(session: AsyncSession, owner: int, only: Sequence[int] | None = None) -> Outgoing:

@@ -177,13 +177,18 @@ async def _sync(fable: Fable, account: CaldavAccount) -> Report:
 
 
 async def _apply_pull(session: AsyncSession, owner: int, zone: str, changes: remote.Changes, report: Report) -> None:
+    parsed: list[tuple[remote.RemoteObject, ical.Fields]] = []
     for obj in changes.changed:
         try:
-            fields = ical.parse(obj.ical, zone)
+            parsed.append((obj, ical.parse(obj.ical, zone)))
         except ical.Unusable as e:
             _log.info("caldav: skipping %s of user %s: %s", obj.href, owner, e)
-            continue
-        await _take_server_version(session, owner, obj, fields, report)
+    # the events they may be, in one query (locked): by href, else by UID
+    found = await local.matching(session, owner, [o.href for o, _ in parsed], [f.uid for _, f in parsed])
+    by_href = {e.href: e for e in found if e.href is not None}
+    by_uid = {e.fields.uid: e for e in found}
+    for obj, fields in parsed:
+        await _take(session, owner, obj, fields, by_href.get(obj.href) or by_uid.get(fields.uid), report)
     for href in changes.deleted:
         event = await local.with_href(session, owner, href)
         if event is not None:
@@ -196,9 +201,14 @@ async def _apply_pull(session: AsyncSession, owner: int, zone: str, changes: rem
 
 async def _take_server_version(session: AsyncSession, owner: int, obj: remote.RemoteObject, fields: ical.Fields,
                                report: Report) -> None:
-    """A server object that is new or changed: into its event, unless that event's own edit is
-    later (a conflict either way)."""
     event = await local.with_href(session, owner, obj.href) or await local.with_uid(session, owner, fields.uid)
+    await _take(session, owner, obj, fields, event, report)
+
+
+async def _take(session: AsyncSession, owner: int, obj: remote.RemoteObject, fields: ical.Fields,
+                event: local.LocalEvent | None, report: Report) -> None:
+    """A server object that is new or changed: into its ``event``, unless that event's own edit
+    is later (a conflict either way)."""
     if event is None:
         tombstone = await local.tombstone(session, owner, obj.href, fields.uid)
         if tombstone is not None and not _later(fields.modified, tombstone.deleted_at):
@@ -225,9 +235,10 @@ async def _take_server_version(session: AsyncSession, owner: int, obj: remote.Re
 
 
 def _later(server_modified: datetime | None, local_modified: datetime) -> bool:
-    """Whether the server's version wins: modified at or after the local one (no
-    LAST-MODIFIED: the server's, which is what a server without one would show anyway)."""
-    return server_modified is None or server_modified >= local_modified
+    """Whether the server's version wins: modified at or after the local one, to the second
+    (iCalendar's precision; no LAST-MODIFIED: the server's, which is what a server without one
+    would show anyway)."""
+    return server_modified is None or server_modified >= local_modified.replace(microsecond=0)
 
 
 async def _keep(session: AsyncSession, owner: int, fields: ical.Fields, side: str, reason: str, text: str) -> None:
