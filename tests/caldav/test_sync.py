@@ -5,6 +5,7 @@ changed."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -21,7 +22,6 @@ from fable_core.caller import Caller
 from fable_core.db.models import CaldavAccount, CalendarEvent, EventTombstone
 from fable_core.errors import InvalidInput, Unavailable
 from fable_core.runtime import Fable
-
 
 BERLIN = ZoneInfo("Europe/Berlin")
 
@@ -264,8 +264,6 @@ async def test_an_account_syncs_once_at_a_time(sync_fable: Fable, radicale: Radi
     await connect(sync_fable, alice, radicale, "ana")
     for n in range(5):
         await make(sync_fable, alice, title=f"Event {n}", start=date(2026, 1, 1 + n))
-    import asyncio
-
     results = await asyncio.gather(*(sync_account(sync_fable, alice.user_id) for _ in range(3)),
                                    return_exceptions=True)
     done = [r for r in results if not isinstance(r, BaseException)]
