@@ -122,10 +122,13 @@ def _order(value: datetime | date) -> tuple[int, str]:
 
 
 async def known_etags(session: AsyncSession, owner: int) -> dict[str, str]:
-    """Each synced event's href and the etag it had when last synced."""
+    """Each href Fable knows on the server, and the etag it had when last synced: the synced
+    events', and the deleted ones' not yet deleted there (unchanged there, they are no news)."""
     rows = await session.execute(select(CalendarEvent.caldav_href, CalendarEvent.caldav_etag).where(
         CalendarEvent.user_id == owner, CalendarEvent.series_id.is_(None), CalendarEvent.caldav_href.is_not(None)))
-    return {str(href): etag or "" for href, etag in rows}
+    stones = await session.execute(select(EventTombstone.caldav_href, EventTombstone.etag).where(
+        EventTombstone.owner_id == owner))
+    return {str(href): etag or "" for href, etag in [*stones, *rows]}
 
 
 async def _one(session: AsyncSession, stmt: Select[Any]) -> LocalEvent | None:
