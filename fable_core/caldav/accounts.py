@@ -25,7 +25,7 @@ from typing import Annotated
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, StringConstraints
-from sqlalchemy import delete
+from sqlalchemy import delete, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -113,23 +113,22 @@ async def connect_caldav(ctx: Context, url: Url, username: Username, password: P
     _check_url(url, ctx.settings)
     found = await remote.run(remote.Server(url, username, password, tuple(ctx.settings.fable_caldav_allow_hosts)),
                              remote.calendars)
-    chosen = found[0] if len(found) == 1 else None
-    values = {"url": url, "username": username,
-              "password_sealed": seal(password, ctx.settings.secret_key(), PURPOSE),
-              "calendar_href": chosen.href if chosen else None, "calendar_name": chosen.name if chosen else None,
-              "sync_token": None, "last_error": None, "failures": 0, "next_attempt_at": datetime.now(UTC)}
+    sealed = seal(password, ctx.settings.secret_key(), PURPOSE)
+    fresh = {"password_sealed": sealed, "last_error": None, "failures": 0, "next_attempt_at": datetime.now(UTC)}
     async with ctx.transaction() as session:
         before = await session.get(CaldavAccount, ctx.user_id, with_for_update=True)
-        same = before is not None and (before.url, before.username, before.calendar_href) == (
-            url, username, values["calendar_href"])
-        if same:  # the same login again (a new password): the sync goes on where it was
-            values = {k: v for k, v in values.items() if k in ("password_sealed", "last_error", "failures",
-                                                                "next_attempt_at")}
-        else:
-            await local.forget(session, ctx.user_id)
+        if before is not None and (before.url, before.username) == (url, username) and any(
+                c.href == before.calendar_href for c in found):
+            # the same login again (a new password): the sync goes on where it was
+            await session.execute(update(CaldavAccount).where(owned_by(CaldavAccount, ctx.caller)).values(**fresh))
+            return _listed(found, before.calendar_href)
+        chosen = found[0] if len(found) == 1 else None
+        values = {"url": url, "username": username, "calendar_href": chosen.href if chosen else None,
+                  "calendar_name": chosen.name if chosen else None, "sync_token": None, **fresh}
+        await local.forget(session, ctx.user_id)
         await session.execute(pg_insert(CaldavAccount).values(user_id=ctx.user_id, **values)
                               .on_conflict_do_update(index_elements=[CaldavAccount.user_id], set_=values))
-        return _listed(found, before.calendar_href if same and before else (chosen.href if chosen else None))
+        return _listed(found, chosen.href if chosen else None)
 
 
 @tool(title="List the CalDAV account's calendars", scope="read", agents=False, transaction="phases",

@@ -34,12 +34,14 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, Field, StringConstraints
 from sqlalchemy import or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from fable_core.access import owned_by
 from fable_core.caldav import ical, local, remote
 from fable_core.caldav.accounts import CaldavStatus, account_server, status_of
 from fable_core.caller import Caller
@@ -156,7 +158,8 @@ async def _sync(fable: Fable, account: CaldavAccount) -> Report:
     async with fable.db.reading() as session:
         known = await local.known_etags(session, owner)
         zone = await user_timezone(session, Caller(user_id=owner))
-    changes = await remote.run(server, lambda c: remote.changes(c, calendar, account.sync_token, known))
+    changes = await remote.run(server, partial(remote.changes, calendar=calendar, token=account.sync_token,
+                                               known=known))
     report = Report()
     async with fable.db.transaction() as session:
         await _apply_pull(session, owner, zone, changes, report)
@@ -168,7 +171,7 @@ async def _sync(fable: Fable, account: CaldavAccount) -> Report:
         if outgoing.empty:
             break
         report.again = []
-        results = await remote.run(server, lambda c, o=outgoing: _push_all(c, calendar, o))  # type: ignore[misc]
+        results = await remote.run(server, partial(_push_all, calendar=calendar, outgoing=outgoing))
         async with fable.db.transaction() as session:
             await _record_push(session, owner, zone, results, report)
         if not report.again:
@@ -242,7 +245,7 @@ def _later(server_modified: datetime | None, local_modified: datetime) -> bool:
 
 
 async def _keep(session: AsyncSession, owner: int, fields: ical.Fields, side: str, reason: str, text: str) -> None:
-    session.add(EventVersion(owner_id=owner, uid=fields.uid, side=side, reason=reason, title=fields.title[:500],
+    session.add(EventVersion(user_id=owner, uid=fields.uid, side=side, reason=reason, title=fields.title[:500],
                              ical=text, modified_at=fields.modified))
     await session.flush()
 
@@ -372,7 +375,7 @@ async def list_event_versions(
     Args:
         uid: Only this event's (its UID).
     """
-    stmt = select(EventVersion).where(EventVersion.owner_id == ctx.user_id)
+    stmt = select(EventVersion).where(owned_by(EventVersion, ctx.caller))
     if uid:
         stmt = stmt.where(EventVersion.uid == uid)
     rows = (await ctx.session.execute(stmt.order_by(EventVersion.id.desc()).limit(limit))).scalars()

@@ -777,7 +777,7 @@ class EventVersion(Base):
     __tablename__ = "event_versions"
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
-    owner_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), nullable=False)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), nullable=False)
     uid: Mapped[str] = mapped_column(String(255), nullable=False)
     side: Mapped[str] = mapped_column(String(8), nullable=False)
     reason: Mapped[str] = mapped_column(String(16), nullable=False)
@@ -788,7 +788,7 @@ class EventVersion(Base):
 
     __table_args__ = (
         CheckConstraint("side IN ('local', 'server')", name="ck_event_versions_side"),
-        Index("ix_event_versions_owner_uid", "owner_id", "uid", "id"),
+        Index("ix_event_versions_user_uid", "user_id", "uid", "id"),
     )
 
 

@@ -47,7 +47,7 @@ def upgrade() -> None:
     op.create_table(
         "event_versions",
         sa.Column("id", sa.BigInteger(), primary_key=True),
-        sa.Column("owner_id", sa.Integer(), sa.ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
+        sa.Column("user_id", sa.Integer(), sa.ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
         sa.Column("uid", sa.String(255), nullable=False),
         sa.Column("side", sa.String(8), nullable=False),
         sa.Column("reason", sa.String(16), nullable=False),
@@ -57,7 +57,7 @@ def upgrade() -> None:
         sa.Column("created_at", sa.DateTime(timezone=True), server_default=sa.func.now(), nullable=False),
         sa.CheckConstraint("side IN ('local', 'server')", name="ck_event_versions_side"),
     )
-    op.create_index("ix_event_versions_owner_uid", "event_versions", ["owner_id", "uid", "id"])
+    op.create_index("ix_event_versions_user_uid", "event_versions", ["user_id", "uid", "id"])
     op.create_table(
         "event_sync_marks",
         sa.Column("event_id", sa.Integer(), sa.ForeignKey("events.id", ondelete="CASCADE"), primary_key=True),

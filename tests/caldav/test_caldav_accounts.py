@@ -129,3 +129,23 @@ async def test_over_mcp_a_sync_without_an_account_is_a_clear_tool_error(fable: F
     assert {"sync_calendar", "list_event_versions"} <= names and "connect_caldav" not in names
     assert result.is_error and "no CalDAV account is connected" in result.content[0].text
     assert bad.is_error and "limit" in bad.content[0].text
+
+
+async def test_a_new_password_for_the_same_login_keeps_the_chosen_calendar_and_the_sync(
+        sync_fable: Fable, radicale: Radicale, alice: Caller) -> None:
+    radicale.client("ana").principal().make_calendar(name="Work", cal_id="work")
+    await sync_fable.call("connect_caldav", _login(radicale), alice)
+    await sync_fable.call("choose_caldav_calendar", {"calendar": "/ana/work/"}, alice)
+    async with sync_fable.db.transaction() as session:
+        account = await session.get(CaldavAccount, alice.user_id)
+        assert account is not None
+        account.sync_token, account.last_error, account.failures = "a-token", "refused", 3
+    again = await sync_fable.call("connect_caldav", _login(radicale), alice)
+    assert again["chosen"] == "/ana/work/"
+    [account] = await _accounts(sync_fable)
+    assert (account.calendar_href, account.sync_token, account.last_error, account.failures) == (
+        "/ana/work/", "a-token", None, 0)
+    other = await sync_fable.call("connect_caldav", _login(radicale, "ben"), alice)  # another login: starts over
+    assert other["chosen"] == "/ben/calendar/"
+    [account] = await _accounts(sync_fable)
+    assert (account.username, account.sync_token) == ("ben", None)
