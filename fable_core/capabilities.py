@@ -63,6 +63,7 @@ CAPABILITIES: tuple[Capability, ...] = (
         "fable_core.notifications.retention",
         "fable_core.notifications.sender",
     )),
+    Capability("calendar", ("fable_core.calendar.events",)),  # which registers its morning-note section
     Capability("caldav", (
         "fable_core.caldav.accounts",
         "fable_core.caldav.sync",

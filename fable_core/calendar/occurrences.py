@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
+from datetime import UTC, datetime, time, timedelta
+from typing import Any, NamedTuple
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import and_, or_, select
@@ -25,28 +24,37 @@ from fable_core.calendar.times import LATEST_OFFSET, When, day_start
 from fable_core.caller import Caller
 from fable_core.db.models import CalendarEvent
 
-__all__ = ["COLUMNS", "Occurrence", "bounds", "duration", "first_key", "last_key", "occurrences_between", "occurs",
-           "order", "rows_between", "series_zone"]
+__all__ = ["COLUMNS", "NO_KEY", "Occurrence", "duration", "first_key", "last_key", "occurrences_between", "occurs",
+           "rows_between", "series_zone"]
 
 COLUMNS = (CalendarEvent.id, CalendarEvent.series_id, CalendarEvent.recurrence_id, CalendarEvent.title,
            CalendarEvent.location, CalendarEvent.color, CalendarEvent.all_day, CalendarEvent.start_at,
            CalendarEvent.end_at, CalendarEvent.start_date, CalendarEvent.end_date, CalendarEvent.timezone,
            CalendarEvent.rrule, CalendarEvent.exdates, CalendarEvent.span_end, CalendarEvent.note_id,
            CalendarEvent.project_id)
+NO_KEY = datetime(1, 1, 1)  # noqa: DTZ001 - a single event's place among keys (wall-clock times)
 _MARGIN = timedelta(days=1)  # wall-clock bounds are widened by this much (zones, DST), then judged exactly
 
 
-@dataclass(frozen=True, slots=True)
-class Occurrence:
+class Occurrence(NamedTuple):
     """One occurrence: the event it belongs to (a series' id for its occurrences), the row whose
     fields it shows (the event, or the override that changed it), its times and, for a
-    recurring event's occurrence, its key (original wall-clock start in the series' zone)."""
+    recurring event's occurrence, its key (original wall-clock start in the series' zone).
+    ``begins``/``ends`` are its instants (an all-day one's in the listing's zone). A tuple: a
+    month view makes a thousand of them."""
 
     event_id: int
     row: Any
     start: When  # an aware datetime, or a date for an all-day event
     end: When
-    key: datetime | None = None
+    key: datetime | None
+    begins: datetime
+    ends: datetime
+
+    @property
+    def place(self) -> tuple[datetime, int, datetime]:
+        """Where it stands in a listing: by start, then event, then key."""
+        return self.begins, self.event_id, self.key or NO_KEY
 
 
 def series_zone(row: Any) -> ZoneInfo | None:
@@ -77,13 +85,6 @@ def last_key(row: Any) -> datetime | None:
     return (end - duration(row)).astimezone(ZoneInfo(row.timezone)).replace(tzinfo=None)
 
 
-def _at(key: datetime, row: Any, zone: ZoneInfo | None) -> tuple[When, When]:
-    if zone is None:
-        return key.date(), key.date() + duration(row)
-    start = key.replace(tzinfo=zone).astimezone(UTC)
-    return start, start + duration(row)
-
-
 def occurs(row: Any, key: datetime) -> bool:
     """Whether the series ``row`` has an occurrence at ``key`` (skipped ones aside)."""
     if key in row.exdates:
@@ -92,40 +93,31 @@ def occurs(row: Any, key: datetime) -> bool:
                        key + timedelta(microseconds=1)), None) == key
 
 
-def _series(row: Any, since: datetime, until: datetime, hidden: set[datetime]) -> Iterator[Occurrence]:
-    zone = series_zone(row)
-    local_zone = zone or UTC
-    low = since.astimezone(local_zone).replace(tzinfo=None) - duration(row) - _MARGIN
+def _series(row: Any, since: datetime, until: datetime, hidden: set[datetime],
+            zone: ZoneInfo) -> Iterator[Occurrence]:
+    series_tz = series_zone(row)
+    length = duration(row)
+    local_zone = series_tz or zone
+    low = since.astimezone(local_zone).replace(tzinfo=None) - length - _MARGIN
     high = until.astimezone(local_zone).replace(tzinfo=None) + _MARGIN
     skipped = hidden.union(row.exdates)
-    for key in starts(row.rrule, first_key(row), zone, last_key(row), low, high):
-        if key not in skipped:
-            start, end = _at(key, row, zone)
-            yield Occurrence(row.id, row, start, end, key)
+    for key in starts(row.rrule, first_key(row), series_tz, last_key(row), low, high):
+        if key in skipped:
+            continue
+        if series_tz is None:
+            day = key.date()
+            yield Occurrence(row.id, row, day, day + length, key, day_start(day, zone), day_start(day + length, zone))
+        else:
+            start = key.replace(tzinfo=series_tz).astimezone(UTC)
+            yield Occurrence(row.id, row, start, start + length, key, start, start + length)
 
 
-def _single(row: Any) -> Occurrence:
-    if row.series_id is not None:
-        event_id, key = row.series_id, row.recurrence_id
-    else:
-        event_id, key = row.id, None
+def _single(row: Any, zone: ZoneInfo) -> Occurrence:
+    event_id, key = (row.series_id, row.recurrence_id) if row.series_id is not None else (row.id, None)
     if row.all_day:
-        return Occurrence(event_id, row, row.start_date, row.end_date, key)
-    return Occurrence(event_id, row, row.start_at, row.end_at, key)
-
-
-def bounds(occurrence: Occurrence, zone: ZoneInfo) -> tuple[datetime, datetime]:
-    """An occurrence's instants; an all-day one's days as they begin and end in ``zone``."""
-    start, end = occurrence.start, occurrence.end
-    if isinstance(start, datetime) and isinstance(end, datetime):
-        return start, end
-    assert isinstance(start, date) and isinstance(end, date)
-    return day_start(start, zone), day_start(end, zone)
-
-
-def order(occurrence: Occurrence, zone: ZoneInfo) -> tuple[datetime, int, str]:
-    """Where an occurrence stands in a listing: by start, then event, then key."""
-    return bounds(occurrence, zone)[0], occurrence.event_id, occurrence.key.isoformat() if occurrence.key else ""
+        return Occurrence(event_id, row, row.start_date, row.end_date, key, day_start(row.start_date, zone),
+                          day_start(row.end_date, zone))
+    return Occurrence(event_id, row, row.start_at, row.end_at, key, row.start_at, row.end_at)
 
 
 async def rows_between(session: AsyncSession, caller: Caller, since: datetime, until: datetime) -> list[Any]:
@@ -141,24 +133,20 @@ async def rows_between(session: AsyncSession, caller: Caller, since: datetime, u
 
 def occurrences_between(rows: Iterable[Any], since: datetime, until: datetime, zone: ZoneInfo) -> Iterator[Occurrence]:
     """The occurrences of ``rows`` (from :func:`rows_between`) that meet [since, until), in
-    listing order (:func:`order`, all-day days in ``zone``)."""
+    listing order (:attr:`Occurrence.place`, all-day days in ``zone``); lazily, so a page costs
+    its own occurrences."""
     rows = list(rows)
     changed: dict[int, set[datetime]] = {}
     for row in rows:
         if row.series_id is not None:
             changed.setdefault(row.series_id, set()).add(row.recurrence_id)
-    streams: list[Iterable[Occurrence]] = []
-    singles = []
-    for row in rows:
-        if row.rrule is not None:
-            streams.append(_series(row, since, until, changed.get(row.id, set())))
-        else:
-            singles.append(_single(row))
-    streams.append(sorted(singles, key=lambda o: order(o, zone)))
+    streams: list[Iterable[Occurrence]] = [
+        _series(row, since, until, changed.get(row.id, set()), zone) for row in rows if row.rrule is not None]
+    streams.append(sorted((_single(row, zone) for row in rows if row.rrule is None), key=_place))
+    for o in heapq.merge(*streams, key=_place):
+        if o.begins < until and (o.ends > since or o.ends == o.begins == since):
+            yield o
 
-    def meets(o: Occurrence) -> bool:
-        start, end = bounds(o, zone)
-        return start < until and (end > since or (end == start == since))
 
-    merged = heapq.merge(*streams, key=lambda o: order(o, zone))
-    return (o for o in merged if meets(o))
+def _place(o: Occurrence) -> tuple[datetime, int, datetime]:
+    return o.place

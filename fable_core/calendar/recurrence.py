@@ -13,15 +13,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import MAXYEAR, UTC, date, datetime, timedelta
+from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
-from dateutil.rrule import rrulestr
+from dateutil.rrule import DAILY, MONTHLY, WEEKLY, YEARLY, rrule, weekday, weekdays
 
 from fable_core.knowledge.recurrence import check_occurs, expand, first_occurrence, parse_rrule
 
-__all__ = ["MAX_COUNT", "check_rule", "last_start", "starts"]
+__all__ = ["MAX_COUNT", "MAX_RULE", "check_rule", "last_start", "starts"]
 
 MAX_COUNT = 1000
+MAX_RULE = 500
 _FREQS = ("DAILY", "WEEKLY", "MONTHLY", "YEARLY")
 _PARTS = ("FREQ", "INTERVAL", "COUNT", "UNTIL", "BYDAY", "BYMONTHDAY", "BYYEARDAY", "BYWEEKNO", "BYMONTH",
           "BYSETPOS", "WKST")
@@ -29,16 +31,22 @@ _DAY_PARTS = frozenset({"BYDAY", "BYMONTHDAY", "BYYEARDAY", "BYWEEKNO"})
 _TIME_PARTS = ("BYHOUR", "BYMINUTE", "BYSECOND")
 _WEEKDAYS = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
 _EXAMPLE = "FREQ=WEEKLY;BYDAY=MO,WE"
+_FREQ_CODES: dict[str, Literal[0, 1, 2, 3, 4, 5, 6]] = {"DAILY": DAILY, "WEEKLY": WEEKLY, "MONTHLY": MONTHLY,
+                                                        "YEARLY": YEARLY}
+_NUMBERS = {"BYMONTHDAY": "bymonthday", "BYYEARDAY": "byyearday", "BYWEEKNO": "byweekno",
+            "BYMONTH": "bymonth", "BYSETPOS": "bysetpos"}
 
 
 def parts_of(rule: str) -> dict[str, str]:
-    """The NAME=VALUE parts of a rule, in order."""
-    return dict(part.partition("=")[::2] for part in rule.split(";") if part)
+    """The NAME=VALUE parts of a checked rule, in order."""
+    return dict(part.split("=", 1) for part in rule.split(";") if part)
 
 
 def check_rule(text: str) -> str:
     """``text`` as a stored rule (upper case, no 'RRULE:' prefix), or ValueError in words: one
     RRULE of daily or slower frequency, at the start's time of day, that occurs at all."""
+    if len(text) > MAX_RULE:
+        raise ValueError(f"RRULE {text[:60]!r}... is longer than {MAX_RULE} characters")
     rule = text.strip().upper().removeprefix("RRULE:")
     if not rule or len(rule.split()) != 1 or ":" in rule:
         raise ValueError(f"{text[:80]!r} is not one RRULE: write e.g. {_EXAMPLE!r} (no DTSTART, EXDATE or RDATE: "
@@ -90,14 +98,20 @@ def _until(value: str) -> datetime:
 def _floating(rule: str, zone: ZoneInfo | None) -> str:
     """``rule`` with a UTC UNTIL written as wall-clock time in ``zone`` (the date, for an all-day
     series): dateutil expands wall-clock starts and refuses an aware UNTIL beside them."""
+    if "Z" not in rule:
+        return rule
     parts = parts_of(rule)
+    _float_until(parts, zone)
+    return ";".join(f"{k}={v}" for k, v in parts.items())
+
+
+def _float_until(parts: dict[str, str], zone: ZoneInfo | None) -> None:
     until = parts.get("UNTIL")
     if until is None or not until.endswith("Z"):
-        return rule
+        return
     moment = _until(until)
     local = moment.astimezone(zone).replace(tzinfo=None) if zone is not None else moment.replace(tzinfo=None)
     parts["UNTIL"] = local.strftime("%Y%m%d") if zone is None else local.strftime("%Y%m%dT%H%M%S")
-    return ";".join(f"{k}={v}" for k, v in parts.items())
 
 
 def last_start(rule: str, first: datetime, zone: ZoneInfo | None) -> datetime | None:
@@ -121,7 +135,8 @@ def starts(rule: str, first: datetime, zone: ZoneInfo | None, last: datetime | N
            until: datetime) -> Iterator[datetime]:
     """The wall-clock starts of the series from ``first`` that fall in [since, until), in order
     (``last`` from :func:`last_start`)."""
-    parts = parts_of(_floating(rule, zone))
+    parts = parts_of(rule)
+    _float_until(parts, zone)
     if "COUNT" in parts:
         del parts["COUNT"]
         if last is None:
@@ -134,13 +149,33 @@ def starts(rule: str, first: datetime, zone: ZoneInfo | None, last: datetime | N
             parts["BYMONTHDAY"] = str(first.day)
             if parts["FREQ"] == "YEARLY":
                 parts.setdefault("BYMONTH", str(first.month))
-    restart = _restart(parts, first, since)
-    rule_now = rrulestr(";".join(f"{k}={v}" for k, v in parts.items()), dtstart=restart)
-    for start in expand(rule_now, min(until.year + 1, MAXYEAR)):  # type: ignore[arg-type]
+    rule_now = _built(parts, _restart(parts, first, since))
+    for start in expand(rule_now, min(until.year + 1, MAXYEAR)):
         if start >= until:
             return
         if start >= since:
             yield start
+
+
+def _built(parts: dict[str, str], dtstart: datetime) -> rrule:
+    """dateutil's rrule of checked ``parts`` from ``dtstart``: what ``rrulestr`` builds, without
+    parsing text again for every range (``tests/calendar/test_recurrence.py`` holds them equal)."""
+    options: dict[str, Any] = {"dtstart": dtstart, "interval": int(parts.get("INTERVAL", "1"))}
+    for name, value in parts.items():
+        if name == "UNTIL":
+            options["until"] = _until(value)
+        elif name == "WKST":
+            options["wkst"] = _WEEKDAYS.index(value)
+        elif name == "BYDAY":
+            options["byweekday"] = [_weekday(day) for day in value.split(",")]
+        elif name in _NUMBERS:
+            options[_NUMBERS[name]] = [int(n) for n in value.split(",")]
+    return rrule(_FREQ_CODES[parts["FREQ"]], **options)
+
+
+def _weekday(text: str) -> weekday:
+    day = weekdays[_WEEKDAYS.index(text[-2:])]
+    return day(int(text[:-2])) if len(text) > 2 else day
 
 
 def _restart(parts: dict[str, str], first: datetime, since: datetime) -> datetime:

@@ -19,6 +19,7 @@ __all__ = [
     "LATEST_OFFSET",
     "When",
     "as_key",
+    "check_year",
     "day_start",
     "format_when",
     "from_key",
@@ -32,10 +33,15 @@ When = datetime | date
 EARLIEST_OFFSET = timedelta(hours=14)  # a day begins this long before 00:00 UTC in the farthest east
 LATEST_OFFSET = timedelta(hours=12)  # and ends this long after it in the farthest west
 _FIRST_YEAR, _LAST_YEAR = 1900, 2200
+_LONGEST_ZONE = 64
+_LONGEST_WHEN = 40
 
 
 def zone_named(name: str, field: str = "timezone") -> ZoneInfo:
     """The IANA zone ``name``; InvalidInput naming it (and the zone it probably is) otherwise."""
+    if len(name) > _LONGEST_ZONE:
+        raise InvalidInput(f"{field} {name[:64]!r}... is not a known time zone (longer than {_LONGEST_ZONE} "
+                           "characters)", field=field)
     try:
         return ZoneInfo(check_zone(name))
     except ValueError as e:
@@ -47,12 +53,18 @@ def parse_when(text: str, field: str, zone: ZoneInfo) -> When:
     means ``zone``); InvalidInput naming the value otherwise."""
     value = text.strip()
     try:
-        parsed: When = date.fromisoformat(value) if len(value) <= 10 else datetime.fromisoformat(value)
+        parsed: When = _iso(value)
     except ValueError:
         raise InvalidInput(f"{field} {text[:60]!r} is not an ISO 8601 date-time or date: write e.g. "
                            f"'2026-12-05T09:00', '2026-12-05T09:00+01:00' or '2026-12-05'",
                            field=field, value=text[:60]) from None
     return check_year(_aware(parsed, zone), field)
+
+
+def _iso(value: str) -> When:
+    if len(value) > _LONGEST_WHEN:
+        raise ValueError(value)
+    return date.fromisoformat(value) if len(value) <= 10 else datetime.fromisoformat(value)
 
 
 def check_year(value: When, field: str) -> When:

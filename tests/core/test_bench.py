@@ -79,3 +79,16 @@ async def test_caldav_bench_runs_end_to_end_against_radicale(fable: Fable, tmp_p
     markdown = caldav.render(result, machine, PeakMemory({}, 1.0))
     assert markdown.startswith("## CalDAV sync") and "| sync_calendar, nothing changed | 3 |" in markdown
     assert [f.name for f in caldav.figures(result)] == ["sync with no changes p50", "sync with no changes p99"]
+
+
+async def test_calendar_bench_runs_end_to_end_on_a_small_calendar(fable: Fable) -> None:
+    from bench import calendar
+
+    machine = record()
+    result = await calendar.run(fable, events=100, runs=3)
+    machine.finish()
+    assert (result.events, result.recurring) == (100, 4) and len(result.first_page) == 3
+    assert len(result.whole_month) == len(result.occurrences) == 3 and min(result.occurrences) > 0
+    markdown = calendar.render(result, machine, PeakMemory({}, 1.0))
+    assert markdown.startswith("## Calendar") and "| month view list_events p50 |" in markdown
+    assert calendar.figures(result)[0].name == "month view list_events p50"

@@ -58,6 +58,8 @@ async def people(matrix_fable: Fable) -> People:
     await matrix_fable.call("remove_group_member", {"group_id": group["id"], "username": "frank"}, alice)
     conversations = {role: (await matrix_fable.call("create_conversation", {"title": "chat"}, c))["id"]
                      for role, c in callers.items()}
-    return People(callers, keys, group["id"], conversations)
+    events = {role: (await matrix_fable.call("create_event", {"title": "dentist", "start": "2026-12-07T09:00"},
+                                             c))["id"] for role, c in callers.items()}
+    return People(callers, keys, group["id"], conversations, events)
 
 

@@ -26,6 +26,7 @@ class People:
     keys: dict[str, str]
     group_id: int
     conversations: dict[str, int]
+    events: dict[str, int]  # each person's own event
 
 
 @dataclass

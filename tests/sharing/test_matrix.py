@@ -40,7 +40,7 @@ load_capabilities()
 TARGETS = {"note_id": "note", "milestone_id": "milestone", "project_id": "project", "log_id": "log",
            "share_id": "share", "rag_project_id": "project", "parent_id": "parent"}
 # Row arguments that are not the shared row: the caller's own, or hints a tool may ignore
-OWN = {"conversation_id", "exclude_note_id", "group_id"}
+OWN = {"conversation_id", "exclude_note_id", "group_id", "event_id"}
 # Which row a tool is pointed at when not the one its argument names first
 ROW = {"get_backlinks": "parent"}  # the note alice's unshared diary links to
 # What a tool needs of the shared row, when not viewer (reads) or editor (writes)
@@ -51,13 +51,15 @@ NEEDS = {
     # a draft is the caller's own: there is none to accept or drop without assist_note (editor),
     # which these tools then change the note through (update_note / edit_note: editor)
     "accept_note_draft": "viewer", "reject_note_draft": "viewer",
+    # an event is the caller's own; linking it to a note or project needs only reading that
+    "create_event": "viewer", "update_event": "viewer",
 }
 _LEVELS = {"viewer": 1, "editor": 2, "admin": 3}
 # Values for the other required arguments
 SAMPLES: dict[str, Any] = {
     "query": "roof", "text": "more", "operation": "append", "to": "task", "from_version": 1, "version": 1,
     "due_date": "2026-12-24", "minutes": 5, "instruction": "shorter", "content": "hello",
-    "with_user": "gina", "name": "qwen3:8b",
+    "with_user": "gina", "name": "qwen3:8b", "start": "2026-12-07T09:00",
 }
 _UNIQUE = count(1)
 
@@ -89,6 +91,8 @@ def arguments(t: Tool, world: World, people: People, role: str) -> dict[str, Any
     schema = t.input_schema
     if "conversation_id" in schema.get("properties", {}):
         args["conversation_id"] = people.conversations[role]
+    if "event_id" in schema.get("properties", {}):
+        args["event_id"] = people.events[role]
     for name in schema.get("required", []):
         if name in args:
             continue

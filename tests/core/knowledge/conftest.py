@@ -19,7 +19,7 @@ bob = quick_user("bob")
 
 # Everything a knowledge tool may write; app_logs is left out because failures are logged there.
 WRITABLE_TABLES = ("notes", "note_versions", "note_links", "note_words", "task_logs", "projects", "milestones",
-                   "settings")
+                   "settings", "events", "event_tombstones")
 
 Snapshot = Callable[[], Awaitable[dict[str, list[tuple[Any, ...]]]]]
 

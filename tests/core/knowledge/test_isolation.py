@@ -33,6 +33,7 @@ _KINDS = {
     "exclude_note_id": "note",
     "share_id": "share",
     "group_id": "group",  # groups are platform-wide, seen by everyone: tests/core/sharing covers them
+    "event_id": "event",
 }
 _PLATFORM_WIDE = {"group"}
 # Tools that take one item of several kinds (naming two is bad input, refused before any lookup)
@@ -46,6 +47,7 @@ _SAMPLES: dict[str, Any] = {
     "from_version": 1,
     "minutes": 5,
     "due_date": "2026-12-01",
+    "start": "2026-12-07T09:00",
 }
 
 
@@ -71,6 +73,9 @@ async def _world(call, who, owner: str, fable=None) -> dict[str, int]:
     log = await call("log_work", note_id=task["id"], minutes=30, as_=who)
     rows = {"note": task["id"], "project": project["id"], "milestone": milestone["id"], "log": log["id"],
             "parent": parent["id"]}
+    if "create_event" in REGISTRY:
+        rows["event"] = (await call("create_event", title=f"{owner} secret event", start="2026-12-07T09:00",
+                                    rrule="FREQ=DAILY", note_id=task["id"], as_=who))["id"]
     if "create_conversation" in REGISTRY:
         rows["conversation"] = (await call("create_conversation", title=f"{owner} chat", as_=who))["id"]
     if fable is not None:
