@@ -25,6 +25,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
+from fable_core.access import of_user
 from fable_core.caldav import ical
 from fable_core.calendar.service import EventFields, create_event, update_event
 from fable_core.caller import Caller
@@ -73,7 +74,7 @@ def _events(owner: int) -> Select[Any]:
     latest, synced = _latest()
     return (select(CalendarEvent, latest, synced)
             .outerjoin(EventSyncMark, EventSyncMark.event_id == CalendarEvent.id)
-            .where(CalendarEvent.user_id == owner, CalendarEvent.series_id.is_(None)))
+            .where(of_user(CalendarEvent, owner), CalendarEvent.series_id.is_(None)))
 
 
 async def _load(session: AsyncSession, stmt: Select[Any]) -> list[LocalEvent]:
@@ -125,7 +126,7 @@ async def known_etags(session: AsyncSession, owner: int) -> dict[str, str]:
     """Each href Fable knows on the server, and the etag it had when last synced: the synced
     events', and the deleted ones' not yet deleted there (unchanged there, they are no news)."""
     rows = await session.execute(select(CalendarEvent.caldav_href, CalendarEvent.caldav_etag).where(
-        CalendarEvent.user_id == owner, CalendarEvent.series_id.is_(None), CalendarEvent.caldav_href.is_not(None)))
+        of_user(CalendarEvent, owner), CalendarEvent.series_id.is_(None), CalendarEvent.caldav_href.is_not(None)))
     stones = await session.execute(select(EventTombstone.caldav_href, EventTombstone.etag).where(
         EventTombstone.owner_id == owner))
     return {str(href): etag or "" for href, etag in [*stones, *rows]}
@@ -276,9 +277,9 @@ async def forget(session: AsyncSession, owner: int) -> None:
     """Forget every event's link to a calendar (href, etag, mark) and the deletions not yet sent:
     the account's server or calendar changed, or it was disconnected. The events stay."""
     await session.execute(update(CalendarEvent)
-                          .where(CalendarEvent.user_id == owner, CalendarEvent.caldav_href.is_not(None))
+                          .where(of_user(CalendarEvent, owner), CalendarEvent.caldav_href.is_not(None))
                           .values(caldav_href=None, caldav_etag=None, updated_at=CalendarEvent.updated_at)
                           .execution_options(synchronize_session=False))
     await session.execute(delete(EventSyncMark).where(EventSyncMark.event_id.in_(
-        select(CalendarEvent.id).where(CalendarEvent.user_id == owner))))
+        select(CalendarEvent.id).where(of_user(CalendarEvent, owner)))))
     await session.execute(delete(EventTombstone).where(EventTombstone.owner_id == owner))

@@ -41,7 +41,7 @@ from pydantic import BaseModel, Field, StringConstraints
 from sqlalchemy import or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import owned_by
+from fable_core.access import of_user, owned_by
 from fable_core.caldav import ical, local, remote
 from fable_core.caldav.accounts import CaldavStatus, account_server, status_of
 from fable_core.caller import Caller
@@ -98,7 +98,7 @@ async def _claim(db: Database, user_id: int) -> CaldavAccount | None:
     async with db.transaction() as session:
         return (await session.execute(
             update(CaldavAccount)
-            .where(CaldavAccount.user_id == user_id, CaldavAccount.calendar_href.is_not(None),
+            .where(of_user(CaldavAccount, user_id), CaldavAccount.calendar_href.is_not(None),
                    or_(CaldavAccount.claimed_until.is_(None), CaldavAccount.claimed_until < now))
             .values(claimed_until=now + LEASE, last_attempt_at=now)
             .returning(CaldavAccount))).scalar_one_or_none()
@@ -163,7 +163,7 @@ async def _sync(fable: Fable, account: CaldavAccount) -> Report:
     report = Report()
     async with fable.db.transaction() as session:
         await _apply_pull(session, owner, zone, changes, report)
-        await session.execute(update(CaldavAccount).where(CaldavAccount.user_id == owner)
+        await session.execute(update(CaldavAccount).where(of_user(CaldavAccount, owner))
                               .values(sync_token=changes.token))
     for _round in range(2):
         async with fable.db.reading() as session:
