@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import MAXYEAR, UTC, date, datetime, timedelta
+from itertools import islice
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
@@ -20,9 +21,12 @@ from dateutil.rrule import DAILY, MONTHLY, WEEKLY, YEARLY, rrule, weekday, weekd
 
 from fable_core.knowledge.recurrence import check_occurs, expand, first_occurrence, parse_rrule
 
-__all__ = ["MAX_COUNT", "MAX_RULE", "check_rule", "last_start", "starts"]
+__all__ = ["COUNT_YEARS", "MAX_COUNT", "MAX_RULE", "check_rule", "last_start", "starts"]
 
 MAX_COUNT = 1000
+COUNT_YEARS = 50
+"""Years from its start within which a series' COUNT must run out: finding its last occurrence
+walks them (25 ms for a daily rule that matches only 29 February, where year 9999 took 2 s)."""
 MAX_RULE = 500
 _FREQS = ("DAILY", "WEEKLY", "MONTHLY", "YEARLY")
 _PARTS = ("FREQ", "INTERVAL", "COUNT", "UNTIL", "BYDAY", "BYMONTHDAY", "BYYEARDAY", "BYWEEKNO", "BYMONTH",
@@ -123,8 +127,12 @@ def last_start(rule: str, first: datetime, zone: ZoneInfo | None) -> datetime | 
         raise ValueError(f"RRULE {rule!r} has no occurrence from the event's start")
     parts = parts_of(floating)
     if "COUNT" in parts:
-        *_, last = expand(parsed, MAXYEAR)  # at most MAX_COUNT of them
-        return last
+        count, last_year = int(parts["COUNT"]), min(first.year + COUNT_YEARS, MAXYEAR)
+        found = list(islice(expand(parsed, last_year), count))
+        if len(found) < count:
+            raise ValueError(f"COUNT={count} of RRULE {rule!r} runs past {last_year}: give a smaller COUNT or an "
+                             "UNTIL")
+        return found[-1]
     if "UNTIL" in parts:
         until = _until(parts["UNTIL"])
         return until if len(parts["UNTIL"]) > 8 else until + timedelta(days=1) - timedelta(microseconds=1)
@@ -150,7 +158,7 @@ def starts(rule: str, first: datetime, zone: ZoneInfo | None, last: datetime | N
             if parts["FREQ"] == "YEARLY":
                 parts.setdefault("BYMONTH", str(first.month))
     rule_now = _built(parts, _restart(parts, first, since))
-    for start in expand(rule_now, min(until.year + 1, MAXYEAR)):
+    for start in expand(rule_now, min(until.year, MAXYEAR)):  # no later year can hold a start before until
         if start >= until:
             return
         if start >= since:
@@ -159,7 +167,7 @@ def starts(rule: str, first: datetime, zone: ZoneInfo | None, last: datetime | N
 
 def _built(parts: dict[str, str], dtstart: datetime) -> rrule:
     """dateutil's rrule of checked ``parts`` from ``dtstart``: what ``rrulestr`` builds, without
-    parsing text again for every range (``tests/calendar/test_recurrence.py`` holds them equal)."""
+    parsing text again for every range (``tests/calendar/test_series_recurrence.py`` holds them equal)."""
     options: dict[str, Any] = {"dtstart": dtstart, "interval": int(parts.get("INTERVAL", "1"))}
     for name, value in parts.items():
         if name == "UNTIL":

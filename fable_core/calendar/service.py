@@ -22,6 +22,8 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
+from types import SimpleNamespace
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import delete, select
@@ -108,10 +110,11 @@ async def update_event(session: AsyncSession, caller: Caller, event_id: int, fie
                                field=name)
     key = occurrence_key(series, occurrence, user_zone)
     row = await override_of(session, series, key)
-    if row is None:
-        row = _copy_at(series, key)
-        session.add(row)
+    fresh = row is None
+    row = _copy_at(series, key) if row is None else row
     await _apply(session, caller, row, fields, user_zone, new=False)
+    if fresh:
+        session.add(row)
     await session.flush()
     return row
 
@@ -184,33 +187,32 @@ def _copy_at(series: CalendarEvent, key: datetime) -> CalendarEvent:
 
 async def _apply(session: AsyncSession, caller: Caller, row: CalendarEvent, f: EventFields, user_zone: str, *,
                  new: bool) -> None:
-    """Check every field given and set them on ``row``; nothing is set when one is wrong."""
+    """Check every field given, then set them on ``row``: nothing is set when one is wrong."""
     unknown = f.clear - CLEARABLE
     if unknown:
         raise InvalidInput(f"cannot clear {sorted(unknown)}: clear one of {sorted(CLEARABLE)}", field="clear")
     texts = _texts(f)
-    before = {name: getattr(row, name) for name in _TIMING}
-    _set_times(row, f, user_zone, new=new)
-    rule = None if "rrule" in f.clear else (_rule(f.rrule) if f.rrule is not None else row.rrule)
-    row.rrule = rule
-    last = _last(row)
-    exdates = None if f.exdates is None else [_exdate(row, value) for value in f.exdates]
+    timing: dict[str, Any] = _times(row, f, user_zone, new=new)
+    timing["rrule"] = None if "rrule" in f.clear else (_rule(f.rrule) if f.rrule is not None else row.rrule)
+    planned = SimpleNamespace(**timing)
+    last = _last(planned)
+    exdates = None if f.exdates is None else sorted({_exdate(planned, value) for value in f.exdates})
     await _check_links(session, caller, f)
-    for name, value in texts.items():
+    retimed = not new and any(getattr(row, name) != timing[name] for name in _TIMING if not name.startswith("end"))
+    for name, value in {**timing, **texts}.items():
         setattr(row, name, value)
-    if "color" in f.clear:
-        row.color = None
+    for name in ("color", "note_id", "project_id"):
+        if name in f.clear:
+            setattr(row, name, None)
     for name in ("note_id", "project_id"):
         if getattr(f, name) is not None:
             setattr(row, name, getattr(f, name))
-        elif name in f.clear:
-            setattr(row, name, None)
-    retimed = not new and any(getattr(row, name) != before[name] for name in _TIMING if not name.startswith("end"))
-    if retimed and row.series_id is None and before["rrule"] is not None:
-        await session.execute(delete(CalendarEvent).where(CalendarEvent.series_id == row.id))
+    if retimed and row.series_id is None and row.exdates:
         row.exdates = []
+    if retimed and row.series_id is None:  # its overrides were named by the old starts
+        await session.execute(delete(CalendarEvent).where(CalendarEvent.series_id == row.id))
     if exdates is not None or "exdates" in f.clear:
-        row.exdates = sorted(set(exdates or []))
+        row.exdates = exdates or []
     _set_span(row, last)
 
 
@@ -243,8 +245,8 @@ def _rule(text: str) -> str:
         raise InvalidInput(str(e), field="rrule", value=text[:200]) from None
 
 
-def _set_times(row: CalendarEvent, f: EventFields, user_zone: str, *, new: bool) -> None:
-    """Start, end, zone and all-day from ``f`` onto ``row``, checked together."""
+def _times(row: CalendarEvent, f: EventFields, user_zone: str, *, new: bool) -> dict[str, Any]:
+    """The start, end, zone and all-day of ``row`` with ``f`` applied, checked together."""
     all_day = f.all_day if f.all_day is not None else (
         (not isinstance(f.start, datetime)) if new else row.all_day)
     if not new and all_day != row.all_day and f.start is None:
@@ -255,8 +257,7 @@ def _set_times(row: CalendarEvent, f: EventFields, user_zone: str, *, new: bool)
     if all_day:
         if f.timezone is not None:
             zone_named(f.timezone)  # a bad zone is refused even here
-        _set_dates(row, f, new=new or not row.all_day)
-        return
+        return _dates(row, f, keep=not new and row.all_day)
     zone_name = f.timezone or (row.timezone if not new and row.timezone else user_zone)
     zone = zone_named(zone_name)
     old = None if new or row.all_day or row.start_at is None or row.end_at is None else (row.start_at, row.end_at)
@@ -272,12 +273,13 @@ def _set_times(row: CalendarEvent, f: EventFields, user_zone: str, *, new: bool)
     if end < start:
         raise InvalidInput(f"end {_shown(f.end, end)!r} is before start {_shown(f.start, start)!r}", field="end",
                            start=start.isoformat(), end=end.isoformat())
-    row.all_day, row.timezone = False, zone_name
-    row.start_at, row.end_at, row.start_date, row.end_date = start.astimezone(UTC), end.astimezone(UTC), None, None
+    return {"all_day": False, "timezone": zone_name, "start_at": start.astimezone(UTC),
+            "end_at": end.astimezone(UTC), "start_date": None, "end_date": None}
 
 
-def _set_dates(row: CalendarEvent, f: EventFields, *, new: bool) -> None:
-    old = None if new else (row.start_date, row.end_date)
+def _dates(row: CalendarEvent, f: EventFields, *, keep: bool) -> dict[str, Any]:
+    """An all-day event's dates; ``keep``: the row's own are the ones to change."""
+    old = (row.start_date, row.end_date) if keep else None
     start = _day(f.start, "start") if f.start is not None else (old[0] if old else None)
     if start is None:
         raise InvalidInput("an all-day event needs a start date", field="start")
@@ -289,10 +291,10 @@ def _set_dates(row: CalendarEvent, f: EventFields, *, new: bool) -> None:
         end = start + timedelta(days=1)
     if end <= start:
         raise InvalidInput(f"end {end.isoformat()!r} must be after start {start.isoformat()!r} (an all-day end is "
-                           f"exclusive: a one-day event on {start.isoformat()} ends {(start + timedelta(days=1))}",
+                           f"exclusive: a one-day event on {start.isoformat()} ends on "
+                           f"{(start + timedelta(days=1)).isoformat()})",
                            field="end", start=start.isoformat(), end=end.isoformat())
-    row.all_day, row.timezone = True, None
-    row.start_date, row.end_date, row.start_at, row.end_at = start, end, None, None
+    return {"all_day": True, "timezone": None, "start_date": start, "end_date": end, "start_at": None, "end_at": None}
 
 
 def _instant(value: When, name: str, zone: ZoneInfo) -> datetime:
@@ -315,7 +317,7 @@ def _shown(given: When | None, value: datetime) -> str:
     return given.isoformat() if given is not None else value.isoformat()
 
 
-def _last(row: CalendarEvent) -> datetime | None:
+def _last(row: Any) -> datetime | None:
     """The series' last start (None: endless, or a single event); InvalidInput when its rule
     yields nothing from its start."""
     if row.rrule is None:
@@ -326,7 +328,7 @@ def _last(row: CalendarEvent) -> datetime | None:
         raise InvalidInput(str(e), field="rrule", value=row.rrule) from None
 
 
-def _exdate(row: CalendarEvent, value: When) -> datetime:
+def _exdate(row: Any, value: When) -> datetime:
     if row.rrule is None:
         raise InvalidInput("exdates need a recurring event (an rrule)", field="exdates")
     if row.all_day != (not isinstance(value, datetime)):

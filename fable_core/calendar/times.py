@@ -8,6 +8,7 @@ EXDATE) are wall-clock times in the series' zone, midnight for an all-day series
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
@@ -35,6 +36,7 @@ LATEST_OFFSET = timedelta(hours=12)  # and ends this long after it in the farthe
 _FIRST_YEAR, _LAST_YEAR = 1900, 2200
 _LONGEST_ZONE = 64
 _LONGEST_WHEN = 40
+_SPACED_OFFSET = re.compile(r"^(\d{4}-\d{2}-\d{2}T[\d:.]+) (\d{2}:?\d{2})$")
 
 
 def zone_named(name: str, field: str = "timezone") -> ZoneInfo:
@@ -64,6 +66,8 @@ def parse_when(text: str, field: str, zone: ZoneInfo) -> When:
 def _iso(value: str) -> When:
     if len(value) > _LONGEST_WHEN:
         raise ValueError(value)
+    # an offset's "+" that a query string turned into a space ("...T09:00 01:00")
+    value = _SPACED_OFFSET.sub(r"\1+\2", value)
     return date.fromisoformat(value) if len(value) <= 10 else datetime.fromisoformat(value)
 
 

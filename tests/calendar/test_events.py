@@ -11,7 +11,6 @@ import pytest
 from fable_core.caller import Caller
 from fable_core.errors import InvalidInput, NotFound
 from fable_core.runtime import Fable
-from tests.conftest import Call  # noqa: F401 - the type of the call fixture
 
 pytestmark = pytest.mark.usefixtures("alice")
 
@@ -31,6 +30,8 @@ async def test_a_naive_time_is_in_the_users_zone_and_read_back_there(call: Any) 
         (made["id"], "Dentist", "2026-12-07T09:30+01:00", "2026-12-07T10:30+01:00", None),
         (utc["id"], "Call", "2026-12-07T16:00+01:00", "2026-12-07T16:30+01:00", None)]
     assert (await call("get_event", event_id=made["id"]))["location"] == "Rue X"
+    # an offset's "+" that a query string turned into a space is still an offset
+    assert len(await listed(call, "2026-12-07T10:00 01:00", "2026-12-07T17:00+01:00")) == 2
 
 
 async def test_all_day_events_are_dates_that_no_zone_shifts(call: Any, alice: Caller, fable: Fable) -> None:

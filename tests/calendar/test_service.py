@@ -117,3 +117,20 @@ async def test_bad_input_names_the_value_and_writes_nothing(fable: Fable, alice:
                 await create_event(session, alice, fields)
     async with fable.db.reading() as session:
         assert (await session.execute(select(CalendarEvent))).first() is None
+
+
+async def test_a_refused_change_leaves_the_session_as_it_was(fable: Fable, alice: Caller) -> None:
+    """Sync may go on in its session after a refusal: nothing of the refused change is pending."""
+    async with fable.db.transaction() as session:
+        event = await create_event(session, alice, EventFields(title="Gym", start=wall(2026, 12, 7, 18, 0),
+                                                               rrule="FREQ=WEEKLY"))
+        with pytest.raises(NotFound, match="note 999 not found"):
+            await update_event(session, alice, event.id, EventFields(title="Moved", start=wall(2026, 12, 8, 9, 0),
+                                                                     note_id=999))
+        with pytest.raises(InvalidInput, match="'nope' is not a colour"):
+            await update_event(session, alice, event.id, EventFields(title="x", color="nope"),
+                               occurrence=datetime(2026, 12, 14, 18, 0, tzinfo=PARIS))
+        await session.flush()
+    async with fable.db.reading() as session:
+        rows = (await session.execute(select(CalendarEvent.title, CalendarEvent.start_at))).all()
+    assert rows == [("Gym", datetime(2026, 12, 7, 17, 0, tzinfo=UTC))]

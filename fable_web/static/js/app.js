@@ -9,6 +9,7 @@ import { homeView } from "./views/home.js";
 import { notesView } from "./views/notes.js";
 import { noteView } from "./views/note.js";
 import { tasksView } from "./views/tasks.js";
+import { calendarView } from "./views/calendar.js";
 import { projectsView, projectView } from "./views/projects.js";
 import { settingsView } from "./views/settings.js";
 import { chatView } from "./views/chat.js";
@@ -20,6 +21,7 @@ route("/notes", notesView);
 route("/notes/new", noteView);
 route("/notes/:id", noteView);
 route("/tasks", tasksView);
+route("/calendar", calendarView);
 route("/projects", projectsView);
 route("/projects/:id", projectView);
 route("/settings", settingsView);
@@ -32,6 +34,7 @@ const NAV = [
   ["/", "Home", "◇"],
   ["/notes", "Notes", "¶"],
   ["/tasks", "Tasks", "✓"],
+  ["/calendar", "Calendar", "▤"],
   ["/projects", "Projects", "▦"],
   ["/chat", "Assistant", "✦"],
   ["/shared", "Sharing", "⇄"],

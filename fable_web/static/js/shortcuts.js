@@ -5,7 +5,7 @@ import { navigate } from "./router.js";
 const SHORTCUTS = [
   ["/", "Focus search"],
   ["n", "New note"],
-  ["g then h / n / t / p", "Go to home, notes, tasks, projects"],
+  ["g then h / n / t / c / p", "Go to home, notes, tasks, calendar, projects"],
   ["Ctrl + S", "Save the note being edited"],
   ["Esc", "Leave a field or close a dialog"],
   ["?", "Show this list"],
@@ -26,7 +26,7 @@ export function showShortcuts() {
   dialog.showModal();
 }
 
-const GO = { h: "/", n: "/notes", t: "/tasks", p: "/projects", s: "/settings" };
+const GO = { h: "/", n: "/notes", t: "/tasks", c: "/calendar", p: "/projects", s: "/settings" };
 
 export function installShortcuts(isSignedIn) {
   let pendingG = false;

@@ -1,7 +1,8 @@
-// Home: today's tasks by group, recent notes, and a box to capture a thought quickly.
+// Home: today's and the coming days' events, tasks by group, recent notes, and a box to capture a thought quickly.
 import { api } from "../api.js";
 import { clear, h, toast } from "../dom.js";
 import { session } from "../session.js";
+import { upcomingEvents } from "../calendar/upcoming.js";
 import { noteItem, taskRow } from "../widgets/items.js";
 import { modelAvailable, unavailable } from "../widgets/llm.js";
 
@@ -99,6 +100,6 @@ export async function homeView(main) {
   }
   main.append(
     h("div.page-head", {}, h("div", {}, h("h1", {}, `${greeting()}, ${session.user.username}`), h("p.muted", {}, dateLine))),
-    h("div.stack", {}, captureBox(refresh), h("div.grid-2", {}, tasks, notes)));
+    h("div.stack", {}, captureBox(refresh), upcomingEvents(), h("div.grid-2", {}, tasks, notes)));
   await refresh();
 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import re
+import time
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -65,3 +66,12 @@ def test_a_bad_rule_is_refused_in_words(rule: str, said: str) -> None:
 def test_a_rule_that_ends_before_its_start_is_refused() -> None:
     with pytest.raises(ValueError, match="no occurrence from the event's start"):
         last_start("FREQ=DAILY;UNTIL=20200101", wall(2026, 1, 1, 9), PARIS)
+
+
+def test_a_count_that_runs_for_centuries_is_refused_quickly() -> None:
+    """Its last occurrence is looked for within COUNT_YEARS, not to year 9999 (2 s here)."""
+    started = time.perf_counter()
+    with pytest.raises(ValueError, match="runs past 2076: give a smaller COUNT or an UNTIL"):
+        last_start("FREQ=DAILY;BYMONTH=2;BYMONTHDAY=29;COUNT=1000", wall(2026, 1, 5, 9), PARIS)
+    assert time.perf_counter() - started < 0.5
+    assert last_start("FREQ=WEEKLY;COUNT=1000", wall(2026, 1, 5, 9), PARIS) == wall(2045, 2, 27, 9)
