@@ -4,6 +4,10 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
+# caldav's HTTP library (niquests) brings urllib3-future, whose wheel overwrites urllib3 in place
+# (requests, schemathesis then run on the fork): built from source with this set, it installs
+# beside urllib3 as urllib3_future, which niquests then uses (docs/caldav.md)
+PIP    := URLLIB3_NO_OVERRIDE=1 PIP_NO_BINARY=urllib3-future $(BIN)/pip
 STAMP  := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 
@@ -29,11 +33,11 @@ $(BIN)/python:
 	$(BIN)/pip install -q --upgrade pip
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e .
+	$(PIP) install -q -e .
 	touch $@
 
 $(DEV_STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e ".[dev]"
+	$(PIP) install -q -e ".[dev]"
 	touch $@ $(STAMP)
 
 install: $(STAMP)

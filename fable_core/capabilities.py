@@ -64,6 +64,10 @@ CAPABILITIES: tuple[Capability, ...] = (
         "fable_core.notifications.sender",
     )),
     Capability("calendar", ("fable_core.calendar.events",)),  # which registers its morning-note section
+    Capability("caldav", (
+        "fable_core.caldav.accounts",
+        "fable_core.caldav.sync",
+    ), jobs=("fable_core.caldav.sync",)),
     Capability("weather", ("fable_core.weather.forecasts",), jobs=("fable_core.weather.morning",)),
     Capability("moments", ("fable_core.moments.moments",), jobs=("fable_core.moments.morning",)),
     Capability("profile", ("fable_core.profile.profile",), jobs=("fable_core.profile.learning",)),

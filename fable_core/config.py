@@ -157,6 +157,21 @@ class Settings(BaseModel):
         "message (a slow weather service never holds up anything else).",
     )
 
+    # calendar sync
+    fable_caldav_allow_hosts: list[str] = Field(
+        default_factory=list,
+        description="`host:port` pairs a CalDAV account may point at although they are not public "
+        "addresses (comma-separated): a CalDAV server on this machine or network (Radicale on "
+        "127.0.0.1:5232, a Nextcloud on the LAN). Empty: every CalDAV URL must resolve to public "
+        "addresses only, like every other user-given URL.",
+    )
+    fable_caldav_sync_interval: float = Field(
+        900, ge=30, le=86400,
+        description="Seconds between scheduled CalDAV syncs of each account (a sync with nothing "
+        "changed costs one small request). After a failure the next attempt backs off from one "
+        "minute, doubling up to an hour.",
+    )
+
     # email
     smtp_host: str | None = Field(
         None, description="SMTP server for password-reset and address-verification mail. Set, the "

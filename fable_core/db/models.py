@@ -35,9 +35,12 @@ __all__ = [
     "ApiKey",
     "AppLog",
     "Base",
+    "CaldavAccount",
     "CalendarEvent",
     "Conversation",
+    "EventSyncMark",
     "EventTombstone",
+    "EventVersion",
     "Group",
     "GroupMember",
     "InstanceSetting",
@@ -859,3 +862,72 @@ class EventTombstone(Base):
     caldav_href: Mapped[str] = mapped_column(Text, nullable=False)
     etag: Mapped[str | None] = mapped_column(Text)
     deleted_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now(), nullable=False)
+
+
+# --- caldav ----------------------------------------------------------------------------------
+
+
+class CaldavAccount(Base):
+    """A user's CalDAV server (one per user): its URL, the login with the password sealed
+    (:mod:`fable_core.sealed`, never returned), the calendar chosen from discovery, the
+    sync-collection token of the last pull, and the sync's health: when it last succeeded,
+    the last error, how many attempts failed in a row and when the next is due.
+    ``claimed_until`` is a running sync's lease: one sync per account at a time, across
+    processes (a process that dies lets its lease run out)."""
+
+    __tablename__ = "caldav_accounts"
+
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+    url: Mapped[str] = mapped_column(Text, nullable=False)
+    username: Mapped[str] = mapped_column(String(200), nullable=False)
+    password_sealed: Mapped[str] = mapped_column(Text, nullable=False)
+    calendar_href: Mapped[str | None] = mapped_column(Text)
+    calendar_name: Mapped[str | None] = mapped_column(String(300))
+    sync_token: Mapped[str | None] = mapped_column(Text)
+    last_success_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    last_attempt_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    last_error: Mapped[str | None] = mapped_column(Text)
+    failures: Mapped[int] = mapped_column(Integer, server_default="0", nullable=False)
+    next_attempt_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now(),
+                                                      nullable=False)
+    claimed_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = _created()
+    updated_at: Mapped[datetime] = _updated()
+
+    __table_args__ = (
+        Index("ix_caldav_accounts_due", "next_attempt_at", postgresql_where=text("calendar_href IS NOT NULL")),
+    )
+
+
+class EventVersion(Base):
+    """The side that lost a both-sides edit (or a local edit the server's deletion overrode),
+    kept as it was: ``side`` says whose it was (``local`` or ``server``), ``ical`` is the whole
+    VEVENT. Read through ``list_event_versions``."""
+
+    __tablename__ = "event_versions"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), nullable=False)
+    uid: Mapped[str] = mapped_column(String(255), nullable=False)
+    side: Mapped[str] = mapped_column(String(8), nullable=False)
+    reason: Mapped[str] = mapped_column(String(16), nullable=False)
+    title: Mapped[str] = mapped_column(Text, server_default="", nullable=False)
+    ical: Mapped[str] = mapped_column(Text, nullable=False)
+    modified_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = _created()
+
+    __table_args__ = (
+        CheckConstraint("side IN ('local', 'server')", name="ck_event_versions_side"),
+        Index("ix_event_versions_user_uid", "user_id", "uid", "id"),
+    )
+
+
+class EventSyncMark(Base):
+    """When an event (a series with its changed occurrences, or a single event) was last the
+    same here and on the CalDAV server: its ``updated_at`` then. An event with no mark, or
+    changed since (its row's or an override's ``updated_at`` later), is pushed by the next sync."""
+
+    __tablename__ = "event_sync_marks"
+
+    event_id: Mapped[int] = mapped_column(ForeignKey("events.id", ondelete="CASCADE"), primary_key=True)
+    synced_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)

@@ -80,6 +80,22 @@ async def test_journal_bench_runs_end_to_end_on_a_small_world(fable: Fable) -> N
     assert [f.name for f in journal.figures(result)] == ["gather p50 at 1,200 notes", "gather p95 at 1,200 notes"]
 
 
+async def test_caldav_bench_runs_end_to_end_against_radicale(fable: Fable, tmp_path: Path) -> None:
+    from support.caldav_server import radicale_server
+
+    from bench import caldav
+
+    with radicale_server(tmp_path / "radicale") as radicale:
+        local = Fable(fable.settings.model_copy(update={"fable_caldav_allow_hosts": [radicale.host]}), fable.db)
+        machine = record()
+        result = await caldav.run(local, radicale, events=20, runs=3)
+        machine.finish()
+    assert (result.events, result.pulled_again, result.quiet.samples) == (20, 0, 3)
+    markdown = caldav.render(result, machine, PeakMemory({}, 1.0))
+    assert markdown.startswith("## CalDAV sync") and "| sync_calendar, nothing changed | 3 |" in markdown
+    assert [f.name for f in caldav.figures(result)] == ["sync with no changes p50", "sync with no changes p99"]
+
+
 async def test_calendar_bench_runs_end_to_end_on_a_small_calendar(fable: Fable) -> None:
     from bench import calendar
 

@@ -1,7 +1,7 @@
 """weather forecasts, moments, the profile
 
 Revision ID: 0016
-Revises: 0014
+Revises: 0015
 
 ``weather_forecasts`` caches each user's forecast per place with the one fetched on an earlier
 day (to tell what changed); ``moments`` are what happened to a user, searchable by words
@@ -16,7 +16,7 @@ from pgvector.sqlalchemy import Vector
 from sqlalchemy.dialects import postgresql
 
 revision = "0016"
-down_revision = "0014"
+down_revision = "0015"
 branch_labels = None
 depends_on = None
 

@@ -4,6 +4,7 @@ export const TABS = [
   { id: "account", label: "Account", load: () => import("./account.js") },
   { id: "preferences", label: "Preferences", load: () => import("./preferences.js") },
   { id: "profile", label: "Profile", load: () => import("./profile.js") },
+  { id: "calendar-sync", label: "Calendar sync", load: () => import("./calendar_sync.js") },
   { id: "keys", label: "API keys", load: () => import("./keys.js") },
   { id: "users", label: "Users", admin: true, load: () => import("./users.js") },
   { id: "instance", label: "Instance", admin: true, load: () => import("./instance.js") },
