@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol, TypeVar
+from weakref import WeakKeyDictionary
 
 from sqlalchemy import (
     BindParameter,
@@ -188,13 +189,26 @@ _REACH_KEY = "fable.reach"
 
 async def reach_of(session: AsyncSession | AsyncConnection, caller: Caller) -> Reach:
     """What ``caller`` can reach besides their own rows: one query, remembered for the rest of
-    the database session (a call, or one phase of a call), so a revoked share stops working at
-    the next call."""
-    cache: dict[int, Reach] = session.info.setdefault(_REACH_KEY, {})
+    the database session or connection checkout (a call, or one phase of a call), so a revoked
+    share stops working at the next call."""
+    cache = _reach_cache(session)
     found = cache.get(caller.user_id)
     if found is None:
         found = cache[caller.user_id] = await _load_reach(session, caller.user_id)
     return found
+
+
+# A connection's ``info`` belongs to the pooled DBAPI connection and outlives the checkout (the
+# next user of that connection would read a reach from before a revocation): a checkout's reach
+# is kept beside it, for as long as its AsyncConnection object lives.
+_CHECKOUT_REACH: WeakKeyDictionary[AsyncConnection, dict[int, Reach]] = WeakKeyDictionary()
+
+
+def _reach_cache(session: AsyncSession | AsyncConnection) -> dict[int, Reach]:
+    if isinstance(session, AsyncConnection):
+        return _CHECKOUT_REACH.setdefault(session, {})
+    cache: dict[int, Reach] = session.info.setdefault(_REACH_KEY, {})
+    return cache
 
 
 def forget_reach(session: AsyncSession) -> None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from contextlib import AsyncExitStack
 from typing import Any
 
 import pytest
 from support.users import quick_user
 
+from fable_core.access import reach_of
 from fable_core.caller import Caller
 from fable_core.errors import Forbidden, InvalidInput, NotFound
 from fable_core.runtime import Fable
@@ -84,6 +86,24 @@ async def test_revoking_takes_effect_at_the_next_call_and_the_owner_is_told_noth
     await fable.call("unshare", {"share_id": made["id"]}, alice)
     with pytest.raises(NotFound):
         await fable.call("read_note", {"note_id": house["budget"]["id"]}, bob)
+
+
+async def test_a_revoked_share_is_gone_on_every_pooled_connection_not_only_in_new_sessions(
+        fable: Fable, alice: Caller, bob: Caller) -> None:
+    """Reads on a bare connection (the assistant's retrieval) remember the reach only while they
+    hold it: the pool hands the same database connection out again, and a reach kept on it
+    would outlive the revocation (found when a chat still retrieved an unshared note)."""
+    house = await _house(fable, alice)
+    made = await fable.call("share", {"note_id": house["budget"]["id"], "with_user": "bob"}, alice)
+
+    async def reaches_on_every_connection() -> list[bool]:
+        async with AsyncExitStack() as stack:
+            conns = [await stack.enter_async_context(fable.db.engine.connect()) for _ in range(3)]
+            return [house["budget"]["id"] in (await reach_of(c, bob)).notes for c in conns]
+
+    assert await reaches_on_every_connection() == [True, True, True]
+    await fable.call("unshare", {"share_id": made["id"]}, alice)
+    assert await reaches_on_every_connection() == [False, False, False]
 
 
 async def test_a_group_share_reaches_its_members_until_they_leave(
