@@ -14,9 +14,10 @@ from fable_core.runtime import Fable
 
 async def test_core_bench_runs_end_to_end_on_a_small_corpus(settings: Settings) -> None:
     machine = record()
-    result = await run(settings, notes=40, workers=3, processes=1, runs=4)
+    result = await run(settings, notes=40, workers=3, processes=1, runs=4, batch=10, single_seconds=0.5)
     machine.finish()
     assert result.notes == 40 and result.requested == 40 and result.load_rate > 0
+    assert result.single_notes > 0 and result.single_seconds > 0  # the one-call-per-note comparison ran
     assert [lat.name for lat in result.latencies] == [
         "create_note", "read_note", "list_notes", "search_notes",
         "read_note: bare SQL", "read_note: tool, no dispatcher", "read_note: dispatcher",
@@ -24,6 +25,7 @@ async def test_core_bench_runs_end_to_end_on_a_small_corpus(settings: Settings) 
     assert all(lat.samples == 4 and 0 < lat.p50_ms <= lat.p99_ms for lat in result.latencies)
     markdown = render(result, machine, PeakMemory({}, 1.0))
     assert markdown.startswith("## Core / dispatcher") and "| search_notes p50 |" in markdown
+    assert "one `create_note` call per note" in markdown
 
 
 def test_write_section_replaces_its_own_section_and_keeps_the_others(tmp_path: Path) -> None:
