@@ -157,6 +157,24 @@ class Settings(BaseModel):
         "message (a slow weather service never holds up anything else).",
     )
 
+    # the outside world
+    searxng_url: str | None = Field(
+        None,
+        description="Base URL of a SearXNG instance with its JSON API enabled (`search.formats: [html, json]` "
+        "in its settings.yml), for web and image search and the research tool. Absent: those tools are "
+        "not offered.",
+    )
+    fable_searxng_timeout: float = Field(
+        10.0, gt=0, le=60,
+        description="Seconds a SearXNG search may take before it fails with a clear message.",
+    )
+    fable_fetch_allow_hosts: list[str] = Field(
+        default_factory=list,
+        description="`host:port` pairs that research, feeds and images may fetch from although they are "
+        "not public addresses (comma-separated): an intranet site. Empty: every fetched URL must resolve "
+        "to public addresses only.",
+    )
+
     # calendar sync
     fable_caldav_allow_hosts: list[str] = Field(
         default_factory=list,

@@ -21,7 +21,9 @@ A URL that cannot be parsed (bad brackets or port, a host that is not valid IDNA
 HTTP client refuses), first hop or redirect, is ``Blocked``: no ``ValueError`` escapes. The
 connection goes to the checked address (the Host header and TLS SNI keep the name), so DNS cannot
 answer differently the second time. Redirects are followed by hand, each hop checked again; bodies
-are capped in bytes and the whole fetch in time.
+are capped in bytes and the whole fetch in time. An operator may let named ``host:port`` pairs
+through every hop of a fetch (an intranet wiki or feed; tests' fake web sites on 127.0.0.1:
+``FABLE_FETCH_ALLOW_HOSTS``, passed as ``allow``).
 
 :func:`post` sends to a user-given endpoint (a Web Push service) the same way: the address is
 checked and connected to as checked, no redirect is followed, the answer's body is capped and
@@ -34,8 +36,8 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
-from collections.abc import Container
-from dataclasses import dataclass
+from collections.abc import Container, Mapping
+from dataclasses import dataclass, field
 from urllib.parse import SplitResult, urljoin, urlsplit
 
 import httpx
@@ -60,11 +62,20 @@ class Blocked(InvalidInput):
 
 @dataclass(frozen=True, slots=True)
 class Fetched:
+    """What a GET answered: ``content`` is the body's bytes (at most ``max_bytes`` of them;
+    ``truncated`` if there were more), ``headers`` the response's, names in lower case."""
+
     url: str
     status: int
     content_type: str
-    text: str
+    content: bytes
     truncated: bool
+    encoding: str = "utf-8"
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return self.content.decode(self.encoding, errors="replace")
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,19 +212,24 @@ async def _target(url: str, allow: Container[str]) -> tuple[str, dict[str, str],
 
 async def fetch(
     url: str, *, max_bytes: int = MAX_BYTES, timeout: float = TIMEOUT,  # noqa: ASYNC109  fetch's own deadline
-    max_redirects: int = MAX_REDIRECTS, allow_first_hop: Container[str] = (),
+    max_redirects: int = MAX_REDIRECTS, allow: Container[str] = (), allow_first_hop: Container[str] = (),
+    headers: Mapping[str, str] | None = None,
 ) -> Fetched:
-    """GET ``url`` safely. ``allow_first_hop`` ("host:port" names) exempts only the first
-    request from the address check; it exists for tests of the redirect check, nothing else."""
+    """GET ``url`` safely, sending ``headers`` too (``If-None-Match``, ``Accept``).
+
+    ``allow`` ("host:port" names, the operator's ``FABLE_FETCH_ALLOW_HOSTS``) exempts those
+    hosts from the address check on every hop; ``allow_first_hop`` exempts only the first
+    request, and exists for tests of the redirect check, nothing else."""
     try:
         async with asyncio.timeout(timeout), httpx.AsyncClient(
             follow_redirects=False, timeout=timeout, event_hooks={"response": [_check_location]},
         ) as http:
-            allow = allow_first_hop
+            first: Container[str] = allow_first_hop
             for _ in range(max_redirects + 1):
-                direct, headers, extensions = await _target(url, allow)
-                allow = ()
-                async with http.stream("GET", direct, headers=headers, extensions=extensions) as response:
+                direct, extra, extensions = await _target(url, _Either(allow, first))
+                first = ()
+                async with http.stream("GET", direct, headers={**(headers or {}), **extra},
+                                       extensions=extensions) as response:
                     if response.is_redirect and "location" in response.headers:
                         url = _next_hop(url, response.headers["location"])
                         continue
@@ -237,9 +253,20 @@ async def _read(url: str, response: httpx.Response, max_bytes: int) -> Fetched:
             truncated = True
             break
     raw = b"".join(chunks)[:max_bytes]
-    return Fetched(url=url, status=response.status_code,
-                   content_type=response.headers.get("content-type", ""),
-                   text=raw.decode(response.encoding or "utf-8", errors="replace"), truncated=truncated)
+    return Fetched(url=url, status=response.status_code, content_type=response.headers.get("content-type", ""),
+                   content=raw, truncated=truncated, encoding=response.encoding or "utf-8",
+                   headers={k.lower(): v for k, v in response.headers.items()})
+
+
+@dataclass(frozen=True, slots=True)
+class _Either:
+    """A name is exempt if either set names it."""
+
+    one: Container[str]
+    other: Container[str]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.one or name in self.other
 
 
 async def post(
