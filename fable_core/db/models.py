@@ -998,7 +998,7 @@ class FeedItem(Base):
     note_id: Mapped[int | None] = mapped_column(ForeignKey("notes.id", ondelete="SET NULL"))
     embedding_model: Mapped[str | None] = mapped_column(String(200))
     dims: Mapped[int | None] = mapped_column(Integer)
-    embedding: Mapped[Any] = mapped_column(Vector(), deferred=True)
+    embedding: Mapped[Any] = mapped_column(Vector(), nullable=True, deferred=True)
     created_at: Mapped[datetime] = _created()
     # only PostgreSQL reads it (search); never loaded into Python
     search_vector: Mapped[Any] = mapped_column(
