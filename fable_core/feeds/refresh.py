@@ -45,13 +45,13 @@ if TYPE_CHECKING:
     from fable_core.config import Settings
     from fable_core.runtime import Fable
 
-__all__ = ["ACCEPT", "MAX_BACKOFF", "MAX_BYTES", "FeedRef", "Outcome", "backoff", "embed_later", "fetch_feed",
+__all__ = ["ACCEPT", "MAX_BACKOFF", "MAX_BYTES", "Answer", "FeedRef", "Outcome", "backoff", "embed_later", "fetch_feed",
            "refresh", "refresh_due", "store_entries"]
 
 MAX_BYTES = 5_000_000
 MAX_BACKOFF = timedelta(days=1)
 ACCEPT = "application/rss+xml, application/atom+xml, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.5"
-USER_AGENT = "Fable feed reader (+https://github.com/fable)"
+USER_AGENT = "Fable feed reader"
 _log = logging.getLogger(__name__)
 
 
@@ -75,7 +75,9 @@ class Outcome:
 
 
 @dataclass(frozen=True, slots=True)
-class _Answer:
+class Answer:
+    """A fetched feed, parsed, with the validators to send next time."""
+
     parsed: Parsed | None  # None: not modified
     etag: str | None
     last_modified: str | None
@@ -89,7 +91,7 @@ def backoff(failures: int) -> timedelta:
 
 
 async def fetch_feed(settings: Settings, url: str, etag: str | None = None,
-                     last_modified: str | None = None) -> _Answer:
+                     last_modified: str | None = None) -> Answer:
     """Fetch and parse the feed at ``url`` (conditionally, with validators given). NotAFeed,
     Blocked or Unavailable when it cannot be read."""
     headers = {"Accept": ACCEPT, "User-Agent": USER_AGENT}
@@ -101,13 +103,13 @@ async def fetch_feed(settings: Settings, url: str, etag: str | None = None,
                                timeout=settings.fable_feed_timeout, headers=headers)
     validators = (fetched.headers.get("etag"), fetched.headers.get("last-modified"))
     if fetched.status == 304:
-        return _Answer(None, *validators)
+        return Answer(None, *validators)
     if fetched.status != 200:
         raise Unavailable(f"the feed at {url[:200]!r} answered HTTP {fetched.status}", url=url[:200],
                           status=fetched.status)
     if fetched.truncated:
         raise NotAFeed(f"the feed at {url[:200]!r} is larger than {MAX_BYTES // 1_000_000} MB", url=url[:200])
-    return _Answer(await parse(fetched.content, fetched.url, fetched.content_type), *validators)
+    return Answer(await parse(fetched.content, fetched.url, fetched.content_type), *validators)
 
 
 async def refresh(fable: Fable, feeds: Sequence[FeedRef]) -> list[Outcome]:
@@ -145,7 +147,7 @@ async def _failed(fable: Fable, feed: FeedRef, error: str) -> None:
                                   .values(next_fetch_at=now + backoff(failures)))
 
 
-async def _store(fable: Fable, feed: FeedRef, answer: _Answer) -> list[int]:
+async def _store(fable: Fable, feed: FeedRef, answer: Answer) -> list[int]:
     """Record a successful fetch; the ids of the items it added."""
     now = datetime.now(UTC)
     values: dict[str, object] = {

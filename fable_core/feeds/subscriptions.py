@@ -4,9 +4,9 @@ list by category, rename or recategorise, unsubscribe, and refresh now."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import StringConstraints
+from pydantic import Field, StringConstraints
 from sqlalchemy import delete, func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -26,6 +26,8 @@ from fable_core.feeds.views import (
     RefreshedFeed,
     RefreshResult,
 )
+from fable_core.knowledge.paging import decode_cursor, encode_cursor
+from fable_core.knowledge.types import Cursor
 from fable_core.knowledge.views import Deleted
 from fable_core.tools import Context, Route, tool
 
@@ -80,8 +82,10 @@ async def _refuse_taken(session: AsyncSession, caller: Caller, url: str) -> None
 
 
 @tool(title="List feeds", scope="read", route=Route("GET", "/feeds"))
-async def list_feeds(ctx: Context, category: Category | None = None) -> FeedList:
+async def list_feeds(ctx: Context, category: Category | None = None,
+                     limit: Annotated[int, Field(ge=1, le=500)] = 200, cursor: Cursor = None) -> FeedList:
     """Your feeds by category and name, with their item and unread counts and refresh errors."""
+    offset = _offset(decode_cursor(cursor, "feeds"))
     counts = (select(FeedItem.feed_id, func.count().label("items"),
                      func.count().filter(FeedItem.read_at.is_(None)).label("unread"))
               .where(owned_by(FeedItem, ctx.caller)).group_by(FeedItem.feed_id).subquery())
@@ -89,8 +93,19 @@ async def list_feeds(ctx: Context, category: Category | None = None) -> FeedList
             .outerjoin(counts, counts.c.feed_id == Feed.id).where(owned_by(Feed, ctx.caller)))
     if category is not None:
         stmt = stmt.where(Feed.category == category)
-    rows = (await ctx.session.execute(stmt.order_by(Feed.category, func.lower(Feed.name), Feed.id))).all()
-    return FeedList(feeds=[_view(feed, items, unread) for feed, items, unread in rows])
+    rows = (await ctx.session.execute(stmt.order_by(Feed.category, func.lower(Feed.name), Feed.id)
+                                      .offset(offset).limit(limit + 1))).all()
+    more = encode_cursor("feeds", [offset + limit]) if len(rows) > limit else None
+    return FeedList(feeds=[_view(feed, items, unread) for feed, items, unread in rows[:limit]], next_cursor=more)
+
+
+def _offset(position: list[Any] | None) -> int:
+    if not position:
+        return 0
+    if type(position[0]) is not int or position[0] < 0:
+        raise InvalidInput("cursor is not valid for this listing; pass next_cursor from the same call unchanged",
+                           field="cursor")
+    return position[0]
 
 
 async def _info(session: AsyncSession, feed: Feed) -> FeedInfo:

@@ -38,6 +38,7 @@ class FeedInfo(BaseModel):
 
 class FeedList(BaseModel):
     feeds: list[FeedInfo]
+    next_cursor: str | None = absent_when_none()
 
 
 class RefreshedFeed(BaseModel):

@@ -87,6 +87,10 @@ async def test_list_change_unsubscribe_each_user_their_own(call: Call, site: Fak
     bobs = await call("subscribe_feed", url=f"{site_url}/news.xml", as_=bob)  # his own subscription
     assert [f["name"] for f in (await call("list_feeds"))["feeds"]] == ["Blog", "Daily News"]
     assert [f["name"] for f in (await call("list_feeds", category="news"))["feeds"]] == ["Daily News"]
+    first = await call("list_feeds", limit=1)
+    second = await call("list_feeds", limit=1, cursor=first["next_cursor"])
+    assert [f["name"] for f in first["feeds"] + second["feeds"]] == ["Blog", "Daily News"]
+    assert "next_cursor" not in second
     changed = await outside_fable.call("update_feed", {"feed_id": blog["id"], "name": "My blog",
                                                        "category": "friends"}, alice)
     assert (changed["name"], changed["category"], changed["items"]) == ("My blog", "friends", 1)
