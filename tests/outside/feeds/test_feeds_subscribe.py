@@ -134,3 +134,13 @@ async def test_bad_input_is_refused_on_every_surface_and_changes_nothing(
         result = await client.call_tool("list_feeds", {})
         assert not result.is_error and data(result) == {"feeds": []}
     assert site.requests == []
+
+
+async def test_a_feed_cannot_read_local_files_through_external_entities(call: Call, site: FakeSite,
+                                                                        site_url: str) -> None:
+    site.put("/xxe.xml", '<?xml version="1.0"?><!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]>'
+             '<rss version="2.0"><channel><title>T</title><item><title>Hi &x;</title><guid>1</guid>'
+             "<description>&x;</description></item></channel></rss>", "application/rss+xml")
+    await call("subscribe_feed", url=f"{site_url}/xxe.xml")
+    [item] = (await call("list_feed_items", full=True))["items"]
+    assert "root:" not in str(item)
