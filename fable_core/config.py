@@ -189,6 +189,21 @@ class Settings(BaseModel):
         "changed costs one small request). After a failure the next attempt backs off from one "
         "minute, doubling up to an hour.",
     )
+    fable_feed_refresh_interval: float = Field(
+        1800, ge=60, le=86400,
+        description="Seconds between scheduled refreshes of each RSS/Atom feed (a feed that has not changed "
+        "costs one conditional request answered 304). After a failure the next attempt backs off from one "
+        "minute, doubling up to a day.",
+    )
+    fable_feed_timeout: float = Field(
+        15.0, gt=0, le=120,
+        description="Seconds one feed's fetch may take; a slower feed fails (its error recorded, its next "
+        "attempt backed off) while the others refresh.",
+    )
+    fable_feed_concurrency: int = Field(
+        8, ge=1, le=64,
+        description="Feeds one refresh fetches at once.",
+    )
 
     # email
     smtp_host: str | None = Field(

@@ -4,7 +4,9 @@ documents each marked as the model expects, :mod:`.prefixes`; thresholds calibra
 the background.
 
 The worker embeds a note (as a document) after every committed save (it subscribes to
-``NoteChanged``) and, shortly after start, backfills every note whose embedding is missing,
+``NoteChanged``), feed items as a refresh stores them (:meth:`EmbeddingWorker.enqueue_feed_items`;
+their vectors live on ``feed_items`` itself, searched exactly: a user has a few thousand at most)
+and, shortly after start, backfills every note and feed item whose embedding is missing,
 older than the note, or stored under another name (``note_embeddings.model`` holds the model
 and how documents were marked, :attr:`Marking.space`) — so changing ``EMBED_MODEL`` or the
 document prefix re-embeds everything. Embedding happens outside any transaction (a slow model
@@ -40,7 +42,7 @@ from fable_core.assistant.prefixes import InputType, Marking, marking_for
 from fable_core.assistant.providers.base import Provider
 from fable_core.config import Settings
 from fable_core.db.database import Database
-from fable_core.db.models import Note, NoteEmbedding
+from fable_core.db.models import FeedItem, Note, NoteEmbedding
 from fable_core.errors import Unavailable
 from fable_core.events import Event, EventBus, NoteChanged
 from fable_core.knowledge.vectors import note_text
@@ -198,6 +200,7 @@ class EmbeddingWorker:
         self.retry_after = retry_after
         self._events = events
         self._pending: dict[int, None] = {}
+        self._pending_items: dict[int, None] = {}  # feed items
         self._wake = asyncio.Event()
         self._idle = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
@@ -222,7 +225,16 @@ class EmbeddingWorker:
     def enqueue(self, note_ids: Sequence[int]) -> None:
         for note_id in note_ids:
             self._pending[note_id] = None
-        if self._pending:
+        self._woken()
+
+    def enqueue_feed_items(self, item_ids: Sequence[int]) -> None:
+        """Embed these feed items (a refresh stored them) soon, after any queued notes."""
+        for item_id in item_ids:
+            self._pending_items[item_id] = None
+        self._woken()
+
+    def _woken(self) -> None:
+        if self._pending or self._pending_items:
             self._idle.clear()
             self._wake.set()
 
@@ -240,7 +252,22 @@ class EmbeddingWorker:
             self._backfilled.set()
 
     async def backfill(self) -> int:
-        """Queue every note lacking a current embedding; returns how many."""
+        """Queue every note and feed item lacking a current embedding; returns how many."""
+        return await self._backfill_notes() + await self._backfill_feed_items()
+
+    async def _backfill_feed_items(self) -> int:
+        after, total = 0, 0
+        while True:
+            async with self.db.transaction() as s:
+                ids = list((await s.execute(
+                    select(FeedItem.id).where(FeedItem.id > after, FeedItem.embedding_model.is_distinct_from(
+                        self.embedder.model)).order_by(FeedItem.id).limit(1000))).scalars())
+            if not ids:
+                return total
+            self.enqueue_feed_items(ids)
+            total, after = total + len(ids), ids[-1]
+
+    async def _backfill_notes(self) -> int:
         after, total = 0, 0
         while True:
             async with self.db.transaction() as s:
@@ -258,23 +285,25 @@ class EmbeddingWorker:
 
     async def _run(self) -> None:
         while True:
-            if not self._pending:
+            if not self._pending and not self._pending_items:
                 self._idle.set()
                 self._wake.clear()
                 await self._wake.wait()
             if self.gate is not None:
                 await self.gate.quiet()
-            ids = list(self._pending)[: self.batch]
+            pending, embed, what = ((self._pending, self.embed_notes, "notes") if self._pending
+                                    else (self._pending_items, self.embed_feed_items, "feed items"))
+            ids = list(pending)[: self.batch]
             try:
-                await self.embed_notes(ids)
+                await embed(ids)
             except Unavailable as e:
                 _log.warning("embedding paused for %.0f s: %s", self.retry_after, e.message)
                 await asyncio.sleep(self.retry_after)
                 continue
             except Exception:  # noqa: BLE001 - one bad batch must not stop the worker
-                _log.exception("embedding notes %s failed; skipping them", ids)
-            for note_id in ids:
-                self._pending.pop(note_id, None)
+                _log.exception("embedding %s %s failed; skipping them", what, ids)
+            for row_id in ids:
+                pending.pop(row_id, None)
 
     async def embed_notes(self, ids: Sequence[int]) -> int:
         """Embed the given notes whose text changed since their last embedding."""
@@ -297,6 +326,24 @@ class EmbeddingWorker:
         return len(todo)
 
 
+    async def embed_feed_items(self, ids: Sequence[int]) -> int:
+        """Embed the given feed items not yet embedded with this model (an item's text does
+        not change once stored)."""
+        model = self.embedder.model
+        async with self.db.reading() as s:
+            items = (await s.execute(
+                select(FeedItem.id, FeedItem.title, FeedItem.content)
+                .where(FeedItem.id.in_(ids), FeedItem.embedding_model.is_distinct_from(model)))).all()
+        if not items:
+            return 0
+        vectors = await self.embedder.embed([note_text(t, c) for _, t, c in items], "document")
+        async with self.db.transaction() as s:
+            await s.execute(_SET_ITEM, [{"id": item_id, "model": model, "dims": len(vector),
+                                         "embedding": _literal(vector)}
+                                        for (item_id, _, _), vector in zip(items, vectors, strict=True)])
+        return len(items)
+
+
 def _literal(vector: Sequence[float]) -> str:
     return "[" + ",".join(repr(float(v)) for v in vector) + "]"
 
@@ -308,3 +355,8 @@ _UPSERT = text(
     "content_hash = excluded.content_hash, embedding = excluded.embedding, updated_at = now()"
 )
 
+
+_SET_ITEM = text(
+    "UPDATE feed_items SET embedding_model = :model, dims = :dims, embedding = CAST(:embedding AS vector) "
+    "WHERE id = :id"
+)

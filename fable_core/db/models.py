@@ -41,6 +41,8 @@ __all__ = [
     "EventSyncMark",
     "EventTombstone",
     "EventVersion",
+    "Feed",
+    "FeedItem",
     "Group",
     "GroupMember",
     "InstanceSetting",
@@ -931,3 +933,81 @@ class EventSyncMark(Base):
 
     event_id: Mapped[int] = mapped_column(ForeignKey("events.id", ondelete="CASCADE"), primary_key=True)
     synced_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+
+# --- feeds -----------------------------------------------------------------------------------
+
+
+class Feed(Base):
+    """A user's subscription to an RSS or Atom feed: its URL, name and category, the validators
+    of the last answer (``etag``, ``last_modified``: sent back as a conditional GET) and the
+    refresh's health: when it last succeeded, the last error, how many refreshes failed in a
+    row and when the next is due (backing off after failures)."""
+
+    __tablename__ = "feeds"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = _owner()
+    url: Mapped[str] = mapped_column(Text, nullable=False)
+    name: Mapped[str] = mapped_column(String(200), nullable=False)
+    category: Mapped[str] = mapped_column(String(100), server_default="", nullable=False)
+    site_url: Mapped[str | None] = mapped_column(Text)
+    etag: Mapped[str | None] = mapped_column(Text)
+    last_modified: Mapped[str | None] = mapped_column(Text)
+    last_success_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    last_attempt_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    last_error: Mapped[str | None] = mapped_column(Text)
+    failures: Mapped[int] = mapped_column(Integer, server_default="0", nullable=False)
+    next_fetch_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now(),
+                                                    nullable=False)
+    created_at: Mapped[datetime] = _created()
+    updated_at: Mapped[datetime] = _updated()
+
+    __table_args__ = (
+        UniqueConstraint("user_id", "url", name="uq_feeds_user_url"),
+        Index("ix_feeds_next_fetch_at", "next_fetch_at"),
+    )
+
+
+FEED_ITEM_VECTOR_SQL = (
+    "setweight(to_tsvector('english'::regconfig, coalesce(title, '')), 'A') || "
+    "setweight(to_tsvector('english'::regconfig, coalesce(content, '')), 'C')"
+)
+
+
+class FeedItem(Base):
+    """One entry of a feed, as text (its HTML stripped: nothing from a feed is ever rendered as
+    markup), kept once per ``guid`` (the entry's id, else its link) and pruned to the newest
+    per feed. ``published_at`` is the entry's date (its fetch time when it has none);
+    ``note_id`` the note it was saved as. ``embedding`` (with ``embedding_model`` and ``dims``)
+    is written in the background by the assistant's embedding worker."""
+
+    __tablename__ = "feed_items"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    feed_id: Mapped[int] = mapped_column(ForeignKey("feeds.id", ondelete="CASCADE"), nullable=False)
+    user_id: Mapped[int] = _owner()
+    guid: Mapped[str] = mapped_column(Text, nullable=False)
+    link: Mapped[str | None] = mapped_column(Text)
+    title: Mapped[str] = mapped_column(String(500), server_default="", nullable=False)
+    content: Mapped[str] = mapped_column(Text, server_default="", nullable=False)
+    author: Mapped[str | None] = mapped_column(String(200))
+    published_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now(),
+                                                   nullable=False)
+    read_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    note_id: Mapped[int | None] = mapped_column(ForeignKey("notes.id", ondelete="SET NULL"))
+    embedding_model: Mapped[str | None] = mapped_column(String(200))
+    dims: Mapped[int | None] = mapped_column(Integer)
+    embedding: Mapped[Any] = mapped_column(Vector(), nullable=True, deferred=True)
+    created_at: Mapped[datetime] = _created()
+    # only PostgreSQL reads it (search); never loaded into Python
+    search_vector: Mapped[Any] = mapped_column(
+        TSVECTOR, Computed(FEED_ITEM_VECTOR_SQL, persisted=True), deferred=True
+    )
+
+    __table_args__ = (
+        UniqueConstraint("feed_id", "guid", name="uq_feed_items_feed_guid"),
+        Index("ix_feed_items_feed_newest", "feed_id", "published_at", "id"),
+        Index("ix_feed_items_user_newest", "user_id", "published_at", "id"),
+        Index("ix_feed_items_search_vector", "search_vector", postgresql_using="gin"),
+    )
