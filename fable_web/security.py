@@ -49,8 +49,9 @@ class SecurityMiddleware:
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
-                headers.extend(_HEADERS)
-                if api and not any(k == b"cache-control" for k, _ in headers):
+                present = {k.lower() for k, _ in headers}  # a response's own (an image's stricter CSP) stand
+                headers.extend(h for h in _HEADERS if h[0] not in present)
+                if api and b"cache-control" not in present:
                     headers.append(_NO_STORE)
                 message = {**message, "headers": headers}
             await send(message)
