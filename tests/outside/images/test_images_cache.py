@@ -10,10 +10,10 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from images_helpers import png
 from mcp import Client
 from outside_helpers import Api, Call
 from sqlalchemy import func, select
+from support.images import png
 from support.searxng import FakeSearxng, image_result
 from support.web_site import FakeSite
 

@@ -141,7 +141,8 @@ function imageInserter(source, error, changed) {
         const alt = file.name.replace(/\.[^.]*$/, "").replace(/[[\]\n]/g, " ").slice(0, 200);
         const saved = await api.upload("/images/upload", file, { alt });
         const at = source.selectionStart ?? source.value.length;
-        const text = `${saved.markdown}\n`;
+        const before = source.value.slice(0, at);
+        const text = `${before && !before.endsWith("\n") ? "\n\n" : ""}${saved.markdown}\n`;
         source.value = source.value.slice(0, at) + text + source.value.slice(source.selectionEnd ?? at);
         source.selectionStart = source.selectionEnd = at + text.length;
         changed();

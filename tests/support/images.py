@@ -1,4 +1,4 @@
-"""Helpers of the image tests: real, tiny images (a browser draws them), made here."""
+"""Real, tiny images for tests (a browser draws them): PNGs of one colour, made here."""
 
 from __future__ import annotations
 
