@@ -156,7 +156,18 @@ async def test_upload_by_raw_body_multipart_and_mcp_base64(
                     {"json": {"content": "not base64!"}}):
             answer = await http.post("/images/upload", **bad)  # type: ignore[arg-type]
             assert answer.status_code == 422, (bad, answer.text)
-    assert await stored(outside_fable, alice) == 1
+        # an upload may be larger than FABLE_MAX_BODY_BYTES, up to the image limit
+        limit = outside_fable.settings.fable_image_max_bytes
+        assert outside_fable.settings.fable_max_body_bytes < 3_000_000 < limit
+        big = await http.post("/images/upload", content=b"\xff\xd8\xff\xe0" + bytes(3_000_000),
+                              headers={"content-type": "application/octet-stream"})
+        assert big.status_code == 201 and big.json()["content_type"] == "image/jpeg"
+        huge = await http.post("/images/upload", content=b"\xff\xd8\xff\xe0" + bytes(limit),
+                               headers={"content-type": "application/octet-stream"})
+        assert huge.status_code == 413 and huge.json()["error"]["type"] == "payload_too_large"
+        too_big_elsewhere = await http.post("/notes", json={"title": "x", "body": "y" * 3_000_000})
+        assert too_big_elsewhere.status_code == 413
+    assert await stored(outside_fable, alice) == 2
 
     import base64
     async with Client(build_server(outside_fable, replace(alice, surface="mcp"))) as client:
@@ -168,7 +179,7 @@ async def test_upload_by_raw_body_multipart_and_mcp_base64(
         assert base64.b64decode(got.content[0].data) == RED  # type: ignore[union-attr]
         refused = await client.call_tool("upload_image", {"content": base64.b64encode(b"%PDF-1.7").decode()})
         assert refused.is_error and "not_an_image" in refused.content[0].text  # type: ignore[union-attr]
-    assert await stored(outside_fable, alice) == 2
+    assert await stored(outside_fable, alice) == 3
 
 
 async def test_search_images_gives_compact_results(call: Call, searxng: FakeSearxng) -> None:
