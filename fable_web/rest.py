@@ -172,7 +172,7 @@ async def _binary_args(request: Request, binary: str, arrays: frozenset[str]) ->
         form = await request.form()
     except FableError:  # the body limit
         raise
-    except Exception as e:
+    except Exception as e:  # python-multipart's and Starlette's many parse errors: all a malformed form
         raise InvalidInput(f"the multipart body could not be read: {e}", errors=[]) from e
     try:
         for key, value in form.multi_items():
