@@ -17,7 +17,8 @@ anywhere else), and each caller says which question it asks:
 - **readable**: may the caller read it (listings, loads, retrieval): :func:`readable`,
   :func:`visible`, :func:`get_visible` (which also checks a permission to change: ``need``),
   :func:`visible_ids`, :func:`reach_parts` for listings ordered by recency, :func:`visible_row` /
-  :func:`fetch_visible` for the hot read;
+  :func:`fetch_visible` for the hot read; :func:`image_readable` for images (their owner's, or
+  embedded in a note of the owner's the caller may read);
 - **owned by**: is it the caller's own (their drafts, settings, conversations, duplicate titles
   of their own): :func:`owned_by`, :func:`owned_by_param`;
 - **of user**: the rows of one account, by id (API keys, sessions, tokens; the notes of the owner

@@ -70,7 +70,7 @@ async def test_it_is_served_with_its_sniffed_type_and_safety_headers(
 @pytest.mark.parametrize("url", [
     "http://127.0.0.1:9/x.png", "http://2130706433/x.png", "http://0x7f.1/x.png", "http://10.0.0.8/x.png",
     "http://192.168.1.1/x.png", "http://169.254.169.254/latest/meta-data/", "http://[::1]/x.png",
-    "http://[::ffff:127.0.0.1]/x.png", "file:///etc/passwd", "ftp://example.org/x.png",
+    "http://[::ffff:127.0.0.1]/x.png", "http://localhost/x.png", "file:///etc/passwd", "ftp://example.org/x.png",
 ])
 async def test_loopback_private_and_metadata_urls_are_refused(call: Call, url: str, outside_fable: Fable,
                                                               alice: Caller) -> None:
