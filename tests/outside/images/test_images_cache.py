@@ -5,7 +5,9 @@ user's image is not found unless a note of its owner that embeds it is shared wi
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,6 +16,7 @@ from mcp import Client
 from outside_helpers import Api, Call
 from sqlalchemy import func, select
 from support.images import png
+from support.mcp_clients import http_connect, make_key
 from support.searxng import FakeSearxng, image_result
 from support.web_site import FakeSite
 
@@ -169,17 +172,29 @@ async def test_upload_by_raw_body_multipart_and_mcp_base64(
         assert too_big_elsewhere.status_code == 413
     assert await stored(outside_fable, alice) == 2
 
-    import base64
     async with Client(build_server(outside_fable, replace(alice, surface="mcp"))) as client:
         up = await client.call_tool("upload_image", {"content": base64.b64encode(RED).decode()})
         assert not up.is_error
-        image_id = int(up.content[0].text.split('"id":')[1].split(",")[0])  # type: ignore[union-attr]
+        image_id = json.loads(up.content[0].text)["id"]  # type: ignore[union-attr]
         got = await client.call_tool("get_image", {"image_id": image_id})
         assert got.content[0].type == "image" and got.content[0].mime_type == "image/png"  # type: ignore[union-attr]
         assert base64.b64decode(got.content[0].data) == RED  # type: ignore[union-attr]
         refused = await client.call_tool("upload_image", {"content": base64.b64encode(b"%PDF-1.7").decode()})
         assert refused.is_error and "not_an_image" in refused.content[0].text  # type: ignore[union-attr]
     assert await stored(outside_fable, alice) == 3
+
+
+async def test_over_mcp_http_an_image_is_an_image_block_and_another_users_is_not_found(
+        outside_fable: Fable, outside_url: str, alice: Caller, bob: Caller) -> None:
+    async with http_connect(f"{outside_url}/mcp", await make_key(outside_fable, alice)) as client:
+        up = await client.call_tool("upload_image", {"content": base64.b64encode(BLUE).decode(), "alt": "b"})
+        image_id = json.loads(up.content[0].text)["id"]  # type: ignore[union-attr]
+        got = await client.call_tool("get_image", {"image_id": image_id})
+        assert [c.type for c in got.content] == ["image"] and got.content[0].mime_type == "image/png"  # type: ignore[union-attr]
+        assert base64.b64decode(got.content[0].data) == BLUE  # type: ignore[union-attr]
+    async with http_connect(f"{outside_url}/mcp", await make_key(outside_fable, bob)) as client:
+        other = await client.call_tool("get_image", {"image_id": image_id})
+        assert other.is_error and "not_found" in other.content[0].text  # type: ignore[union-attr]
 
 
 async def test_search_images_gives_compact_results(call: Call, searxng: FakeSearxng) -> None:
