@@ -39,20 +39,21 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def serve_in_process(database_url: str, port: int, make_app: AppFactory) -> None:
-    """Serve ``make_app(fable)`` on 127.0.0.1:``port`` until terminated."""
+def serve_in_process(database_url: str, port: int, make_app: AppFactory, data_dir: Path | None = None) -> None:
+    """Serve ``make_app(fable)`` on 127.0.0.1:``port`` until terminated (its data dir the
+    system's temporary directory unless given: the images bench serves files from its own)."""
     import uvloop
 
-    uvloop.run(_serve(database_url, port, make_app))
+    uvloop.run(_serve(database_url, port, make_app, data_dir or Path(tempfile.gettempdir())))
 
 
-async def _serve(database_url: str, port: int, make_app: AppFactory) -> None:
+async def _serve(database_url: str, port: int, make_app: AppFactory, data_dir: Path) -> None:
     import uvicorn
 
     from fable_web.server import uvicorn_config
 
     settings = load_settings({}, database_url=database_url, llm_provider="none",
-                             fable_secret_key="bench-secret", fable_data_dir=Path(tempfile.gettempdir()))
+                             fable_secret_key="bench-secret", fable_data_dir=data_dir)
     fable = await Fable.open(settings, migrate=False)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -66,11 +67,11 @@ async def _serve(database_url: str, port: int, make_app: AppFactory) -> None:
 
 
 def start_servers(module: str, database_url: str, port: int, ready_path: str,
-                  count: int = 1) -> list[subprocess.Popen[bytes]]:
-    """Start ``count`` processes of ``python -m module --serve port`` and wait until
+                  count: int = 1, extra: tuple[str, ...] = ()) -> list[subprocess.Popen[bytes]]:
+    """Start ``count`` processes of ``python -m module --serve port [extra...]`` and wait until
     ``ready_path`` answers 200 (then a moment more, so that every process shares the port)."""
     procs = [subprocess.Popen([sys.executable, "-m", module, "--serve", str(port),
-                               "--database-url", database_url]) for _ in range(count)]
+                               "--database-url", database_url, *extra]) for _ in range(count)]
     deadline = time.monotonic() + 60
     while True:
         try:

@@ -17,7 +17,8 @@ anywhere else), and each caller says which question it asks:
 - **readable**: may the caller read it (listings, loads, retrieval): :func:`readable`,
   :func:`visible`, :func:`get_visible` (which also checks a permission to change: ``need``),
   :func:`visible_ids`, :func:`reach_parts` for listings ordered by recency, :func:`visible_row` /
-  :func:`fetch_visible` for the hot read;
+  :func:`fetch_visible` for the hot read; :func:`image_readable` for images (their owner's, or
+  embedded in a note of the owner's the caller may read);
 - **owned by**: is it the caller's own (their drafts, settings, conversations, duplicate titles
   of their own): :func:`owned_by`, :func:`owned_by_param`;
 - **of user**: the rows of one account, by id (API keys, sessions, tokens; the notes of the owner
@@ -45,6 +46,7 @@ from sqlalchemy import (
     any_,
     bindparam,
     case,
+    exists,
     func,
     or_,
     select,
@@ -59,6 +61,7 @@ from fable_core.caller import Caller
 from fable_core.db.models import (
     Group,
     GroupMember,
+    Image,
     Milestone,
     Note,
     NoteEmbedding,
@@ -87,6 +90,7 @@ __all__ = [
     "forget_reach",
     "get_visible",
     "group_ids_of",
+    "image_readable",
     "is_group_member",
     "level",
     "may",
@@ -352,6 +356,20 @@ def _readable(model: Any, alone: bool, b: _Binds) -> Any:
     if model is TaskLog:
         return TaskLog.note_id.in_(select(Note.id).where(or_(b.owner(Note), b.note_reach(Note))))
     raise TypeError(f"{model.__name__} is not shared: use owned_by")
+
+
+def image_readable(reach: Reach) -> Any:
+    """The WHERE clause for images the caller may see: their own, and another's that its owner
+    embeds (``/api/images/<id>``) in a note of theirs the caller may read (shared directly or by
+    its project). An image someone embeds in a note they do not own stays visible to its owner
+    only: nobody can see another's image by embedding its id in their own note."""
+    b = _Binds(reach)
+    if reach.alone:
+        return b.owner(Image)
+    embeds = exists(select(Note.id).where(
+        Note.user_id == Image.user_id, b.note_reach(Note),
+        Note.body.regexp_match(func.concat("/api/images/", Image.id, r"(\D|$)"))))
+    return or_(b.owner(Image), embeds)
 
 
 def visible(model: type[M], reach: Reach) -> Select[M]:

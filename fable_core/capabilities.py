@@ -80,6 +80,7 @@ CAPABILITIES: tuple[Capability, ...] = (
         "fable_core.feeds.subscriptions",
         "fable_core.feeds.items",
     ), jobs=("fable_core.feeds.refresh",)),
+    Capability("images", ("fable_core.images.images",)),
     # last: its scheduler starts once every other capability is installed, and stops first
     Capability("jobs", (), install="fable_core.jobs:install"),
 )

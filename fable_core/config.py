@@ -175,6 +175,12 @@ class Settings(BaseModel):
         "to public addresses only.",
     )
 
+    fable_image_max_bytes: int = Field(
+        5_000_000, ge=1_000, le=100_000_000,
+        description="Largest image, in bytes, that `cache_image` fetches or `upload_image` accepts; a larger "
+        "one is refused and nothing is stored.",
+    )
+
     # calendar sync
     fable_caldav_allow_hosts: list[str] = Field(
         default_factory=list,

@@ -11,12 +11,13 @@ compact JSON (no nulls, no empty fields: :mod:`fable_core.tools.compact`), which
 reads; with ``FABLE_MCP_STRUCTURED`` tools/list also carries output schemas and each result its
 ``structuredContent``. Each call is also reported to the client's log
 (:mod:`fable_mcp.client_log`): failures as warnings or errors, every call as a debug line with
-its duration. A streaming tool's progress (an answer's tokens) goes out as progress
-notifications when the request carried a token.
+its duration. A binary result (an image) is an ``ImageContent`` block. A streaming tool's
+progress (an answer's tokens) goes out as progress notifications when the request carried a token.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from collections.abc import Iterable
@@ -28,13 +29,14 @@ from mcp.server.context import ServerRequestContext
 from fable_core.caller import Caller
 from fable_core.errors import FableError
 from fable_core.runtime import Fable
+from fable_core.tools.binary import Blob
 from fable_core.tools.compact import compact
 from fable_core.tools.progress import Progress, ProgressSink
 from fable_core.tools.registry import Registry, Tool
 from fable_mcp.client_log import ClientLog
 from fable_mcp.errors import error_result, unexpected_result
 
-__all__ = ["PROFILES", "call_tool", "check_selection", "list_tools", "mcp_tool", "offered",
+__all__ = ["PROFILES", "blob_result", "call_tool", "check_selection", "list_tools", "mcp_tool", "offered",
            "progress_notifications"]
 
 PROFILES: dict[str, frozenset[str]] = {
@@ -71,7 +73,7 @@ def mcp_tool(tool: Tool, *, structured: bool = False) -> types.Tool:
         title=tool.title,
         description=tool.description,
         input_schema=tool.input_schema,
-        output_schema=tool.output_schema if structured else None,
+        output_schema=tool.output_schema if structured and not tool.signature.blob else None,  # bytes: no JSON
         annotations=types.ToolAnnotations(
             read_only_hint=True if a.read_only else None,
             destructive_hint=False if not a.read_only and not a.destructive else None,
@@ -111,7 +113,7 @@ async def call_tool(
     """Run a tool through the dispatcher; every failure becomes an error result (and a log message)."""
     started = time.perf_counter()
     try:
-        result = await fable.dispatcher.call(name, arguments or {}, caller, progress=progress)
+        model = await fable.dispatcher.run(name, arguments or {}, caller, progress=progress)
     except FableError as e:
         await log.tool_failed(name, e)
         outcome = error_result(e)
@@ -120,8 +122,22 @@ async def call_tool(
         await log.send("error", {"tool": name, "type": "internal_error",
                                  "message": f"{name} failed unexpectedly; the error was logged on the server"})
     else:
-        text = json.dumps(compact(result), ensure_ascii=False, separators=(",", ":"))
-        structured = result if fable.settings.fable_mcp_structured else None
-        outcome = types.CallToolResult(content=[types.TextContent(text=text)], structured_content=structured)
+        outcome = blob_result(model) if isinstance(model, Blob) else _json_result(fable, model.model_dump(mode="json"))
     await log.tool_called(name, not outcome.is_error, time.perf_counter() - started)
     return outcome
+
+
+def _json_result(fable: Fable, result: dict[str, Any]) -> types.CallToolResult:
+    text = json.dumps(compact(result), ensure_ascii=False, separators=(",", ":"))
+    structured = result if fable.settings.fable_mcp_structured else None
+    return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=structured)
+
+
+def blob_result(blob: Blob) -> types.CallToolResult:
+    """A binary result as MCP carries it: an image as ``ImageContent``, anything else as an
+    embedded resource's blob; both base64."""
+    data = base64.b64encode(blob.content).decode("ascii")
+    if blob.content_type.startswith("image/"):
+        return types.CallToolResult(content=[types.ImageContent(data=data, mime_type=blob.content_type)])
+    resource = types.BlobResourceContents(uri="fable:blob", blob=data, mime_type=blob.content_type)
+    return types.CallToolResult(content=[types.EmbeddedResource(resource=resource)])

@@ -83,6 +83,23 @@ def _not_an_integer(route: Route, values: dict[str, str]) -> InvalidInput:
                                           "input": repr(values.get(bad, ""))[:200]}])
 
 
+def upload_limits(fable: Fable) -> dict[str, int]:
+    """The body limit of each route whose body may be a tool's Binary argument (an image upload):
+    the largest image, ``FABLE_IMAGE_MAX_BYTES``, with room for a multipart form's framing (on
+    the tool's route) or as base64 (``POST /api/tools/<name>``), when that is more than
+    ``FABLE_MAX_BODY_BYTES``."""
+    settings = fable.settings
+    raw = max(settings.fable_max_body_bytes, settings.fable_image_max_bytes + 65_536)
+    base64 = max(settings.fable_max_body_bytes, settings.fable_image_max_bytes * 4 // 3 + 65_536)
+    limits: dict[str, int] = {}
+    for t in fable.registry:
+        if t.signature.binary_param is not None:
+            limits[f"/api/tools/{t.name}"] = base64
+            if t.route is not None:
+                limits[f"/api{t.route.path}"] = raw
+    return limits
+
+
 def create_app(fable: Fable) -> Starlette:
     """The whole web surface over an open :class:`Fable` (which the caller closes)."""
     known = api_routes(fable)
@@ -98,7 +115,7 @@ def create_app(fable: Fable) -> Starlette:
                 Mount("/", app=SpaFiles(), name="ui")],
         middleware=[
             Middleware(BodyTimeoutMiddleware, body_timeout=fable.settings.fable_body_timeout),
-            Middleware(SecurityMiddleware, max_body=fable.settings.fable_max_body_bytes),
+            Middleware(SecurityMiddleware, max_body=fable.settings.fable_max_body_bytes, larger=upload_limits(fable)),
             Middleware(AllowedHosts, policy=HostPolicy(fable.settings)),
         ],
         exception_handlers=exception_handlers,

@@ -2,7 +2,9 @@
 
 ``fable call TOOL JSON --user U`` runs any registered tool through the same dispatcher, and
 ``fable tools`` lists them, so the CLI needs no code when a tool is added. Results go to stdout as
-JSON; errors to stderr as ``error: <type>: <message>`` with exit status 1 (2 for usage errors).
+JSON (a binary result, an image, as its bytes: ``--output FILE``, else stdout; ``--input FILE``
+gives a tool's binary argument); errors to stderr as ``error: <type>: <message>`` with exit
+status 1 (2 for usage errors).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from fable_core.errors import FableError, InvalidInput
+from fable_core.tools.binary import Blob
 from fable_core.tools.compact import compact
 
 __all__ = ["main"]
@@ -98,6 +101,10 @@ def _parser() -> argparse.ArgumentParser:
     call.add_argument("arguments", nargs="?", default="{}",
                       help="its arguments as a JSON object, or - to read them from stdin (default: %(default)s)")
     call.add_argument("--user", help="act as this user (default: the only user)")
+    call.add_argument("--input", metavar="FILE", type=Path,
+                      help="a file whose bytes are the tool's binary argument, upload_image's content (default: none)")
+    call.add_argument("--output", metavar="FILE", type=Path,
+                      help="where a binary result (get_image's image) goes (default: stdout)")
     return p
 
 
@@ -380,11 +387,28 @@ async def _call(args: argparse.Namespace) -> int | None:
         async with fable.db.transaction() as session:
             user = await _chosen_user(session, args.user)
         caller = Caller(user_id=user.id, username=user.username, role=user.role, surface="cli")
-        result = await fable.call(args.tool, arguments, caller)
-        print(json.dumps(compact(result), indent=2, ensure_ascii=False))
+        binary = fable.dispatcher.tool(args.tool).signature.binary_param
+        if args.input is not None:
+            if binary is None:
+                raise InvalidInput(f"{args.tool} takes no binary argument; leave out --input")
+            arguments[binary] = args.input.read_bytes()
+        result = await fable.dispatcher.run(args.tool, arguments, caller)
+        if isinstance(result, Blob):
+            _write_blob(result, args.output)
+        else:
+            print(json.dumps(compact(result.model_dump(mode="json")), indent=2, ensure_ascii=False))
         return 0
 
     return await _with_fable(run)
+
+
+def _write_blob(blob: Blob, output: Path | None) -> None:
+    if output is not None:
+        output.write_bytes(blob.content)
+        print(json.dumps({"content_type": blob.content_type, "bytes": len(blob.content), "output": str(output)}))
+    else:
+        sys.stdout.buffer.write(blob.content)
+        sys.stdout.buffer.flush()
 
 
 _HANDLERS: dict[str, Callable[[argparse.Namespace], Awaitable[int | None]]] = {

@@ -45,6 +45,16 @@ _SSE_EVENT = {  # one event of a streaming tool's SSE form; its data is JSON tex
     "properties": {"event": {"type": "string"}, "data": {"type": "string"}, "id": {"type": "string"}},
 }
 
+_BINARY = {"type": "string", "format": "binary"}
+_BYTES = {"*/*": {"schema": _BINARY}}  # a Blob result: its own bytes and content type
+
+
+def _binary_bodies(body: dict[str, Any], binary: str) -> dict[str, Any]:
+    """A Binary argument's other request bodies: the raw bytes (the other arguments in the query
+    string), or a multipart form with the bytes as a file field."""
+    form = {**body, "properties": {**body["properties"], binary: _BINARY}}
+    return {"application/octet-stream": {"schema": _BINARY}, "multipart/form-data": {"schema": form}}
+
 
 class _Components:
     """Collects schemas under components/schemas, renaming on the rare differing duplicate."""
@@ -96,7 +106,8 @@ def _tool_operation(t: Tool, comps: _Components, *, stream: bool = False) -> dic
     answer = ({"200": {"description": "Server-Sent Events: each progress item as `event: <kind>`, then "
                                       "`event: result` (the result) or `event: error`",
                        "content": {"text/event-stream": {"schema": _SSE_EVENT}}}}
-              if stream else {str(t.route.status): {"description": "OK", "content": _json(out)}})
+              if stream else {str(t.route.status): {"description": "OK", "content": _BYTES if t.signature.blob
+                                                    else _json(out)}})
     op: dict[str, Any] = {
         "operationId": f"{t.name}_stream" if stream else t.name, "summary": t.title,
         "description": t.description, "tags": [t.group],
@@ -114,6 +125,8 @@ def _tool_operation(t: Tool, comps: _Components, *, stream: bool = False) -> dic
         if not body["required"]:
             body.pop("required")
         op["requestBody"] = {"required": bool(body.get("required")), "content": _json(body)}
+        if t.signature.binary_param is not None:  # the Binary argument as the raw body, or a form's file
+            op["requestBody"]["content"].update(_binary_bodies(body, t.signature.binary_param))
     if params:
         op["parameters"] = params
     return op

@@ -5,6 +5,11 @@ untrusted input for a browser. markdown-it-py renders CommonMark (plus tables an
 raw HTML allowed), then nh3 keeps only an allow-list of tags and attributes: no script, style,
 iframe or form, no ``on*`` handler, no ``javascript:`` URL. The UI inserts only this HTML.
 
+Images stay on this site: an ``<img>`` is kept only when its source is a cached image
+(``/api/images/<id>``), which the UI's ``img-src 'self'`` allows; a markdown image of any other
+URL becomes a plain link to it (its alt text as the label), and a raw ``<img>`` of another URL
+loses its source, so reading a note never makes the browser contact another host.
+
 ``[[Title]]`` and ``[[Title|label]]`` become links to the note with that title (matched like the
 core does, on ``title_key``), or to a "create it" link when no such note exists yet.
 """
@@ -88,6 +93,28 @@ def _render_wikilink(
     return f'<a class="wikilink" href="/notes/{int(note_id)}">{escape(meta["label"])}</a>'
 
 
+_CACHED = re.compile(r"^/api/images/[1-9][0-9]{0,9}$")
+
+
+def _render_image(
+    self: Any, tokens: list[Token], idx: int, options: Any, env: dict[str, Any]
+) -> str:
+    token = tokens[idx]
+    src = str(token.attrGet("src") or "")
+    if _CACHED.match(src):
+        rendered: str = self.image(tokens, idx, options, env)
+        return rendered
+    alt = self.renderInlineAsText(token.children or [], options, env) or src
+    return f'<a href="{_escape(src)}">{_escape(alt)}</a>'
+
+
+def _image_source(tag: str, attribute: str, value: str) -> str | None:
+    """nh3's filter: a raw ``<img>`` keeps its source only when it is a cached image."""
+    if tag == "img" and attribute == "src" and not _CACHED.match(value):
+        return None
+    return value
+
+
 def _escape(text: str) -> str:
     return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
             .replace('"', "&quot;"))
@@ -97,6 +124,7 @@ def _parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
     md.inline.ruler.before("link", "wikilink", _wikilink_rule)
     md.add_render_rule("wikilink", _render_wikilink)
+    md.add_render_rule("image", _render_image)
     return md
 
 
@@ -108,6 +136,7 @@ def sanitise(html: str) -> str:
     return nh3.clean(
         html, tags=_TAGS, attributes=_ATTRIBUTES, allowed_classes=_CLASSES, url_schemes=_SCHEMES,
         clean_content_tags={"script", "style"}, link_rel="noopener noreferrer nofollow",
+        attribute_filter=_image_source,
     )
 
 

@@ -1,7 +1,11 @@
 """The REST API, generated from the registry: one route per tool that declares one.
 
 For ``GET`` and ``DELETE`` routes the arguments come from the query string (and the path);
-for the others from a JSON object body (and the path). Query strings carry only text, so values
+for the others from a JSON object body (and the path). A tool with a
+:data:`~fable_core.tools.binary.Binary` parameter also takes that parameter as the raw body (any
+content type but JSON; its other arguments from the query string) or as a ``multipart/form-data``
+file field of its name; a :class:`~fable_core.tools.binary.Blob` result is answered as its bytes,
+content type and headers. Query strings carry only text, so values
 are shaped by the tool's input schema: a parameter whose schema is an array takes repeated
 parameters (``?status=todo&status=done``) or a comma list (``?status=todo,done``); numbers and
 booleans are converted by the dispatcher's validation, as for any other surface. Every tool can
@@ -17,7 +21,8 @@ from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from fable_core.errors import InvalidInput
+from fable_core.errors import FableError, InvalidInput
+from fable_core.tools.binary import Blob
 from fable_core.tools.registry import Registry, Tool
 from fable_web.context import web
 from fable_web.payload import read_json_object
@@ -118,11 +123,17 @@ def _endpoint(t: Tool, *, stream: bool = False) -> Endpoint:
     from_query = route.method in QUERY_METHODS
     arrays = array_params(t.input_schema)
     resumable = "last_event_id" in t.signature.arguments.model_fields
+    binary = t.signature.binary_param
 
     async def endpoint(request: Request) -> Response:
         w = web(request)
         caller = await w.auth.caller(request, tool=True)  # the tool's scope decides, in the dispatcher
-        args = _query_args(request, arrays) if from_query else await read_json_object(request)
+        if from_query:
+            args = _query_args(request, arrays)
+        elif binary is not None and not _is_json(request):
+            args = await _binary_args(request, binary, arrays)
+        else:
+            args = await read_json_object(request)
         args = _merge_path(args, request.path_params)
         if stream:
             if resumable and "last-event-id" in request.headers:
@@ -142,8 +153,45 @@ async def _call_tool(request: Request) -> Response:
     return model_response(await w.fable.dispatcher.run(request.path_params["name"], args, caller))
 
 
+def _is_json(request: Request) -> bool:
+    ctype = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    return ctype == "application/json" or ctype.endswith("+json")
+
+
+async def _binary_args(request: Request, binary: str, arrays: frozenset[str]) -> dict[str, Any]:
+    """The arguments of a call whose body is the Binary argument's bytes: the raw body, or the
+    file field of that name in a multipart form (whose other fields are arguments too)."""
+    args = _query_args(request, arrays)
+    ctype = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if ctype != "multipart/form-data":
+        body = await request.body()
+        if body:
+            args[binary] = body
+        return args
+    try:
+        form = await request.form()
+    except FableError:  # the body limit
+        raise
+    except Exception as e:  # python-multipart's and Starlette's many parse errors: all a malformed form
+        raise InvalidInput(f"the multipart body could not be read: {e}", errors=[]) from e
+    try:
+        for key, value in form.multi_items():
+            if isinstance(value, str):
+                args[key] = value
+            elif key == binary:
+                args[key] = await value.read()
+            else:
+                raise InvalidInput(f"unexpected file field {key!r}; send the file as {binary!r}", field=key)
+    finally:
+        await form.close()
+    return args
+
+
 def model_response(result: BaseModel, status: int = 200) -> Response:
-    """A tool's result as JSON, serialised by pydantic's own encoder straight from the model."""
+    """A tool's result as JSON, serialised by pydantic's own encoder straight from the model; a
+    :class:`Blob` as its own bytes, content type and headers."""
+    if isinstance(result, Blob):
+        return Response(result.content, status_code=status, media_type=result.content_type, headers=result.headers)
     return Response(result.model_dump_json(), status_code=status, media_type="application/json")
 
 

@@ -7,6 +7,7 @@ The Content-Security-Policy allows scripts only from this origin: no inline scri
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers
@@ -34,11 +35,13 @@ _NO_STORE = (b"cache-control", b"no-store")
 
 
 class SecurityMiddleware:
-    """Adds security headers to every HTTP response and refuses bodies over ``max_body`` bytes."""
+    """Adds security headers to every HTTP response and refuses bodies over ``max_body`` bytes
+    (over ``larger[path]`` for the paths named there: routes whose body is an upload)."""
 
-    def __init__(self, app: ASGIApp, max_body: int) -> None:
+    def __init__(self, app: ASGIApp, max_body: int, larger: Mapping[str, int] | None = None) -> None:
         self.app = app
         self.max_body = max_body
+        self.larger = dict(larger or {})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -49,37 +52,39 @@ class SecurityMiddleware:
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
-                headers.extend(_HEADERS)
-                if api and not any(k == b"cache-control" for k, _ in headers):
+                present = {k.lower() for k, _ in headers}  # a response's own (an image's stricter CSP) stand
+                headers.extend(h for h in _HEADERS if h[0] not in present)
+                if api and b"cache-control" not in present:
                     headers.append(_NO_STORE)
                 message = {**message, "headers": headers}
             await send(message)
 
+        limit = self.larger.get(scope["path"], self.max_body) if self.larger else self.max_body
         length = Headers(scope=scope).get("content-length")
-        if length is not None and length.isdigit() and int(length) > self.max_body:
-            response = error_response(self._too_large(int(length)))
+        if length is not None and length.isdigit() and int(length) > limit:
+            response = error_response(_too_large(limit, int(length)))
             await response(scope, receive, send_with_headers)
             return
-        await self.app(scope, self._limited(receive), send_with_headers)
+        await self.app(scope, _limited(receive, limit), send_with_headers)
 
-    def _too_large(self, size: int | None) -> PayloadTooLarge:
-        return PayloadTooLarge(
-            f"the request body exceeds the {self.max_body}-byte limit", limit=self.max_body, size=size
-        )
 
-    def _limited(self, receive: Receive) -> Receive:
-        seen = 0
+def _too_large(limit: int, size: int | None) -> PayloadTooLarge:
+    return PayloadTooLarge(f"the request body exceeds the {limit}-byte limit", limit=limit, size=size)
 
-        async def counted() -> Message:
-            nonlocal seen
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.max_body:
-                    raise self._too_large(None)
-            return message
 
-        return counted
+def _limited(receive: Receive, limit: int) -> Receive:
+    seen = 0
+
+    async def counted() -> Message:
+        nonlocal seen
+        message = await receive()
+        if message["type"] == "http.request":
+            seen += len(message.get("body", b""))
+            if seen > limit:
+                raise _too_large(limit, None)
+        return message
+
+    return counted
 
 
 def is_same_origin(request: Request, base_url: str | None) -> bool:

@@ -33,6 +33,7 @@ from fable_core.assistant.toolprompt import Holdback, ToolMode, parse_calls, res
 from fable_core.availability import Availability
 from fable_core.caller import Caller
 from fable_core.errors import FableError, NeedsConfirmation
+from fable_core.tools.binary import Blob
 from fable_core.tools.compact import compact
 from fable_core.tools.dispatcher import Dispatcher, check_arguments
 from fable_core.tools.progress import Progress
@@ -168,7 +169,9 @@ async def _run_call(dispatcher: Dispatcher, caller: Caller, name: str, arguments
         await emit("tool_progress", {"name": name, "event": item.event, "data": item.data})
 
     try:
-        outcome: dict[str, Any] = {"result": await dispatcher.call(name, arguments, caller, progress=progress)}
+        answer = await dispatcher.run(name, arguments, caller, progress=progress)
+        outcome: dict[str, Any] = {"result": answer.described() if isinstance(answer, Blob)
+                                   else answer.model_dump(mode="json")}
     except NeedsConfirmation as e:
         outcome = {"error": e.to_dict(), "requires_confirmation": True,
                    "confirm_arguments": e.details.get("confirm_arguments") or {**arguments, "confirm": True}}

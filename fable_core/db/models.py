@@ -45,6 +45,7 @@ __all__ = [
     "FeedItem",
     "Group",
     "GroupMember",
+    "Image",
     "InstanceSetting",
     "JournalDay",
     "LoginSession",
@@ -1011,3 +1012,19 @@ class FeedItem(Base):
         Index("ix_feed_items_user_newest", "user_id", "published_at", "id"),
         Index("ix_feed_items_search_vector", "search_vector", postgresql_using="gin"),
     )
+class Image(Base):
+    """An image a user saved (fetched by ``cache_image`` or uploaded): its bytes live on disk under
+    the data dir, named by their SHA-256, and are shared by every row with that hash; one row per
+    user and hash, so saving the same image twice gives the same id."""
+
+    __tablename__ = "images"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), nullable=False)  # uq's prefix
+    sha256: Mapped[str] = mapped_column(String(64), nullable=False)
+    content_type: Mapped[str] = mapped_column(String(32), nullable=False)
+    size: Mapped[int] = mapped_column(Integer, nullable=False)
+    source_url: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = _created()
+
+    __table_args__ = (UniqueConstraint("user_id", "sha256", name="uq_images_user_sha256"),)

@@ -17,6 +17,7 @@ from typing import Any, get_type_hints
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.fields import FieldInfo
 
+from fable_core.tools.binary import Blob, is_binary
 from fable_core.tools.context import Context
 
 __all__ = ["ToolSignature", "build_signature", "split_docstring"]
@@ -33,10 +34,13 @@ class ToolSignature:
         arguments: type[BaseModel],
         output: type[BaseModel],
         context_param: str | None,
+        binary_param: str | None = None,
     ) -> None:
         self.arguments = arguments
         self.output = output
         self.context_param = context_param
+        self.binary_param = binary_param  # the Binary argument a REST body may carry raw
+        self.blob = issubclass(output, Blob)  # served as raw bytes where a surface can
         self.strict_schema = _clean(_inline_refs(arguments.model_json_schema()))
         self.input_schema: dict[str, Any] = _advertised(self.strict_schema)
         self.output_schema = _clean(output.model_json_schema(mode="serialization"))
@@ -71,6 +75,7 @@ def build_signature(fn: Callable[..., Any], name: str) -> ToolSignature:
     _, arg_docs = split_docstring(fn)
     fields: dict[str, Any] = {}
     context_param: str | None = None
+    binary_param: str | None = None
     for pname, param in inspect.signature(fn).parameters.items():
         annotation = hints.get(pname)
         if annotation is Context:
@@ -80,13 +85,17 @@ def build_signature(fn: Callable[..., Any], name: str) -> ToolSignature:
             raise TypeError(f"tool {name!r}: parameter {pname!r} has no type annotation")
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD, param.POSITIONAL_ONLY):
             raise TypeError(f"tool {name!r}: parameter {pname!r} must be a plain keyword parameter")
+        if is_binary(annotation):
+            if binary_param is not None:
+                raise TypeError(f"tool {name!r}: one Binary parameter at most ({binary_param!r}, {pname!r})")
+            binary_param = pname
         fields[pname] = (annotation, _field(param.default, arg_docs.get(pname)))
     output = hints.get("return")
     if not (inspect.isclass(output) and issubclass(output, BaseModel)):
         raise TypeError(f"tool {name!r} must return a pydantic model, not {output!r}")
     model_name = "".join(part.title() for part in name.split("_")) + "Arguments"
     arguments = create_model(model_name, __config__=ConfigDict(extra="forbid"), **fields)
-    return ToolSignature(arguments, output, context_param)
+    return ToolSignature(arguments, output, context_param, binary_param)
 
 
 def _field(default: Any, description: str | None) -> FieldInfo:

@@ -26,10 +26,13 @@ function query(params) {
   return text ? `?${text}` : "";
 }
 
-async function request(method, path, { params, body } = {}) {
+async function request(method, path, { params, body, raw } = {}) {
   const init = { method, credentials: "same-origin", headers: { Accept: "application/json" } };
   if (method !== "GET" && csrfToken) init.headers["X-CSRF-Token"] = csrfToken;
-  if (body !== undefined) {
+  if (raw !== undefined) {  // bytes (a file) as the body: a tool's binary argument
+    init.headers["Content-Type"] = "application/octet-stream";
+    init.body = raw;
+  } else if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
@@ -56,6 +59,8 @@ async function postStream(path, body) {
 export const api = {
   get: (path, params) => request("GET", path, { params }),
   post: (path, body = {}) => request("POST", path, { body }),
+  /** POST a file's bytes as the body, the other arguments in the query string. */
+  upload: (path, file, params) => request("POST", path, { raw: file, params }),
   put: (path, body = {}) => request("PUT", path, { body }),
   patch: (path, body = {}) => request("PATCH", path, { body }),
   del: (path, params) => request("DELETE", path, { params }),

@@ -1,7 +1,7 @@
 """feeds: RSS/Atom subscriptions and their items
 
 Revision ID: 0019
-Revises: 0017
+Revises: 0018
 
 ``feeds`` holds each user's subscriptions with the conditional-GET validators and the refresh's
 health; ``feed_items`` their entries as text, searchable by words (a generated ``tsvector``) and
@@ -15,7 +15,7 @@ from pgvector.sqlalchemy import Vector
 from sqlalchemy.dialects import postgresql
 
 revision = "0019"
-down_revision = "0017"
+down_revision = "0018"
 branch_labels = None
 depends_on = None
 

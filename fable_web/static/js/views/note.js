@@ -99,6 +99,7 @@ function editor(note, save, cancel) {
   }, 250);
   source.addEventListener("input", renderPreview);
   attachLinkComplete(source, renderPreview);
+  const images = imageInserter(source, error, renderPreview);
   renderPreview();
 
   async function submit(event) {
@@ -123,6 +124,43 @@ function editor(note, save, cancel) {
     h("div", {}, h("div.pane-label", {}, "Preview"), preview)),
   error,
   h("div.row", {}, saveButton, h("button.btn.btn-ghost", { type: "button", on: { click: cancel } }, "Cancel"),
-    h("span.spacer"), h("span.muted.small", {}, "Ctrl + S saves")));
+    images.button, images.input, h("span.spacer"), h("span.muted.small", {}, "Ctrl + S saves")));
   return form;
+}
+
+// Images go into the image store (upload_image) and into the text as markdown at the cursor:
+// the button's file picker, or pasting or dropping image files on the markdown.
+function imageInserter(source, error, changed) {
+  const input = h("input.hidden#image-file", { type: "file", accept: "image/png,image/jpeg,image/gif,image/webp,image/avif", multiple: true });
+  const button = h("button.btn.btn-ghost#insert-image", { type: "button", on: { click: () => input.click() } }, "Insert image");
+  async function insert(files) {
+    for (const file of files) {
+      if (!file.type.startsWith("image/")) continue;
+      error.classList.add("hidden");
+      try {
+        const alt = file.name.replace(/\.[^.]*$/, "").replace(/[[\]\n]/g, " ").slice(0, 200);
+        const saved = await api.upload("/images/upload", file, { alt });
+        const at = source.selectionStart ?? source.value.length;
+        const before = source.value.slice(0, at);
+        const text = `${before && !before.endsWith("\n") ? "\n\n" : ""}${saved.markdown}\n`;
+        source.value = source.value.slice(0, at) + text + source.value.slice(source.selectionEnd ?? at);
+        source.selectionStart = source.selectionEnd = at + text.length;
+        changed();
+      } catch (e) {
+        error.textContent = e.message;
+        error.classList.remove("hidden");
+      }
+    }
+  }
+  input.addEventListener("change", async () => { await insert([...input.files]); input.value = ""; });
+  const withImages = (list) => [...(list || [])].filter((f) => f.type.startsWith("image/"));
+  source.addEventListener("paste", (e) => {
+    const files = withImages(e.clipboardData?.files);
+    if (files.length) { e.preventDefault(); insert(files); }
+  });
+  source.addEventListener("drop", (e) => {
+    const files = withImages(e.dataTransfer?.files);
+    if (files.length) { e.preventDefault(); insert(files); }
+  });
+  return { button, input };
 }
