@@ -18,6 +18,7 @@ _SKIPPED = frozenset({"script", "style", "nav", "header", "footer", "aside", "fo
                       "svg", "iframe", "button", "select", "textarea"})
 _BLOCKS = frozenset({"p", "div", "section", "li", "tr", "br", "blockquote", "pre", "dd", "dt", "table",
                      "ul", "ol", "figure", "figcaption"})
+_ITEMS = frozenset({"li", "tr", "dt", "dd"})  # a line each: a new line where one starts, nothing where it ends
 _HEADINGS = {f"h{n}": "#" * n for n in range(1, 7)}
 _VOID = frozenset({"br", "img", "hr", "meta", "link", "input", "area", "base", "col", "embed", "source",
                    "track", "wbr"})
@@ -77,7 +78,7 @@ class _Reader(HTMLParser):
             return
         if tag == "title":
             self.in_title = False
-        if tag in _HEADINGS or tag in _BLOCKS:
+        if tag in _HEADINGS or (tag in _BLOCKS and tag not in _ITEMS):
             self._add("\n\n" if tag in _HEADINGS or tag == "p" else "\n")
         if tag in self.open and self.open[tag] > 0:
             self.open[tag] -= 1
