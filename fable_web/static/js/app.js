@@ -16,6 +16,7 @@ import { chatView } from "./views/chat.js";
 import { journalView } from "./views/journal.js";
 import { sharedView } from "./views/shared.js";
 import { momentsView } from "./views/moments.js";
+import { researchView } from "./views/research.js";
 import { bell, forgetDevice } from "./widgets/bell.js";
 
 route("/", homeView);
@@ -34,6 +35,7 @@ route("/journal", journalView);
 route("/journal/:day", journalView);
 route("/shared", sharedView);
 route("/moments", momentsView);
+route("/research", researchView);
 
 const NAV = [
   ["/", "Home", "◇"],
@@ -44,6 +46,7 @@ const NAV = [
   ["/journal", "Journal", "☼"],
   ["/chat", "Assistant", "✦"],
   ["/moments", "Moments", "◔"],
+  ["/research", "Research", "⌕"],
   ["/shared", "Sharing", "⇄"],
   ["/settings", "Settings", "⚙"],
 ];
