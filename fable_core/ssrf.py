@@ -36,8 +36,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import ipaddress
-import ssl
 import socket
+import ssl
 from collections.abc import Container, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import SplitResult, urljoin, urlsplit

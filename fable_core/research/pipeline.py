@@ -267,8 +267,8 @@ def outline_from(answer: str, sources: int) -> list[Section] | None:
         title = " ".join(item["title"].strip().lstrip("#").split()).strip("\"'*")[:120]
         if not _WORD.search(title) or title_key(title) in {title_key(s.title) for s in sections}:
             continue
-        refs = item.get("sources") if isinstance(item.get("sources"), list) else []
-        numbers = [n for n in refs if isinstance(n, int) and 1 <= n <= sources]
+        refs = item.get("sources")
+        numbers = [n for n in refs if isinstance(n, int) and 1 <= n <= sources] if isinstance(refs, list) else []
         sections.append(Section(title, " ".join(str(item.get("focus") or "").split())[:500], numbers))
     return sections[:MAX_SECTIONS] if len(sections) >= 2 else None
 

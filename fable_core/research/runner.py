@@ -63,7 +63,8 @@ def _assistant(fable: Fable) -> Assistant:
 
 
 async def find_run(session: Any, caller: Caller, run_id: int) -> ResearchRun:
-    run = await session.scalar(select(ResearchRun).where(ResearchRun.id == run_id, owned_by(ResearchRun, caller)))
+    run: ResearchRun | None = await session.scalar(
+        select(ResearchRun).where(ResearchRun.id == run_id, owned_by(ResearchRun, caller)))
     if run is None:
         raise NotFound(f"research run {run_id} not found", run_id=run_id)
     return run
@@ -81,15 +82,7 @@ async def start_run(ctx: Context, question: str) -> Buffer:
     await sweep_interrupted(fable.db, user_id=ctx.user_id)
     assistant.generations.reserve(key)  # Conflict while one runs here
     try:
-        async with ctx.transaction() as session:
-            running = await session.scalar(select(ResearchRun.id).where(
-                owned_by(ResearchRun, ctx.caller), ResearchRun.status == "running"))
-            if running is not None:  # in another process
-                raise Conflict(f"research run {running} is still running; stop it or wait for it", run_id=running)
-            run = ResearchRun(user_id=ctx.user_id, question=question, question_key=question_key(question))
-            session.add(run)
-            await session.flush()
-            run_id = run.id
+        run_id = await _record(ctx, question)
     except BaseException:
         assistant.generations.release(key)
         raise
@@ -97,12 +90,25 @@ async def start_run(ctx: Context, question: str) -> Buffer:
     return assistant.generations.start(key, run_id, job.run, owner=ctx.user_id)
 
 
+async def _record(ctx: Context, question: str) -> int:
+    """The new run's row; Conflict when the caller has one running in another process."""
+    async with ctx.transaction() as session:
+        running = await session.scalar(select(ResearchRun.id).where(
+            owned_by(ResearchRun, ctx.caller), ResearchRun.status == "running"))
+        if running is not None:
+            raise Conflict(f"research run {running} is still running; stop it or wait for it", run_id=running)
+        run = ResearchRun(user_id=ctx.user_id, question=question, question_key=question_key(question))
+        session.add(run)
+        await session.flush()
+        return run.id
+
+
 class _Run:
     """The background part of one run."""
 
     def __init__(self, fable: Fable, caller: Caller, run_id: int, question: str, model: Provider) -> None:
         self.fable = fable
-        self.caller = replace(caller, surface="research")
+        self.caller = replace(caller, surface="internal")
         self.run_id = run_id
         self.question = question
         self.model = model
@@ -112,7 +118,7 @@ class _Run:
         beat = asyncio.create_task(self._beat(), name=f"fable-research-beat-{self.run_id}")
         try:
             if buffer.stopped:  # stopped before it started: as a stop mid-run
-                raise asyncio.CancelledError  # noqa: TRY301  handled below on purpose
+                raise asyncio.CancelledError  # noqa: TRY301 - handled below on purpose
             self.pipeline = Pipeline(self.model, self.fable.settings, buffer.emit)
             report = await self.pipeline.run(self.question)
             notes = await self._write(report)

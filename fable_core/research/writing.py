@@ -17,6 +17,7 @@ anew.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from sqlalchemy import select
@@ -66,10 +67,8 @@ async def write_report(ctx: Context, session: AsyncSession, run: ResearchRun, re
         if titles != planned:  # a new note's title was taken: link the title it got
             await ctx.call("update_note", {"note_id": index["id"], "body": _index_body(report, titles)})
     for note_id in old_sections.values():  # sections no longer in the outline
-        try:
+        with contextlib.suppress(NotFound):  # deleted meanwhile
             await ctx.call("delete_note", {"note_id": note_id})
-        except NotFound:
-            pass
     run.notes, run.index_note_id = written, written[0]["note_id"]
     return written
 
@@ -87,7 +86,7 @@ async def _titles(session: AsyncSession, ctx: Context, note_ids: list[int]) -> d
         return {}
     rows = await session.execute(select(Note.id, Note.title).where(
         Note.id.in_(note_ids), owned_by(Note, ctx.caller)).with_for_update())
-    return {note_id: title for note_id, title in rows.all()}
+    return {row.id: row.title for row in rows}
 
 
 async def _put(ctx: Context, note_id: int | None, title: str, question: str, body: str,

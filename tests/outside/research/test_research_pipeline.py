@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import time
 
-import pytest
 from outside_helpers import Call
 from research_helpers import QUERIES, QUESTION, Recorder, article, script_run, serve_pages
 from support.fake_llm import FakeLLM, Reply

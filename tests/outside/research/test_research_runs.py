@@ -28,7 +28,7 @@ from fable_core.runtime import Fable
 
 async def until(condition: Callable[[], bool], seconds: float = 5.0) -> None:
     async with asyncio.timeout(seconds):
-        while not condition():
+        while not condition():  # noqa: ASYNC110  the fakes signal nothing: poll them
             await asyncio.sleep(0.01)
 
 
