@@ -34,10 +34,8 @@ the whole request bounded in time. An operator may let named ``host:port`` pairs
 from __future__ import annotations
 
 import asyncio
-import functools
 import ipaddress
 import socket
-import ssl
 from collections.abc import Container, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import SplitResult, urljoin, urlsplit
@@ -45,6 +43,7 @@ from urllib.parse import SplitResult, urljoin, urlsplit
 import httpx
 
 from fable_core.errors import InvalidInput, Unavailable
+from fable_core.tls import tls_context
 
 __all__ = ["Blocked", "Fetched", "Posted", "check_ip", "check_url", "fetch", "post", "resolve_public"]
 
@@ -84,13 +83,6 @@ class Fetched:
 class Posted:
     status: int
     text: str
-
-
-@functools.cache
-def _tls() -> ssl.SSLContext:
-    """The certificate store every fetch verifies against, loaded once: loading it costs ~30 ms
-    of CPU, which a client per fetch would pay each time (15 pages of a research run: 0.5 s)."""
-    return httpx.create_ssl_context()
 
 
 def check_ip(ip: IP) -> None:
@@ -231,7 +223,7 @@ async def fetch(
     request, and exists for tests of the redirect check, nothing else."""
     try:
         async with asyncio.timeout(timeout), httpx.AsyncClient(
-            follow_redirects=False, timeout=timeout, event_hooks={"response": [_check_location]}, verify=_tls(),
+            follow_redirects=False, timeout=timeout, event_hooks={"response": [_check_location]}, verify=tls_context(),
         ) as http:
             first: Container[str] = allow_first_hop
             for _ in range(max_redirects + 1):
@@ -287,7 +279,8 @@ async def post(
     ``max_bytes`` of the answer read, ``timeout`` seconds in all. Unavailable when it cannot be
     reached or takes longer."""
     try:
-        async with asyncio.timeout(timeout), httpx.AsyncClient(follow_redirects=False, timeout=timeout) as http:
+        async with asyncio.timeout(timeout), httpx.AsyncClient(follow_redirects=False, timeout=timeout,
+                                                               verify=tls_context()) as http:
             direct, extra, extensions = await _target(url, allow)
             async with http.stream("POST", direct, content=content, headers={**headers, **extra},
                                    extensions=extensions) as response:
