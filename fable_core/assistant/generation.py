@@ -57,7 +57,7 @@ class Buffer:
     """The events of one generation, in order, and a signal for followers."""
 
     key: str
-    message_id: int
+    message_id: int  # what the events are of: a chat answer's message, or a research run
     owner: int | None = None  # the user whose generation it is, when only they may follow it
     events: list[StreamEvent] = field(default_factory=list)
     done: bool = False
@@ -113,7 +113,8 @@ Runner = Callable[[Buffer], Awaitable[None]]
 
 
 class Generations:
-    """The generations this process runs, by key (``chat:<conversation>``, ``assist:<note>``)."""
+    """The generations this process runs, by key (``chat:<conversation>``, ``assist:<note>``, and
+    research runs, ``research:<user>``: :mod:`fable_core.research.runner`)."""
 
     def __init__(self, *, grace: float = 60.0) -> None:
         self.grace = grace

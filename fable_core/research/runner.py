@@ -80,7 +80,7 @@ async def start_run(ctx: Context, question: str) -> Buffer:
     searxng_url(ctx.settings)
     key = research_key(ctx.user_id)
     await sweep_interrupted(fable.db, user_id=ctx.user_id)
-    assistant.generations.reserve(key)  # Conflict while one runs here
+    _reserve(assistant.generations, key)
     try:
         run_id = await _record(ctx, question)
     except BaseException:
@@ -88,6 +88,18 @@ async def start_run(ctx: Context, question: str) -> Buffer:
         raise
     job = _Run(fable, ctx.caller, run_id, question, assistant.model(ctx.caller))
     return assistant.generations.start(key, run_id, job.run, owner=ctx.user_id)
+
+
+def _reserve(runs: Generations, key: str) -> None:
+    """Claim the user's research slot in this process; Conflict naming the run holding it."""
+    try:
+        runs.reserve(key)
+    except Conflict as e:
+        holder = runs.get(key)
+        if holder is None:
+            raise Conflict("a research run of yours is starting; wait for it") from e
+        raise Conflict(f"research run {holder.message_id} is still running; stop it or wait for it",
+                       run_id=holder.message_id) from e
 
 
 async def _record(ctx: Context, question: str) -> int:
