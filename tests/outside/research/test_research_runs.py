@@ -14,7 +14,7 @@ import pytest
 from outside_helpers import Api, Call
 from research_helpers import QUESTION, Recorder, script_run, serve_pages
 from sqlalchemy import update
-from support.fake_llm import FakeLLM
+from support.fake_llm import FakeLLM, Reply
 from support.mcp_clients import data, http_connect, make_key
 from support.searxng import FakeSearxng
 from support.web_site import FakeSite
@@ -161,3 +161,21 @@ async def test_bad_input_is_refused_over_rest_and_mcp(api: Api, alice: Caller, o
         assert not listed.is_error and data(listed) == {"items": []}
     assert llm.requests == []
 
+
+
+async def test_the_assistant_researches_from_chat_through_the_registry(
+        call: Call, outside_fable: Fable, llm: FakeLLM, searxng: FakeSearxng, site: FakeSite,
+        site_url: str) -> None:
+    serve_pages(site, searxng, site_url, n=1)
+    script_run(llm)
+    llm.replies.extend([Reply(tool_calls=[("research", {"question": QUESTION})]), Reply("I wrote research notes.")])
+    conversation = await call("create_conversation")
+    await call("send_message", conversation_id=conversation["id"], content="Research why sourdough rises")
+    assert outside_fable.assistant is not None
+    await outside_fable.assistant.wait(conversation["id"])
+    answer = await call("follow_answer", conversation_id=conversation["id"])
+    assert answer["status"] == "done" and answer["content"] == "I wrote research notes."
+    [event] = answer["tool_events"]
+    assert event["name"] == "research" and event["ok"]
+    [run] = (await call("list_research"))["items"]
+    assert run["status"] == "done" and run["question"] == QUESTION
