@@ -22,6 +22,7 @@ from support.web_site import FakeSite
 from fable_core.caller import Caller
 from fable_core.db.models import ResearchRun
 from fable_core.errors import Conflict, InvalidInput, NotFound
+from fable_core.research import runner
 from fable_core.research.runner import generations, research_key, sweep_interrupted
 from fable_core.runtime import Fable
 
@@ -112,6 +113,17 @@ async def test_an_mcp_client_that_disconnects_mid_run_leaves_it_running(
     [run] = (await call("list_research"))["items"]
     assert run["status"] == "done"
     assert len((await call("list_notes"))["items"]) == 3
+
+
+async def test_a_running_run_beats_so_the_sweep_leaves_it(
+        call: Call, outside_fable: Fable, llm: FakeLLM, held: threading.Event, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner, "HEARTBEAT", 0.05)
+    started = await call("research", question=QUESTION, wait=False)
+    await until(outlining(llm))
+    await asyncio.sleep(0.4)
+    assert await sweep_interrupted(outside_fable.db, stale_after=0.3) == 0
+    assert (await call("get_research", run_id=started["id"]))["status"] == "running"
+    held.set()
 
 
 async def test_a_run_whose_process_died_is_swept_as_interrupted(
