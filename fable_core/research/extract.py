@@ -4,7 +4,7 @@ The page's ``<article>`` if it has one, else its ``<main>``, else its ``<body>``
 ``script``, ``style``, ``nav``, ``header``, ``footer``, ``aside``, ``form`` (and what never shows:
 ``noscript``, ``template``, ``svg``, ``iframe``). Headings become markdown headings, paragraphs
 and list items their own lines, everything else runs together; whitespace is collapsed. About
-2 ms for a 100 kB page. Malformed markup is read as far as it goes: the parser never raises.
+2 ms for a 100 kB page. Malformed markup is read as far as it goes: :func:`readable_text` never raises.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-__all__ = ["Page", "readable_text"]
+__all__ = ["Page", "printable", "readable_text"]
 
 _SKIPPED = frozenset({"script", "style", "nav", "header", "footer", "aside", "form", "noscript", "template",
                       "svg", "iframe", "button", "select", "textarea"})
@@ -23,6 +23,7 @@ _HEADINGS = {f"h{n}": "#" * n for n in range(1, 7)}
 _VOID = frozenset({"br", "img", "hr", "meta", "link", "input", "area", "base", "col", "embed", "source",
                    "track", "wbr"})
 _CONTAINERS = ("article", "main", "body")
+_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # never text; PostgreSQL refuses NUL
 _SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")
 
 
@@ -102,11 +103,20 @@ class _Reader(HTMLParser):
 def readable_text(markup: str, *, limit: int = 20_000) -> Page:
     """The readable text of ``markup`` (at most ``limit`` characters) and its ``<title>``."""
     reader = _Reader()
-    reader.feed(markup)
-    reader.close()
+    try:
+        reader.feed(_CONTROLS.sub("", markup))
+        reader.close()
+    except AssertionError:  # the standard parser gives up on some malformed markup ("<![ x"): keep what it read
+        pass
     chosen = next((name for name in ("article", "main") if name in reader.seen and _tidy(reader.parts[name])),
                   "body")
     return Page(" ".join("".join(reader.title).split())[:300], _tidy(reader.parts[chosen])[:limit])
+
+
+def printable(text: str) -> str:
+    """``text`` without control characters but tabs and line breaks (a model's answer, a plain
+    text page): nothing a note cannot hold."""
+    return _CONTROLS.sub("", text)
 
 
 def _tidy(parts: list[str]) -> str:

@@ -33,7 +33,7 @@ from fable_core.assistant.providers import Provider
 from fable_core.config import Settings
 from fable_core.db.models import title_key
 from fable_core.errors import FableError, InvalidInput, Unavailable
-from fable_core.research.extract import readable_text
+from fable_core.research.extract import printable, readable_text
 from fable_core.ssrf import Blocked, check_url, fetch
 from fable_core.websearch.searxng import Hit, search
 
@@ -200,7 +200,7 @@ class Pipeline:
         title, text = hit.title, ""
         if not reason:
             if kind == "text/plain":
-                text = page.text[:20_000].strip()
+                text = printable(page.text[:20_000]).strip()
             else:
                 found = readable_text(page.text)
                 title, text = found.title or hit.title, found.text
@@ -222,7 +222,7 @@ class Pipeline:
     async def _ask(self, system: str, user: str, max_tokens: int) -> str:
         answer = await self.model.complete([{"role": "system", "content": system},
                                             {"role": "user", "content": user}], max_tokens=max_tokens)
-        return _THINKING.sub("", answer).strip()
+        return printable(_THINKING.sub("", answer)).strip()
 
 
 _THINKING = re.compile(r"<think>.*?</think>", re.DOTALL)

@@ -31,3 +31,8 @@ def test_malformed_markup_is_read_as_far_as_it_goes() -> None:
     assert readable_text("<nav><p>never closed nav").text == ""
     assert readable_text("<article></article><p>Body only</p>").text == "Body only"
     assert len(readable_text("<p>" + "word " * 10_000, limit=100).text) == 100
+
+
+def test_markup_the_parser_gives_up_on_and_control_characters_cost_nothing() -> None:
+    assert readable_text("<p>a\x00b</p><![ x <p>never read").text == "ab"
+    assert readable_text("<title>T\x07itle</title><p>x</p>").title == "Title"
