@@ -32,7 +32,7 @@ from fable_core.assistant.answers import json_object_from
 from fable_core.assistant.providers import Provider
 from fable_core.config import Settings
 from fable_core.db.models import title_key
-from fable_core.errors import FableError, InvalidInput, Unavailable
+from fable_core.errors import FableError, Unavailable
 from fable_core.research.extract import printable, readable_text
 from fable_core.ssrf import Blocked, check_url, fetch
 from fable_core.websearch.searxng import Hit, search
@@ -47,6 +47,7 @@ MAX_SECTIONS = 8
 SOURCE_CHARS = 3000  # of each source, in a section's prompt
 _TEXT_TYPES = ("text/html", "application/xhtml+xml", "text/plain")
 _WORD = re.compile(r"\w{3,}")
+_NOT_IN_TITLES = re.compile(r"[\[\]|#]")  # they would break the index's [[links]]
 _LIST_MARK = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
 
 _QUERY_PROMPT = ("You plan web research. Write {n} focused, different web search queries that together answer "
@@ -191,7 +192,7 @@ class Pipeline:
             page = await fetch(hit.url, allow=self.allow, max_bytes=self.settings.fable_research_max_bytes,
                                timeout=self.settings.fable_research_fetch_timeout,
                                headers={"Accept": "text/html,application/xhtml+xml,text/plain;q=0.8"})
-        except (Unavailable, InvalidInput) as e:  # InvalidInput: Blocked, too many redirects
+        except FableError as e:  # Unavailable (unreachable, too slow), InvalidInput (Blocked, too many redirects)
             self.emit("source", {"url": hit.url[:300], "status": "failed", "reason": e.message})
             return None
         kind = page.content_type.split(";")[0].strip().lower()
@@ -264,8 +265,8 @@ def outline_from(answer: str, sources: int) -> list[Section] | None:
     for item in items:
         if not isinstance(item, dict) or not isinstance(item.get("title"), str):
             continue
-        title = " ".join(item["title"].strip().lstrip("#").split()).strip("\"'*")[:120]
-        if not _WORD.search(title) or title_key(title) in {title_key(s.title) for s in sections}:
+        title = " ".join(_NOT_IN_TITLES.sub(" ", item["title"]).split()).strip("\"'*")[:120]
+        if not title_key(title) or title_key(title) in {title_key(s.title) for s in sections}:
             continue
         refs = item.get("sources")
         numbers = [n for n in refs if isinstance(n, int) and 1 <= n <= sources] if isinstance(refs, list) else []
