@@ -89,12 +89,13 @@ def view(run: ResearchRun) -> ResearchView:
         "sources": run.sources or [], "created_at": run.created_at, "finished_at": run.finished_at})
 
 
-@tool(title="Research a question on the web", scope="write", stream=True, open_world=True, needs=("llm", SEARXNG),
-      route=Route("POST", "/research"))
+@tool(title="Research a question on the web", scope="write", stream=True, open_world=True, destructive=True,
+      needs=("llm", SEARXNG), route=Route("POST", "/research"))
 async def research(ctx: Context, question: Question, wait: bool = True) -> ResearchView:
     """Research a question on the web into notes: an index note (summary, links) and a note per section.
 
-    Runs in the background (one at a time); progress: queries, source, outline, section, done.
+    Runs in the background, one at a time; rerunning a question updates its notes.
+    Progress: queries, source, outline, section, done.
 
     Args:
         wait: False: return at once with the run's id (follow_research, get_research).
