@@ -5,6 +5,7 @@ note it wrote, find the run among past research. A screenshot of the page goes t
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager
 
@@ -87,4 +88,18 @@ async def test_a_question_is_researched_live_into_linked_notes(
         await page.click("#research-open-index")
         await expect(page.locator("#main")).to_contain_text("Sourdough rises because wild yeast makes gas")
         await expect(page.locator("#main")).to_contain_text("Yeast at work")
+
+        hold = threading.Event()  # the next run's outline waits: it is stopped meanwhile
+        llm.plain_replies.extend([Reply(json.dumps({"queries": ["rye"]})), Reply("{}", hold=hold)])
+        try:
+            await page.get_by_role("navigation", name="Main").get_by_role("link", name="Research").click()
+            await page.fill("#research-question", "Why is rye sticky?")
+            await page.click("#research-start")
+            await expect(log).to_contain_text("Read Wild yeast")
+            await page.click("#research-stop")
+            await expect(log).to_contain_text("Stopped: nothing was written.")
+            await expect(page.locator("#research-runs li.research-run").first.locator(".research-status")).to_have_text(
+                "Stopped")
+        finally:
+            hold.set()
         assert not ui.watch.errors and not ui.watch.dialogs
