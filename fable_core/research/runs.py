@@ -122,7 +122,8 @@ async def follow_research(ctx: Context, run_id: RunId, last_event_id: EventId = 
     return await _follow(ctx, buffer, last_event_id)
 
 
-@tool(title="Stop a research run", scope="write", idempotent=True, route=Route("POST", "/research/{run_id}/stop"))
+@tool(title="Stop a research run", scope="write", idempotent=True, transaction="phases",
+      route=Route("POST", "/research/{run_id}/stop"))
 async def stop_research(ctx: Context, run_id: RunId) -> Stopped:
     """Stop a running research run; nothing of it is written."""
     async with ctx.reading() as session:
