@@ -76,7 +76,7 @@ CAPABILITIES: tuple[Capability, ...] = (
         "fable_core.journal.prep",
     ), install="fable_core.journal.schedule:install"),
     Capability("websearch", ("fable_core.websearch.web",), install="fable_core.websearch.searxng:install"),
-    Capability("research", ("fable_core.research.runs",), jobs=("fable_core.research.sweep",)),
+    Capability("research", ("fable_core.research.runs",), install="fable_core.research.runner:install"),
     # last: its scheduler starts once every other capability is installed, and stops first
     Capability("jobs", (), install="fable_core.jobs:install"),
 )

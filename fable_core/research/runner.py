@@ -6,7 +6,7 @@ hog the model. The run's task writes the pipeline's events into the generation's
 followers replay and tail (event ids ``<run>:<n>``, resumable); a follower going away (a client
 disconnecting) leaves the run going. While it runs, the row's ``updated_at`` is touched every
 :data:`HEARTBEAT` seconds; a run whose process died stops beating and :func:`sweep_interrupted`
-(a job every few seconds, and before each start) marks it ``interrupted``.
+(in the assistant's sweep, every 2 s on every live process, and before each start) marks it ``interrupted``.
 
 How a run ends: ``done`` (its notes and the row written in one transaction), ``error`` (the
 pipeline failed: nothing written), ``stopped`` (stop_research: nothing written, even when
@@ -17,17 +17,18 @@ stopped while writing: the transaction is rolled back) or ``interrupted``. Its l
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select, text, update
+from sqlalchemy import func, select, update
 
 from fable_core.access import owned_by
-from fable_core.assistant.generation import Buffer, Generations
+from fable_core.assistant.generation import Buffer, Generations, mark_stale
 from fable_core.assistant.providers import NoProvider, Provider, unavailable
 from fable_core.caller import Caller
-from fable_core.db.database import Database, rowcount
+from fable_core.db.database import Database
 from fable_core.db.models import ResearchRun
 from fable_core.errors import Conflict, FableError, NotFound
 from fable_core.research.pipeline import Pipeline, Report
@@ -40,7 +41,8 @@ if TYPE_CHECKING:
     from fable_core.assistant.service import Assistant
     from fable_core.runtime import Fable
 
-__all__ = ["HEARTBEAT", "STALE_AFTER", "find_run", "generations", "research_key", "start_run", "sweep_interrupted"]
+__all__ = ["HEARTBEAT", "STALE_AFTER", "find_run", "generations", "install", "research_key", "start_run",
+           "sweep_interrupted"]
 
 _log = logging.getLogger(__name__)
 HEARTBEAT = 2.0
@@ -191,13 +193,17 @@ class _Run:
 
 async def sweep_interrupted(db: Database, *, stale_after: float = STALE_AFTER, user_id: int | None = None) -> int:
     """Mark running runs without a heartbeat for ``stale_after`` seconds ``interrupted`` (their
-    process died); with ``user_id``, only that user's. Returns how many."""
-    where, params = "", {"secs": stale_after, "died": DIED}
-    if user_id is not None:
-        where, params["user_id"] = " AND user_id = :user_id", user_id
-    async with db.transaction() as s:
-        result = await s.execute(text(
-            "UPDATE research_runs SET status = 'interrupted', error = :died, finished_at = now() "
-            f"WHERE status = 'running' AND updated_at < now() - make_interval(secs => :secs){where}"
-        ), params)
-    return rowcount(result)
+    process died); with ``user_id``, only that user's (before they start a new one). Returns how many."""
+    where, params = (" AND user_id = :user_id", {"user_id": user_id}) if user_id is not None else ("", None)
+    return await mark_stale(db, "research_runs", running="running", died=DIED, stale_after=stale_after,
+                            also=", finished_at = now()", where=where, params=params)
+
+
+async def install(fable: Fable) -> None:
+    """The research capability's hook: the assistant's sweep also marks research runs whose
+    process died (every 2 s, in every process running the assistant), and does once now."""
+    if fable.assistant is None:
+        return
+    sweep = functools.partial(sweep_interrupted, fable.db)
+    fable.assistant.sweeps.append(sweep)
+    await sweep()
