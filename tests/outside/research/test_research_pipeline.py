@@ -68,9 +68,9 @@ async def test_searches_start_staggered_and_pages_are_fetched_in_parallel(
     assert run["status"] == "done"
     searched = [t for t, p in progress.items if p.event == "search"]
     # started 0.2 s apart, each taking 0.5 s: they end 4 x 0.2 s apart (together: 0 s; one after another: 2 s)
-    assert 4 * STAGGER * 0.7 < searched[-1] - searched[0] < 4 * STAGGER + 0.5, searched
+    assert 4 * STAGGER * 0.7 < searched[-1] - searched[0] < 4 * STAGGER + 1.0, searched
     read = [t for t, p in progress.items if p.event == "source"]
-    assert len(read) == 6 and read[-1] - searched[-1] < 0.4 * 2  # six pages of 0.4 s each, at once
+    assert len(read) == 6 and read[-1] - searched[-1] < 1.5  # six pages of 0.4 s each: at once (in turn: 2.4 s)
 
 
 async def test_at_most_15_unique_urls_are_fetched_and_non_public_ones_never(
