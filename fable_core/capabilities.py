@@ -81,6 +81,7 @@ CAPABILITIES: tuple[Capability, ...] = (
         "fable_core.feeds.items",
     ), jobs=("fable_core.feeds.refresh",)),
     Capability("images", ("fable_core.images.images",)),
+    Capability("research", ("fable_core.research.runs",), install="fable_core.research.runner:install"),
     # last: its scheduler starts once every other capability is installed, and stops first
     Capability("jobs", (), install="fable_core.jobs:install"),
 )

@@ -174,6 +174,14 @@ class Settings(BaseModel):
         "not public addresses (comma-separated): an intranet site. Empty: every fetched URL must resolve "
         "to public addresses only.",
     )
+    fable_research_fetch_timeout: float = Field(
+        8.0, gt=0, le=60,
+        description="Seconds the research tool waits for one page; a slower page is left out of the run.",
+    )
+    fable_research_max_bytes: int = Field(
+        1_000_000, ge=10_000, le=20_000_000,
+        description="Bytes the research tool reads of one page; the rest of a larger page is ignored.",
+    )
 
     fable_image_max_bytes: int = Field(
         5_000_000, ge=1_000, le=100_000_000,

@@ -36,15 +36,14 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
-import ssl
 from collections.abc import Container, Mapping
 from dataclasses import dataclass, field
-from functools import cache
 from urllib.parse import SplitResult, urljoin, urlsplit
 
 import httpx
 
 from fable_core.errors import InvalidInput, Unavailable
+from fable_core.tls import tls_context
 
 __all__ = ["Blocked", "Fetched", "Posted", "check_ip", "check_url", "fetch", "post", "resolve_public"]
 
@@ -212,14 +211,6 @@ async def _target(url: str, allow: Container[str]) -> tuple[str, dict[str, str],
     return direct, headers, ({"sni_hostname": host} if parts.scheme == "https" else {})
 
 
-@cache
-def _tls() -> ssl.SSLContext:
-    """The TLS settings every fetch and post verifies with, built once: httpx builds a fresh
-    context per client otherwise (loading the CA bundle, about 20 ms of CPU), which a refresh
-    of 100 feeds would pay 100 times."""
-    return httpx.create_ssl_context()
-
-
 async def fetch(
     url: str, *, max_bytes: int = MAX_BYTES, timeout: float = TIMEOUT,  # noqa: ASYNC109  fetch's own deadline
     max_redirects: int = MAX_REDIRECTS, allow: Container[str] = (), allow_first_hop: Container[str] = (),
@@ -232,7 +223,7 @@ async def fetch(
     request, and exists for tests of the redirect check, nothing else."""
     try:
         async with asyncio.timeout(timeout), httpx.AsyncClient(
-            follow_redirects=False, timeout=timeout, event_hooks={"response": [_check_location]}, verify=_tls(),
+            follow_redirects=False, timeout=timeout, event_hooks={"response": [_check_location]}, verify=tls_context(),
         ) as http:
             first: Container[str] = allow_first_hop
             for _ in range(max_redirects + 1):
@@ -288,8 +279,8 @@ async def post(
     ``max_bytes`` of the answer read, ``timeout`` seconds in all. Unavailable when it cannot be
     reached or takes longer."""
     try:
-        async with asyncio.timeout(timeout), httpx.AsyncClient(
-                follow_redirects=False, timeout=timeout, verify=_tls()) as http:
+        async with asyncio.timeout(timeout), httpx.AsyncClient(follow_redirects=False, timeout=timeout,
+                                                               verify=tls_context()) as http:
             direct, extra, extensions = await _target(url, allow)
             async with http.stream("POST", direct, content=content, headers={**headers, **extra},
                                    extensions=extensions) as response:

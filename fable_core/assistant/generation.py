@@ -31,7 +31,8 @@ from fable_core.db.database import Database, rowcount
 from fable_core.db.models import Message
 from fable_core.errors import Conflict
 
-__all__ = ["STALE_AFTER", "Buffer", "Generations", "StreamEvent", "parse_event_id", "recover_interrupted"]
+__all__ = ["STALE_AFTER", "Buffer", "Generations", "StreamEvent", "mark_stale", "parse_event_id",
+           "recover_interrupted"]
 
 _log = logging.getLogger(__name__)
 
@@ -57,7 +58,7 @@ class Buffer:
     """The events of one generation, in order, and a signal for followers."""
 
     key: str
-    message_id: int
+    message_id: int  # what the events are of: a chat answer's message, or a research run
     owner: int | None = None  # the user whose generation it is, when only they may follow it
     events: list[StreamEvent] = field(default_factory=list)
     done: bool = False
@@ -113,7 +114,8 @@ Runner = Callable[[Buffer], Awaitable[None]]
 
 
 class Generations:
-    """The generations this process runs, by key (``chat:<conversation>``, ``assist:<note>``)."""
+    """The generations this process runs, by key (``chat:<conversation>``, ``assist:<note>``, and
+    research runs, ``research:<user>``: :mod:`fable_core.research.runner`)."""
 
     def __init__(self, *, grace: float = 60.0) -> None:
         self.grace = grace
@@ -257,9 +259,19 @@ DIED = "the process writing this answer stopped (a crash or a restart) before th
 async def recover_interrupted(db: Database, *, stale_after: float = STALE_AFTER) -> int:
     """Mark messages whose generator stopped beating (a crashed process) ``interrupted``;
     their partial text stays. Returns how many."""
+    return await mark_stale(db, "messages", running="generating", died=DIED, stale_after=stale_after)
+
+
+async def mark_stale(db: Database, table: str, *, running: str, died: str, stale_after: float,
+                     also: str = "", where: str = "", params: dict[str, Any] | None = None) -> int:
+    """Mark the rows of ``table`` (a table of this code's, never a user's word) whose ``status``
+    is ``running`` and whose ``updated_at`` heartbeat is over ``stale_after`` seconds old
+    ``interrupted``, with ``died`` as their ``error`` (and ``also``, more assignments; ``where``,
+    more conditions, with their ``params``). What every
+    background run's sweep does (chat answers; research runs: :mod:`fable_core.research.runner`)."""
     async with db.transaction() as s:
         result = await s.execute(text(
-            "UPDATE messages SET status = 'interrupted', error = :died WHERE status = 'generating' "
-            "AND updated_at < now() - make_interval(secs => :secs)"
-        ), {"secs": stale_after, "died": DIED})
+            f"UPDATE {table} SET status = 'interrupted', error = :died{also} WHERE status = :running "
+            f"AND updated_at < now() - make_interval(secs => :secs){where}"
+        ), {**(params or {}), "secs": stale_after, "died": died, "running": running})
     return rowcount(result)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from fable_core.access import belongs_to
@@ -49,6 +49,9 @@ class Assistant:
         self.flush_interval = flush_interval
         self.sweep_every = sweep_every
         self._sweeper: asyncio.Task[None] | None = None
+        # what each sweep runs: interrupted answers, and whatever else runs on the generations
+        # (research runs add theirs when installed)
+        self.sweeps: list[Callable[[], Awaitable[int]]] = [self._recover_answers]
         self.fetch_allow: tuple[str, ...] = ()  # tests only: see ssrf.fetch(allow_first_hop=)
         self.generations = Generations(grace=grace)
         self.embedder: Embedder | None = None
@@ -68,7 +71,7 @@ class Assistant:
     async def start(self) -> None:
         scan_filtered_indexes(self.db.engine)
         await self.db.engine.dispose()  # connections opened before the listener: replace them
-        await recover_interrupted(self.db)
+        await recover_interrupted(self.db)  # at start: any old beat means a dead process
         self._sweeper = asyncio.create_task(self._sweep(), name="fable-interrupted-sweeper")
         self.status.start()
         if self.worker is not None:
@@ -81,13 +84,16 @@ class Assistant:
         a generating message is flushed (its heartbeat) every ``flush_interval`` seconds (2), so
         one :data:`STALE_AFTER` seconds (10) late has nobody writing it; sweeping every
         ``sweep_every`` seconds (2) marks it within 12 s of its last beat."""
-        stale_after = max(STALE_AFTER, 3 * self.flush_interval)
         while True:
             await asyncio.sleep(self.sweep_every)
-            try:
-                await recover_interrupted(self.db, stale_after=stale_after)
-            except FableError as e:  # the database is down: try again at the next sweep
-                _log.info("could not look for interrupted answers: %s", e.message)
+            for sweep in self.sweeps:
+                try:
+                    await sweep()
+                except FableError as e:  # the database is down: try again at the next sweep
+                    _log.info("could not look for interrupted runs: %s", e.message)
+
+    async def _recover_answers(self) -> int:
+        return await recover_interrupted(self.db, stale_after=max(STALE_AFTER, 3 * self.flush_interval))
 
     async def close(self) -> None:
         if self._sweeper is not None:

@@ -1028,3 +1028,36 @@ class Image(Base):
     created_at: Mapped[datetime] = _created()
 
     __table_args__ = (UniqueConstraint("user_id", "sha256", name="uq_images_user_sha256"),)
+# --- research ----------------------------------------------------------------------------------
+
+
+class ResearchRun(Base):
+    """One research run: a question researched on the web into linked notes. ``status`` is
+    ``running`` (``updated_at`` is its heartbeat) until it ends ``done``, ``error``, ``stopped``
+    or ``interrupted`` (its process died: a sweep marks it). ``question_key`` is the question
+    normalised: a rerun of the same key updates the notes of the last finished run. ``notes``
+    are the notes it wrote (index first), ``sources`` the pages they cite, in citation order.
+    One running run per user (a partial unique index)."""
+
+    __tablename__ = "research_runs"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = _owner()
+    question: Mapped[str] = mapped_column(Text, nullable=False)
+    question_key: Mapped[str] = mapped_column(Text, nullable=False)
+    status: Mapped[str] = mapped_column(String(16), server_default="running", nullable=False)
+    error: Mapped[str | None] = mapped_column(Text)
+    queries: Mapped[list[str] | None] = mapped_column(JSONB)
+    sources: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONB)
+    notes: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONB)
+    index_note_id: Mapped[int | None] = mapped_column(ForeignKey("notes.id", ondelete="SET NULL"))
+    created_at: Mapped[datetime] = _created()
+    updated_at: Mapped[datetime] = _updated()
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (
+        CheckConstraint("status IN ('running', 'done', 'error', 'stopped', 'interrupted')",
+                        name="ck_research_runs_status"),
+        Index("ix_research_runs_user_key", "user_id", "question_key", "id"),
+        Index("uq_research_runs_running", "user_id", unique=True, postgresql_where=text("status = 'running'")),
+    )

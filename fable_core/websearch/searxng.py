@@ -20,6 +20,7 @@ import httpx
 
 from fable_core.config import Settings
 from fable_core.errors import Unavailable
+from fable_core.tls import tls_context
 
 if TYPE_CHECKING:
     from fable_core.runtime import Fable
@@ -104,7 +105,7 @@ async def _get(settings: Settings, params: dict[str, Any]) -> Any:
     try:
         async with asyncio.timeout(seconds), httpx.AsyncClient(
                 timeout=httpx.Timeout(seconds, connect=min(seconds, 3.0)),
-                headers={"Accept": "application/json"}) as client:
+                headers={"Accept": "application/json"}, verify=tls_context()) as client:
             response = await client.get(base + "/search", params=params)
     except TimeoutError as e:
         raise Unavailable(f"SearXNG did not answer within {seconds:g} s; try again later", service=SEARXNG) from e

@@ -2,8 +2,8 @@
 (valid ones and invalid ones) must never get a 5xx, and every answer must match the schema the
 document declares for it. Deterministic (a fixed seed) and bounded (examples per operation).
 
-Everything the instance depends on is up (a fake Ollama, a fake Nominatim and Open-Meteo, a fake
-SearXNG, a real SMTP server on 127.0.0.1), so a 503 is a bug, not a missing model or mail server.
+Everything the instance depends on is up (a fake Ollama, a fake SearXNG, a fake Nominatim and
+Open-Meteo, a real SMTP server on 127.0.0.1), so a 503 is a bug, not a missing model or mail server.
 ``FUZZ_CHECKS=all`` runs every schemathesis check instead (the stricter ones report requests
 refused for reasons a schema cannot state: an opaque cursor, arguments that exclude each other,
 a note that is not a task)."""
@@ -39,8 +39,8 @@ async def test_the_api_answers_every_generated_request_as_documented(fable: Fabl
     key = await make_key(fable, alice)
     loop = asyncio.get_running_loop()
     smtp = await loop.create_server(lambda: SMTP(Sink()), "127.0.0.1", 0)
-    with serve_in_thread(ollama_app(FakeLLM())) as ollama, serve_in_thread(weather_app(FakeWeather())) as weather, \
-            serve_in_thread(searxng_app(FakeSearxng())) as searxng:
+    with (serve_in_thread(ollama_app(FakeLLM())) as ollama, serve_in_thread(weather_app(FakeWeather())) as weather,
+          serve_in_thread(searxng_app(FakeSearxng())) as searxng):
         settings = fable.settings.model_copy(update={
             "llm_provider": "ollama", "ollama_url": ollama, "smtp_host": "127.0.0.1", "searxng_url": searxng,
             "fable_nominatim_url": weather, "fable_open_meteo_url": weather,

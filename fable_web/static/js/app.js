@@ -17,6 +17,7 @@ import { journalView } from "./views/journal.js";
 import { sharedView } from "./views/shared.js";
 import { momentsView } from "./views/moments.js";
 import { feedsView } from "./views/feeds.js";
+import { researchView } from "./views/research.js";
 import { bell, forgetDevice } from "./widgets/bell.js";
 
 route("/", homeView);
@@ -36,6 +37,7 @@ route("/journal/:day", journalView);
 route("/shared", sharedView);
 route("/moments", momentsView);
 route("/feeds", feedsView);
+route("/research", researchView);
 
 const NAV = [
   ["/", "Home", "◇"],
@@ -47,6 +49,7 @@ const NAV = [
   ["/chat", "Assistant", "✦"],
   ["/moments", "Moments", "◔"],
   ["/feeds", "Feeds", "≋"],
+  ["/research", "Research", "⌕"],
   ["/shared", "Sharing", "⇄"],
   ["/settings", "Settings", "⚙"],
 ];
