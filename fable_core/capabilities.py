@@ -76,6 +76,8 @@ CAPABILITIES: tuple[Capability, ...] = (
         "fable_core.journal.prep",
     ), install="fable_core.journal.schedule:install"),
     Capability("websearch", ("fable_core.websearch.web",), install="fable_core.websearch.searxng:install"),
+    Capability("structured", ("fable_core.structured.entities", "fable_core.structured.lists")),
+    Capability("calculator", ("fable_core.calculator.calculate",)),
     # last: its scheduler starts once every other capability is installed, and stops first
     Capability("jobs", (), install="fable_core.jobs:install"),
 )

@@ -171,7 +171,8 @@ async def read_note(
 
 
 # read_note's statement, built once: a NoteDetail's columns, as a plain row
-_READ_STATEMENT = visible_row(Note, *SUMMARY_COLUMNS, Note.body, Note.created_at, Note.completed_at)
+_READ_STATEMENT = visible_row(Note, *SUMMARY_COLUMNS, Note.body, Note.created_at, Note.completed_at,
+                              Note.fields)
 
 
 @tool(title="Update a note or task", scope="write", idempotent=True,
