@@ -104,7 +104,7 @@ class Result:
 
 def needs_today(text: str) -> bool:
     """Whether ``text`` speaks of today (so the caller's today must be looked up)."""
-    return bool(re.search(r"\b(today|tomorrow|yesterday|until|till|since|ago)\b", text, re.I))
+    return bool(re.search(r"\b(today|tomorrow|yesterday|until|till|since|ago)\b", text, re.IGNORECASE))
 
 
 def evaluate(text: str, today: date | None = None) -> Result:
@@ -138,19 +138,20 @@ def _nesting(text: str) -> int:
 # --- from words to an expression -----------------------------------------------------------------
 
 _PHRASES: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(rf"^(?:how many\s+)?({_UNIT})\s+(?:between|from)\s+(.+?)\s+(?:and|to|until)\s+(.+)$", re.I),
+    (re.compile(rf"^(?:how many\s+)?({_UNIT})\s+(?:between|from)\s+(.+?)\s+(?:and|to|until)\s+(.+)$", re.IGNORECASE),
      r"(\3) - (\2) in \1"),
-    (re.compile(rf"^(?:how many\s+)?({_UNIT})\s+(?:until|till|to)\s+(.+)$", re.I), r"(\2) - today in \1"),
-    (re.compile(rf"^(?:how many\s+)?({_UNIT})\s+(?:since|from)\s+(.+)$", re.I), r"today - (\2) in \1"),
-    (re.compile(rf"^({_NUM}\s*(?:{_UNIT}))\s+ago$", re.I), r"today - \1"),
+    (re.compile(rf"^(?:how many\s+)?({_UNIT})\s+(?:until|till|to)\s+(.+)$", re.IGNORECASE), r"(\2) - today in \1"),
+    (re.compile(rf"^(?:how many\s+)?({_UNIT})\s+(?:since|from)\s+(.+)$", re.IGNORECASE), r"today - (\2) in \1"),
+    (re.compile(rf"^({_NUM}\s*(?:{_UNIT}))\s+ago$", re.IGNORECASE), r"today - \1"),
 ]
-_LEAD = re.compile(r"^(?:what\s+is|what's|calculate|compute|how\s+much\s+is)\s+", re.I)
-_IN_UNIT = re.compile(rf"^(.+?)\s+(?:in|to|as|into)\s+({_UNIT})$", re.I)
-_WORDS = [(re.compile(r"\bdivided\s+by\b", re.I), "/"), (re.compile(r"\btimes\b", re.I), "*"),
-          (re.compile(r"\bplus\b", re.I), "+"), (re.compile(r"\bminus\b", re.I), "-"),
-          (re.compile(r"\bmod\b", re.I), "%"), (re.compile(r"(?<=[\d)])\s*[×x]\s*(?=[\d(])", re.I), " * "),
+_LEAD = re.compile(r"^(?:what\s+is|what's|calculate|compute|how\s+much\s+is)\s+", re.IGNORECASE)
+_IN_UNIT = re.compile(rf"^(.+?)\s+(?:in|to|as|into)\s+({_UNIT})$", re.IGNORECASE)
+_WORDS = [(re.compile(r"\bdivided\s+by\b", re.IGNORECASE), "/"), (re.compile(r"\btimes\b", re.IGNORECASE), "*"),
+          (re.compile(r"\bplus\b", re.IGNORECASE), "+"), (re.compile(r"\bminus\b", re.IGNORECASE), "-"),
+          (re.compile(r"\bmod\b", re.IGNORECASE), "%"),
+          (re.compile(r"(?<=[\d)])\s*[×x]\s*(?=[\d(])", re.IGNORECASE), " * "),
           (re.compile("÷"), "/"), (re.compile(r"\^"), "**"),
-          (re.compile(rf"({_NUM})\s*%\s*of\b", re.I), r"(\1/100)*")]
+          (re.compile(rf"({_NUM})\s*%\s*of\b", re.IGNORECASE), r"(\1/100)*")]
 
 
 def _rewrite(text: str) -> tuple[str, str | None]:
@@ -168,8 +169,8 @@ def _rewrite(text: str) -> tuple[str, str | None]:
     return expression, unit
 
 
-_DURATION_RUN = re.compile(rf"(?<![\w.])(?:{_NUM}\s*(?:{_UNIT})(?![a-z])\s*)+", re.I)
-_DURATION = re.compile(rf"({_NUM})\s*({_UNIT})(?![a-z])", re.I)
+_DURATION_RUN = re.compile(rf"(?<![\w.])(?:{_NUM}\s*(?:{_UNIT})(?![a-z])\s*)+", re.IGNORECASE)
+_DURATION = re.compile(rf"({_NUM})\s*({_UNIT})(?![a-z])", re.IGNORECASE)
 
 
 def _bind(expression: str, names: dict[str, Any], today: date | None) -> str:
@@ -195,7 +196,7 @@ def _bind(expression: str, names: dict[str, Any], today: date | None) -> str:
         return "(" + "+".join(parts) + ")" + (" " if run.group(0).endswith(" ") else "")
 
     expression = re.sub(rf"\b{_DATE}\b", a_date, expression)
-    expression = re.sub(r"\b(?:today|tomorrow|yesterday)\b", a_day, expression, flags=re.I)
+    expression = re.sub(r"\b(?:today|tomorrow|yesterday)\b", a_day, expression, flags=re.IGNORECASE)
     return _DURATION_RUN.sub(durations, expression)
 
 

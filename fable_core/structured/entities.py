@@ -57,6 +57,7 @@ async def save_entity(ctx: Context, entity: Entity, name: str, fields: _Fields |
                       tags: list[str] | None, note_id: int | None) -> EntitySummary:
     """Create or update a person or place (see the module's docstring)."""
     s = ctx.session
+    note: Note | None
     if note_id is not None:
         note = await get_visible(s, Note, note_id, ctx.caller, for_update=True, need="editor")
         _check_convertible(note, entity)
@@ -96,17 +97,19 @@ _Target = Annotated[NoteId | None, Field(description="Update this note (a plain 
 
 
 @tool(title="Save a person", scope="write", idempotent=True, route=Route("POST", "/people"))
-async def save_person(ctx: Context, name: Title, fields: PersonFields | None = None, body: _Notes = None,
+async def save_person(ctx: Context, person: Title, fields: PersonFields | None = None, body: _Notes = None,
                       tags: Tags | None = None, note_id: _Target = None) -> EntitySummary:
-    """Create a person note, or update the one with this name (or `note_id`), merging the fields given."""
-    return await save_entity(ctx, "person", name, fields, body, tags, note_id)
+    """Create a note on a person (titled with their name), or update the one with this name (or
+    `note_id`), merging the fields given."""
+    return await save_entity(ctx, "person", person, fields, body, tags, note_id)
 
 
 @tool(title="Save a place", scope="write", idempotent=True, route=Route("POST", "/places"))
-async def save_place(ctx: Context, name: Title, fields: PlaceFields | None = None, body: _Notes = None,
+async def save_place(ctx: Context, place: Title, fields: PlaceFields | None = None, body: _Notes = None,
                      tags: Tags | None = None, note_id: _Target = None) -> EntitySummary:
-    """Create a place note, or update the one with this name (or `note_id`), merging the fields given."""
-    return await save_entity(ctx, "place", name, fields, body, tags, note_id)
+    """Create a note on a place (titled with its name), or update the one with this name (or
+    `note_id`), merging the fields given."""
+    return await save_entity(ctx, "place", place, fields, body, tags, note_id)
 
 
 @tool(title="List people, places or lists", scope="read", route=Route("GET", "/entities"))

@@ -9,8 +9,6 @@ other's positions.
 
 from __future__ import annotations
 
-from typing import Annotated
-
 from pydantic import BaseModel, Field
 
 from fable_core.access import get_visible

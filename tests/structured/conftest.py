@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
 import httpx
 import pytest
-from structured_helpers import Api, Call
+from structured_helpers import Api
 from support.servers import serve
 from support.users import quick_user
 
@@ -41,13 +40,3 @@ def api(fable: Fable, structured_url: str) -> Api:
 
     return client
 
-
-@pytest.fixture
-def call(fable: Fable, alice: Caller) -> Call:
-    """``await call("save_person", name=..., as_=bob)``: the dispatcher, as alice by default (the
-    tool's name is positional: people and places have a ``name`` argument)."""
-
-    async def run(tool: str, /, as_: Caller | None = None, **arguments: Any) -> dict[str, Any]:
-        return await fable.call(tool, arguments, as_ or alice)
-
-    return run

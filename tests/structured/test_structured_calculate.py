@@ -12,8 +12,8 @@ import pytest
 from mcp import Client
 from structured_helpers import Api, Call
 
-from fable_core.caller import Caller
 from fable_core.calculator.evaluator import evaluate
+from fable_core.caller import Caller
 from fable_core.errors import InvalidInput
 from fable_core.runtime import Fable
 from fable_mcp.server import build_server
