@@ -12,6 +12,8 @@ import pytest
 from mcp import Client
 from structured_helpers import Api, Call
 
+from fable_core.assistant.toolpick import ToolPicker
+from fable_core.availability import Availability
 from fable_core.calculator.evaluator import evaluate
 from fable_core.caller import Caller
 from fable_core.errors import InvalidInput
@@ -95,3 +97,12 @@ async def test_bad_input_on_every_surface(call: Call, api: Api, fable: Fable, al
     async with Client(build_server(fable, replace(alice, surface="mcp"))) as client:
         refused = await client.call_tool("calculate", {"expression": "factorial(10**6)"})
         assert refused.is_error and "factorial" in refused.content[0].text  # type: ignore[union-attr]
+
+
+def test_the_assistant_is_offered_calculate_for_arithmetic_and_dates(fable: Fable) -> None:
+    picker = ToolPicker(fable.registry, Availability({"llm"}))
+    admin = Caller(user_id=1, username="root", role="admin")
+    for message in ("what is 17*23?", "15% of 240", "how many days until 2027-03-01?", "2026-12-05 + 90 days",
+                    "how many weeks between 2026-01-01 and 2026-12-05"):
+        names = [s["function"]["name"] for s in picker.offer(admin, message).schemas()]
+        assert "calculate" in names, (message, names)
