@@ -26,7 +26,7 @@ from fable_core.knowledge.paging import decode_cursor, encode_cursor
 from fable_core.knowledge.saving import save_changes
 from fable_core.knowledge.types import Body, Cursor, NoteId, Tags, Title
 from fable_core.knowledge.views import absent_when_none
-from fable_core.structured.fields import Entity, PersonFields, PlaceFields, _Fields, merged
+from fable_core.structured.fields import Entity, Fields, PersonFields, PlaceFields, merged
 from fable_core.tools import Context, Route, tool
 
 __all__ = ["EntitySummary", "save_entity"]
@@ -53,7 +53,7 @@ def entity_summary(note: Note, *, created: bool | None = None) -> EntitySummary:
                          fields=note.fields or {}, tags=list(note.tags), version=note.version, created=created)
 
 
-async def save_entity(ctx: Context, entity: Entity, name: str, fields: _Fields | None, body: str | None,
+async def save_entity(ctx: Context, entity: Entity, name: str, fields: Fields | None, body: str | None,
                       tags: list[str] | None, note_id: int | None) -> EntitySummary:
     """Create or update a person or place (see the module's docstring)."""
     s = ctx.session

@@ -15,7 +15,7 @@ from pydantic import AfterValidator, AnyHttpUrl, BaseModel, ConfigDict, TypeAdap
 
 from fable_core.errors import InvalidInput
 
-__all__ = ["MAX_ITEMS", "Entity", "ItemText", "ListItem", "PersonFields", "PlaceFields", "merged"]
+__all__ = ["MAX_ITEMS", "Entity", "Fields", "ItemText", "ListItem", "PersonFields", "PlaceFields", "merged"]
 
 Entity = Literal["person", "place", "list"]
 MAX_ITEMS = 500
@@ -60,7 +60,7 @@ _Links = Annotated[list[str], AfterValidator(_links)]
 ItemText = Annotated[str, _sized(500)]
 
 
-class _Fields(BaseModel):
+class Fields(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
@@ -72,7 +72,7 @@ def _within(limit: float) -> Any:
     return check
 
 
-class PersonFields(_Fields):
+class PersonFields(Fields):
     """In an update, `null` removes a field."""
 
     email: _Email | None = None
@@ -85,7 +85,7 @@ class PersonFields(_Fields):
     links: _Links | None = None
 
 
-class PlaceFields(_Fields):
+class PlaceFields(Fields):
     """In an update, `null` removes a field."""
 
     address: _Long | None = None
@@ -102,10 +102,10 @@ class ListItem(BaseModel):
     checked: bool = False
 
 
-_MODELS: dict[str, type[_Fields]] = {"person": PersonFields, "place": PlaceFields}
+_MODELS: dict[str, type[Fields]] = {"person": PersonFields, "place": PlaceFields}
 
 
-def merged(entity: Entity, stored: dict[str, Any] | None, update: _Fields | None) -> dict[str, Any]:
+def merged(entity: Entity, stored: dict[str, Any] | None, update: Fields | None) -> dict[str, Any]:
     """``stored`` fields with those set in ``update`` (its explicitly given ones: ``null`` removes
     a field), validated as a whole and without nulls, as JSON."""
     result = dict(stored or {})
