@@ -89,6 +89,10 @@ async def test_a_plain_note_becomes_a_person_but_a_task_or_a_place_does_not(call
         await call("create_note", title="Linus")
     with pytest.raises(Conflict):
         await call("save_place", place="Linus")
+    for tool, arguments in (("convert_note", {"to": "task"}), ("update_note", {"status": "todo"}),
+                            ("update_note", {"due_date": "2026-12-24"})):
+        with pytest.raises(InvalidInput, match="cannot be a task"):
+            await call(tool, note_id=made["id"], **arguments)
 
 
 async def test_others_people_are_not_found_and_shared_ones_are_marked(call: Call, alice: Caller, bob: Caller) -> None:
