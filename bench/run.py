@@ -34,8 +34,8 @@ from bench.report import write_section
 
 __all__ = ["BENCHES", "SKIPPED", "main"]
 
-BENCHES = ("core", "imports", "search", "sharing", "journal", "calendar", "caldav", "feeds", "images", "mcp", "rest",
-           "assistant", "retrieval", "tokens", "smallmodel", "research")
+BENCHES = ("core", "imports", "search", "sharing", "journal", "calendar", "caldav", "structured", "feeds", "images",
+           "mcp", "rest", "assistant", "retrieval", "tokens", "smallmodel", "research")
 SKIPPED = 3  # exit status of a bench that cannot run on this machine
 
 

@@ -82,6 +82,8 @@ CAPABILITIES: tuple[Capability, ...] = (
     ), jobs=("fable_core.feeds.refresh",)),
     Capability("images", ("fable_core.images.images",)),
     Capability("research", ("fable_core.research.runs",), install="fable_core.research.runner:install"),
+    Capability("structured", ("fable_core.structured.entities", "fable_core.structured.lists")),
+    Capability("calculator", ("fable_core.calculator.calculate",)),
     # last: its scheduler starts once every other capability is installed, and stops first
     Capability("jobs", (), install="fable_core.jobs:install"),
 )

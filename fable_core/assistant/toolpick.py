@@ -70,8 +70,11 @@ _SYNONYMS: dict[str, tuple[str, ...]] = {
     "rename": ("update",), "remove": ("delete",), "finish": ("complete",), "done": ("complete",),
     "history": ("version",), "undo": ("restore", "version"), "postpone": ("reschedule", "due"),
     "move": ("reschedule",), "label": ("tag",), "link": ("backlink",), "many": ("total", "count"),
-    "much": ("total",), "report": ("total",),
+    "much": ("total",), "report": ("total",), "until": ("calculate",), "math": ("calculate",),
+    "sum": ("calculate",),
 }
+# Arithmetic has no words to match ("what is 17*23?", "15% of 240"): it asks for calculate.
+_ARITHMETIC = re.compile(r"\d\s*(?:[-+*/^×÷]|\*\*)\s*[\d(]|\d\s*%|\bpercent|\bsqrt\b")
 RELATIVE_FLOOR = 0.35  # a tool sharing words with the message is picked at >= this share of the best score
 
 
@@ -92,6 +95,8 @@ def words(text: str) -> dict[str, float]:
         out[stem] = 1.0
         for synonym in _SYNONYMS.get(stem, _SYNONYMS.get(raw, ())):
             out.setdefault(synonym, 0.5)
+    if _ARITHMETIC.search(text):
+        out["calculate"] = 1.0
     return out
 
 

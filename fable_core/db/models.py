@@ -255,13 +255,16 @@ def title_key(title: str) -> str:
 SEARCH_VECTOR_SQL = (
     "setweight(to_tsvector('english'::regconfig, coalesce(title, '')), 'A') || "
     "setweight(to_tsvector('english'::regconfig, fable_tag_words(tags)), 'B') || "
-    "setweight(to_tsvector('english'::regconfig, coalesce(body, '')), 'C')"
+    "setweight(to_tsvector('english'::regconfig, coalesce(body, '')), 'C') || "
+    "setweight(jsonb_to_tsvector('english'::regconfig, coalesce(fields, '{}'::jsonb), '[\"string\"]'), 'B')"
 )
 TITLE_VECTOR_SQL = "to_tsvector('english'::regconfig, coalesce(title, ''))"
 
 
 class Note(Base):
-    """A note; with a non-NULL ``status`` it is a task."""
+    """A note; with a non-NULL ``status`` it is a task; with an ``entity`` (person, place, list) a
+    structured note whose ``fields`` (JSONB, validated by ``fable_core.structured.fields``) are
+    searched like its tags."""
 
     __tablename__ = "notes"
     # server-side timestamps and generated columns come back with INSERT/UPDATE ... RETURNING,
@@ -287,6 +290,8 @@ class Note(Base):
     due_date: Mapped[date | None] = mapped_column(Date)
     recurrence_rule: Mapped[str | None] = mapped_column(Text)
     completed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    entity: Mapped[str | None] = mapped_column(String(16))
+    fields: Mapped[dict[str, Any] | None] = mapped_column(JSONB(none_as_null=True))
     version: Mapped[int] = mapped_column(Integer, server_default="1", nullable=False)
     created_at: Mapped[datetime] = _created()
     updated_at: Mapped[datetime] = _updated()
@@ -307,7 +312,9 @@ class Note(Base):
         return value
 
     @property
-    def kind(self) -> Literal["note", "task"]:
+    def kind(self) -> Literal["note", "task", "person", "place", "list"]:
+        if self.entity is not None:
+            return self.entity  # type: ignore[return-value]  # the check constraint's values
         return "task" if self.status is not None else "note"
 
     __table_args__ = (
@@ -335,6 +342,10 @@ class Note(Base):
         # a project's notes newest first: how a shared project's notes join a listing (0013)
         Index("ix_notes_project_updated", "project_id", "updated_at", "id"),
         Index("ix_notes_user_status_due", "user_id", "status", "due_date"),
+        # a user's people, places or lists by name (0020)
+        Index("ix_notes_user_entity_title", "user_id", "entity", "title_key",
+              postgresql_where=text("entity IS NOT NULL")),
+        CheckConstraint("entity IN ('person', 'place', 'list')", name="ck_notes_entity"),
     )
 
 
@@ -365,6 +376,8 @@ class NoteVersion(Base):
     lines_removed: Mapped[int] = mapped_column(Integer, server_default="0", nullable=False)
     tags_added: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default=text("'{}'::text[]"), nullable=False)
     tags_removed: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default=text("'{}'::text[]"), nullable=False)
+    fields: Mapped[dict[str, Any] | None] = mapped_column(JSONB(none_as_null=True))  # a structured note's fields (0020)
+    fields_changed: Mapped[bool] = mapped_column(server_default=text("false"), nullable=False)
 
     __table_args__ = (UniqueConstraint("note_id", "version", name="uq_note_versions_note_version"),)
 

@@ -32,8 +32,9 @@ __all__ = ["insert_note", "insert_notes", "new_row"]
 
 # The columns of a new ``notes`` row, as :func:`new_row` gives them.
 _COLUMNS = ("user_id", "title", "title_key", "body", "tags", "status", "priority", "due_date",
-            "recurrence_rule", "version", "project_id", "milestone_id", "parent_id", "completed_at")
-_VERSION_COLUMNS = ("note_id", "user_id", "version", "title", "body", "tags", "body_length")
+            "recurrence_rule", "version", "project_id", "milestone_id", "parent_id", "completed_at",
+            "entity", "fields")
+_VERSION_COLUMNS = ("note_id", "user_id", "version", "title", "body", "tags", "body_length", "fields")
 _LINK_COLUMNS = ("user_id", "source_id", "target_id", "target_key", "target_title")
 
 
@@ -51,9 +52,12 @@ def new_row(
     milestone_id: int | None = None,
     parent_id: int | None = None,
     now: datetime | None = None,
+    entity: str | None = None,
+    fields: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The ``notes`` row of a new note: a priority, due date or recurrence makes it a task
-    (status todo), a done one is stamped completed ``now``."""
+    (status todo), a done one is stamped completed ``now``; an ``entity`` (person, place, list)
+    with its ``fields`` makes it a structured note."""
     if status is None and (priority or due_date or recurrence_rule):
         status = "todo"
     return {
@@ -62,6 +66,7 @@ def new_row(
         "recurrence_rule": recurrence_rule, "version": 1, "project_id": project_id,
         "milestone_id": milestone_id, "parent_id": parent_id,
         "completed_at": (now or datetime.now(UTC)) if status == "done" else None,
+        "entity": entity, "fields": fields,
     }
 
 
@@ -88,7 +93,7 @@ def _insert_one_statement(with_links: bool) -> Any:
     version = insert(NoteVersion).from_select(
         _VERSION_COLUMNS,
         select(new.c.id, new.c.user_id, new.c.version, new.c.title, new.c.body, new.c.tags,
-               func.length(new.c.body)),
+               func.length(new.c.body), new.c.fields),
     ).cte("first_version")
     # links waiting for this title; the links inserted below are not among them (a statement's
     # CTEs all see the table as it was before it), so a link to itself is resolved there
@@ -99,7 +104,7 @@ def _insert_one_statement(with_links: bool) -> Any:
     ctes = [version, waiting, vocabulary.add_cte(new)]
     if with_links:
         ctes.append(_outgoing_links(new))
-    kind = case((new.c.status.is_(None), "note"), else_="task").label("kind")
+    kind = func.coalesce(new.c.entity, case((new.c.status.is_(None), "note"), else_="task")).label("kind")
     return select(
         new.c.id, new.c.title, kind, new.c.tags, new.c.status, new.c.priority, new.c.due_date,
         new.c.project_id, new.c.milestone_id, new.c.parent_id, new.c.recurrence_rule, new.c.version,
@@ -132,7 +137,8 @@ async def insert_notes(session: AsyncSession, user_id: int, rows: list[dict[str,
     stored = list(zip(ids, rows, strict=True))
     await session.execute(insert(NoteVersion), [
         {"note_id": note_id, "user_id": user_id, "version": 1, "title": r["title"],
-         "body": r["body"], "tags": r["tags"], "body_length": len(r["body"])} for note_id, r in stored])
+         "body": r["body"], "tags": r["tags"], "body_length": len(r["body"]), "fields": r.get("fields")}
+        for note_id, r in stored])
     await _link(session, user_id, [(note_id, r["title_key"], r["body"]) for note_id, r in stored])
     await vocabulary.add(session, ids)
     return ids

@@ -72,9 +72,11 @@ def note_filters(
     if tag is not None:
         where.append(tag_clause(tag))
     if kind == "note":
-        where.append(Note.status.is_(None))
+        where.extend((Note.status.is_(None), Note.entity.is_(None)))
     elif kind == "task":
-        where.append(Note.status.is_not(None))
+        where.extend((Note.status.is_not(None), Note.entity.is_(None)))
+    elif kind != "all":
+        where.append(Note.entity == kind)  # one of three literals: the statement's shape has it
     if status:
         where.append(Note.status == any_(bindparam("status", status, type_=ARRAY(Text))))
     if priority:

@@ -27,7 +27,8 @@ __all__ = ["SUMMARY_COLUMNS", "mark_shared", "summary_of"]
 # The columns of a NoteSummary, read as plain rows: listing and reading are the hottest reads of
 # every surface, and building ORM objects for them cost more than the query.
 SUMMARY_COLUMNS = (
-    Note.id, Note.title, case((Note.status.is_(None), "note"), else_="task").label("kind"), Note.tags,
+    Note.id, Note.title, func.coalesce(Note.entity, case((Note.status.is_(None), "note"), else_="task")).label("kind"),
+    Note.tags,
     Note.status, Note.priority, Note.due_date, Note.project_id, Note.milestone_id, Note.parent_id,
     Note.recurrence_rule, Note.version, Note.updated_at, Note.user_id.label("owner_id"),
 )

@@ -171,7 +171,8 @@ async def read_note(
 
 
 # read_note's statement, built once: a NoteDetail's columns, as a plain row
-_READ_STATEMENT = visible_row(Note, *SUMMARY_COLUMNS, Note.body, Note.created_at, Note.completed_at)
+_READ_STATEMENT = visible_row(Note, *SUMMARY_COLUMNS, Note.body, Note.created_at, Note.completed_at,
+                              Note.fields)
 
 
 @tool(title="Update a note or task", scope="write", idempotent=True,
@@ -229,6 +230,8 @@ async def update_note(
     if add_tags or remove_tags:
         note.tags = [t for t in dict.fromkeys([*note.tags, *(add_tags or [])])
                      if t not in set(remove_tags or [])]
+    if note.entity is not None and (status or priority or due_date or recurrence_rule):
+        raise InvalidInput(f"note {note_id} is a {note.entity}: it cannot be a task", field="status")
     if status is None and note.status is None and (priority or due_date or recurrence_rule):
         status = "todo"
     await set_placement(ctx, note, project_id=project_id, project=project,
@@ -322,6 +325,8 @@ async def convert_note(ctx: Context, note_id: NoteId, to: Literal["task", "note"
     """Make a note a task (status todo) or a task a plain note (clears status, priority, due
     date and recurrence; the text is kept)."""
     note = await get_visible(ctx.session, Note, note_id, ctx.caller, for_update=True, need="editor")
+    if note.entity is not None:
+        raise InvalidInput(f"note {note_id} is a {note.entity}: it cannot be a task", field="to")
     if to == "task" and note.status is None:
         note.status = "todo"
     elif to == "note" and note.status is not None:

@@ -165,12 +165,13 @@ def _lines_not_in(body: str, other: str) -> str:
 
 _SNAPSHOT = text(f"""
     INSERT INTO note_versions (note_id, user_id, version, title, body, tags, body_length, title_changed,
-                               lines_added, lines_removed, tags_added, tags_removed)
+                               lines_added, lines_removed, tags_added, tags_removed, fields, fields_changed)
     SELECT n.id, n.user_id, n.version, n.title, n.body, n.tags, length(n.body),
            coalesce(p.title <> n.title, false),
            {_lines_not_in("n.body", "p.body")}, {_lines_not_in("p.body", "n.body")},
            coalesce(ARRAY(SELECT t FROM unnest(n.tags) AS t WHERE NOT t = ANY(p.tags)), '{{}}'),
-           coalesce(ARRAY(SELECT t FROM unnest(p.tags) AS t WHERE NOT t = ANY(n.tags)), '{{}}')
+           coalesce(ARRAY(SELECT t FROM unnest(p.tags) AS t WHERE NOT t = ANY(n.tags)), '{{}}'),
+           n.fields, p.id IS NOT NULL AND p.fields IS DISTINCT FROM n.fields
     FROM notes n LEFT JOIN note_versions p ON p.note_id = n.id AND p.version = n.version - 1
     WHERE n.id = :note_id
 """)

@@ -39,7 +39,7 @@ Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, ma
 Body = Annotated[str, StringConstraints(max_length=MAX_BODY)]
 Status = Literal["todo", "in_progress", "done", "cancelled"]
 Priority = Literal["none", "low", "medium", "high"]
-Kind = Literal["note", "task", "all"]
+Kind = Literal["note", "task", "person", "place", "list", "all"]
 Limit = Annotated[int, Field(ge=1, le=200)]
 Cursor = Annotated[
     str | None,

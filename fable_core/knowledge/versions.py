@@ -61,7 +61,7 @@ async def _version(ctx: Context, note_id: int, version: int) -> NoteVersion:
 # what a listing reads of each version: never its body
 _LISTED = (NoteVersion.id, NoteVersion.version, NoteVersion.title, NoteVersion.body_length, NoteVersion.created_at,
            NoteVersion.title_changed, NoteVersion.lines_added, NoteVersion.lines_removed, NoteVersion.tags_added,
-           NoteVersion.tags_removed)
+           NoteVersion.tags_removed, NoteVersion.fields_changed)
 
 
 def _changes(v: Any) -> str:
@@ -74,6 +74,8 @@ def _changes(v: Any) -> str:
     tags = [f"+{t}" for t in v.tags_added] + [f"-{t}" for t in v.tags_removed]
     if tags:
         said.append("tags " + " ".join(tags))
+    if v.fields_changed:
+        said.append("fields changed")
     return "; ".join(said) or "title, body and tags unchanged"
 
 
@@ -123,11 +125,13 @@ async def diff_note_versions(ctx: Context, note_id: NoteId, from_version: Versio
 @tool(title="Restore a version of a note", scope="write",
       route=Route("POST", "/notes/{note_id}/versions/{version}/restore"))
 async def restore_note_version(ctx: Context, note_id: NoteId, version: VersionNo) -> NoteSummary:
-    """Bring back the title, body and tags of an earlier version. Nothing is lost: the restore
-    is itself saved as a new version."""
+    """Bring back the title, body, tags (and a person's, place's or list's fields) of an earlier
+    version. Nothing is lost: the restore is itself saved as a new version."""
     note = await get_visible(ctx.session, Note, note_id, ctx.caller, for_update=True, need="editor")
     old = await _version(ctx, note.id, version)
     old_title = note.title
     note.title, note.body, note.tags = old.title, old.body, list(old.tags)
+    if note.entity is not None:
+        note.fields = old.fields
     await save_changes(ctx, note, old_title=old_title)
     return await summary_of(ctx, note)

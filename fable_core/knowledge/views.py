@@ -12,6 +12,7 @@ __all__ = [
     "BacklinkPage",
     "Deleted",
     "NoteDetail",
+    "NoteKind",
     "NotePage",
     "NoteSummary",
     "SearchHit",
@@ -36,12 +37,15 @@ class _View(BaseModel):
     model_config = ConfigDict(from_attributes=True)
 
 
+NoteKind = Literal["note", "task", "person", "place", "list"]
+
+
 class NoteSummary(_View):
     """A note or task without its body."""
 
     id: int
     title: str
-    kind: Literal["note", "task"]
+    kind: NoteKind
     tags: list[str]
     status: str | None = None
     priority: str | None = None
@@ -69,6 +73,8 @@ class NoteDetail(NoteSummary):
     sections: list[str] = Field(default_factory=list, description="Headings in the body, in order.")
     created_at: datetime
     completed_at: datetime | None = None
+    fields: dict[str, Any] | None = absent_when_none(
+        "A person's, place's or list's fields (see save_person, save_place, update_list).")
 
 
 class NotePage(_View):
@@ -108,7 +114,7 @@ class TagList(_View):
 class BacklinkItem(_View):
     id: int
     title: str
-    kind: Literal["note", "task"]
+    kind: NoteKind
     snippet: str = Field(description="The line of the linking note that holds the link.")
 
 

@@ -59,7 +59,7 @@ _LEVELS = {"viewer": 1, "editor": 2, "admin": 3}
 SAMPLES: dict[str, Any] = {
     "query": "roof", "text": "more", "operation": "append", "to": "task", "from_version": 1, "version": 1,
     "due_date": "2026-12-24", "minutes": 5, "instruction": "shorter", "content": "hello",
-    "with_user": "gina", "name": "qwen3:8b", "start": "2026-12-07T09:00",
+    "with_user": "gina", "name": "qwen3:8b", "start": "2026-12-07T09:00", "kind": "person", "expression": "2^10",
 }
 _UNIQUE = count(1)
 
@@ -96,7 +96,7 @@ def arguments(t: Tool, world: World, people: People, role: str) -> dict[str, Any
     for name in schema.get("required", []):
         if name in args:
             continue
-        if name == "title":
+        if name in ("title", "person", "place"):
             args[name] = f"Probe {next(_UNIQUE)}"
         elif name == "milestone_ids":
             args[name] = [world.rows["milestone"]]

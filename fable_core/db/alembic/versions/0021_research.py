@@ -1,7 +1,7 @@
 """research runs: a question researched on the web into linked notes
 
 Revision ID: 0021
-Revises: 0019
+Revises: 0020
 
 ``research_runs`` holds one row per run: its question (and the normalised key a rerun is
 matched by), its status (``running``, its ``updated_at`` the heartbeat a sweep watches), the
@@ -14,7 +14,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision = "0021"
-down_revision = "0019"
+down_revision = "0020"
 branch_labels = None
 depends_on = None
 

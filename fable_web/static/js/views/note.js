@@ -7,6 +7,7 @@ import { priorityBadge, dueLabel } from "../widgets/items.js";
 import { attachLinkComplete } from "../widgets/links.js";
 import { backlinksPanel, historyPanel, subtasksPanel, taskPanel, workLogPanel } from "../widgets/panels.js";
 import { canEdit, sharedBadge, shareButton } from "../widgets/share.js";
+import { checklist, entityCard } from "../widgets/structured.js";
 import { forgetKnownTags, tagInput } from "../widgets/tags.js";
 
 export async function noteView(main, params, query) {
@@ -39,6 +40,7 @@ export async function noteView(main, params, query) {
 
 function reader(note, html, onEdit, reload, draft = null) {
   const isTask = note.kind === "task";
+  const structured = ["person", "place", "list"].includes(note.kind);
   const editable = canEdit(note);
   async function convert() {
     try { await api.post(`/notes/${note.id}/convert`, { to: isTask ? "note" : "task" }); await reload(); }
@@ -57,6 +59,7 @@ function reader(note, html, onEdit, reload, draft = null) {
   return h("div.note-layout", {},
     h("div.stack", {},
       h("div.row", {}, isTask ? h("span.badge.badge-task", {}, note.status.replace("_", " ")) : null,
+        structured ? h("span.badge.badge-task#note-kind", {}, note.kind) : null,
         priorityBadge(note.priority), isTask ? dueLabel(note) : null,
         note.tags.map((t) => h("a.chip", { href: `/notes?tag=${encodeURIComponent(t)}` }, `#${t}`)),
         h("span.spacer"), sharedBadge(note),
@@ -68,14 +71,16 @@ function reader(note, html, onEdit, reload, draft = null) {
           assist.classList.toggle("hidden");
           assist.querySelector("textarea")?.focus();
         } } }, "Assist") : null,
-        editable ? h("button.btn.btn-sm#convert-note", { type: "button", on: { click: convert } },
+        editable && !structured ? h("button.btn.btn-sm#convert-note", { type: "button", on: { click: convert } },
           isTask ? "Make it a note" : "Make it a task") : null,
         shareButton("note", note),
         note.project_id ? h("a.btn.btn-ghost.btn-sm", { href: `/projects/${note.project_id}` }, "Open project") : null,
         note.parent_id ? h("a.btn.btn-ghost.btn-sm", { href: `/notes/${note.parent_id}` }, "Parent") : null,
         h("span.spacer"),
         editable ? h("button.btn.btn-ghost.btn-sm.btn-danger", { type: "button", on: { click: remove } }, "Delete") : null),
-      assist, body),
+      assist,
+      note.kind === "list" ? checklist(note, reload, editable) : structured ? entityCard(note) : null,
+      body),
     h("aside.side", {},
       isTask ? taskPanel(note, reload) : null,
       isTask ? subtasksPanel(note) : null,

@@ -1,0 +1,1 @@
+"""calculate: arithmetic, dates and durations, evaluated safely (no ``eval``)."""

@@ -1,0 +1,14 @@
+"""Types the structured tests share."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+import httpx
+
+from fable_core.caller import Caller
+
+Api = Callable[[Caller], AbstractAsyncContextManager[httpx.AsyncClient]]
+Call = Callable[..., Awaitable[dict[str, Any]]]
