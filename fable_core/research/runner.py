@@ -81,7 +81,7 @@ async def start_run(ctx: Context, question: str) -> Buffer:
         raise unavailable("LLM_PROVIDER is none", provider="none")
     searxng_url(ctx.settings)
     key = research_key(ctx.user_id)
-    await sweep_interrupted(fable.db, user_id=ctx.user_id)
+    await sweep_interrupted(fable.db)
     _reserve(assistant.generations, key)
     try:
         run_id = await _record(ctx, question)
@@ -191,12 +191,12 @@ class _Run:
                 _log.info("research run %s: heartbeat failed: %s", self.run_id, e.message)
 
 
-async def sweep_interrupted(db: Database, *, stale_after: float = STALE_AFTER, user_id: int | None = None) -> int:
+async def sweep_interrupted(db: Database, *, stale_after: float = STALE_AFTER) -> int:
     """Mark running runs without a heartbeat for ``stale_after`` seconds ``interrupted`` (their
-    process died); with ``user_id``, only that user's (before they start a new one). Returns how many."""
-    where, params = (" AND user_id = :user_id", {"user_id": user_id}) if user_id is not None else ("", None)
+    process died), everyone's: a dead run is dead whoever's it is, and the sweep is one UPDATE
+    on a partial index. Returns how many."""
     return await mark_stale(db, "research_runs", running="running", died=DIED, stale_after=stale_after,
-                            also=", finished_at = now()", where=where, params=params)
+                            also=", finished_at = now()")
 
 
 async def install(fable: Fable) -> None:

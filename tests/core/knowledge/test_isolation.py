@@ -12,10 +12,15 @@ import json
 import re
 from typing import Any
 
+import base64
+
 import pytest
+from sqlalchemy import insert
+from support.images import png
 from support.users import make_user
 
 from fable_core.capabilities import load_capabilities
+from fable_core.db.models import Feed, FeedItem, ResearchRun
 from fable_core.errors import FableError, InvalidInput, NotFound
 from fable_core.tools import REGISTRY, Tool
 
@@ -35,6 +40,10 @@ _KINDS = {
     "group_id": "group",  # groups are platform-wide, seen by everyone: tests/core/sharing covers them
     "moment_id": "moment",
     "event_id": "event",
+    "feed_id": "feed",
+    "item_id": "feed_item",
+    "image_id": "image",
+    "run_id": "research_run",
 }
 _PLATFORM_WIDE = {"group"}
 # Tools that take one item of several kinds (naming two is bad input, refused before any lookup)
@@ -81,10 +90,30 @@ async def _world(call, who, owner: str, fable=None) -> dict[str, int]:
         rows["conversation"] = (await call("create_conversation", title=f"{owner} chat", as_=who))["id"]
     if "record_moment" in REGISTRY:
         rows["moment"] = (await call("record_moment", text=f"{owner} secret moment", as_=who))["id"]
+    if "upload_image" in REGISTRY:
+        image = png(red=len(owner) * 20)  # each owner's own image (the same bytes would be one file, two rows)
+        rows["image"] = (await call("upload_image", content=base64.b64encode(image).decode(), as_=who))["id"]
     if fable is not None:
+        rows |= await _remote_rows(fable, who.user_id, owner)
         friend = await make_user(fable, f"{owner}friend", password=None)
         rows["share"] = (await call("share", project_id=project["id"], with_user=friend.username, as_=who))["id"]
     return rows
+
+
+async def _remote_rows(fable, user_id: int, owner: str) -> dict[str, int]:
+    """A feed with an item and a finished research run, written as their tools would leave them
+    (subscribing and researching need the outside world, which this Fable has not)."""
+    async with fable.db.transaction() as session:
+        feed = (await session.execute(insert(Feed).values(
+            user_id=user_id, url=f"https://{owner}.example/feed.xml", name=f"{owner} secret feed")
+            .returning(Feed.id))).scalar_one()
+        item = (await session.execute(insert(FeedItem).values(
+            feed_id=feed, user_id=user_id, guid=f"{owner}-1", title=f"{owner} secret item", content="secret")
+            .returning(FeedItem.id))).scalar_one()
+        run = (await session.execute(insert(ResearchRun).values(
+            user_id=user_id, question=f"{owner} secret question", question_key=f"{owner} secret question",
+            status="done").returning(ResearchRun.id))).scalar_one()
+    return {"feed": feed, "feed_item": item, "research_run": run}
 
 
 def _sample(name: str, prop: dict[str, Any], own: dict[str, int]) -> Any:
@@ -116,7 +145,11 @@ def _arguments(t: Tool, target: str, value: int, own: dict[str, int]) -> dict[st
     for name in schema.get("required", []):
         if name not in args:
             args[name] = _sample(name, schema["properties"][name], own)
-    return args
+    return args | _CHANGES.get(t.name, {})
+
+
+# Optional arguments without which a call changes nothing and is refused as such, before any lookup
+_CHANGES: dict[str, dict[str, Any]] = {"update_feed": {"category": "probe by bob"}}
 
 
 def test_every_row_id_argument_is_known() -> None:
