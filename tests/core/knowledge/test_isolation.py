@@ -8,11 +8,10 @@ does not know yet fails ``test_every_row_id_argument_is_known`` until ``_KINDS``
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from typing import Any
-
-import base64
 
 import pytest
 from sqlalchemy import insert
