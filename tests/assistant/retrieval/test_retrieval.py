@@ -94,9 +94,22 @@ async def context_of(e5: Fable, alice: Caller, message: str) -> dict[str, Any]:
     return events[0].data
 
 
+async def tools_embedded(e5: Fable) -> None:
+    """The tool descriptions embedded before the turns. The first turn would start that in the
+    background, where its ~140 texts queue on the one-thread server ahead of the next turns'
+    own queries: on a busy machine (tests in parallel) past the 10 s a query may take, after
+    which a turn falls back to keywords and injects nothing."""
+    picker = e5.assistant.tools
+    picker._start_embedding()
+    assert picker._embedding is not None
+    await picker._embedding
+    assert len(picker._vectors) == len(e5.registry)
+
+
 async def test_calibrated_thresholds_inject_the_right_note_and_nothing_for_small_talk(
     e5: Fable, notes: dict[str, int], alice: Caller
 ) -> None:
+    await tools_embedded(e5)
     titles = {n["key"]: n["title"] for n in LABELLED["notes"]}
     for message in LABELLED["unrelated"]:
         context = await context_of(e5, alice, message)
