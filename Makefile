@@ -17,8 +17,12 @@ serve: install
 	$(BIN)/fable db upgrade
 	$(BIN)/fable serve
 
+# The suite on two worker processes (pytest-xdist), one per core, each with its own embedded
+# PostgreSQL and session fixtures; tests go to whichever worker is free. TEST_WORKERS=0 runs it in
+# this process, as a bare `pytest` does.
+TEST_WORKERS ?= 2
 test: install-dev check test-tools
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS)
 
 # Static checks, before any test runs: ruff (make lint), mypy strict on every package, and the
 # import contracts (surfaces above the core, knowledge apart from the assistant, no models in

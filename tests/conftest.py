@@ -1,6 +1,8 @@
 """Shared fixtures: one embedded PostgreSQL per test session, a clean database per test.
 
-The server lives in a temporary directory (never the user's data dir). Each test starts from
+``make test`` runs the suite on two pytest-xdist workers: each is a session of its own, with its
+own server, database and session fixtures, so tests never see another worker's rows. The server
+lives in a temporary directory (never the user's data dir). Each test starts from
 empty tables (TRUNCATE after every test), which also holds for code under test running in
 other processes (``fable mcp`` over stdio, uvicorn servers) against the same database.
 """
