@@ -1,0 +1,332 @@
+"""The backup archive: one versioned ZIP, written and read table by table.
+
+``manifest.json`` carries the format version, Fable's version, when it was made, its scope
+(``instance`` or ``user``) and, per table, the member's name, its columns, its row count and the
+SHA-256 of its bytes. Each table is one JSON-lines member (``tables/<name>.jsonl``): one JSON
+array a row, in the member's column order.
+
+Which tables go in is decided from ``Base.metadata``: every table is either in :data:`COVERED`
+or in :data:`EXCLUDED` with its reason (a test fails on a table that is neither). Generated
+columns (search vectors) never go in; embeddings only when asked (the embedding workers
+backfill the rest).
+
+Restore is all-or-nothing in the caller's one transaction and always REMAPS ids: every row with
+an ``id`` gets a fresh one from its sequence and every foreign key is rewritten through the maps
+(into an empty instance the fresh ids are the old ones, give or take gaps). A user who already
+exists by username is mapped onto: the archive's rows join that account. A reference whose
+target is not in the archive (another account, in a user's own archive) becomes NULL, or drops
+its row when the column may not be NULL. A clash with an existing row is a Conflict and nothing
+is written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import zipfile
+from collections.abc import Iterator
+from datetime import UTC, date, datetime
+from importlib import metadata
+from typing import IO, Any, Literal
+
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import Column, Date, DateTime, Table, bindparam, func, insert, null, select, text, update
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from fable_core.db.models import Base
+from fable_core.errors import Conflict, InvalidInput
+
+__all__ = ["COVERED", "EXCLUDED", "FORMAT", "Scope", "Summary", "read_archive", "restore", "write_archive"]
+
+FORMAT = 1
+Scope = Literal["instance", "user"]
+BATCH = 1000
+
+EXCLUDED: dict[str, str] = {
+    "login_sessions": "sessions: everyone signs in again",
+    "rate_limit_hits": "transient counters",
+    "account_tokens": "one-time invitation and reset tokens",
+    "weather_forecasts": "a cache, fetched again",
+}
+COVERED: frozenset[str] = frozenset({
+    "instance_settings", "users", "api_keys", "app_logs", "caldav_accounts", "conversations",
+    "event_tombstones", "event_versions", "feeds", "groups", "images", "moments", "note_words",
+    "notifications", "profile_observations", "profiles", "projects", "push_subscriptions", "settings",
+    "group_members", "messages", "milestones", "journal_days", "notes", "events", "feed_items", "note_drafts",
+    "note_embeddings", "note_links", "note_versions", "research_runs", "shares", "task_logs", "event_sync_marks",
+})
+EMBEDDINGS = frozenset({"note_embeddings"})  # whole tables that are embeddings
+INSTANCE_ONLY = frozenset({"instance_settings", "api_keys", "app_logs"})  # not in a user's own archive
+_OWNER_COLUMNS = ("user_id", "owner_id", "created_by")
+
+
+def tables(*, embeddings: bool) -> list[Table]:
+    return [t for t in Base.metadata.sorted_tables
+            if t.name in COVERED and (embeddings or t.name not in EMBEDDINGS)]
+
+
+def _columns(table: Table, *, embeddings: bool) -> list[Column[Any]]:
+    return [c for c in table.columns
+            if c.computed is None and (embeddings or not isinstance(c.type, Vector))]
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if hasattr(value, "tolist"):  # a vector
+        return value.tolist()
+    raise TypeError(f"cannot archive {type(value).__name__}")
+
+
+def _scoped(table: Table, user_id: int, chosen: dict[str, Any]) -> Any:
+    """The WHERE clause picking a user's rows of ``table``, or None when it has none."""
+    if table.name == "users":
+        return table.c.id == user_id
+    for name in _OWNER_COLUMNS:
+        if name in table.c:
+            return table.c[name] == user_id
+    for column in table.columns:  # a child of a chosen table: through its key
+        for fk in column.foreign_keys:
+            parent = fk.column.table
+            if parent.name in chosen:
+                return column.in_(select(parent.c.id).where(chosen[parent.name]))
+    return None
+
+
+class _Hashing(io.RawIOBase):
+    """Counts and hashes what goes through it into the member."""
+
+    def __init__(self, member: IO[bytes]) -> None:
+        self.member, self.sha, self.size = member, hashlib.sha256(), 0
+
+    def write(self, data: Any) -> int:
+        self.sha.update(data)
+        self.size += len(data)
+        return self.member.write(data)
+
+
+async def write_archive(session: AsyncSession, out: IO[bytes], *, scope: Scope, user_id: int | None = None,
+                        embeddings: bool = False) -> dict[str, int]:
+    """Write the archive of the instance (or of ``user_id``'s own data) to ``out``; rows per table."""
+    members: dict[str, Any] = {}
+    counts: dict[str, int] = {}
+    chosen: dict[str, Any] = {}
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=5) as zf:
+        for table in tables(embeddings=embeddings):
+            where = None
+            if scope == "user":
+                assert user_id is not None
+                if table.name in INSTANCE_ONLY:
+                    continue
+                where = _scoped(table, user_id, chosen)
+                if where is None:
+                    continue
+                chosen[table.name] = where
+            columns = _columns(table, embeddings=embeddings)
+            stmt = select(*columns)
+            if where is not None:
+                stmt = stmt.where(where)
+            self_refs = [c for c in columns for fk in c.foreign_keys if fk.column.table is table]
+            stmt = stmt.order_by(*(c.is_not(None) for c in self_refs), *table.primary_key.columns)
+            name = f"tables/{table.name}.jsonl"
+            rows = 0
+            with zf.open(name, "w", force_zip64=True) as member:
+                hashing = _Hashing(member)
+                result = await session.stream(stmt.execution_options(yield_per=BATCH))
+                async for part in result.partitions():
+                    lines = "".join(json.dumps(list(r), default=_encode, ensure_ascii=False, separators=(",", ":"))
+                                    + "\n" for r in part)
+                    hashing.write(lines.encode())
+                    rows += len(part)
+            members[table.name] = {"member": name, "columns": [c.name for c in columns], "rows": rows,
+                                   "sha256": hashing.sha.hexdigest(), "bytes": hashing.size}
+            counts[table.name] = rows
+        manifest = {"format": FORMAT, "fable_version": _version(), "created_at": datetime.now(UTC).isoformat(),
+                    "scope": scope, "embeddings": embeddings, "tables": members}
+        if user_id is not None and scope == "user":
+            users = Base.metadata.tables["users"]
+            manifest["user_id"] = user_id
+            manifest["username"] = (await session.execute(select(users.c.username).where(users.c.id == user_id))
+                                    ).scalar()
+        zf.writestr("manifest.json", json.dumps(manifest, indent=1))
+    return counts
+
+
+def _version() -> str:
+    try:
+        return metadata.version("fable")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _bad(message: str) -> InvalidInput:
+    return InvalidInput(f"not a restorable Fable backup: {message}", field="archive")
+
+
+def read_archive(data: IO[bytes]) -> tuple[zipfile.ZipFile, dict[str, Any]]:
+    """Open and fully verify an archive (version, members, checksums, row counts); its manifest."""
+    try:
+        zf = zipfile.ZipFile(data)
+        manifest = json.loads(zf.read("manifest.json"))
+    except (zipfile.BadZipFile, KeyError, ValueError, EOFError, OSError) as e:
+        raise _bad(f"{type(e).__name__}: {e}"[:200]) from e
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("format"), int):
+        raise _bad("its manifest has no format version")
+    if manifest["format"] != FORMAT:
+        raise _bad(f"format {manifest['format']} is not {FORMAT}, the one this Fable reads")
+    if manifest.get("scope") not in ("instance", "user") or not isinstance(manifest.get("tables"), dict):
+        raise _bad("its manifest has no scope or tables")
+    known = {t.name: t for t in Base.metadata.sorted_tables if t.name in COVERED}
+    for name, entry in manifest["tables"].items():
+        if name not in known:
+            raise _bad(f"it holds table {name!r}, unknown here")
+        if not isinstance(entry, dict) or not isinstance(entry.get("columns"), list):
+            raise _bad(f"table {name!r} has no columns")
+        allowed = {c.name for c in _columns(known[name], embeddings=True)}
+        if unknown := [c for c in entry["columns"] if c not in allowed]:
+            raise _bad(f"table {name!r} has unknown columns {unknown[:5]}")
+        sha, rows = hashlib.sha256(), 0
+        try:
+            with zf.open(str(entry.get("member"))) as member:
+                while chunk := member.read(1 << 20):
+                    sha.update(chunk)
+                    rows += chunk.count(b"\n")
+        except (zipfile.BadZipFile, KeyError, EOFError, OSError) as e:
+            raise _bad(f"member {entry.get('member')!r}: {e}"[:200]) from e
+        if sha.hexdigest() != entry.get("sha256") or rows != entry.get("rows"):
+            raise _bad(f"table {name!r} fails its checksum")
+    return zf, manifest
+
+
+class Summary(dict[str, int]):
+    """Rows restored per table (and ``skipped``: rows whose owner is not in the archive); ``maps``:
+    each table's old id to new id."""
+
+    maps: dict[str, dict[int, int]]
+
+
+def _decoder(column: Column[Any]) -> Any:
+    if isinstance(column.type, DateTime):
+        return lambda v: None if v is None else datetime.fromisoformat(v)
+    if isinstance(column.type, Date):
+        return lambda v: None if v is None else date.fromisoformat(v)
+    if isinstance(column.type, JSONB):
+        return lambda v: null() if v is None else v
+    return None
+
+
+def _lines(zf: zipfile.ZipFile, member: str) -> Iterator[list[list[Any]]]:
+    with zf.open(member) as f:
+        batch: list[list[Any]] = []
+        for line in f:
+            batch.append(json.loads(line))
+            if len(batch) >= BATCH:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
+
+
+async def restore(session: AsyncSession, zf: zipfile.ZipFile, manifest: dict[str, Any], *,
+                  into_user: int | None = None) -> Summary:
+    """Insert a verified archive in ``session``'s transaction. ``into_user``: a user's own archive
+    lands in this account (and nothing of other accounts is written)."""
+    maps: dict[str, dict[int, int]] = {}
+    summary = Summary(skipped=0)
+    summary.maps = maps
+    if manifest["scope"] == "user":
+        assert into_user is not None
+        maps["users"] = {int(manifest.get("user_id", 0)): into_user}
+    entries: dict[str, Any] = manifest["tables"]
+    try:
+        for table in Base.metadata.sorted_tables:
+            entry = entries.get(table.name)
+            if entry is None or (table.name == "users" and manifest["scope"] == "user"):
+                continue
+            summary[table.name] = await _restore_table(session, zf, table, entry, maps, summary)
+    except IntegrityError as e:
+        detail = str(e.orig).splitlines()[0][:300] if e.orig is not None else ""
+        raise Conflict(f"the backup clashes with what is here, nothing restored: {detail}") from e
+    return summary
+
+
+async def _restore_table(session: AsyncSession, zf: zipfile.ZipFile, table: Table, entry: dict[str, Any],
+                         maps: dict[str, dict[int, int]], summary: Summary) -> int:
+    names: list[str] = entry["columns"]
+    columns = [table.c[n] for n in names]
+    decoders = [(i, d) for i, c in enumerate(columns) if (d := _decoder(c)) is not None]
+    keyed = [pk.name for pk in table.primary_key.columns] == ["id"] and "id" in names
+    id_at = names.index("id") if keyed else -1
+    refs = [(i, fk.column.table.name, c.nullable, fk.column.table is table)
+            for i, c in enumerate(columns) for fk in c.foreign_keys]
+    sequence = None
+    if keyed:
+        sequence = (await session.execute(select(func.pg_get_serial_sequence(table.name, "id")))).scalar()
+    mapping = maps.setdefault(table.name, {})
+    pending: list[tuple[int, str, int]] = []  # (new id, column, old target): self-references set afterwards
+    restored = 0
+    for batch in _lines(zf, entry["member"]):
+        if any(not isinstance(r, list) or len(r) != len(names) for r in batch):
+            raise _bad(f"a row of {table.name!r} does not match its columns")
+        if table.name == "users":
+            await _existing_users(session, batch, names, mapping)
+            batch = [r for r in batch if r[id_at] not in mapping]
+        if keyed and batch:
+            new_ids = await _allocate(session, sequence, table, len(batch))
+            for row, new in zip(batch, new_ids, strict=True):
+                mapping[row[id_at]] = new
+                row[id_at] = new
+        rows: list[dict[str, Any]] = []
+        for row in batch:
+            keep = True
+            for i, target, nullable, self_ref in refs:
+                old = row[i]
+                if old is None:
+                    continue
+                new = maps.get(target, {}).get(old)
+                if new is None and self_ref and keyed:
+                    pending.append((row[id_at], names[i], old))
+                elif new is None and not nullable:
+                    keep = False
+                    break
+                row[i] = new
+            if not keep:
+                summary["skipped"] += 1
+                continue
+            for i, decode in decoders:
+                row[i] = decode(row[i])
+            rows.append(dict(zip(names, row, strict=True)))
+        if rows:
+            await session.execute(insert(table), rows)
+            restored += len(rows)
+    for column in sorted({c for _, c, _ in pending}):
+        fixes = [{"b_id": new, "b_ref": mapping[old]} for new, c, old in pending if c == column and old in mapping]
+        kept = {c.name: c for c in table.columns if c.onupdate is not None}  # an update stamp stays as archived
+        for start in range(0, len(fixes), BATCH):
+            await session.execute(
+                update(table).where(table.c.id == bindparam("b_id")).values({**kept, column: bindparam("b_ref")})
+                .execution_options(synchronize_session=False), fixes[start:start + BATCH])
+    if keyed and sequence is None:
+        raise InvalidInput(f"table {table.name!r} has no id sequence")
+    return restored
+
+
+async def _allocate(session: AsyncSession, sequence: str | None, table: Table, n: int) -> list[int]:
+    if sequence is None:
+        raise InvalidInput(f"table {table.name!r} has no id sequence")
+    result = await session.execute(text("SELECT nextval(:s) FROM generate_series(1, :n)"), {"s": sequence, "n": n})
+    return [r[0] for r in result]
+
+
+async def _existing_users(session: AsyncSession, batch: list[list[Any]], names: list[str],
+                          mapping: dict[int, int]) -> None:
+    """Map archived users onto accounts of the same name already here."""
+    at_id, at_name = names.index("id"), names.index("username")
+    by_name = {r[at_name]: r[at_id] for r in batch}
+    users = Base.metadata.tables["users"]
+    found = await session.execute(select(users.c.id, users.c.username).where(users.c.username.in_(list(by_name))))
+    for uid, username in found:
+        mapping[by_name[username]] = uid

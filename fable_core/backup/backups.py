@@ -1,0 +1,75 @@
+"""Backup tools: ``backup_instance`` (an admin's archive of everything), ``backup_mine`` (your
+own data) and ``restore_backup`` (an instance archive for an admin; your own archive into your
+account). The archive format and its rules: :mod:`fable_core.backup.archive`."""
+
+from __future__ import annotations
+
+import io
+from datetime import UTC, datetime
+
+from pydantic import BaseModel
+
+from fable_core.backup import archive
+from fable_core.errors import Forbidden
+from fable_core.tools import Context, Route, tool
+from fable_core.tools.binary import Binary, Blob
+
+__all__ = ["Restored"]
+
+CONTENT_TYPE = "application/zip"
+
+
+class Restored(BaseModel):
+    scope: str
+    rows: dict[str, int]
+    skipped: int
+
+
+def _blob(content: bytes, what: str) -> Blob:
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    return Blob(content=content, content_type=CONTENT_TYPE,
+                headers={"Content-Disposition": f'attachment; filename="fable-{what}-{stamp}.zip"',
+                         "Cache-Control": "no-store"})
+
+
+@tool(title="Back up the instance", scope="read", admin=True, transaction="phases", route=Route("GET", "/backups/instance"))
+async def backup_instance(ctx: Context, embeddings: bool = False) -> Blob:
+    """Every account and its data as one ZIP archive (restore_backup reads it).
+
+    Args:
+        embeddings: Include embeddings (otherwise recomputed after a restore).
+    """
+    out = io.BytesIO()
+    async with ctx.transaction() as session:  # one snapshot, streamed through a cursor
+        await archive.write_archive(session, out, scope="instance", embeddings=embeddings)
+    return _blob(out.getvalue(), "instance")
+
+
+@tool(title="Back up my data", scope="read", transaction="phases", route=Route("GET", "/backups/mine"))
+async def backup_mine(ctx: Context, embeddings: bool = False) -> Blob:
+    """Your own data as one ZIP archive (restore_backup reads it).
+
+    Args:
+        embeddings: Include embeddings (otherwise recomputed after a restore).
+    """
+    out = io.BytesIO()
+    async with ctx.transaction() as session:  # one snapshot, streamed through a cursor
+        await archive.write_archive(session, out, scope="user", user_id=ctx.user_id, embeddings=embeddings)
+    return _blob(out.getvalue(), "mine")
+
+
+@tool(title="Restore a backup", scope="write", route=Route("POST", "/backups/restore"))
+async def restore_backup(ctx: Context, archive_file: Binary) -> Restored:
+    """Restore an archive, all or nothing, with fresh ids: an instance's (admins) or yours into your account.
+
+    Args:
+        archive_file: A ZIP from backup_instance or backup_mine.
+    """
+    zf, manifest = archive.read_archive(io.BytesIO(archive_file))
+    if manifest["scope"] == "instance" and not ctx.caller.is_admin:
+        raise Forbidden("only an admin may restore an instance backup")
+    if manifest["scope"] == "user" and manifest.get("username") != ctx.caller.username:
+        raise Forbidden("this is another account's backup: only its owner may restore it")
+    summary = await archive.restore(ctx.session, zf, manifest, into_user=ctx.user_id)
+    skipped = summary.pop("skipped", 0)
+    return Restored(scope=manifest["scope"], rows=dict(summary), skipped=skipped)
