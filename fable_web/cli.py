@@ -93,6 +93,14 @@ def _parser() -> argparse.ArgumentParser:
     revoke = _command(apikey_sub, "revoke", "revoke an API key: clients using it are refused within 2 s")
     revoke.add_argument("key_id", type=int, metavar="ID", help="the key's id, from `fable apikey list`")
 
+    backup = _command(sub, "backup", "write a backup of the whole instance (a ZIP archive; docs/backup.md)")
+    backup.add_argument("--output", metavar="FILE", type=Path, help="where the archive goes (default: stdout)")
+    backup.add_argument("--embeddings", action="store_true", help="include embeddings (default: recomputed "
+                        "after a restore)")
+    restore = _command(sub, "restore", "restore a backup, all or nothing, with fresh ids (into an instance in use "
+                       "too: accounts of the same name receive their archived data)")
+    restore.add_argument("file", type=Path, metavar="FILE", help="an archive from `fable backup` or backup_mine")
+
     tools = _command(sub, "tools", "list the registered tools")
     tools.add_argument("--json", action="store_true", help="print every tool with its full schemas as JSON")
 
@@ -411,6 +419,42 @@ def _write_blob(blob: Blob, output: Path | None) -> None:
         sys.stdout.buffer.flush()
 
 
+async def _backup(args: argparse.Namespace) -> int | None:
+    from fable_core.backup import archive
+
+    async def run(fable: Any) -> int:
+        out: Any = args.output.open("wb") if args.output is not None else sys.stdout.buffer
+        try:
+            async with fable.db.transaction() as session:
+                counts = await archive.write_archive(session, out, scope="instance", embeddings=args.embeddings)
+        finally:
+            if args.output is not None:
+                out.close()
+        summary = json.dumps({"output": str(args.output) if args.output else "-", "tables": counts})
+        print(summary, file=sys.stdout if args.output is not None else sys.stderr)
+        return 0
+
+    return await _with_fable(run)
+
+
+async def _restore(args: argparse.Namespace) -> int | None:
+    from fable_core.backup import archive
+
+    async def run(fable: Any) -> int:
+        with args.file.open("rb") as f:
+            zf, manifest = archive.read_archive(f)
+            async with fable.db.transaction() as session:
+                # an account's own archive goes into that account
+                into = await archive.owner_here(session, manifest) if manifest["scope"] == "user" else None
+                summary = await archive.restore(session, zf, manifest, into_user=into)
+        fable.keys.forget()
+        skipped = summary.pop("skipped", 0)
+        print(json.dumps({"scope": manifest["scope"], "rows": dict(summary), "skipped": skipped}))
+        return 0
+
+    return await _with_fable(run)
+
+
 _HANDLERS: dict[str, Callable[[argparse.Namespace], Awaitable[int | None]]] = {
     "serve": _serve,
     "mcp": _mcp,
@@ -419,6 +463,8 @@ _HANDLERS: dict[str, Callable[[argparse.Namespace], Awaitable[int | None]]] = {
     "apikey": _apikey,
     "tools": _tools,
     "call": _call,
+    "backup": _backup,
+    "restore": _restore,
 }
 
 if __name__ == "__main__":

@@ -33,13 +33,15 @@ from typing import IO, Any, Literal
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import Column, Date, DateTime, Table, bindparam, func, insert, null, select, text, update
 from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.db.models import Base
 from fable_core.errors import Conflict, InvalidInput
 
-__all__ = ["COVERED", "EXCLUDED", "FORMAT", "Scope", "Summary", "read_archive", "restore", "write_archive"]
+__all__ = ["COVERED", "EXCLUDED", "FORMAT", "Scope", "Summary", "owner_here", "read_archive", "restore",
+           "write_archive"]
 
 FORMAT = 1
 Scope = Literal["instance", "user"]
@@ -59,6 +61,7 @@ COVERED: frozenset[str] = frozenset({
     "note_embeddings", "note_links", "note_versions", "research_runs", "shares", "task_logs", "event_sync_marks",
 })
 EMBEDDINGS = frozenset({"note_embeddings"})  # whole tables that are embeddings
+MERGED = frozenset({"note_words"})  # sets: a row already here is simply kept
 INSTANCE_ONLY = frozenset({"instance_settings", "api_keys", "app_logs"})  # not in a user's own archive
 _OWNER_COLUMNS = ("user_id", "owner_id", "created_by")
 
@@ -268,7 +271,8 @@ async def _restore_table(session: AsyncSession, zf: zipfile.ZipFile, table: Tabl
     mapping = maps.setdefault(table.name, {})
     pending: list[tuple[int, str, int]] = []  # (new id, column, old target): self-references set afterwards
     restored = 0
-    for batch in _lines(zf, entry["member"]):
+    for lines in _lines(zf, entry["member"]):
+        batch = lines
         if any(not isinstance(r, list) or len(r) != len(names) for r in batch):
             raise _bad(f"a row of {table.name!r} does not match its columns")
         if table.name == "users":
@@ -286,13 +290,13 @@ async def _restore_table(session: AsyncSession, zf: zipfile.ZipFile, table: Tabl
                 old = row[i]
                 if old is None:
                     continue
-                new = maps.get(target, {}).get(old)
-                if new is None and self_ref and keyed:
+                mapped = maps.get(target, {}).get(old)
+                if mapped is None and self_ref and keyed:
                     pending.append((row[id_at], names[i], old))
-                elif new is None and not nullable:
+                elif mapped is None and not nullable:
                     keep = False
                     break
-                row[i] = new
+                row[i] = mapped
             if not keep:
                 summary["skipped"] += 1
                 continue
@@ -300,7 +304,8 @@ async def _restore_table(session: AsyncSession, zf: zipfile.ZipFile, table: Tabl
                 row[i] = decode(row[i])
             rows.append(dict(zip(names, row, strict=True)))
         if rows:
-            await session.execute(insert(table), rows)
+            stmt = pg_insert(table).on_conflict_do_nothing() if table.name in MERGED else insert(table)
+            await session.execute(stmt, rows)
             restored += len(rows)
     for column in sorted({c for _, c, _ in pending}):
         fixes = [{"b_id": new, "b_ref": mapping[old]} for new, c, old in pending if c == column and old in mapping]
@@ -312,6 +317,15 @@ async def _restore_table(session: AsyncSession, zf: zipfile.ZipFile, table: Tabl
     if keyed and sequence is None:
         raise InvalidInput(f"table {table.name!r} has no id sequence")
     return restored
+
+
+async def owner_here(session: AsyncSession, manifest: dict[str, Any]) -> int:
+    """The account here a user's archive belongs to: the one of its username."""
+    users = Base.metadata.tables["users"]
+    found = (await session.execute(select(users.c.id).where(users.c.username == manifest.get("username")))).scalar()
+    if found is None:
+        raise InvalidInput(f"no account {manifest.get('username')!r} to restore its backup into")
+    return int(found)
 
 
 async def _allocate(session: AsyncSession, sequence: str | None, table: Table, n: int) -> list[int]:

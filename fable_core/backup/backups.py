@@ -32,7 +32,8 @@ def _blob(content: bytes, what: str) -> Blob:
                          "Cache-Control": "no-store"})
 
 
-@tool(title="Back up the instance", scope="read", admin=True, transaction="phases", route=Route("GET", "/backups/instance"))
+@tool(title="Back up the instance", scope="read", admin=True, transaction="phases",
+      route=Route("GET", "/backups/instance"))
 async def backup_instance(ctx: Context, embeddings: bool = False) -> Blob:
     """Every account and its data as one ZIP archive (restore_backup reads it).
 

@@ -20,7 +20,8 @@ async def world(fable: Fable, call: Call, alice: Caller, bob: Caller) -> dict[st
     project = await call("create_project", title="Garden", description="Beds and paths")
     await call("create_milestone", title="Spring", project_id=project["id"])
     target = await call("create_note", title="Compost", body="Brown and green.")
-    source = await call("create_note", title="Plan", body="See [[Compost]] and [[Later]].", tags=["garden"], status="todo")
+    source = await call("create_note", title="Plan", body="See [[Compost]] and [[Later]].", tags=["garden"],
+                        status="todo")
     await call("update_note", note_id=source["id"], body="See [[Compost]], [[Later]] and more.")
     await call("create_note", title="Later", body="Resolved link.")
     await call("log_work", note_id=source["id"], minutes=30, description="digging")

@@ -1,0 +1,117 @@
+"""Backups on every surface: an admin's instance archive, a user's own archive restored into
+their account; truncated, tampered, unknown-version or foreign archives are refused with nothing
+written, on the dispatcher, REST and MCP; the CLI backs up and restores without an account."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import json
+import zipfile
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from backup_helpers import blob, empty
+from mcp import Client
+from sqlalchemy import delete, func, select
+from support.mcp_clients import make_key
+
+from fable_core.caller import Caller
+from fable_core.db.models import Note, Setting
+from fable_core.errors import Forbidden, InvalidInput
+from fable_core.runtime import Fable
+from fable_mcp.server import build_server
+from fable_web.app import create_app
+from fable_web.cli import main
+
+
+async def _notes(fable: Fable) -> int:
+    async with fable.db.reading() as session:
+        return (await session.execute(select(func.count()).select_from(Note))).scalar_one()
+
+
+def _rewritten(data: bytes, change: Any) -> bytes:
+    """The archive with its members passed through ``change(name, bytes)``."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as src, zipfile.ZipFile(out, "w") as dst:
+        for info in src.infolist():
+            dst.writestr(info.filename, change(info.filename, src.read(info.filename)))
+    return out.getvalue()
+
+
+def _version_999(name: str, content: bytes) -> bytes:
+    return json.dumps({**json.loads(content), "format": 999}).encode() if name == "manifest.json" else content
+
+
+def _changed_byte(name: str, content: bytes) -> bytes:
+    return content.replace(b"Compost", b"Compest", 1) if name == "tables/notes.jsonl" else content
+
+
+async def test_bad_archives_are_refused_and_nothing_is_written(fable: Fable, world: dict[str, Any],
+                                                               alice: Caller) -> None:
+    data = await blob(fable, "backup_instance", alice)
+    count = await _notes(fable)
+    bad = {"truncated": data[: len(data) // 2], "checksum": _rewritten(data, _changed_byte),
+           "version": _rewritten(data, _version_999), "junk": b"not a zip at all"}
+    for what, archive in bad.items():
+        with pytest.raises(InvalidInput, match="not a restorable Fable backup") as e:
+            await fable.dispatcher.run("restore_backup", {"archive_file": archive}, alice)
+        assert {"checksum": "fails its checksum", "version": "format 999"}.get(what, "") in str(e.value)
+    assert await _notes(fable) == count
+
+    key = await make_key(fable, alice)
+    transport = httpx.ASGITransport(app=create_app(fable))
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost/api",
+                                 headers={"Authorization": f"Bearer {key}"}) as http:
+        answer = await http.post("/backups/restore", content=bad["checksum"],
+                                 headers={"Content-Type": "application/zip"})
+        assert answer.status_code == 422 and "checksum" in answer.text
+        got = await http.get("/backups/instance")
+        assert got.status_code == 200 and got.headers["content-type"] == "application/zip"
+        assert "attachment" in got.headers["content-disposition"]
+    async with Client(build_server(fable, replace(alice, surface="mcp"))) as client:
+        refused = await client.call_tool("restore_backup", {"archive_file": base64.b64encode(bad["version"]).decode()})
+        assert refused.is_error and "format 999" in refused.content[0].text  # type: ignore[union-attr]
+    assert await _notes(fable) == count
+
+
+async def test_a_user_restores_their_own_archive_only(fable: Fable, world: dict[str, Any], alice: Caller,
+                                                      bob: Caller) -> None:
+    mine = await blob(fable, "backup_mine", bob)
+    with zipfile.ZipFile(io.BytesIO(mine)) as zf:
+        manifest = json.loads(zf.read("manifest.json"))
+    assert manifest["scope"] == "user" and manifest["tables"]["notes"]["rows"] == 1
+    assert "api_keys" not in manifest["tables"] and manifest["tables"]["users"]["rows"] == 1
+    with pytest.raises(Forbidden):
+        await fable.dispatcher.run("backup_instance", {}, bob)
+    with pytest.raises(Forbidden):
+        await fable.dispatcher.run("restore_backup", {"archive_file": await blob(fable, "backup_instance", alice)}, bob)
+    with pytest.raises(Forbidden, match="another account"):
+        await fable.dispatcher.run("restore_backup", {"archive_file": mine}, alice)
+    with pytest.raises(Exception, match="clashes"):  # bob's setting is still there: all or nothing
+        await fable.dispatcher.run("restore_backup", {"archive_file": mine}, bob)
+    before = await _notes(fable)
+    async with fable.db.transaction() as session:
+        await session.execute(delete(Setting).where(Setting.user_id == bob.user_id))
+    restored = await fable.call("restore_backup", {"archive_file": base64.b64encode(mine).decode()}, bob)
+    assert restored["scope"] == "user" and restored["rows"]["notes"] == 1
+    assert await _notes(fable) == before + 1
+
+
+async def test_the_cli_backs_up_and_restores_without_an_account(
+        fable: Fable, world: dict[str, Any], database_url: str, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    for name, value in {"DATABASE_URL": database_url, "FABLE_DATA_DIR": str(tmp_path), "LLM_PROVIDER": "none"}.items():
+        monkeypatch.setenv(name, value)
+    target = tmp_path / "fable.zip"
+    assert await asyncio.to_thread(main, ["backup", "--output", str(target)]) == 0
+    assert json.loads(capsys.readouterr().out)["tables"]["notes"] == 4
+    count = await _notes(fable)
+    await empty(fable)
+    assert await asyncio.to_thread(main, ["restore", str(target)]) == 0
+    assert json.loads(capsys.readouterr().out)["rows"]["notes"] == 4
+    assert await _notes(fable) == count
