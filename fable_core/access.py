@@ -99,6 +99,7 @@ __all__ = [
     "of_user",
     "owned_by",
     "owned_by_param",
+    "owner_column_is",
     "owner_sql",
     "permission_name",
     "reach_of",
@@ -405,6 +406,12 @@ def owned_by(model: Any, caller: Caller) -> Any:
 def of_user(model: Any, user_id: Any) -> Any:
     """The WHERE clause for the rows of one account (``user_id`` a value or a column)."""
     return model.user_id == user_id
+
+
+def owner_column_is(column: Any, user_id: Any) -> Any:
+    """A table's owner ``column`` (``user_id``, ``owner_id``, ``created_by``) is ``user_id``: the
+    rows of one account a backup of it holds, for tables known only by their metadata."""
+    return column == user_id
 
 
 def same_owner(model: Any, row: Any) -> Any:

@@ -37,6 +37,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from fable_core.access import owner_column_is
 from fable_core.db.models import Base
 from fable_core.errors import Conflict, InvalidInput
 
@@ -84,13 +85,13 @@ def _encode(value: Any) -> Any:
     raise TypeError(f"cannot archive {type(value).__name__}")
 
 
-def _scoped(table: Table, user_id: int, chosen: dict[str, Any]) -> Any:
-    """The WHERE clause picking a user's rows of ``table``, or None when it has none."""
+def _scoped(table: Table, account: int, chosen: dict[str, Any]) -> Any:
+    """The WHERE clause picking an account's rows of ``table``, or None when it has none."""
     if table.name == "users":
-        return table.c.id == user_id
+        return table.c.id == account
     for name in _OWNER_COLUMNS:
         if name in table.c:
-            return table.c[name] == user_id
+            return owner_column_is(table.c[name], account)
     for column in table.columns:  # a child of a chosen table: through its key
         for fk in column.foreign_keys:
             parent = fk.column.table
@@ -111,9 +112,9 @@ class _Hashing(io.RawIOBase):
         return self.member.write(data)
 
 
-async def write_archive(session: AsyncSession, out: IO[bytes], *, scope: Scope, user_id: int | None = None,
+async def write_archive(session: AsyncSession, out: IO[bytes], *, scope: Scope, account: int | None = None,
                         embeddings: bool = False) -> dict[str, int]:
-    """Write the archive of the instance (or of ``user_id``'s own data) to ``out``; rows per table."""
+    """Write the archive of the instance (or of ``account``'s own data) to ``out``; rows per table."""
     members: dict[str, Any] = {}
     counts: dict[str, int] = {}
     chosen: dict[str, Any] = {}
@@ -121,10 +122,10 @@ async def write_archive(session: AsyncSession, out: IO[bytes], *, scope: Scope, 
         for table in tables(embeddings=embeddings):
             where = None
             if scope == "user":
-                assert user_id is not None
+                assert account is not None
                 if table.name in INSTANCE_ONLY:
                     continue
-                where = _scoped(table, user_id, chosen)
+                where = _scoped(table, account, chosen)
                 if where is None:
                     continue
                 chosen[table.name] = where
@@ -149,10 +150,10 @@ async def write_archive(session: AsyncSession, out: IO[bytes], *, scope: Scope, 
             counts[table.name] = rows
         manifest = {"format": FORMAT, "fable_version": _version(), "created_at": datetime.now(UTC).isoformat(),
                     "scope": scope, "embeddings": embeddings, "tables": members}
-        if user_id is not None and scope == "user":
+        if account is not None and scope == "user":
             users = Base.metadata.tables["users"]
-            manifest["user_id"] = user_id
-            manifest["username"] = (await session.execute(select(users.c.username).where(users.c.id == user_id))
+            manifest["user_id"] = account
+            manifest["username"] = (await session.execute(select(users.c.username).where(users.c.id == account))
                                     ).scalar()
         zf.writestr("manifest.json", json.dumps(manifest, indent=1))
     return counts

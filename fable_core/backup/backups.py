@@ -55,7 +55,7 @@ async def backup_mine(ctx: Context, embeddings: bool = False) -> Blob:
     """
     out = io.BytesIO()
     async with ctx.transaction() as session:  # one snapshot, streamed through a cursor
-        await archive.write_archive(session, out, scope="user", user_id=ctx.user_id, embeddings=embeddings)
+        await archive.write_archive(session, out, scope="user", account=ctx.user_id, embeddings=embeddings)
     return _blob(out.getvalue(), "mine")
 
 
