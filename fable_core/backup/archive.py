@@ -14,8 +14,8 @@ Restore is all-or-nothing in the caller's one transaction and always REMAPS ids:
 an ``id`` gets a fresh one from its sequence and every foreign key is rewritten through the maps
 (into an empty instance the fresh ids are the old ones, give or take gaps). A user who already
 exists by username is mapped onto: the archive's rows join that account. A reference whose
-target is not in the archive (another account, in a user's own archive) becomes NULL, or drops
-its row when the column may not be NULL. A clash with an existing row is a Conflict and nothing
+target is not in the archive (another account, in a user's own archive) becomes NULL where the
+foreign key is ON DELETE SET NULL, and otherwise leaves its row out, as a cascade would. A clash with an existing row is a Conflict and nothing
 is written.
 """
 
@@ -264,7 +264,9 @@ async def _restore_table(session: AsyncSession, zf: zipfile.ZipFile, table: Tabl
     decoders = [(i, d) for i, c in enumerate(columns) if (d := _decoder(c)) is not None]
     keyed = [pk.name for pk in table.primary_key.columns] == ["id"] and "id" in names
     id_at = names.index("id") if keyed else -1
-    refs = [(i, fk.column.table.name, c.nullable, fk.column.table is table)
+    # a reference to a row not in the archive: NULL where the database would set it NULL had that
+    # row been deleted (ON DELETE SET NULL), else the row is left out as a cascade would
+    refs = [(i, fk.column.table.name, fk.ondelete == "SET NULL", fk.column.table is table)
             for i, c in enumerate(columns) for fk in c.foreign_keys]
     sequence = None
     if keyed:
@@ -287,14 +289,14 @@ async def _restore_table(session: AsyncSession, zf: zipfile.ZipFile, table: Tabl
         rows: list[dict[str, Any]] = []
         for row in batch:
             keep = True
-            for i, target, nullable, self_ref in refs:
+            for i, target, nulled, self_ref in refs:
                 old = row[i]
                 if old is None:
                     continue
                 mapped = maps.get(target, {}).get(old)
                 if mapped is None and self_ref and keyed:
                     pending.append((row[id_at], names[i], old))
-                elif mapped is None and not nullable:
+                elif mapped is None and not nulled:
                     keep = False
                     break
                 row[i] = mapped

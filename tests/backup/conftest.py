@@ -6,8 +6,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
+from sqlalchemy import select, update
 
 from fable_core.caller import Caller
+from fable_core.db.models import Conversation, Message, Note
 from fable_core.runtime import Fable
 
 Call = Callable[..., Awaitable[dict[str, Any]]]
@@ -29,7 +31,15 @@ async def world(fable: Fable, call: Call, alice: Caller, bob: Caller) -> dict[st
     await call("set_setting", key="assistant_name", value="Sage")
     group = await fable.call("create_group", {"name": "Gardeners"}, alice)
     await call("share", note_id=target["id"], with_user="bob", permission="viewer")
-    await call("create_event", title="Weekly", start="2026-03-02T09:00:00", rrule="FREQ=WEEKLY;COUNT=3")
+    event = await call("create_event", title="Weekly", start="2026-03-02T09:00:00", rrule="FREQ=WEEKLY;COUNT=3")
+    await call("update_event", event_id=event["id"], occurrence="2026-03-09T09:00:00", title="Moved")
+    await call("record_moment", text="First tomato")
+    async with fable.db.transaction() as session:  # a child whose parent comes later; a message
+        later = await call("create_note", title="Parent", body="Holds Compost.")
+        await session.execute(update(Note).where(Note.id == target["id"]).values(parent_id=later["id"]))
+        conversation = (await session.execute(select(Conversation.id))).scalar_one()
+        session.add(Message(conversation_id=conversation, user_id=alice.user_id, role="user", content="Hello",
+                            tool_events=[{"tool": "list_notes"}]))
     await call("create_note", title="Bob's", body="Mine.", as_=bob)
     await call("set_setting", key="assistant_name", value="Bo", as_=bob)
     return {"project": project, "source": source, "target": target, "group": group}

@@ -46,14 +46,14 @@ async def test_round_trip_into_an_empty_and_a_used_instance(fable: Fable, world:
                                                             call: Any) -> None:
     data = await blob(fable, "backup_instance", alice)
     before = members(data)
-    assert len(before["notes"]) == 1 + 4 and len(before["note_versions"]) >= 1 and before["shares"][1:]
-    assert before["events"][1:] and before["milestones"][1:] and before["task_logs"][1:]
+    assert len(before["notes"]) == 1 + 5 and len(before["note_versions"]) >= 1 and before["shares"][1:]
+    assert before["events"][1:] and before["milestones"][1:] and before["task_logs"][1:] and before["moments"][1:]
     for excluded in archive.EXCLUDED:
         assert excluded not in before
 
     await empty(fable)
     summary = await _restore(fable, data)
-    assert summary["notes"] == 4 and summary["skipped"] == 0
+    assert summary["notes"] == 5 and summary["events"] == 2 and summary["messages"] == 1 and summary["skipped"] == 0
     after = members(await blob(fable, "backup_instance", alice))
     expected = _translated(before, summary.maps)
     for name, (_, *rows) in after.items():

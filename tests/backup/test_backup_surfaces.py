@@ -19,6 +19,7 @@ from backup_helpers import blob, empty
 from mcp import Client
 from sqlalchemy import delete, func, select
 from support.mcp_clients import make_key
+from support.users import make_user
 
 from fable_core.caller import Caller
 from fable_core.db.models import Note, Setting
@@ -90,6 +91,17 @@ async def test_a_user_restores_their_own_archive_only(fable: Fable, world: dict[
         await fable.dispatcher.run("backup_instance", {}, bob)
     with pytest.raises(Forbidden):
         await fable.dispatcher.run("restore_backup", {"archive_file": await blob(fable, "backup_instance", alice)}, bob)
+    alices = await blob(fable, "backup_mine", alice)
+    with zipfile.ZipFile(io.BytesIO(alices)) as zf:
+        assert json.loads(zf.read("manifest.json"))["tables"]["shares"]["rows"] == 1  # her share to bob
+    await empty(fable)
+    alice = replace(alice, user_id=(await make_user(fable, "alice")).user_id)
+    restored = await fable.call("restore_backup", {"archive_file": base64.b64encode(alices).decode()}, alice)
+    assert restored["rows"]["notes"] == 4 and restored["rows"]["shares"] == 0 and restored["skipped"] == 1
+    await empty(fable)
+    alice = replace(alice, user_id=(await make_user(fable, "alice")).user_id)
+    bob = replace(bob, user_id=(await make_user(fable, "bob")).user_id)
+    await fable.call("set_setting", {"key": "assistant_name", "value": "Bo"}, bob)
     with pytest.raises(Forbidden, match="another account"):
         await fable.dispatcher.run("restore_backup", {"archive_file": mine}, alice)
     with pytest.raises(Exception, match="clashes"):  # bob's setting is still there: all or nothing
@@ -109,9 +121,9 @@ async def test_the_cli_backs_up_and_restores_without_an_account(
         monkeypatch.setenv(name, value)
     target = tmp_path / "fable.zip"
     assert await asyncio.to_thread(main, ["backup", "--output", str(target)]) == 0
-    assert json.loads(capsys.readouterr().out)["tables"]["notes"] == 4
+    assert json.loads(capsys.readouterr().out)["tables"]["notes"] == 5
     count = await _notes(fable)
     await empty(fable)
     assert await asyncio.to_thread(main, ["restore", str(target)]) == 0
-    assert json.loads(capsys.readouterr().out)["rows"]["notes"] == 4
+    assert json.loads(capsys.readouterr().out)["rows"]["notes"] == 5
     assert await _notes(fable) == count
