@@ -15,8 +15,8 @@ an ``id`` gets a fresh one from its sequence and every foreign key is rewritten 
 (into an empty instance the fresh ids are the old ones, give or take gaps). A user who already
 exists by username is mapped onto: the archive's rows join that account. A reference whose
 target is not in the archive (another account, in a user's own archive) becomes NULL where the
-foreign key is ON DELETE SET NULL, and otherwise leaves its row out, as a cascade would. A clash with an existing row is a Conflict and nothing
-is written.
+foreign key is ON DELETE SET NULL, and otherwise leaves its row out, as a cascade would. A clash
+with an existing row is a Conflict and nothing is written.
 """
 
 from __future__ import annotations
