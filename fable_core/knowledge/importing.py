@@ -41,7 +41,7 @@ from fable_core.knowledge.types import (
 )
 from fable_core.tools import Context, Route, tool
 
-__all__ = ["ImportResult", "ImportedNote", "import_notes"]
+__all__ = ["ImportResult", "ImportedNote", "SkippedNote", "import_notes", "store_notes"]
 
 MAX_BATCH = 500
 _CANDIDATES = 50
@@ -88,7 +88,16 @@ async def import_notes(
     is skipped and reported, or with on_duplicate="fail" refuses the whole batch. [[Wikilinks]]
     resolve to existing notes and to notes of the same batch.
     """
-    s, caller = ctx.session, ctx.caller
+    return await store_notes(ctx, ctx.session, notes, on_duplicate=on_duplicate)
+
+
+async def store_notes(
+    ctx: Context, s: AsyncSession, notes: list[ImportedNote], *, on_duplicate: Literal["skip", "fail"] = "skip",
+    dry_run: bool = False,
+) -> ImportResult:
+    """import_notes' work on any number of notes, in session ``s`` (the importers' way in);
+    ``dry_run`` checks everything and reports, storing nothing (ids stay null)."""
+    caller = ctx.caller
     keys = [title_key(n.title) for n in notes]
     clashes = await _duplicates(s, caller, keys)
     skipped: list[SkippedNote] = []
@@ -110,7 +119,7 @@ async def import_notes(
     now = datetime.now(UTC)
     rows = [_row(ctx.user_id, notes[i], projects, now) for i in taken]
     ids: list[int | None] = [None] * len(notes)
-    if rows:
+    if rows and not dry_run:
         for i, note_id in zip(taken, await insert_notes(s, ctx.user_id, rows), strict=True):
             ids[i] = note_id
             ctx.emit(NoteChanged(ctx.user_id, note_id, "created"))
