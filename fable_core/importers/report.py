@@ -7,6 +7,7 @@ from sqlalchemy import Text, literal, select
 from sqlalchemy.dialects.postgresql import ARRAY, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from fable_core.access import of_user
 from fable_core.db.models import Conversation, ImportedItem, Note
 from fable_core.knowledge.views import absent_when_none
 
@@ -44,7 +45,7 @@ async def already_imported(s: AsyncSession, user_id: int, source: str, kind: str
     rows = await s.execute(
         select(ImportedItem.source_key, ImportedItem.item_id)
         .join(table, table.id == ImportedItem.item_id)  # type: ignore[attr-defined]
-        .where(ImportedItem.user_id == user_id, ImportedItem.source == source,
+        .where(of_user(ImportedItem, user_id), ImportedItem.source == source,
                ImportedItem.source_key == literal(keys, ARRAY(Text)).any_()))
     return dict(rows.all())
 

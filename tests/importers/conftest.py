@@ -1,29 +1,18 @@
-"""Importer fixtures: a REST client with a key of alice's, and ZIPs built in memory."""
+"""Importer fixtures: a REST client with a key of alice's."""
 
 from __future__ import annotations
 
-import io
-import zipfile
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import httpx
 import pytest
+from importers_helpers import Rest
 
 from fable_core.accounts import create_api_key
 from fable_core.caller import Caller
 from fable_core.runtime import Fable
 from fable_web.app import create_app
-
-Rest = Callable[[Caller], AbstractAsyncContextManager[httpx.AsyncClient]]
-
-
-def zipped(files: dict[str, bytes | str]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, content in files.items():
-            archive.writestr(name, content.encode() if isinstance(content, str) else content)
-    return buffer.getvalue()
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import Rest, zipped
+from importers_helpers import Rest, zipped
 
 from fable_core.caller import Caller
 from fable_core.errors import InvalidInput

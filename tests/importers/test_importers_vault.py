@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from conftest import Rest, zipped
+from importers_helpers import Rest, zipped
 from mcp import Client
 from sqlalchemy import func, select
 from support.images import png
