@@ -25,10 +25,9 @@ from typing import Literal
 from urllib.parse import unquote
 
 from pydantic import ValidationError
-from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.db.models import Note, title_key
+from fable_core.db.models import title_key
 from fable_core.errors import InvalidInput
 from fable_core.images import store
 from fable_core.images.sniff import NotAnImage
@@ -113,7 +112,7 @@ async def import_entries(
         sources.append((entry.path, md.as_date(meta.get("created") or meta.get("date"))))
     created: list[ItemLine] = []
     if batch:
-        result = await store_notes(ctx, s, batch, dry_run=dry_run)
+        result = await store_notes(ctx, s, batch, dry_run=dry_run, created_at=[at for _, at in sources])
         skipped.extend(ItemLine(item=sources[d.index][0], title=d.title, id=d.existing_note_id, reason=d.reason)
                        for d in result.skipped)
         created = [ItemLine(item=path, title=note.title, id=note_id)
@@ -122,10 +121,6 @@ async def import_entries(
         if not dry_run:
             made = [(path, note_id) for (path, _), note_id in zip(sources, result.ids, strict=True) if note_id]
             await record(s, ctx.user_id, kind, "note", made)
-            dated = [{"id": note_id, "created_at": at} for (_, at), note_id in zip(sources, result.ids, strict=True)
-                     if note_id and at]
-            if dated:
-                await s.execute(update(Note), dated)  # by primary key, one statement per batch
     stored = sum(1 for i in images.values() if i is not None)
     return ImportReport(dry_run=dry_run, created=len(created), skipped=len(skipped), images=stored,
                         created_items=created[:LISTED], skipped_items=skipped[:LISTED], warnings=warnings[:LISTED])

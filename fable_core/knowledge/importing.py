@@ -93,10 +93,11 @@ async def import_notes(
 
 async def store_notes(
     ctx: Context, s: AsyncSession, notes: list[ImportedNote], *, on_duplicate: Literal["skip", "fail"] = "skip",
-    dry_run: bool = False,
+    dry_run: bool = False, created_at: list[datetime | None] | None = None,
 ) -> ImportResult:
     """import_notes' work on any number of notes, in session ``s`` (the importers' way in);
-    ``dry_run`` checks everything and reports, storing nothing (ids stay null)."""
+    ``dry_run`` checks everything and reports, storing nothing (ids stay null); ``created_at``
+    gives each note its creation time (None: now)."""
     caller = ctx.caller
     keys = [title_key(n.title) for n in notes]
     clashes = await _duplicates(s, caller, keys)
@@ -118,9 +119,15 @@ async def store_notes(
     projects = await _projects(s, caller, [notes[i] for i in taken])
     now = datetime.now(UTC)
     rows = [_row(ctx.user_id, notes[i], projects, now) for i in taken]
+    if created_at is not None:
+        for i, row in zip(taken, rows, strict=True):
+            row["created_at"] = created_at[i] or now
     ids: list[int | None] = [None] * len(notes)
     if rows and not dry_run:
-        for i, note_id in zip(taken, await insert_notes(s, ctx.user_id, rows), strict=True):
+        stored: list[int] = []
+        for start in range(0, len(rows), MAX_BATCH):  # links to later batches resolve as they land
+            stored += await insert_notes(s, ctx.user_id, rows[start:start + MAX_BATCH])
+        for i, note_id in zip(taken, stored, strict=True):
             ids[i] = note_id
             ctx.emit(NoteChanged(ctx.user_id, note_id, "created"))
     return ImportResult(created=len(taken), ids=ids, skipped=skipped)
