@@ -77,12 +77,16 @@ def parse_export(data: list[Any]) -> tuple[list[Chat], list[ItemLine]]:
     chats: list[Chat] = []
     skipped: list[ItemLine] = []
     for n, item in enumerate(data):
-        if isinstance(item, dict) and isinstance(item.get("mapping"), dict):
-            chat = _chatgpt(item)
-        elif isinstance(item, dict) and isinstance(item.get("chat_messages"), list):
-            chat = _claude(item)
-        else:
-            skipped.append(ItemLine(item=f"#{n}", reason="neither a ChatGPT nor a Claude conversation"))
+        try:
+            if isinstance(item, dict) and isinstance(item.get("mapping"), dict):
+                chat = _chatgpt(item)
+            elif isinstance(item, dict) and isinstance(item.get("chat_messages"), list):
+                chat = _claude(item)
+            else:
+                skipped.append(ItemLine(item=f"#{n}", reason="neither a ChatGPT nor a Claude conversation"))
+                continue
+        except (AttributeError, TypeError, KeyError, ValueError) as e:  # a field of an unexpected shape
+            skipped.append(ItemLine(item=f"#{n}", reason=f"malformed conversation ({type(e).__name__}: {e})"[:300]))
             continue
         if not chat.key:
             skipped.append(ItemLine(item=f"#{n}", title=chat.title, reason="has no id"))

@@ -44,7 +44,7 @@ __all__ = ["import_vault"]
 
 IMAGE_TYPES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".avif")
 _WIKILINK = re.compile(r"(!?)\[\[([^\[\]|\n]{1,300}?)(?:\|([^\[\]\n]{0,300}))?\]\]")
-_MD_IMAGE = re.compile(r"!\[([^\]\n]*)\]\(<?([^)\n>]+?)>?(?:\s+\"[^\"]*\")?\)")
+_MD_IMAGE = re.compile(r"!\[([^\]\n]{0,300})\]\(<?([^)\n>\s]{1,500})>?(?:[ \t]+\"[^\"\n]{0,300}\")?\)")
 
 VaultKind = Literal["obsidian", "basic_memory"]
 

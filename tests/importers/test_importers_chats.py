@@ -45,7 +45,7 @@ CLAUDE = {
 }
 
 
-async def test_chatgpt_zip_and_claude_json_import_once(fable: Fable, alice: Caller, rest: Rest) -> None:
+async def test_chatgpt_zip_and_claude_json_import_once(fable: Fable, alice: Caller, bob: Caller, rest: Rest) -> None:
     export = zipped({"conversations.json": json.dumps([CHATGPT, {"title": "junk"}]), "user.json": "{}"})
     dry = await fable.call("import_conversations", {"content": export}, alice)
     assert dry["dry_run"] and dry["created"] == 1 and dry["skipped_items"] == [
@@ -73,6 +73,18 @@ async def test_chatgpt_zip_and_claude_json_import_once(fable: Fable, alice: Call
     assert [(m["role"], m["content"]) for m in tea["messages"]] == [
         ("user", "Green or black?"), ("assistant", "Green, at 80°C.")]
     assert len((await fable.call("list_conversations", {}, alice))["items"]) == 2
+    # another user's import is their own: alice's provenance does not skip it
+    theirs = await fable.call("import_conversations", {"content": json.dumps([CLAUDE]).encode(), "dry_run": False},
+                              bob)
+    assert theirs["created"] == 1 and theirs["created_items"][0]["id"] != claude_id
+
+
+async def test_a_malformed_conversation_is_skipped_with_why(fable: Fable, alice: Caller) -> None:
+    bad = {"id": "x", "mapping": {"n": {"parent": None, "children": [], "message": {"author": "user"}}},
+           "current_node": "n"}
+    report = await fable.call("import_conversations", {"content": json.dumps([bad, CLAUDE]).encode(),
+                                                       "dry_run": False}, alice)
+    assert report["created"] == 1 and report["skipped_items"][0]["reason"].startswith("malformed conversation")
 
 
 @pytest.mark.parametrize(("content", "message"), [
