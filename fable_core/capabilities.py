@@ -85,6 +85,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability("structured", ("fable_core.structured.entities", "fable_core.structured.lists")),
     Capability("calculator", ("fable_core.calculator.calculate",)),
     Capability("backup", ("fable_core.backup.backups",)),
+    Capability("importers", ("fable_core.importers.vault", "fable_core.importers.chats")),
     # last: its scheduler starts once every other capability is installed, and stops first
     Capability("jobs", (), install="fable_core.jobs:install"),
 )

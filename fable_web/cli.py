@@ -12,10 +12,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import getpass
+import io
 import json
 import signal
 import sys
 import threading
+import zipfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -110,7 +112,8 @@ def _parser() -> argparse.ArgumentParser:
                       help="its arguments as a JSON object, or - to read them from stdin (default: %(default)s)")
     call.add_argument("--user", help="act as this user (default: the only user)")
     call.add_argument("--input", metavar="FILE", type=Path,
-                      help="a file whose bytes are the tool's binary argument, upload_image's content (default: none)")
+                      help="a file whose bytes are the tool's binary argument, upload_image's content; a folder "
+                           "is sent as a ZIP of its files, import_vault's vault (default: none)")
     call.add_argument("--output", metavar="FILE", type=Path,
                       help="where a binary result (get_image's image) goes (default: stdout)")
     return p
@@ -399,7 +402,7 @@ async def _call(args: argparse.Namespace) -> int | None:
         if args.input is not None:
             if binary is None:
                 raise InvalidInput(f"{args.tool} takes no binary argument; leave out --input")
-            arguments[binary] = args.input.read_bytes()
+            arguments[binary] = _zip_folder(args.input) if args.input.is_dir() else args.input.read_bytes()
         result = await fable.dispatcher.run(args.tool, arguments, caller)
         if isinstance(result, Blob):
             _write_blob(result, args.output)
@@ -408,6 +411,17 @@ async def _call(args: argparse.Namespace) -> int | None:
         return 0
 
     return await _with_fable(run)
+
+
+def _zip_folder(folder: Path) -> bytes:
+    """A folder's files as a ZIP, paths relative to it (links are not followed out of it)."""
+    buffer = io.BytesIO()
+    root = folder.resolve()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(root.rglob("*")):
+            if path.is_file() and path.resolve().is_relative_to(root):
+                archive.write(path, path.relative_to(root).as_posix())
+    return buffer.getvalue()
 
 
 def _write_blob(blob: Blob, output: Path | None) -> None:

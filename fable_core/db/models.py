@@ -1074,3 +1074,26 @@ class ResearchRun(Base):
         Index("ix_research_runs_user_key", "user_id", "question_key", "id"),
         Index("uq_research_runs_running", "user_id", unique=True, postgresql_where=text("status = 'running'")),
     )
+# --- imports -----------------------------------------------------------------------------------
+
+
+class ImportedItem(Base):
+    """Where an imported note or conversation came from: its ``source`` (``obsidian``,
+    ``basic_memory``, ``chatgpt``, ``claude``) and its key there (the vault-relative path, the
+    conversation id). Re-running an import skips the keys it already imported while their item
+    still exists, so nothing is imported twice."""
+
+    __tablename__ = "imported_items"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), nullable=False)  # uq's prefix
+    source: Mapped[str] = mapped_column(String(16), nullable=False)
+    source_key: Mapped[str] = mapped_column(Text, nullable=False)
+    item_kind: Mapped[str] = mapped_column(String(16), nullable=False)
+    item_id: Mapped[int] = mapped_column(Integer, nullable=False)
+    created_at: Mapped[datetime] = _created()
+
+    __table_args__ = (
+        UniqueConstraint("user_id", "source", "source_key", name="uq_imported_items_key"),
+        CheckConstraint("item_kind IN ('note', 'conversation')", name="ck_imported_items_kind"),
+    )

@@ -41,7 +41,7 @@ from fable_core.knowledge.types import (
 )
 from fable_core.tools import Context, Route, tool
 
-__all__ = ["ImportResult", "ImportedNote", "import_notes"]
+__all__ = ["ImportResult", "ImportedNote", "SkippedNote", "import_notes", "store_notes"]
 
 MAX_BATCH = 500
 _CANDIDATES = 50
@@ -88,7 +88,17 @@ async def import_notes(
     is skipped and reported, or with on_duplicate="fail" refuses the whole batch. [[Wikilinks]]
     resolve to existing notes and to notes of the same batch.
     """
-    s, caller = ctx.session, ctx.caller
+    return await store_notes(ctx, ctx.session, notes, on_duplicate=on_duplicate)
+
+
+async def store_notes(
+    ctx: Context, s: AsyncSession, notes: list[ImportedNote], *, on_duplicate: Literal["skip", "fail"] = "skip",
+    dry_run: bool = False, created_at: list[datetime | None] | None = None,
+) -> ImportResult:
+    """import_notes' work on any number of notes, in session ``s`` (the importers' way in);
+    ``dry_run`` checks everything and reports, storing nothing (ids stay null); ``created_at``
+    gives each note its creation time (None: now)."""
+    caller = ctx.caller
     keys = [title_key(n.title) for n in notes]
     clashes = await _duplicates(s, caller, keys)
     skipped: list[SkippedNote] = []
@@ -109,9 +119,15 @@ async def import_notes(
     projects = await _projects(s, caller, [notes[i] for i in taken])
     now = datetime.now(UTC)
     rows = [_row(ctx.user_id, notes[i], projects, now) for i in taken]
+    if created_at is not None:
+        for i, row in zip(taken, rows, strict=True):
+            row["created_at"] = created_at[i] or now
     ids: list[int | None] = [None] * len(notes)
-    if rows:
-        for i, note_id in zip(taken, await insert_notes(s, ctx.user_id, rows), strict=True):
+    if rows and not dry_run:
+        stored: list[int] = []
+        for start in range(0, len(rows), MAX_BATCH):  # links to later batches resolve as they land
+            stored += await insert_notes(s, ctx.user_id, rows[start:start + MAX_BATCH])
+        for i, note_id in zip(taken, stored, strict=True):
             ids[i] = note_id
             ctx.emit(NoteChanged(ctx.user_id, note_id, "created"))
     return ImportResult(created=len(taken), ids=ids, skipped=skipped)

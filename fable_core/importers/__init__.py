@@ -1,0 +1,1 @@
+"""Importers: an Obsidian vault, a basic-memory project, ChatGPT and Claude exports."""
