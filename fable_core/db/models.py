@@ -1074,3 +1074,19 @@ class ResearchRun(Base):
         Index("ix_research_runs_user_key", "user_id", "question_key", "id"),
         Index("uq_research_runs_running", "user_id", unique=True, postgresql_where=text("status = 'running'")),
     )
+
+
+class UserIdentity(Base):
+    """An account's identity at an OpenID Connect provider: the provider's ``iss`` and the
+    ``sub`` it gives the person, which never changes (an email may). Sign-in finds the
+    account by this pair (:mod:`fable_core.oidc`)."""
+
+    __tablename__ = "user_identities"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = _owner()
+    issuer: Mapped[str] = mapped_column(String(300), nullable=False)
+    subject: Mapped[str] = mapped_column(String(255), nullable=False)
+    created_at: Mapped[datetime] = _created()
+
+    __table_args__ = (UniqueConstraint("issuer", "subject", name="uq_user_identities_issuer_subject"),)
