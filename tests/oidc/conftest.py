@@ -11,12 +11,11 @@ from urllib.parse import quote
 
 import httpx
 import pytest
+from oidc_helpers import BASE, oidc_app
 from starlette.applications import Starlette
 
 from fable_core.runtime import Fable
-from fable_web.app import create_app
 
-BASE = "http://localhost"
 _subjects = itertools.count(1)
 
 
@@ -41,12 +40,6 @@ def person(provider: str) -> Callable[..., str]:
         return sub
 
     return make
-
-
-def oidc_app(fable: Fable, issuer: str, **settings: Any) -> Starlette:
-    return create_app(Fable(fable.settings.model_copy(update={
-        "oidc_issuer": issuer, "oidc_client_id": "fable-test", "oidc_client_secret": "s3cret",
-        "oidc_name": "Testcloak", "fable_base_url": BASE, **settings}), fable.db))
 
 
 @pytest.fixture

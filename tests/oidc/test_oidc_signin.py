@@ -10,9 +10,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
-from conftest import BASE, oidc_app
 from joserfc import jwt
 from joserfc.jwk import KeySet, OctKey, RSAKey
+from oidc_helpers import BASE, oidc_app
 from sqlalchemy import func, select
 from support.users import make_user
 
