@@ -32,7 +32,7 @@ from joserfc.jwk import KeySet
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.accounts import create_user
+from fable_core.accounts import USER_CREATION_LOCK, create_user
 from fable_core.config import Settings
 from fable_core.db.models import User, UserIdentity
 from fable_core.errors import Forbidden, InvalidInput, Unauthenticated, Unavailable
@@ -188,8 +188,14 @@ async def account_for(session: AsyncSession, issuer: str, claims: dict[str, Any]
     """The active account the provider's person signs in to: linked before, else linked now by a
     verified email, else created (``auto_create``); Forbidden otherwise or when it is disabled."""
     subject = str(claims["sub"])
-    user = await session.scalar(select(User).join(UserIdentity, UserIdentity.user_id == User.id)
-                                .where(UserIdentity.issuer == issuer, UserIdentity.subject == subject))
+    linked = (select(User).join(UserIdentity, UserIdentity.user_id == User.id)
+              .where(UserIdentity.issuer == issuer, UserIdentity.subject == subject))
+    user = await session.scalar(linked)
+    if user is None:
+        # Two first sign-ins of one person at once: the second waits here for the first to
+        # commit, then finds its link (the lock account creation takes anyway).
+        await session.execute(select(func.pg_advisory_xact_lock(USER_CREATION_LOCK)))
+        user = await session.scalar(linked)
     if user is None:
         user = await _by_verified_email(session, claims)
         if user is None:
