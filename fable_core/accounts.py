@@ -37,6 +37,7 @@ __all__ = [
     "INVITE_TTL",
     "RESET_TTL",
     "ROLES",
+    "USER_CREATION_LOCK",
     "VERIFY_TTL",
     "account_view",
     "api_key_view",
@@ -73,7 +74,7 @@ __all__ = [
 
 # Held for the rest of a transaction that creates a user: the "is the name free" check and the
 # "first user is admin" count must see every user committed before.
-_USER_CREATION_LOCK = 0x0F_AB_1E_01
+USER_CREATION_LOCK = 0x0F_AB_1E_01
 # Held by a transaction that takes an admin away (disable, demote, delete): two admins demoting
 # each other at once must not both see the other one still there.
 _ADMINS_LOCK = 0x0F_AB_1E_02
@@ -115,7 +116,7 @@ async def create_user(
         raise InvalidInput(
             f"username {username!r} must be 2-64 letters, digits, '.', '_' or '-'", field="username"
         )
-    await session.execute(select(func.pg_advisory_xact_lock(_USER_CREATION_LOCK)))
+    await session.execute(select(func.pg_advisory_xact_lock(USER_CREATION_LOCK)))
     taken = await session.scalar(select(User.id).where(func.lower(User.username) == username.lower()))
     if taken is not None:
         raise Conflict(f"username {username!r} is taken", field="username")
@@ -197,7 +198,7 @@ async def register_user(
     """
     email = normalise_email(email)
     check_password(password)  # before the invitation is spent, and before the lock
-    await session.execute(select(func.pg_advisory_xact_lock(_USER_CREATION_LOCK)))  # first-user race
+    await session.execute(select(func.pg_advisory_xact_lock(USER_CREATION_LOCK)))  # first-user race
     first = not await session.scalar(select(func.count(User.id)))
     mode = "open" if first else await registration_mode(session, settings)
     if mode == "closed":

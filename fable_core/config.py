@@ -100,6 +100,30 @@ class Settings(BaseModel):
     secure_cookies: bool = Field(
         False, description="Mark session cookies Secure (set this when serving over HTTPS)."
     )
+    local_auth_enabled: bool = Field(
+        True,
+        description="Password sign-in and self-service registration. false: accounts sign in only "
+        "with OIDC (OIDC_ISSUER); login, register, password reset and change, and the CLI's "
+        "passwords are refused.",
+    )
+    oidc_issuer: str | None = Field(
+        None,
+        description="OpenID Connect provider to sign in with (its issuer URL, e.g. "
+        "https://keycloak.example.com/realms/main); set with OIDC_CLIENT_ID. See docs/oidc.md.",
+    )
+    oidc_client_id: str | None = Field(None, description="Fable's client ID at the OIDC provider.")
+    oidc_client_secret: str | None = Field(
+        None, description="Fable's client secret at the OIDC provider (absent: a public client, PKCE only)."
+    )
+    oidc_name: str = Field("SSO", max_length=60,
+                           description="The provider's name on the sign-in button (\"Sign in with …\").")
+    oidc_scopes: str = Field("openid email profile", description="Scopes asked of the OIDC provider.")
+    oidc_auto_create: bool = Field(
+        True,
+        description="Create an account at the first OIDC sign-in of someone without one (whatever "
+        "FABLE_REGISTRATION says: the provider decides who may sign in). false: only existing "
+        "accounts, linked by a verified email, may sign in.",
+    )
     trust_proxy_headers: bool = Field(
         False,
         description="Take the client address from X-Forwarded-For (only behind a reverse proxy "

@@ -83,6 +83,15 @@ class EmailToken(_Body):
 
 
 
+def local_auth_required(request: Request) -> None:
+    """Forbidden when password sign-in and registration are turned off (LOCAL_AUTH_ENABLED)."""
+    settings = web(request).fable.settings
+    if not settings.local_auth_enabled:
+        other = f": sign in with {settings.oidc_name}" if settings.oidc_issuer else ""
+        raise Forbidden(f"password sign-in and registration are turned off on this instance "
+                        f"(LOCAL_AUTH_ENABLED=false){other}", reason="local_auth_disabled")
+
+
 def refuse_cross_site(request: Request) -> None:
     """Unauthenticated forms (login, register) still refuse other sites' pages."""
     if "origin" in request.headers and not is_same_origin(request, web(request).fable.settings.fable_base_url):
@@ -101,6 +110,7 @@ async def _signed_in(request: Request, user: Any, status: int = 200) -> JSONResp
 
 
 async def register(request: Request) -> Response:
+    local_auth_required(request)
     refuse_cross_site(request)
     body = parse_model(Registration, await read_json_object(request))
     w = web(request)
@@ -121,6 +131,7 @@ async def register(request: Request) -> Response:
 
 
 async def login(request: Request) -> Response:
+    local_auth_required(request)
     refuse_cross_site(request)
     body = parse_model(Credentials, await read_json_object(request))
     w = web(request)
@@ -167,6 +178,7 @@ async def me(request: Request) -> Response:
 async def change_password(request: Request) -> Response:
     w = web(request)
     info = await w.auth.session(request)
+    local_auth_required(request)
     body = parse_model(PasswordChange, await read_json_object(request))
     await w.limiter.hit(request, "password", account=info.user_id)
     async with w.fable.db.transaction() as session:
@@ -180,6 +192,7 @@ async def change_password(request: Request) -> Response:
 async def forgot_password(request: Request) -> Response:
     """Always 202 with the same body, at once: whether the account exists, has a verified
     address, or the mail server is up is nobody's business here (see :mod:`fable_web.mail`)."""
+    local_auth_required(request)
     refuse_cross_site(request)
     body = parse_model(ForgotPassword, await read_json_object(request))
     w = web(request)
@@ -214,6 +227,7 @@ async def _send_reset(w: WebContext, login: str) -> None:
 
 
 async def reset_password(request: Request) -> Response:
+    local_auth_required(request)
     refuse_cross_site(request)
     body = parse_model(ResetPassword, await read_json_object(request))
     w = web(request)

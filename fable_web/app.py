@@ -22,7 +22,7 @@ from fable_core.errors import InvalidInput, NotFound
 from fable_core.runtime import Fable
 from fable_mcp.hosts import AllowedHosts, HostPolicy
 from fable_mcp.http import McpHttp
-from fable_web import account_api, admin_api, apikeys_api, health, instance_api, openapi, render, rest
+from fable_web import account_api, admin_api, apikeys_api, health, instance_api, oidc_api, openapi, render, rest
 from fable_web.context import WebContext
 from fable_web.errors import MethodNotAllowed, error_response, exception_handlers
 from fable_web.security import SecurityMiddleware
@@ -39,6 +39,7 @@ def api_routes(fable: Fable) -> list[BaseRoute]:
         *health.routes,
         *openapi.routes,
         *account_api.routes,
+        *oidc_api.routes,
         *admin_api.routes,
         *instance_api.routes,
         *apikeys_api.routes,
@@ -111,7 +112,8 @@ def create_app(fable: Fable) -> Starlette:
             yield
 
     app = Starlette(
-        routes=[*known, *_api_fallback(known), *mcp.routes, Route("/sw.js", service_worker, methods=["GET", "HEAD"]),
+        routes=[*known, *_api_fallback(known), *mcp.routes, *oidc_api.browser_routes,
+                Route("/sw.js", service_worker, methods=["GET", "HEAD"]),
                 Mount("/", app=SpaFiles(), name="ui")],
         middleware=[
             Middleware(BodyTimeoutMiddleware, body_timeout=fable.settings.fable_body_timeout),

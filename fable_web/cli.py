@@ -231,6 +231,14 @@ _NO_TERMINAL = ("no terminal to ask for the password: pipe it in with --password
                 "(printf '%s\\n' \"$PASSWORD\" | fable user {action} {username} --password-stdin){or_none}")
 
 
+def _local_auth_required() -> None:
+    from fable_core.config import load_settings
+
+    if not load_settings().local_auth_enabled:
+        raise InvalidInput("passwords are turned off on this instance (LOCAL_AUTH_ENABLED=false): accounts "
+                           "sign in with OIDC; create one with --no-password", field="password")
+
+
 def _read_password(args: argparse.Namespace) -> str:
     """The password from stdin (``--password-stdin``) or asked twice on the terminal, checked
     before anything is opened; without a terminal to ask on, a one-line error saying how to pass it."""
@@ -274,6 +282,7 @@ async def _user(args: argparse.Namespace) -> int | None:
 
     password: str | None = None
     if args.user_command == "passwd" or (args.user_command == "create" and not args.no_password):
+        _local_auth_required()
         password = _read_password(args)
     actor = Actor.operator()
 

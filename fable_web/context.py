@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from starlette.requests import Request
 
 from fable_core.instance import public_url
+from fable_core.oidc import OidcClient
 from fable_core.runtime import Fable
 from fable_web.auth import Authenticator
 from fable_web.mail import Mailer
@@ -23,6 +24,7 @@ class WebContext:
     auth: Authenticator
     limiter: RateLimiter
     mailer: Mailer
+    oidc: OidcClient
 
     @classmethod
     def build(cls, fable: Fable) -> WebContext:
@@ -35,6 +37,7 @@ class WebContext:
             limiter=RateLimiter(fable.db, trust_proxy_headers=s.trust_proxy_headers,
                                 hops=s.trusted_proxy_hops),
             mailer=Mailer(fable),
+            oidc=OidcClient(s),
         )
 
 

@@ -62,10 +62,12 @@ COVERED: frozenset[str] = frozenset({
     "notifications", "profile_observations", "profiles", "projects", "push_subscriptions", "settings",
     "group_members", "messages", "milestones", "journal_days", "notes", "events", "feed_items", "note_drafts",
     "note_embeddings", "note_links", "note_versions", "research_runs", "shares", "task_logs", "event_sync_marks",
+    "user_identities",
 })
 EMBEDDINGS = frozenset({"note_embeddings"})  # whole tables that are embeddings
 MERGED = frozenset({"note_words"})  # sets: a row already here is simply kept
-INSTANCE_ONLY = frozenset({"instance_settings", "api_keys", "app_logs"})  # not in a user's own archive
+# not in a user's own archive
+INSTANCE_ONLY = frozenset({"instance_settings", "api_keys", "app_logs", "user_identities"})
 _OWNER_COLUMNS = ("user_id", "owner_id", "created_by")
 
 

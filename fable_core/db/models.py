@@ -1097,3 +1097,19 @@ class ImportedItem(Base):
         UniqueConstraint("user_id", "source", "source_key", name="uq_imported_items_key"),
         CheckConstraint("item_kind IN ('note', 'conversation')", name="ck_imported_items_kind"),
     )
+
+
+class UserIdentity(Base):
+    """An account's identity at an OpenID Connect provider: the provider's ``iss`` and the
+    ``sub`` it gives the person, which never changes (an email may). Sign-in finds the
+    account by this pair (:mod:`fable_core.oidc`)."""
+
+    __tablename__ = "user_identities"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = _owner()
+    issuer: Mapped[str] = mapped_column(String(300), nullable=False)
+    subject: Mapped[str] = mapped_column(String(255), nullable=False)
+    created_at: Mapped[datetime] = _created()
+
+    __table_args__ = (UniqueConstraint("issuer", "subject", name="uq_user_identities_issuer_subject"),)

@@ -1,7 +1,7 @@
 """imported items: where an imported note or conversation came from
 
 Revision ID: 0023
-Revises: 0021
+Revises: 0022
 
 ``imported_items`` holds one row per imported note or conversation: the import's source
 (obsidian, basic_memory, chatgpt, claude) and the item's key there (vault-relative path,
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0023"
-down_revision = "0021"
+down_revision = "0022"
 branch_labels = None
 depends_on = None
 

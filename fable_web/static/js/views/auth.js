@@ -55,13 +55,31 @@ export function authView(params, onSignedIn, registering = false) {
   }
 
   setMode(mode);
+  if (params.get("error")) {  // a sign-in with the OIDC provider that failed comes back here
+    error.textContent = params.get("error");
+    error.classList.remove("hidden");
+  }
+  const segmented = h("div.segmented", { role: "group", "aria-label": "Sign in or create an account" }, tabs);
+  const form = h("form.form", { on: { submit: onSubmit } },
+    h("label", { for: "username" }, "Username", username),
+    h("label", { for: "password" }, "Password", password),
+    emailLabel, submit, hint, forgot);
+  const sso = h("div.stack.sso.hidden");
+  // How one signs in here is the server's to say: the provider's button, the password form, or both.
+  api.get("/auth/methods").then((methods) => {
+    if (methods.oidc) {
+      // target: a server page, which the client-side router must leave to the browser
+      clear(sso, h("a.btn.btn-primary#oidc-sign-in", { href: methods.oidc.url, target: "_self" }, `Sign in with ${methods.oidc.name}`));
+      sso.classList.remove("hidden");
+    }
+    if (!methods.password) {
+      segmented.classList.add("hidden");
+      form.classList.add("hidden");
+    }
+  }).catch(() => {});
   return card(
     h("p.tagline", {}, "Notes, tasks and projects — yours, and your agents'."),
-    h("div.segmented", { role: "group", "aria-label": "Sign in or create an account" }, tabs),
-    h("form.form", { on: { submit: onSubmit } },
-      h("label", { for: "username" }, "Username", username),
-      h("label", { for: "password" }, "Password", password),
-      emailLabel, error, submit, hint, forgot));
+    segmented, error, form, sso);
 }
 
 /** A one-field form that posts to the API and then says what happened. */

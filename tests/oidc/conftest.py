@@ -1,0 +1,54 @@
+"""OIDC fixtures: a real OpenID provider (oidc-provider-mock, a Flask app on a thread on
+127.0.0.1) and Fable apps wired to it. The app runs in-process; the provider is reached over
+real HTTP by the app (discovery, token, keys) and by the test's "browser" (the consent form)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import pytest
+from oidc_helpers import BASE, oidc_app
+from starlette.applications import Starlette
+
+from fable_core.runtime import Fable
+
+_subjects = itertools.count(1)
+
+
+@pytest.fixture(scope="session")
+def provider() -> Iterator[str]:
+    """The provider's issuer URL."""
+    import oidc_provider_mock  # here, not at collection: it imports Authlib's deprecated authlib.jose
+
+    with oidc_provider_mock.run_server_in_thread(require_nonce=True) as server:
+        yield f"http://localhost:{server.server_port}"
+
+
+@pytest.fixture
+def person(provider: str) -> Callable[..., str]:
+    """``person(email=..., email_verified=True, preferred_username=...)``: a new person at the
+    provider, with these claims; their subject."""
+
+    def make(**claims: Any) -> str:
+        sub = f"person-{next(_subjects)}-{id(claims)}"
+        r = httpx.put(f"{provider}/users/{quote(sub)}", json=claims)
+        assert r.status_code == 204, r.text
+        return sub
+
+    return make
+
+
+@pytest.fixture
+def app(fable: Fable, provider: str) -> Starlette:
+    return oidc_app(fable, provider)
+
+
+@pytest.fixture
+async def browser(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app, client=("203.0.113.9", 4711)),
+                                 base_url=BASE) as c:
+        yield c
