@@ -7,12 +7,20 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from starlette.applications import Starlette
 
 from fable_core.db.models import AppLog
 from fable_core.runtime import Fable
 from fable_web.app import create_app
+
+
+@pytest.fixture(autouse=True)
+async def _no_earlier_rows(fable: Fable) -> None:
+    """Rows an earlier test queued (written in batches, up to a second later) land before this one starts."""
+    await fable.dispatcher.usage.flush()
+    async with fable.db.transaction() as s:
+        await s.execute(delete(AppLog))
 
 
 @pytest.fixture
