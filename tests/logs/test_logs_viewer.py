@@ -8,12 +8,17 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import httpx
 import pytest
 from logs_helpers import Call, Rows, client_of, signed_in
 from mcp import Client
 from pydantic import BaseModel
 from sqlalchemy import insert
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
 
 from fable_core.accounts import create_api_key
 from fable_core.caller import Caller
@@ -24,6 +29,9 @@ from fable_core.runtime import Fable
 from fable_core.tools import Context, Registry, tool
 from fable_core.tools.dispatcher import Dispatcher, InternalError
 from fable_mcp.server import build_server
+from fable_web.context import WebContext
+from fable_web.errors import exception_handlers
+from fable_web.requestlog import RequestLog
 
 crashing = Registry()
 
@@ -156,3 +164,22 @@ async def test_an_unexpected_failure_leaves_its_traceback_for_admins(fable: Fabl
     [row] = (await call("list_logs", category="error"))["items"]
     assert row["action"] == "crash" and row["user"] == "bob"
     assert "RuntimeError: boom: secret detail 5e1d" in row["traceback"]
+
+
+async def test_an_unhandled_request_error_leaves_its_traceback_and_a_500(fable: Fable, log_rows: Rows) -> None:
+    async def boom(request: Request) -> Response:
+        raise RuntimeError("kaboom: detail 77aa")
+
+    app = Starlette(routes=[Route("/api/boom/{n:int}", boom)], exception_handlers=exception_handlers,
+                    middleware=[Middleware(RequestLog, usage=fable.dispatcher.usage)])
+    app.state.web = WebContext.build(fable)
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as c:
+        r = await c.get("/api/boom/5")
+    assert r.status_code == 500 and "77aa" not in r.text
+    [error] = await log_rows("error")
+    assert (error.action, error.method, error.status_code, error.error_type) == (
+        "/api/boom/{n}", "GET", 500, "RuntimeError")
+    assert error.traceback and "RuntimeError: kaboom: detail 77aa" in error.traceback
+    [request] = await log_rows("request")
+    assert (request.endpoint, request.status_code) == ("/api/boom/{n}", 500)
