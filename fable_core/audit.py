@@ -7,7 +7,19 @@ database change, a test mail, is recorded on its own). ``details`` holds the tar
 changed, never a secret: no password, token or key, only whether one was set.
 
 Actors are admins in a signed-in session (``web``) or operators at a shell (``cli``, named by
-their system account), whose commands need no Fable account at all.
+their system account), whose commands need no Fable account at all, and, for what users do to
+their own things (sign-in, API keys, shares), the user on whatever surface they came by.
+
+To audit something, in the transaction that does it::
+
+    from fable_core.audit import Actor, Target, audit
+
+    await audit(session, Actor.of(ctx.caller), "export.create", Target("export", row.id), notes=12)
+
+(``Actor.of`` takes a tool's caller; a web handler with a session uses ``Actor(info.user_id,
+info.username, "web")``; a shell command ``Actor.operator()``). Name actions ``thing.verb``.
+Something that is not a database change (a refused sign-in) goes in a transaction of its own.
+Admins read them with ``list_logs(category="audit")``.
 """
 
 from __future__ import annotations
@@ -20,6 +32,7 @@ from typing import Any, Literal
 from sqlalchemy import select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from fable_core.caller import Caller
 from fable_core.db.models import AppLog
 from fable_core.errors import InvalidInput
 from fable_core.knowledge.paging import decode_cursor, encode_cursor
@@ -35,7 +48,12 @@ class Actor:
 
     account_id: int | None  # the admin's account; None for an operator at a shell
     name: str
-    surface: Literal["web", "cli"]
+    surface: Literal["web", "cli", "mcp", "rest", "assistant", "internal"]
+
+    @classmethod
+    def of(cls, caller: Caller) -> Actor:
+        """The caller of a tool."""
+        return cls(caller.user_id, (caller.username or f"user:{caller.user_id}")[:64], caller.surface)
 
     @classmethod
     def operator(cls) -> Actor:

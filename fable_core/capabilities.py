@@ -86,6 +86,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability("calculator", ("fable_core.calculator.calculate",)),
     Capability("backup", ("fable_core.backup.backups",)),
     Capability("importers", ("fable_core.importers.vault", "fable_core.importers.chats")),
+    Capability("logs", ("fable_core.logs.viewer",), jobs=("fable_core.logs.retention",)),
     # last: its scheduler starts once every other capability is installed, and stops first
     Capability("jobs", (), install="fable_core.jobs:install"),
 )

@@ -50,6 +50,16 @@ class Settings(BaseModel):
     fable_log_level: Literal["debug", "info", "warning", "error"] = Field(
         "info", description="Log level of Fable's own loggers (written to stderr)."
     )
+    fable_log_retention_audit_days: int = Field(
+        365, ge=1, le=36500, description="Days audit entries (sign-ins, keys, shares, admin actions) are kept.")
+    fable_log_retention_request_days: int = Field(
+        14, ge=1, le=36500, description="Days request entries (method, route, status, duration) are kept.")
+    fable_log_retention_error_days: int = Field(
+        30, ge=1, le=36500, description="Days error entries (with their tracebacks) are kept.")
+    fable_log_retention_usage_days: int = Field(
+        90, ge=1, le=36500, description="Days tool-call usage entries are kept.")
+    fable_log_requests: bool = Field(
+        True, description="Log every /api and /mcp request (method, route, status, duration) to app_logs.")
 
     # web
     fable_host: str = Field("127.0.0.1", description="Default address `fable serve` binds to.")

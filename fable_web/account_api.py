@@ -17,7 +17,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from fable_core import accounts, instance, login_sessions
-from fable_core.errors import Forbidden, InvalidInput, Unavailable
+from fable_core.audit import Actor, audit
+from fable_core.errors import Forbidden, InvalidInput, Unauthenticated, Unavailable
 from fable_core.passwords import MAX_LENGTH
 from fable_mcp.hosts import HostPolicy
 from fable_web.context import WebContext, web
@@ -136,8 +137,15 @@ async def login(request: Request) -> Response:
     body = parse_model(Credentials, await read_json_object(request))
     w = web(request)
     await w.limiter.hit(request, "login", account=body.username)
-    async with w.fable.db.transaction() as session:
-        user = await accounts.authenticate(session, body.username, body.password)
+    try:
+        async with w.fable.db.transaction() as session:
+            user = await accounts.authenticate(session, body.username, body.password)
+            await audit(session, Actor(user.id, user.username, "web"), "auth.sign_in", ip=w.limiter.ip(request))
+    except Unauthenticated:
+        async with w.fable.db.transaction() as session:  # the name tried, never the password
+            await audit(session, Actor(None, body.username[:64], "web"), "auth.sign_in_failed",
+                        ip=w.limiter.ip(request))
+        raise
     return await _signed_in(request, user)
 
 

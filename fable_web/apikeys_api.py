@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from fable_core import accounts
+from fable_core.audit import Actor, Target, audit
 from fable_core.errors import InvalidInput
 from fable_mcp.configs import http_config, stdio_config
 from fable_web.context import base_url, web
@@ -54,6 +55,8 @@ async def create_key(request: Request) -> Response:
     body = parse_model(NewApiKey, await read_json_object(request))
     async with w.fable.db.transaction() as session:
         row, key = await accounts.create_api_key(session, info.user_id, body.name, body.scope)
+        await audit(session, Actor(info.user_id, info.username, "web"), "apikey.create",
+                    Target("api_key", row.id, row.name), scope=row.scope)
         await session.refresh(row, ["created_at"])
     data = accounts.api_key_view(row) | {"key": key, "mcp_config": mcp_config(await base_url(request), key)}
     return JSONResponse(data, status_code=201)
@@ -67,6 +70,8 @@ async def revoke_key(request: Request) -> Response:
         raise InvalidInput(f"key id must be a positive integer, not {raw!r}", field="key_id")
     async with w.fable.db.transaction() as session:
         row = await accounts.revoke_api_key(session, info.user_id, int(raw))
+        await audit(session, Actor(info.user_id, info.username, "web"), "apikey.revoke",
+                    Target("api_key", row.id, row.name))
     w.auth.forget_keys()
     return JSONResponse({"id": row.id, "deleted": True})
 

@@ -25,6 +25,7 @@ from fable_mcp.http import McpHttp
 from fable_web import account_api, admin_api, apikeys_api, health, instance_api, oidc_api, openapi, render, rest
 from fable_web.context import WebContext
 from fable_web.errors import MethodNotAllowed, error_response, exception_handlers
+from fable_web.requestlog import RequestLog
 from fable_web.security import SecurityMiddleware
 from fable_web.spa import SpaFiles, service_worker
 from fable_web.timeouts import BodyTimeoutMiddleware
@@ -119,6 +120,7 @@ def create_app(fable: Fable) -> Starlette:
             Middleware(BodyTimeoutMiddleware, body_timeout=fable.settings.fable_body_timeout),
             Middleware(SecurityMiddleware, max_body=fable.settings.fable_max_body_bytes, larger=upload_limits(fable)),
             Middleware(AllowedHosts, policy=HostPolicy(fable.settings)),
+            Middleware(RequestLog, usage=fable.dispatcher.usage, enabled=fable.settings.fable_log_requests),
         ],
         exception_handlers=exception_handlers,
         lifespan=lifespan,

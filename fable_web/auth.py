@@ -27,6 +27,7 @@ from fable_core.caller import Caller
 from fable_core.errors import Forbidden, Unauthenticated
 from fable_core.login_sessions import SessionInfo, find_session
 from fable_core.runtime import Fable
+from fable_web.requestlog import note_user
 from fable_web.security import is_same_origin
 from fable_web.sessions import COOKIE, SessionCodec
 
@@ -52,7 +53,9 @@ class Authenticator:
         surface; on the others, HTTP's method does (safe methods only)."""
         header = request.headers.get("authorization")
         if header:
-            return await self._key_caller(request, header, tool)
+            caller = await self._key_caller(request, header, tool)
+            note_user(request, caller.user_id, caller.username)
+            return caller
         info = await self._signed_in(request)
         return Caller(user_id=info.user_id, username=info.username, role=info.role, surface="web")
 
@@ -102,6 +105,7 @@ class Authenticator:
                 raise Unauthenticated("this session has ended; sign in again")
             raise Unauthenticated("sign in, or send an API key as 'Authorization: Bearer <key>'")
         self.check_csrf(request, info)
+        note_user(request, info.user_id, info.username)
         return info
 
     async def _lookup(self, token: str) -> SessionInfo | None:

@@ -16,6 +16,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
 from fable_core.errors import FableError, NotFound
+from fable_web.requestlog import record_error
 
 __all__ = [
     "MalformedBody",
@@ -92,6 +93,9 @@ async def _client_gone(_: Request, __: Exception) -> Response:
 
 async def _unexpected(request: Request, exc: Exception) -> Response:
     _log.exception("unhandled error on %s %s", request.method, request.url.path)
+    web = getattr(request.app.state, "web", None)
+    if web is not None:
+        record_error(request, web.fable.dispatcher.usage, exc)
     body = {"type": "internal_error", "message": "unexpected server error; it was logged", "details": {}}
     return JSONResponse({"error": body}, status_code=500)
 

@@ -459,7 +459,8 @@ class AppLog(Base):
     traceback: Mapped[str | None] = mapped_column(Text)
     details: Mapped[Any | None] = mapped_column(JSONB)
 
-    __table_args__ = (Index("ix_app_logs_category_created", "category", "created_at"),)
+    __table_args__ = (Index("ix_app_logs_category_created", "category", "created_at"),
+                      Index("ix_app_logs_created", "created_at", "id"))
 
 
 # --- assistant ---------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from fable_core.access import (
     shared_by,
     shared_with,
 )
+from fable_core.audit import Actor, Target, audit
 from fable_core.db.models import Group, GroupMember, Note, Project, Share, User
 from fable_core.errors import InvalidInput, NotFound
 from fable_core.knowledge.types import RowId
@@ -158,6 +159,10 @@ async def share(
     forget_reach(ctx.session)
     row = await ctx.session.get(Share, share_id, populate_existing=True)
     assert row is not None
+    if before != permission:
+        await audit(ctx.session, Actor.of(ctx.caller), "share.create" if before is None else "share.change",
+                    Target("share", row.id), item={column: item.id}, **_grantee_of(with_user, with_group),
+                    permission=permission)
     if before is None:
         await _tell(ctx, row, item, "share", "{who} shared {item} with you as {permission}{via}")
     elif before != permission:
@@ -181,8 +186,14 @@ async def unshare(ctx: Context, share_id: RowId) -> Unshared:
         await require(ctx.session, ctx.caller, item, "admin")
     await _tell(ctx, row, item, "unshare", "{who} stopped sharing {item} with you{via}")
     await ctx.session.execute(delete(Share).where(Share.id == row.id))
+    await audit(ctx.session, Actor.of(ctx.caller), "share.revoke", Target("share", row.id),
+                item={"project_id": row.project_id} if row.project_id else {"note_id": row.note_id})
     forget_reach(ctx.session)
     return Unshared(id=share_id)
+
+
+def _grantee_of(with_user: str | None, with_group: str | None) -> dict[str, str]:
+    return {"with_user": with_user} if with_user is not None else {"with_group": with_group or ""}
 
 
 @tool(title="List shares", scope="read", route=Route("GET", "/shares"))

@@ -36,7 +36,7 @@ FLUSH_ROWS = 500
 MAX_PENDING = 50_000
 ATTEMPTS = 3  # a batch the database refuses this often is dropped, so one bad row cannot block the rest
 _COLUMNS = ("created_at", "category", "username", "action", "surface", "duration_ms",
-            "error_type", "error_message", "traceback")
+            "error_type", "error_message", "traceback", "method", "endpoint", "status_code")
 # A user deleted between the call and the flush leaves user_id NULL (the username stays), as
 # the foreign key's ON DELETE SET NULL does for rows written earlier.
 _INSERT = insert(AppLog).values(
@@ -44,7 +44,7 @@ _INSERT = insert(AppLog).values(
     **{name: bindparam(name) for name in _COLUMNS},
 )
 _LIMITS = {"category": 16, "username": 64, "action": 100, "surface": 16, "error_type": 64,
-           "error_message": 2000, "traceback": 20_000}
+           "error_message": 2000, "traceback": 20_000, "method": 8, "endpoint": 500}
 _log = logging.getLogger(__name__)
 
 
@@ -95,7 +95,7 @@ class UsageLog:
         async with self._lock:
             while self._pending:
                 batch, self._pending = self._pending[:FLUSH_ROWS], self._pending[FLUSH_ROWS:]
-                params = [{"row_user_id": row["user_id"], **{c: row[c] for c in _COLUMNS}} for row in batch]
+                params = [{"row_user_id": row.get("user_id"), **{c: row.get(c) for c in _COLUMNS}} for row in batch]
                 try:
                     async with self._db.engine.begin() as conn:
                         await conn.execute(_INSERT, params)

@@ -52,9 +52,9 @@ def test_no_tool_administers_accounts_or_the_instance() -> None:
     """Account and instance administration is REST-only and session-only: a tool would put it
     within reach of API keys (MCP) and of the assistant."""
     assert not [t.name for t in REGISTRY if t.route is not None and t.route.path.startswith("/admin")]
-    # the model server's and the groups': neither accounts nor the instance's settings
+    # the model server's, the groups' and reading the logs: neither accounts nor the instance's settings
     assert {t.name for t in REGISTRY if t.admin} == {"list_models", "pull_model", "delete_model", "warm_model",
-                                                     "create_group", "delete_group"}
+                                                     "create_group", "delete_group", "list_logs"}
 
 
 async def _state(fable: Fable) -> tuple[Any, ...]:

@@ -43,6 +43,7 @@ async def test_each_admin_action_is_audited_without_secrets(
     page = (await as_alice.get("/api/admin/audit", params={"limit": 50})).json()
     rows = list(reversed(page["items"]))
     assert page["next_cursor"] is None
+    assert rows.pop(0)["action"] == "auth.sign_in"  # alice's, which made this session
     assert [r["action"] for r in rows] == [
         "user.role", "user.disable", "user.role", "user.enable", "instance.registration", "instance.public_url",
         "invitation.create", "instance.mail", "mail.test", "instance.mail", "user.delete", "invitation.revoke"]
@@ -68,11 +69,12 @@ async def test_the_log_pages_newest_first(as_alice: httpx.AsyncClient) -> None:
     while True:
         page = (await as_alice.get("/api/admin/audit", params={"limit": 2} | ({"cursor": cursor} if cursor else {}))
                 ).json()
-        seen += [r["details"]["registration"]["to"] for r in page["items"]]
+        seen += [r["details"]["registration"]["to"] if r["action"] != "auth.sign_in" else "signed in"
+                 for r in page["items"]]
         cursor = page["next_cursor"]
         if cursor is None:
             break
-    assert seen == ["open", "invite", "open", "closed", "invite"]
+    assert seen == ["open", "invite", "open", "closed", "invite", "signed in"]
     for bad in ({"limit": 0}, {"limit": 201}, {"cursor": "nonsense"}, {"page": 2}):
         r = await as_alice.get("/api/admin/audit", params=bad)
         assert r.status_code == 422, (bad, r.text)

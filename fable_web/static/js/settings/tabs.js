@@ -9,6 +9,6 @@ export const TABS = [
   { id: "import", label: "Import", load: () => import("./import.js") },
   { id: "users", label: "Users", admin: true, load: () => import("./users.js") },
   { id: "instance", label: "Instance", admin: true, load: () => import("./instance.js") },
-  { id: "audit", label: "Audit log", admin: true, load: () => import("./audit.js") },
+  { id: "audit", label: "Logs", admin: true, load: () => import("./audit.js") },
   { id: "models", label: "Models", admin: true, load: () => import("./models.js") },
 ];
