@@ -84,6 +84,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability("research", ("fable_core.research.runs",), install="fable_core.research.runner:install"),
     Capability("structured", ("fable_core.structured.entities", "fable_core.structured.lists")),
     Capability("calculator", ("fable_core.calculator.calculate",)),
+    Capability("export", ("fable_core.export.export",)),
     # last: its scheduler starts once every other capability is installed, and stops first
     Capability("jobs", (), install="fable_core.jobs:install"),
 )

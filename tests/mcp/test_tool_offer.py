@@ -25,7 +25,7 @@ BUDGETS: dict[tuple[str, ...], int] = {
     ("knowledge", "assistant"): 30_000, ("preferences",): 1_300, ("sharing",): 2_900, ("notifications",): 1_300,
     ("weather",): 1_000, ("moments",): 1_200, ("profile",): 1_100, ("journal",): 1_600, ("calendar",): 2_600,
     ("caldav",): 1_300, ("websearch",): 800, ("feeds",): 4_000, ("images",): 1_600, ("research",): 2_000,
-    ("structured",): 3_700, ("calculator",): 650,
+    ("structured",): 3_700, ("calculator",): 650, ("export",): 0,  # export: for devices only, never offered
 }
 TOTAL = 56_550  # 35,000 before issue 14, and the budgets of its capabilities above
 
