@@ -21,7 +21,7 @@ from fable_core.runtime import Fable
 
 pytestmark = pytest.mark.browser
 
-ADMIN_TABS = ["Account", "Preferences", "Profile", "Calendar sync", "API keys", "Users", "Instance", "Audit log",
+ADMIN_TABS = ["Account", "Preferences", "Profile", "Calendar sync", "API keys", "Data", "Users", "Instance", "Audit log",
               "Models"]
 
 

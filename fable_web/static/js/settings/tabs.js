@@ -6,6 +6,7 @@ export const TABS = [
   { id: "profile", label: "Profile", load: () => import("./profile.js") },
   { id: "calendar-sync", label: "Calendar sync", load: () => import("./calendar_sync.js") },
   { id: "keys", label: "API keys", load: () => import("./keys.js") },
+  { id: "data", label: "Data", load: () => import("./data.js") },
   { id: "users", label: "Users", admin: true, load: () => import("./users.js") },
   { id: "instance", label: "Instance", admin: true, load: () => import("./instance.js") },
   { id: "audit", label: "Audit log", admin: true, load: () => import("./audit.js") },
