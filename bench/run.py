@@ -35,7 +35,7 @@ from bench.report import write_section
 __all__ = ["BENCHES", "SKIPPED", "main"]
 
 BENCHES = ("core", "imports", "search", "sharing", "journal", "calendar", "caldav", "structured", "feeds", "images",
-           "mcp", "rest", "assistant", "retrieval", "tokens", "smallmodel", "research")
+           "mcp", "rest", "assistant", "retrieval", "tokens", "smallmodel", "research", "export")
 SKIPPED = 3  # exit status of a bench that cannot run on this machine
 
 
