@@ -9,6 +9,7 @@ out before the next is read, so memory stays flat whatever the size. The export 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from datetime import UTC, date, datetime
@@ -17,6 +18,7 @@ from typing import Any, Literal
 
 from sqlalchemy import Select, select, tuple_
 
+from fable_core.access import owned_by, owned_rows
 from fable_core.audit import Actor, audit
 from fable_core.db.models import Milestone, Note, Project
 from fable_core.export.markdown import UniqueNames, ZipStream, front_matter, safe_name
@@ -63,7 +65,7 @@ async def _pages(ctx: Context, section: Section) -> AsyncIterator[list[dict[str,
     last: tuple[Any, ...] | None = None
     while True:
         statement: Select[Any] = (select(*columns, *[c for c in key if c not in columns])
-                                  .where(table.c[section.owner] == ctx.user_id).order_by(*key).limit(PAGE))
+                                  .where(owned_rows(table, section.owner, ctx.caller)).order_by(*key).limit(PAGE))
         if last is not None:
             statement = statement.where(tuple_(*key) > tuple_(*last))
         async with ctx.reading() as session:
@@ -117,40 +119,47 @@ async def _json_chunks(ctx: Context) -> AsyncIterator[bytes]:
 async def _markdown_chunks(ctx: Context) -> AsyncIterator[bytes]:
     """A ZIP of ``<project>/<title>.md`` (no project: the top folder), written as notes are read."""
     async with ctx.reading() as session:
-        projects = (await session.execute(select(Project.id, Project.title).where(Project.user_id == ctx.user_id)
+        projects = (await session.execute(select(Project.id, Project.title).where(owned_by(Project, ctx.caller))
                                           .order_by(Project.id))).all()
         milestones: dict[int, str] = {row.id: row.title for row in await session.execute(
-            select(Milestone.id, Milestone.title).where(Milestone.user_id == ctx.user_id))}
+            select(Milestone.id, Milestone.title).where(owned_by(Milestone, ctx.caller)))}
     names = UniqueNames()
     folders = {pid: names.take("", safe_name(title, "Project")) for pid, title in projects}
     titles = dict(projects)
     archive = ZipStream()
-    last = 0
-    while True:
+
+    async def page(after: int) -> list[Any]:
         async with ctx.reading() as session:
-            notes = (await session.execute(
+            return list((await session.execute(
                 select(Note.id, Note.title, Note.body, Note.tags, Note.project_id, Note.milestone_id, Note.status,
                        Note.priority, Note.due_date, Note.recurrence_rule, Note.completed_at, Note.entity,
                        Note.fields, Note.parent_id, Note.created_at, Note.updated_at)
-                .where(Note.user_id == ctx.user_id, Note.id > last).order_by(Note.id).limit(PAGE))).all()
-        if not notes:
-            break
-        for n in notes:
-            folder = folders.get(n.project_id, "") if n.project_id is not None else ""
-            file = names.take(folder, safe_name(n.title), ".md")
-            kind = n.entity or ("task" if n.status is not None else "note")
-            meta = {"title": n.title, "id": n.id, "kind": kind, "tags": list(n.tags),
-                    "created": n.created_at, "updated": n.updated_at,
-                    "project": titles.get(n.project_id) if n.project_id is not None else None,
-                    "milestone": milestones.get(n.milestone_id) if n.milestone_id is not None else None,
-                    "status": n.status, "priority": n.priority, "due": n.due_date, "recurrence": n.recurrence_rule,
-                    "completed": n.completed_at, "fields": n.fields, "parent_id": n.parent_id}
-            body = n.body if n.body.endswith("\n") or not n.body else n.body + "\n"
-            archive.add(f"{folder}/{file}" if folder else file, front_matter(meta) + "\n" + body, n.updated_at)
-        last = notes[-1].id
-        chunk = archive.drain()
-        if chunk:
-            yield chunk
-        if len(notes) < PAGE:
-            break
+                .where(owned_by(Note, ctx.caller), Note.id > after).order_by(Note.id).limit(PAGE))).all())
+
+    notes = await page(0)
+    while notes:
+        # the next page is read (PostgreSQL works on it) while this one is written
+        following = asyncio.create_task(page(notes[-1].id)) if len(notes) == PAGE else None
+        try:
+            for n in notes:
+                folder = folders.get(n.project_id, "") if n.project_id is not None else ""
+                file = names.take(folder, safe_name(n.title), ".md")
+                kind = n.entity or ("task" if n.status is not None else "note")
+                meta = {"title": n.title, "id": n.id, "kind": kind, "tags": list(n.tags),
+                        "created": n.created_at, "updated": n.updated_at,
+                        "project": titles.get(n.project_id) if n.project_id is not None else None,
+                        "milestone": milestones.get(n.milestone_id) if n.milestone_id is not None else None,
+                        "status": n.status, "priority": n.priority, "due": n.due_date,
+                        "recurrence": n.recurrence_rule, "completed": n.completed_at, "fields": n.fields,
+                        "parent_id": n.parent_id}
+                body = n.body if n.body.endswith("\n") or not n.body else n.body + "\n"
+                archive.add(f"{folder}/{file}" if folder else file, front_matter(meta) + "\n" + body, n.updated_at)
+            chunk = archive.drain()
+            if chunk:
+                yield chunk
+        except BaseException:
+            if following is not None:
+                following.cancel()
+            raise
+        notes = await following if following is not None else []
     yield archive.close()

@@ -58,13 +58,17 @@ def _scalar(value: Any) -> Any:
     return value
 
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str).encode  # one encoder: json.dumps
+# with options builds a new one per call, a third of an export's time
+
+
 def front_matter(meta: dict[str, Any]) -> str:
     """``---``, one ``key: <JSON>`` line per present value, ``---``."""
     lines = ["---"]
     for key, value in meta.items():
         if value is None or value == [] or value == {}:
             continue
-        lines.append(f"{key}: {json.dumps(_scalar(value), ensure_ascii=False, default=str, sort_keys=True)}")
+        lines.append(f"{key}: {_ENCODE(_scalar(value))}")
     lines.append("---")
     return "\n".join(lines) + "\n"
 

@@ -18,6 +18,7 @@ from sqlalchemy import select
 from fable_core.caller import Caller
 from fable_core.db.models import AppLog, Base, Note
 from fable_core.errors import InvalidInput
+from fable_core.export import export
 from fable_core.export.sections import LEFT_OUT, SECTIONS, json_schema
 from fable_core.runtime import Fable
 from fable_core.tools.binary import Download
@@ -41,8 +42,9 @@ def _parse(text: str) -> tuple[dict[str, Any], str]:
     return meta, body.removeprefix("\n")
 
 
-async def test_markdown_zip_has_a_file_per_note_with_front_matter(fable: Fable, call: Any, alice: Caller,
-                                                                  bob: Caller) -> None:
+async def test_markdown_zip_has_a_file_per_note_with_front_matter(fable: Fable, call: Any, alice: Caller, bob: Caller,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(export, "PAGE", 2)  # several pages, each read while the one before is written
     project = await call("create_project", title="Home/Garden")
     task = await call("create_note", title="Plan", body="See [[Seeds list]] and [[Plan|the plan]].",
                       tags=["garden"], project_id=project["id"], status="todo", priority="high", due_date="2026-12-24")
@@ -66,8 +68,9 @@ async def test_markdown_zip_has_a_file_per_note_with_front_matter(fable: Fable, 
     assert not any(b"not alice's" in archive.read(n) for n in names)  # bob's notes are his
 
 
-async def test_json_export_holds_every_section_and_only_mine(fable: Fable, call: Any, alice: Caller,
-                                                             bob: Caller) -> None:
+async def test_json_export_holds_every_section_and_only_mine(fable: Fable, call: Any, alice: Caller, bob: Caller,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(export, "PAGE", 1)
     project = await call("create_project", title="Work")
     note = await call("create_note", title="Mine", body="hello", project_id=project["id"])
     await call("update_note", note_id=note["id"], body="hello again")
