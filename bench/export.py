@@ -128,8 +128,9 @@ def render(r: Result, machine: Machine, memory: PeakMemory) -> str:
         (f"One user holding {r.notes:,} notes ({IMPORTED:,} loaded by `import_notes`, the rest SQL copies of them), "
          f"four in five in one of {PROJECTS} projects. `export_data` through the dispatcher, the stream read to "
          f"its end and dropped, once per format after a warm-up export; RSS growth is this process's peak RSS "
-         f"during the export less its RSS before it (loading took {r.load_seconds:.0f} s). Rates in parentheses "
-         f"are at the reference speed."),
+         f"during the export less its RSS before it (loading took {r.load_seconds:.0f} s); the JSON export runs "
+         f"after the Markdown one in the same process and grows into memory the ZIP's directory freed, so its "
+         f"figure says only that it needs no more than that. Rates in parentheses are at the reference speed."),
         "",
         machine.describe(),
         "",
