@@ -75,6 +75,8 @@ async def test_json_export_holds_every_section_and_only_mine(fable: Fable, call:
     note = await call("create_note", title="Mine", body="hello", project_id=project["id"])
     await call("update_note", note_id=note["id"], body="hello again")
     await call("create_note", title="His", body="bob's", as_=bob)
+    await call("set_setting", key="timezone", value="Europe/Paris")  # a table keyed by (user_id, key)
+    await call("set_setting", key="timezone", value="Asia/Tokyo", as_=bob)
 
     document = json.loads(await _export(fable, alice, "json"))
     assert document["format"] == "fable-export" and document["version"] == 1
@@ -83,6 +85,7 @@ async def test_json_export_holds_every_section_and_only_mine(fable: Fable, call:
     assert [n["title"] for n in document["notes"]] == ["Mine"]
     assert document["notes"][0]["body"] == "hello again" and "user_id" not in document["notes"][0]
     assert [p["title"] for p in document["projects"]] == ["Work"]
+    assert [(s["key"], s["value"]) for s in document["settings"]] == [("timezone", "Europe/Paris")]
     assert document["note_versions"] and all(v["note_id"] == note["id"] for v in document["note_versions"])
     async with fable.db.reading() as session:
         audited = (await session.execute(select(AppLog.action, AppLog.details).where(
