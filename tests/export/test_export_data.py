@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import os
 import zipfile
 from dataclasses import replace
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 import jsonschema
 import pytest
 from sqlalchemy import select
+from support.snapshots import assert_matches
 
 from fable_core.caller import Caller
 from fable_core.db.models import AppLog, Base, Note
@@ -94,10 +94,8 @@ async def test_json_export_holds_every_section_and_only_mine(fable: Fable, call:
 
 
 def test_the_documented_schema_is_current() -> None:
-    current = json.dumps(json_schema(), indent=2) + "\n"
-    if os.environ.get("UPDATE_DOCS"):
-        _SCHEMA.write_text(current)
-    assert _SCHEMA.read_text() == current, "run: python -m fable_core.export.sections docs/export.schema.json"
+    assert_matches(_SCHEMA, json.dumps(json_schema(), indent=2) + "\n", env_var="UPDATE_DOCS",
+                   command="pytest tests/export", what="the export's JSON Schema")
 
 
 def test_every_owned_table_is_exported_or_left_out_on_purpose() -> None:
