@@ -99,6 +99,7 @@ __all__ = [
     "of_user",
     "owned_by",
     "owned_by_param",
+    "owned_rows",
     "owner_column_is",
     "owner_sql",
     "permission_name",
@@ -401,6 +402,12 @@ def reach_parts(reach: Reach, page: Callable[[Any], Select[Any]]) -> list[Select
 def owned_by(model: Any, caller: Caller) -> Any:
     """The WHERE clause for rows the caller owns (their own, never shared: drafts, settings)."""
     return model.user_id == caller.user_id
+
+
+def owned_rows(table: Any, owner_column: str, caller: Caller) -> Any:
+    """:func:`owned_by` for a table named at run time by its owner column (``user_id``, or
+    ``owner_id`` for shares): the whole-account export reads every table this way."""
+    return table.c[owner_column] == caller.user_id
 
 
 def of_user(model: Any, user_id: Any) -> Any:

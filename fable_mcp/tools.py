@@ -29,7 +29,7 @@ from mcp.server.context import ServerRequestContext
 from fable_core.caller import Caller
 from fable_core.errors import FableError
 from fable_core.runtime import Fable
-from fable_core.tools.binary import Blob
+from fable_core.tools.binary import Blob, Download
 from fable_core.tools.compact import compact
 from fable_core.tools.progress import Progress, ProgressSink
 from fable_core.tools.registry import Registry, Tool
@@ -122,7 +122,9 @@ async def call_tool(
         await log.send("error", {"tool": name, "type": "internal_error",
                                  "message": f"{name} failed unexpectedly; the error was logged on the server"})
     else:
-        outcome = blob_result(model) if isinstance(model, Blob) else _json_result(fable, model.model_dump(mode="json"))
+        outcome = (blob_result(model) if isinstance(model, Blob)
+                   else _json_result(fable, model.described()) if isinstance(model, Download)  # never streamed here
+                   else _json_result(fable, model.model_dump(mode="json")))
     await log.tool_called(name, not outcome.is_error, time.perf_counter() - started)
     return outcome
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import getpass
 import io
 import json
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from fable_core.errors import FableError, InvalidInput
-from fable_core.tools.binary import Blob
+from fable_core.tools.binary import Blob, Download
 from fable_core.tools.compact import compact
 
 __all__ = ["main"]
@@ -413,7 +414,9 @@ async def _call(args: argparse.Namespace) -> int | None:
                 raise InvalidInput(f"{args.tool} takes no binary argument; leave out --input")
             arguments[binary] = _zip_folder(args.input) if args.input.is_dir() else args.input.read_bytes()
         result = await fable.dispatcher.run(args.tool, arguments, caller)
-        if isinstance(result, Blob):
+        if isinstance(result, Download):
+            await _write_download(result, args.output)
+        elif isinstance(result, Blob):
             _write_blob(result, args.output)
         else:
             print(json.dumps(compact(result.model_dump(mode="json")), indent=2, ensure_ascii=False))
@@ -476,6 +479,16 @@ async def _restore(args: argparse.Namespace) -> int | None:
         return 0
 
     return await _with_fable(run)
+async def _write_download(download: Download, output: Path | None) -> None:
+    """The chunks written as they come: to ``output`` (then its description), else to stdout."""
+    size = 0
+    with output.open("wb") if output is not None else contextlib.nullcontext(sys.stdout.buffer) as sink:
+        async for chunk in download.stream():
+            sink.write(chunk)
+            size += len(chunk)
+        sink.flush()
+    if output is not None:
+        print(json.dumps({"content_type": download.content_type, "bytes": size, "output": str(output)}))
 
 
 _HANDLERS: dict[str, Callable[[argparse.Namespace], Awaitable[int | None]]] = {

@@ -49,6 +49,14 @@ _BINARY = {"type": "string", "format": "binary"}
 _BYTES = {"*/*": {"schema": _BINARY}}  # a Blob result: its own bytes and content type
 
 
+def _bytes(t: Tool) -> dict[str, Any]:
+    """A binary result's content: its declared media types (JSON ones as any object), else any."""
+    types = t.signature.media_types
+    if not types:
+        return _BYTES
+    return {m: {"schema": _ANY_OBJECT if m.endswith("json") else _BINARY} for m in types}
+
+
 def _binary_bodies(body: dict[str, Any], binary: str) -> dict[str, Any]:
     """A Binary argument's other request bodies: the raw bytes (the other arguments in the query
     string), or a multipart form with the bytes as a file field."""
@@ -106,7 +114,7 @@ def _tool_operation(t: Tool, comps: _Components, *, stream: bool = False) -> dic
     answer = ({"200": {"description": "Server-Sent Events: each progress item as `event: <kind>`, then "
                                       "`event: result` (the result) or `event: error`",
                        "content": {"text/event-stream": {"schema": _SSE_EVENT}}}}
-              if stream else {str(t.route.status): {"description": "OK", "content": _BYTES if t.signature.blob
+              if stream else {str(t.route.status): {"description": "OK", "content": _bytes(t) if t.signature.blob
                                                     else _json(out)}})
     op: dict[str, Any] = {
         "operationId": f"{t.name}_stream" if stream else t.name, "summary": t.title,

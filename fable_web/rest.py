@@ -19,10 +19,10 @@ from typing import Any
 
 from pydantic import BaseModel
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from fable_core.errors import FableError, InvalidInput
-from fable_core.tools.binary import Blob
+from fable_core.tools.binary import Blob, Download
 from fable_core.tools.registry import Registry, Tool
 from fable_web.context import web
 from fable_web.payload import read_json_object
@@ -189,7 +189,13 @@ async def _binary_args(request: Request, binary: str, arrays: frozenset[str]) ->
 
 def model_response(result: BaseModel, status: int = 200) -> Response:
     """A tool's result as JSON, serialised by pydantic's own encoder straight from the model; a
-    :class:`Blob` as its own bytes, content type and headers."""
+    :class:`Blob` as its own bytes, content type and headers; a :class:`Download` streamed as an
+    attachment."""
+    if isinstance(result, Download):
+        quoted = result.filename.replace("\\", "_").replace('"', "_")
+        headers = {**result.headers, "Content-Disposition": f'attachment; filename="{quoted}"',
+                   "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
+        return StreamingResponse(result.stream(), status_code=status, media_type=result.content_type, headers=headers)
     if isinstance(result, Blob):
         return Response(result.content, status_code=status, media_type=result.content_type, headers=result.headers)
     return Response(result.model_dump_json(), status_code=status, media_type="application/json")

@@ -32,7 +32,7 @@ def _blob(content: bytes, what: str) -> Blob:
                          "Cache-Control": "no-store"})
 
 
-@tool(title="Back up the instance", scope="read", admin=True, transaction="phases",
+@tool(title="Back up the instance", scope="read", admin=True, transaction="phases", agents=False,
       route=Route("GET", "/backups/instance"))
 async def backup_instance(ctx: Context, embeddings: bool = False) -> Blob:
     """Every account and its data as one ZIP archive (restore_backup reads it).
@@ -46,7 +46,8 @@ async def backup_instance(ctx: Context, embeddings: bool = False) -> Blob:
     return _blob(out.getvalue(), "instance")
 
 
-@tool(title="Back up my data", scope="read", transaction="phases", route=Route("GET", "/backups/mine"))
+@tool(title="Back up my data", scope="read", transaction="phases", agents=False,
+      route=Route("GET", "/backups/mine"))
 async def backup_mine(ctx: Context, embeddings: bool = False) -> Blob:
     """Your own data as one ZIP archive (restore_backup reads it).
 
@@ -59,7 +60,7 @@ async def backup_mine(ctx: Context, embeddings: bool = False) -> Blob:
     return _blob(out.getvalue(), "mine")
 
 
-@tool(title="Restore a backup", scope="write", route=Route("POST", "/backups/restore"))
+@tool(title="Restore a backup", scope="write", agents=False, route=Route("POST", "/backups/restore"))
 async def restore_backup(ctx: Context, archive_file: Binary) -> Restored:
     """Restore an archive, all or nothing, with fresh ids: an instance's (admins) or yours into your account.
 

@@ -17,7 +17,7 @@ from typing import Any, get_type_hints
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.fields import FieldInfo
 
-from fable_core.tools.binary import Blob, is_binary
+from fable_core.tools.binary import Blob, Download, is_binary
 from fable_core.tools.context import Context
 
 __all__ = ["ToolSignature", "build_signature", "split_docstring"]
@@ -40,7 +40,9 @@ class ToolSignature:
         self.output = output
         self.context_param = context_param
         self.binary_param = binary_param  # the Binary argument a REST body may carry raw
-        self.blob = issubclass(output, Blob)  # served as raw bytes where a surface can
+        self.blob = issubclass(output, (Blob, Download))  # served as raw bytes where a surface can
+        self.download = issubclass(output, Download)  # ... and streamed
+        self.media_types: tuple[str, ...] = output.media_types if issubclass(output, Download) else ()
         self.strict_schema = _clean(_inline_refs(arguments.model_json_schema()))
         self.input_schema: dict[str, Any] = _advertised(self.strict_schema)
         self.output_schema = _clean(output.model_json_schema(mode="serialization"))

@@ -6,6 +6,13 @@ as an ``ImageContent`` block (or an embedded resource for other types); the CLI 
 to stdout or ``--output``; the assistant's model is told what it is, never shown base64. JSON
 surfaces (``Dispatcher.call``) carry ``content`` as base64.
 
+A tool returning a :class:`Download` streams: its ``chunks`` (an async iterator of bytes) are
+produced while the surface sends them, so an archive of any size never sits in memory. REST
+answers with a ``StreamingResponse`` and ``Content-Disposition: attachment``; the CLI writes the
+chunks to ``--output`` (or stdout) as they come; JSON surfaces get only its description
+(``content_type``, ``filename``): such tools are for devices (``agents=False``). The iterator
+runs after the call returned, so it opens its own short database phases (``ctx.reading()``).
+
 A parameter typed :data:`Binary` takes bytes: base64 text from JSON surfaces (MCP, the
 assistant, ``POST /api/tools/{name}``), and on the tool's own REST route also the raw request
 body (any content type but JSON; the other arguments then come from the query string) or a
@@ -16,11 +23,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Annotated, Any, get_args
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, ClassVar, get_args
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+from pydantic.json_schema import SkipJsonSchema
 
-__all__ = ["MAX_BINARY", "Binary", "Blob", "is_binary"]
+__all__ = ["MAX_BINARY", "Binary", "Blob", "Download", "is_binary"]
 
 MAX_BINARY = 64_000_000
 """Bytes no Binary argument may exceed, whatever the tool's own (smaller) limit: decoding more
@@ -71,3 +80,27 @@ class Blob(BaseModel):
         """What a reader that cannot take bytes (a language model) is told instead."""
         return {"content_type": self.content_type, "bytes": len(self.content),
                 "note": "binary content, not shown here"}
+
+
+class Download(BaseModel):
+    """A streamed binary result: ``chunks`` served as ``content_type``, saved as ``filename``.
+
+    Only the description serialises (``chunks`` is excluded): what a JSON surface returns."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    media_types: ClassVar[tuple[str, ...]] = ()  # what it may be served as (OpenAPI lists them); () any
+
+    content_type: str
+    filename: str
+    headers: dict[str, str] = Field(default_factory=dict)
+    chunks: SkipJsonSchema[Any] = Field(default=None, exclude=True)
+
+    def stream(self) -> AsyncIterator[bytes]:
+        """The bytes, chunk by chunk (once: the iterator is consumed)."""
+        chunks: AsyncIterator[bytes] = self.chunks
+        return chunks
+
+    def described(self) -> dict[str, Any]:
+        """What a reader that cannot take a stream (a language model, a JSON client) is told."""
+        return {"content_type": self.content_type, "filename": self.filename,
+                "note": "a download: fetch it over REST or the CLI"}

@@ -21,8 +21,8 @@ from fable_core.runtime import Fable
 
 pytestmark = pytest.mark.browser
 
-ADMIN_TABS = ["Account", "Preferences", "Profile", "Calendar sync", "API keys", "Users", "Instance", "Logs",
-              "Models"]
+ADMIN_TABS = ["Account", "Preferences", "Profile", "Calendar sync", "API keys", "Import", "Data",
+              "Users", "Instance", "Logs", "Models"]
 
 
 async def test_tabs_follow_the_keyboard_and_live_in_the_url(ui: Session, fable: Fable) -> None:
@@ -68,7 +68,7 @@ async def test_a_user_sees_no_admin_tab_even_by_its_address(ui: Session, fable: 
     page = ui.page
     await page.goto("/settings/users")
     await expect(page).to_have_url(re.compile(r"/settings$"))
-    await expect(page.get_by_role("tab")).to_have_text(ADMIN_TABS[:5])
+    await expect(page.get_by_role("tab")).to_have_text(ADMIN_TABS[:7])
     await expect(page.get_by_role("tab", name="Account")).to_have_attribute("aria-selected", "true")
     assert not ui.watch.errors
 

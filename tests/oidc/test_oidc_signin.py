@@ -14,7 +14,7 @@ from joserfc import jwt
 from joserfc.jwk import KeySet, OctKey, RSAKey
 from oidc_helpers import BASE, oidc_app
 from sqlalchemy import func, select
-from support.users import make_user
+from support.users import PASSWORD, make_user
 
 from fable_core.db.models import User, UserIdentity
 from fable_core.errors import Unauthenticated
@@ -130,10 +130,10 @@ async def test_password_sign_in_can_be_turned_off(
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as c:
         assert (await c.get("/api/auth/methods")).json() == {
             "password": False, "oidc": {"name": "Testcloak", "url": "/auth/oidc/login"}}
-        for path, body in [("login", {"username": "alice", "password": "a calm and long password"}),
-                           ("register", {"username": "eve", "password": "a calm and long password"}),
+        for path, body in [("login", {"username": "alice", "password": PASSWORD}),
+                           ("register", {"username": "eve", "password": PASSWORD}),
                            ("forgot-password", {"username": "alice"}),
-                           ("reset-password", {"token": "x", "password": "a calm and long password"})]:
+                           ("reset-password", {"token": "x", "password": PASSWORD})]:
             r = await c.post(f"/api/auth/{path}", json=body)
             assert r.status_code == 403, (path, r.text)
             assert r.json()["error"]["message"].startswith("password sign-in and registration are turned off")

@@ -34,9 +34,11 @@ async def test_openapi_validates_and_covers_every_route(client: httpx.AsyncClien
             continue
         op = doc["paths"][f"/api{t.route.path}"][t.route.method.lower()]
         assert op["operationId"] == t.name and op["description"] == t.description
-        if t.signature.blob:  # its bytes, in their own content type
-            assert op["responses"][str(t.route.status)]["content"] == {"*/*": {"schema": {
-                "type": "string", "format": "binary"}}}
+        if t.signature.blob:  # its bytes, in their own content type (the ones a download declares)
+            content = op["responses"][str(t.route.status)]["content"]
+            assert set(content) == set(t.signature.media_types or ["*/*"])
+            assert all(c["schema"] == {"type": "string", "format": "binary"}
+                       for m, c in content.items() if not m.endswith("json"))
             continue
         response = op["responses"][str(t.route.status)]["content"]["application/json"]["schema"]
         assert set(response.get("properties", {})) == set(t.output_schema.get("properties", {}))

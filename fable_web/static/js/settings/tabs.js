@@ -7,6 +7,7 @@ export const TABS = [
   { id: "calendar-sync", label: "Calendar sync", load: () => import("./calendar_sync.js") },
   { id: "keys", label: "API keys", load: () => import("./keys.js") },
   { id: "import", label: "Import", load: () => import("./import.js") },
+  { id: "data", label: "Data", load: () => import("./data.js") },
   { id: "users", label: "Users", admin: true, load: () => import("./users.js") },
   { id: "instance", label: "Instance", admin: true, load: () => import("./instance.js") },
   { id: "audit", label: "Logs", admin: true, load: () => import("./audit.js") },
