@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel
 
+from fable_core.audit import Actor, audit
 from fable_core.backup import archive
 from fable_core.errors import Forbidden
 from fable_core.tools import Context, Route, tool
@@ -74,4 +75,7 @@ async def restore_backup(ctx: Context, archive_file: Binary) -> Restored:
         raise Forbidden("this is another account's backup: only its owner may restore it")
     summary = await archive.restore(ctx.session, zf, manifest, into_user=ctx.user_id)
     skipped = summary.pop("skipped", 0)
+    # in the restore's transaction: recorded exactly when the restore committed
+    await audit(ctx.session, Actor.of(ctx.caller), "backup.restore", scope=manifest["scope"],
+                rows=sum(summary.values()), skipped=skipped)
     return Restored(scope=manifest["scope"], rows=dict(summary), skipped=skipped)

@@ -22,7 +22,7 @@ from support.mcp_clients import make_key
 from support.users import make_user
 
 from fable_core.caller import Caller
-from fable_core.db.models import Note, Setting
+from fable_core.db.models import AppLog, Note, Setting
 from fable_core.errors import Forbidden, InvalidInput
 from fable_core.runtime import Fable
 from fable_mcp.server import build_server
@@ -112,6 +112,10 @@ async def test_a_user_restores_their_own_archive_only(fable: Fable, world: dict[
     restored = await fable.call("restore_backup", {"archive_file": base64.b64encode(mine).decode()}, bob)
     assert restored["scope"] == "user" and restored["rows"]["notes"] == 1
     assert await _notes(fable) == before + 1
+    async with fable.db.reading() as session:  # the refused restores left no entry, this one one
+        audited = (await session.execute(select(AppLog.username, AppLog.details).where(
+            AppLog.action == "backup.restore"))).all()
+    assert audited == [("bob", {"scope": "user", "rows": sum(restored["rows"].values()), "skipped": 0})]
 
 
 async def test_the_cli_backs_up_and_restores_without_an_account(
