@@ -1,17 +1,22 @@
 """Markdown to safe HTML for the web UI: rendered on the server, sanitised before it leaves.
 
 Notes are written by their owner, by agents over MCP and by the assistant, so their bodies are
-untrusted input for a browser. markdown-it-py renders CommonMark (plus tables and strikethrough,
-raw HTML allowed), then nh3 keeps only an allow-list of tags and attributes: no script, style,
-iframe or form, no ``on*`` handler, no ``javascript:`` URL. The UI inserts only this HTML.
+untrusted input for a browser. markdown-it-py renders CommonMark with what notes contain (tables,
+strikethrough, footnotes, task lists, ``$math$``, autolinks, front matter hidden, and the
+Obsidian syntax of :mod:`fable_web.obsidian`), fenced code highlighted by
+:mod:`fable_web.highlight`, math as MathML (latex2mathml); raw HTML is allowed, then nh3 keeps
+only an allow-list of tags, attributes and classes: no script, style, iframe or form, no ``on*``
+handler, no ``javascript:`` URL, ids only of headings (``h-…``) and footnotes (``fn…``), inputs
+only as checkboxes. The UI inserts only this HTML.
 
 Images stay on this site: an ``<img>`` is kept only when its source is a cached image
 (``/api/images/<id>``), which the UI's ``img-src 'self'`` allows; a markdown image of any other
 URL becomes a plain link to it (its alt text as the label), and a raw ``<img>`` of another URL
 loses its source, so reading a note never makes the browser contact another host.
 
-``[[Title]]`` and ``[[Title|label]]`` become links to the note with that title (matched like the
-core does, on ``title_key``), or to a "create it" link when no such note exists yet.
+``[[Title]]``, ``[[Title#Heading|label]]`` become links to the note with that title the reader
+can see (matched like the core does, on ``title_key``), or to a "create it" link when there is
+none; ``![[Title]]`` shows that note's rendered body (or one section of it).
 """
 
 from __future__ import annotations
@@ -19,81 +24,86 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import quote
 
 import nh3
+from latex2mathml.converter import convert as latex_to_mathml
 from markdown_it import MarkdownIt
-from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
+from mdit_py_plugins.anchors import anchors_plugin
+from mdit_py_plugins.dollarmath import dollarmath_plugin
+from mdit_py_plugins.footnote import footnote_plugin
+from mdit_py_plugins.front_matter import front_matter_plugin
 from pydantic import BaseModel, ConfigDict
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from fable_core.caller import Caller
 from fable_core.errors import PayloadTooLarge
-from fable_core.knowledge.lookups import note_ids_by_title
+from fable_core.knowledge.lookups import TitledBody, note_ids_by_title, notes_by_title
 from fable_core.knowledge.types import MAX_BODY
 from fable_core.knowledge.wikilinks import title_key
 from fable_core.runtime import Fable
 from fable_web.context import web
+from fable_web.highlight import TOKEN_CLASSES, highlight_code
+from fable_web.obsidian import CALLOUTS, MAX_EMBED_DEPTH, embed_keys, heading_id, link_keys, obsidian_plugin
 from fable_web.payload import parse_model, read_json_object
 from fable_web.routing import ApiRoute, Doc
 
-__all__ = ["Resolver", "link_keys", "render_markdown", "routes", "sanitise"]
+__all__ = ["Resolver", "link_keys", "render_markdown", "render_note", "routes", "sanitise"]
 
 Resolver = Callable[[str], int | None]
 """Maps a link's title to the id of the caller's note with that title, or None."""
 
-_WIKILINK = re.compile(r"\[\[([^\[\]|\n]{1,300})(?:\|([^\[\]\n]{0,300}))?\]\]")
-
+_MATH_TAGS = {
+    "math", "maction", "menclose", "merror", "mfenced", "mfrac", "mi", "mmultiscripts", "mn", "mo", "mover",
+    "mpadded", "mphantom", "mprescripts", "mroot", "mrow", "ms", "mspace", "msqrt", "mstyle", "msub", "msubsup",
+    "msup", "mtable", "mtd", "mtext", "mtr", "munder", "munderover", "none", "semantics", "annotation",
+}
+_MATH_ATTRIBUTES = {
+    "accent", "accentunder", "columnalign", "columnlines", "columnspacing", "depth", "display", "displaystyle",
+    "fence", "form", "frame", "height", "linethickness", "lspace", "mathsize", "mathvariant", "maxsize",
+    "minsize", "movablelimits", "notation", "rowalign", "rowlines", "rowspacing", "rspace", "scriptlevel",
+    "separator", "stretchy", "symmetric", "width", "xmlns",
+}
 _TAGS = {
     "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "div", "dl", "dt",
-    "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "ins", "kbd", "li", "mark",
-    "ol", "p", "pre", "q", "s", "samp", "small", "span", "strong", "sub", "summary", "sup",
-    "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul",
+    "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "input", "ins", "kbd", "li", "mark",
+    "ol", "p", "pre", "q", "s", "samp", "section", "small", "span", "strong", "sub", "summary", "sup",
+    "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul", *_MATH_TAGS,
 }
-_ATTRIBUTES = {
-    "a": {"href", "title"},
+_HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
+_ATTRIBUTES: dict[str, set[str]] = {
+    "a": {"href", "title", "id"},
     "img": {"src", "alt", "title", "width", "height"},
-    "ol": {"start"},
-    "td": {"colspan", "rowspan"},
-    "th": {"colspan", "rowspan", "scope"},
+    "ol": {"start", "dir"},
+    "ul": {"dir"},
+    "td": {"colspan", "rowspan", "dir"},
+    "th": {"colspan", "rowspan", "scope", "dir"},
     "abbr": {"title"},
+    "p": {"dir"},
+    "blockquote": {"dir"},
+    "div": {"dir"},
+    "li": {"dir", "id"},
+    "input": {"type", "checked", "disabled", "data-line"},
+    **{h: {"id", "dir"} for h in _HEADINGS},
+    **dict.fromkeys(_MATH_TAGS, _MATH_ATTRIBUTES),
 }
-_CLASSES = {"a": {"wikilink", "wikilink-missing"}}
+_CLASSES = {
+    "a": {"wikilink", "wikilink-missing", "tag", "footnote-backref"},
+    "div": {"callout", "callout-title", "embed", "embed-title", "embed-missing", "embed-cut", "math", "block",
+            "inline", *(f"callout-{style}" for style in set(CALLOUTS.values()))},
+    "span": {"math", "inline", "embed-missing", *TOKEN_CLASSES},
+    "pre": {"highlight"},
+    "li": {"task-item", "footnote-item"},
+    "ol": {"footnotes-list"},
+    "hr": {"footnotes-sep"},
+    "section": {"footnotes"},
+    "sup": {"footnote-ref"},
+    "input": {"task-box"},
+}
 _SCHEMES = {"http", "https", "mailto"}
-
-
-def _wikilink_rule(state: StateInline, silent: bool) -> bool:
-    if not state.src.startswith("[[", state.pos):
-        return False
-    match = _WIKILINK.match(state.src, state.pos)
-    if match is None or not match.group(1).strip():
-        return False
-    if not silent:
-        token = state.push("wikilink", "a", 0)
-        title = match.group(1).strip()
-        label = (match.group(2) or "").strip() or title
-        token.meta = {"title": title, "label": label}
-    state.pos = match.end()
-    return True
-
-
-def _render_wikilink(
-    self: Any, tokens: list[Token], idx: int, options: Any, env: dict[str, Any]
-) -> str:
-    meta = tokens[idx].meta
-    resolve: Resolver | None = env.get("resolve")
-    note_id = resolve(meta["title"]) if resolve else None
-    escape = self.escapeHtml if hasattr(self, "escapeHtml") else _escape
-    if note_id is None:
-        href = "/notes/new?title=" + quote(meta["title"])
-        return (f'<a class="wikilink wikilink-missing" href="{escape(href)}" '
-                f'title="Create {escape(meta["title"])}">{escape(meta["label"])}</a>')
-    return f'<a class="wikilink" href="/notes/{int(note_id)}">{escape(meta["label"])}</a>'
-
-
 _CACHED = re.compile(r"^/api/images/[1-9][0-9]{0,9}$")
+_ID = re.compile(r"^(h-|fn)[\w-]{0,200}$")
 
 
 def _render_image(
@@ -108,9 +118,14 @@ def _render_image(
     return f'<a href="{_escape(src)}">{_escape(alt)}</a>'
 
 
-def _image_source(tag: str, attribute: str, value: str) -> str | None:
-    """nh3's filter: a raw ``<img>`` keeps its source only when it is a cached image."""
+def _allowed(tag: str, attribute: str, value: str) -> str | None:
+    """nh3's filter: a raw ``<img>`` keeps its source only when it is a cached image; ids only
+    of headings and footnotes (never one of the page's own); ``data-line`` only as a number."""
     if tag == "img" and attribute == "src" and not _CACHED.match(value):
+        return None
+    if attribute == "id" and not _ID.match(value):
+        return None
+    if attribute == "data-line" and not value.isdigit():
         return None
     return value
 
@@ -120,10 +135,21 @@ def _escape(text: str) -> str:
             .replace('"', "&quot;"))
 
 
+def _math(latex: str, options: dict[str, Any]) -> str:
+    """``$…$`` and ``$$…$$`` as MathML; what latex2mathml cannot read stays as its source."""
+    try:
+        return str(latex_to_mathml(latex, display="block" if options.get("display_mode") else "inline"))
+    except Exception:  # noqa: BLE001 (latex2mathml's dozen errors share no base): the source is shown
+        return f"<code>{_escape(latex)}</code>"
+
+
 def _parser() -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
-    md.inline.ruler.before("link", "wikilink", _wikilink_rule)
-    md.add_render_rule("wikilink", _render_wikilink)
+    md = (MarkdownIt("commonmark", {"html": True, "linkify": True, "highlight": highlight_code})
+          .enable(["table", "strikethrough", "linkify"]))
+    md.use(front_matter_plugin).use(footnote_plugin)
+    md.use(dollarmath_plugin, allow_space=False, allow_digits=False, renderer=_math)
+    md.use(anchors_plugin, min_level=1, max_level=6, slug_func=heading_id)
+    md.use(obsidian_plugin)
     md.add_render_rule("image", _render_image)
     return md
 
@@ -136,18 +162,36 @@ def sanitise(html: str) -> str:
     return nh3.clean(
         html, tags=_TAGS, attributes=_ATTRIBUTES, allowed_classes=_CLASSES, url_schemes=_SCHEMES,
         clean_content_tags={"script", "style"}, link_rel="noopener noreferrer nofollow",
-        attribute_filter=_image_source,
+        attribute_filter=_allowed, set_tag_attribute_values={"input": {"type": "checkbox"}},
     )
 
 
-def render_markdown(body: str, resolve: Resolver | None = None) -> str:
-    """Render a note body to sanitised HTML; ``resolve`` turns wikilink titles into note ids."""
-    return sanitise(_MD.render(body, {"resolve": resolve}))
+def render_markdown(body: str, resolve: Resolver | None = None, embeds: dict[str, TitledBody] | None = None,
+                    note_id: int | None = None) -> str:
+    """Render a note body to sanitised HTML; ``resolve`` turns wikilink titles into note ids,
+    ``embeds`` maps the title keys of embedded notes to them (see :func:`render_note`)."""
+    env = {"resolve": resolve, "embeds": embeds or {}, "trail": (note_id,) if note_id else ()}
+    return sanitise(_MD.render(body, env))
 
 
-def link_keys(body: str) -> set[str]:
-    """The title keys of every wikilink in ``body`` (what a resolver will be asked about)."""
-    return {title_key(m.group(1)) for m in _WIKILINK.finditer(body) if title_key(m.group(1))}
+async def render_note(fable: Fable, caller: Caller, body: str, note_id: int | None = None) -> str:
+    """Render ``body`` as ``caller`` reads it: links resolved and embeds filled with the notes
+    they can see, one query per level of embedding and one for every link."""
+    embeds: dict[str, TitledBody] = {}
+    keys, wanted, tried = link_keys(body), embed_keys(body), set[str]()
+    for _ in range(MAX_EMBED_DEPTH + 1):
+        wanted -= tried
+        if not wanted:
+            break
+        tried |= wanted
+        found = await notes_by_title(fable, caller, wanted)
+        embeds.update(found)
+        wanted = set()
+        for note in found.values():
+            keys |= link_keys(note.body)
+            wanted |= embed_keys(note.body)
+    ids = await note_ids_by_title(fable, caller, keys)
+    return render_markdown(body, lambda title: ids.get(title_key(title)), embeds, note_id)
 
 
 # --- routes ------------------------------------------------------------------------------------
@@ -158,12 +202,6 @@ class RenderBody(BaseModel):
     body: str
 
 
-async def _resolver(fable: Fable, caller: Caller, body: str) -> Resolver:
-    """One query for every link in ``body``: title key → the caller's oldest note with it."""
-    ids = await note_ids_by_title(fable, caller, link_keys(body))
-    return lambda title: ids.get(title_key(title))
-
-
 async def _render_body(request: Request) -> JSONResponse:
     """``POST /api/render`` ``{"body": markdown}`` → ``{"html": sanitised}`` (editor preview)."""
     w = web(request)
@@ -171,7 +209,7 @@ async def _render_body(request: Request) -> JSONResponse:
     body = parse_model(RenderBody, await read_json_object(request)).body
     if len(body) > MAX_BODY:
         raise PayloadTooLarge(f"`body` is longer than {MAX_BODY} characters", field="body")
-    return JSONResponse({"html": render_markdown(body, await _resolver(w.fable, caller, body))})
+    return JSONResponse({"html": await render_note(w.fable, caller, body)})
 
 
 async def _note_html(request: Request) -> JSONResponse:
@@ -180,9 +218,8 @@ async def _note_html(request: Request) -> JSONResponse:
     fable, caller = w.fable, await w.auth.caller(request)
     raw = request.path_params["note_id"]
     note = await fable.call("read_note", {"note_id": raw}, caller)
-    resolve = await _resolver(fable, caller, note["body"])
     return JSONResponse({"id": note["id"], "version": note["version"],
-                         "html": render_markdown(note["body"], resolve)})
+                         "html": await render_note(fable, caller, note["body"], note["id"])})
 
 
 routes = [

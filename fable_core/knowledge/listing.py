@@ -18,6 +18,7 @@ from fable_core.db.models import Note
 from fable_core.errors import InvalidInput
 from fable_core.knowledge.filters import check_refs, filter_params, note_filters, once
 from fable_core.knowledge.paging import decode_cursor, encode_cursor
+from fable_core.knowledge.plaintext import plain_text
 from fable_core.knowledge.types import Cursor, Kind, Limit, Priority, ProjectRef, RowId, Status, Tag
 from fable_core.knowledge.views import NotePage, NoteSummary
 from fable_core.tools import Context, Route, tool
@@ -81,6 +82,7 @@ async def list_notes(
     due_after: date | None = None,
     text: Annotated[str | None, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)] = None,
     sort: Literal["updated", "created", "title", "due"] = "updated",
+    preview: bool = False,
     limit: Limit = 20,
     cursor: Cursor = None,
 ) -> NotePage:
@@ -90,6 +92,7 @@ async def list_notes(
     Args:
         text: Only notes whose title or body contains these words.
         sort: Newest first for updated and created; soonest first for due.
+        preview: Add each body's start as plain text.
     """
     scoped = await check_refs(ctx, project_id=project_id, project=project,
                                milestone_id=milestone_id, parent_id=parent_id)
@@ -104,10 +107,10 @@ async def list_notes(
     if position is not None:
         params["after_key"], params["after_id"] = _cursor_value(sort, position[0]), position[1]
     params["page"] = limit + 1
-    shape = (frozenset(params), kind, sort)
+    shape = (frozenset(params), kind, sort, preview)
     statements = _LIST_STATEMENTS.get(shape)
     if statements is None:
-        statements = _list_statements(reach, filters, params, sort)
+        statements = _list_statements(reach, filters, params, sort, preview)
         if len(_LIST_STATEMENTS) < 1024:
             _LIST_STATEMENTS[shape] = statements
     # on the session's connection: rows only, without the ORM's result machinery
@@ -125,19 +128,27 @@ async def list_notes(
         total = len(rows)
     # one validation call for the page: pydantic loops over the items in Rust
     items = mark_shared([dict(zip(names, row, strict=True)) for row in rows[:limit]], reach)
+    if preview:
+        for item in items:
+            item["preview"] = plain_text(item.pop("body_start"), PREVIEW_CHARS) or None
     return NotePage.model_validate({"items": items, "total": total, "next_cursor": next_cursor})
 
 
 # list_notes' statements (the page, and the count of the first page) by the filters present, the
 # kind and the sort: building a statement (and its cache key) cost as much as running it, and a
 # handful of shapes serve nearly every call.
-_LIST_STATEMENTS: dict[tuple[frozenset[str], str, str], tuple[Any, Any]] = {}
+_LIST_STATEMENTS: dict[tuple[frozenset[str], str, str, bool], tuple[Any, Any]] = {}
+PREVIEW_CHARS = 140  # of a body's plain text a listed note's preview shows
+PREVIEW_SOURCE = 3 * PREVIEW_CHARS + 200  # of its markdown read for it (markup and front matter dropped)
 TOTAL_CAP = 1000  # a total is exact up to here: counting 100,000 matches costs more than the page
 
 
-def _list_statements(reach: Reach, filters: dict[str, Any], params: dict[str, Any], sort: str) -> tuple[Any, Any]:
+def _list_statements(reach: Reach, filters: dict[str, Any], params: dict[str, Any], sort: str,
+                     preview: bool) -> tuple[Any, Any]:
     """The page and the count. The notes of others shared with the caller come from their own
     ordered index ranges (:func:`~fable_core.access.reach_parts`), merged by the same order."""
+    columns = (*SUMMARY_COLUMNS, func.left(Note.body, PREVIEW_SOURCE).label("body_start")) if preview \
+        else SUMMARY_COLUMNS
     where = note_filters(**filters)
     if "text" in params:
         where.append(Note.search_vector.op("@@")(
@@ -154,7 +165,7 @@ def _list_statements(reach: Reach, filters: dict[str, Any], params: dict[str, An
     limit: Any = bindparam("page", params["page"])
 
     if reach.alone:
-        return select(*SUMMARY_COLUMNS, key.label("sort_key")).where(readable(Note, reach), *where) \
+        return select(*columns, key.label("sort_key")).where(readable(Note, reach), *where) \
             .order_by(*order).limit(limit), count
     # ids and keys from each part's index, the page of them, then the page's rows: the rows
     # of every shared project's first page are never read whole
@@ -164,7 +175,7 @@ def _list_statements(reach: Reach, filters: dict[str, Any], params: dict[str, An
     by = (merged.c.sort_key.desc(), merged.c.id.desc()) if descending else (merged.c.sort_key, merged.c.id)
     top = select(merged).order_by(*by).limit(limit).subquery()
     final = (top.c.sort_key.desc(), top.c.id.desc()) if descending else (top.c.sort_key, top.c.id)
-    return select(*SUMMARY_COLUMNS, top.c.sort_key).join(top, top.c.id == Note.id).order_by(*final), count
+    return select(*columns, top.c.sort_key).join(top, top.c.id == Note.id).order_by(*final), count
 
 
 def _cursor_value(sort: str, raw: Any) -> Any:

@@ -6,6 +6,7 @@ markdown). Every query is scoped through :mod:`fable_core.access`; the surfaces 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from sqlalchemy import Select, String, cast, func, or_, select
@@ -22,11 +23,13 @@ __all__ = [
     "FETCH_VALUES",
     "MAX_VALUES",
     "Section",
+    "TitledBody",
     "find_note",
     "ids_starting",
     "is_id",
     "note_ids_by_title",
     "note_titles",
+    "notes_by_title",
     "project_titles",
     "resource_rows",
     "tag_names",
@@ -169,3 +172,33 @@ async def note_ids_by_title(fable: Fable, caller: Caller, keys: set[str]) -> dic
         for key, note_id in rows:
             ids.setdefault(key, note_id)
     return ids
+
+
+@dataclass(frozen=True, slots=True)
+class TitledBody:
+    """A note an ``![[embed]]`` shows: its id, title and (the start of) its body."""
+
+    id: int
+    title: str
+    body: str
+
+
+EMBED_CHARS = 20_000  # the most of a note's body an embed shows
+
+
+async def notes_by_title(fable: Fable, caller: Caller, keys: set[str]) -> dict[str, TitledBody]:
+    """Title key → the note :func:`note_ids_by_title` would resolve it to, with its title and
+    the first :data:`EMBED_CHARS` of its body (one query): the notes ``![[Title]]`` embeds."""
+    found: dict[str, TitledBody] = {}
+    if not keys:
+        return found
+    async with fable.db.reading() as session:
+        reach = await reach_of(session, caller)
+        rows = await session.execute(
+            visible(Note, reach).with_only_columns(Note.title_key, Note.id, Note.title,
+                                                   func.left(Note.body, EMBED_CHARS))
+            .where(or_(*(same_key(Note.title_key, k) for k in sorted(keys))))
+            .order_by(owned_by(Note, caller).is_not(True), Note.id))
+        for key, note_id, title, body in rows:
+            found.setdefault(key, TitledBody(note_id, title, body))
+    return found

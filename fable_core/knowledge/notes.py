@@ -38,6 +38,7 @@ from fable_core.knowledge.filters import escape_like
 from fable_core.knowledge.listing import SUMMARY_COLUMNS, mark_shared, summary_of
 from fable_core.knowledge.matching import check_duplicate_title
 from fable_core.knowledge.paging import decode_cursor, encode_cursor
+from fable_core.knowledge.plaintext import plain_text
 from fable_core.knowledge.saving import (
     Placement,
     apply_status,
@@ -77,6 +78,8 @@ __all__: list[str] = []
 ClearableField = Literal[
     "priority", "due_date", "project", "milestone", "parent", "recurrence_rule"
 ]
+BACKLINK_CHARS = 200  # of the linking line a backlink shows, as plain text
+
 _CLEAR_COLUMNS = {
     "priority": "priority",
     "due_date": "due_date",
@@ -392,5 +395,5 @@ async def get_backlinks(ctx: Context, note_id: NoteId, limit: Limit = 20, cursor
 def _link_line(body: str, key: str) -> str:
     for line in body.splitlines():
         if any(k == key for k in wikilinks.parse_links(line)):
-            return line.strip()[:300]
+            return plain_text(line, BACKLINK_CHARS)
     return ""

@@ -27,6 +27,7 @@ Without an embedder, or while it is down, search is keyword-only and says ``mode
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -41,6 +42,7 @@ from fable_core.errors import InvalidInput
 from fable_core.knowledge.filters import check_refs, note_filters
 from fable_core.knowledge.listing import mark_shared
 from fable_core.knowledge.paging import decode_cursor, encode_cursor
+from fable_core.knowledge.plaintext import plain_text
 from fable_core.knowledge.ranking import keyword_ranking
 from fable_core.knowledge.types import Cursor, Kind, RowId, Tag
 from fable_core.knowledge.vectors import embedder_of, nearest, query_vector
@@ -54,7 +56,12 @@ RRF_K = 60
 MIN_RELEVANCE = 1.5
 SNIPPET_CHARS = 160
 _T = TypeVar("_T")
-_HEADLINE = "StartSel=**,StopSel=**,MaxWords=24,MinWords=8,MaxFragments=2,FragmentDelimiter= … "
+# matches between two private-use characters, which survive plain_text and then become ** **
+_START, _STOP = "\ue000", "\ue001"
+_HEADLINE = f"StartSel={_START},StopSel={_STOP},MaxWords=24,MinWords=8,MaxFragments=2,FragmentDelimiter= … "
+_MATCHED = re.compile(f"{_START}([^{_START}{_STOP}]*){_STOP}")
+_FRONT_MATTER = r"^---[ \t]*\n.*?\n---[ \t]*(\n|$)"  # (PostgreSQL's regular expressions: '.' takes newlines)
+_LINK_REST = re.compile(r"!?\[|\]\([^)\s]*\)?")  # what a fragment cut out of a link leaves
 
 
 @tool(title="Search notes", scope="read", transaction="phases", route=Route("GET", "/search"))
@@ -201,7 +208,8 @@ async def _hits(ctx: Context, ranked: FromClause | None, tsq: Any) -> list[Searc
     query's words highlighted where they occur, else the start of the body."""
     if ranked is None:
         return []
-    headline = func.ts_headline("english", func.left(Note.body, 20_000), tsq, _HEADLINE)
+    headline = func.ts_headline("english", func.regexp_replace(func.left(Note.body, 20_000), _FRONT_MATTER, ""),
+                                tsq, _HEADLINE)
     rows = (await ctx.session.execute(
         select(Note, ranked.c.score, headline)
         .join(ranked, ranked.c.id == Note.id)
@@ -215,6 +223,8 @@ async def _hits(ctx: Context, ranked: FromClause | None, tsq: Any) -> list[Searc
 
 
 def _snippet(body: str, headline: str | None) -> str:
-    if headline and "**" in headline:
-        return headline
-    return (body[:SNIPPET_CHARS] + "…") if len(body) > SNIPPET_CHARS else body
+    """The headline's fragments as plain text with the matches in ** **, else the body's start."""
+    if headline and _START in headline:
+        text = _MATCHED.sub(r"**\1**", _LINK_REST.sub("", plain_text(headline, 2 * SNIPPET_CHARS)))
+        return text.replace(_START, "").replace(_STOP, "")
+    return plain_text(body, SNIPPET_CHARS)

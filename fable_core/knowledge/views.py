@@ -12,6 +12,7 @@ __all__ = [
     "BacklinkPage",
     "Deleted",
     "NoteDetail",
+    "NoteItem",
     "NoteKind",
     "NotePage",
     "NoteSummary",
@@ -77,15 +78,21 @@ class NoteDetail(NoteSummary):
         "A person's, place's or list's fields (see save_person, save_place, update_list).")
 
 
+class NoteItem(NoteSummary):
+    """A note in a list: its summary, with the start of its body as plain text when asked for."""
+
+    preview: str | None = absent_when_none("The start of its body as plain text.")
+
+
 class NotePage(_View):
-    items: list[NoteSummary]
+    items: list[NoteItem]
     total: int | None = Field(None, description="How many notes match in all, on the first page (counted up to "
                               "1,000: 1000 means at least that many).")
     next_cursor: str | None = Field(None, description="Pass as `cursor` for the next page.")
 
 
 class SearchHit(NoteSummary):
-    snippet: str = Field(description="Matching excerpt; matches wrapped in ** **.")
+    snippet: str = Field(description="Matching excerpt as plain text; matches wrapped in ** **.")
     score: float
 
 
@@ -115,7 +122,7 @@ class BacklinkItem(_View):
     id: int
     title: str
     kind: NoteKind
-    snippet: str = Field(description="The line of the linking note that holds the link.")
+    snippet: str = Field(description="The line of the linking note that holds the link, as plain text.")
 
 
 class BacklinkPage(_View):

@@ -20,16 +20,25 @@ from fable_core.access import of_user, same_owner
 from fable_core.db.models import Note, NoteLink, title_key
 from fable_core.knowledge.matching import same_key
 
-__all__ = ["link_target", "parse_links", "rename_links", "resolve_pending", "sync_links", "title_key"]
+__all__ = ["link_target", "parse_links", "rename_links", "resolve_pending", "split_target", "sync_links", "title_key"]
 
 _LINK = re.compile(r"\[\[([^\[\]|\n]{1,300})(?:\|([^\[\]\n]{0,300}))?\]\]")
+
+
+def split_target(target: str) -> tuple[str, str | None]:
+    """``Note#Heading`` → ``("Note", "Heading")``: a link's note title and the heading it opens at
+    (Obsidian's spelling). A ``#`` with nothing after it is part of the title (``[[C#]]``)."""
+    title, mark, heading = target.rpartition("#")
+    if not mark or not heading.strip():
+        return target.strip(), None
+    return title.strip(), heading.strip()
 
 
 def parse_links(body: str) -> dict[str, str]:
     """Map of title key → title as written, for each distinct link target in ``body``."""
     found: dict[str, str] = {}
     for match in _LINK.finditer(body):
-        title = match.group(1).strip()
+        title = split_target(match.group(1))[0]
         key = title_key(title)
         if key and key not in found:
             found[key] = title
@@ -95,10 +104,12 @@ async def rename_links(session: AsyncSession, note: Note, old_title: str) -> lis
     ).scalars().unique().all()
 
     def rewrite(match: re.Match[str]) -> str:
-        if title_key(match.group(1)) != old_key:
+        title, heading = split_target(match.group(1))
+        if title_key(title) != old_key:
             return match.group(0)
+        target = f"{note.title}#{heading}" if heading else note.title
         label = match.group(2)
-        return f"[[{note.title}|{label}]]" if label is not None else f"[[{note.title}]]"
+        return f"[[{target}|{label}]]" if label is not None else f"[[{target}]]"
 
     for source in sources:
         source.body = _LINK.sub(rewrite, source.body)

@@ -31,10 +31,10 @@ def _tags(html: str) -> list[tuple[str, dict[str, str | None]]]:
 
 def test_markdown_renders_headings_emphasis_lists_and_tables() -> None:
     html = render_markdown("# Plan\n\n*soon* **now** ~~never~~\n\n- a\n- b\n\n|x|y|\n|-|-|\n|1|2|\n")
-    assert "<h1>Plan</h1>" in html
+    assert '<h1 id="h-plan" dir="auto">Plan</h1>' in html  # an id to link to, a direction from its text
     assert "<em>soon</em>" in html and "<strong>now</strong>" in html and "<s>never</s>" in html
-    assert "<li>a</li>" in html
-    assert "<td>1</td>" in html
+    assert '<li dir="auto">a</li>' in html
+    assert '<td dir="auto">1</td>' in html
 
 
 def test_wikilinks_link_to_the_resolved_note_with_their_label() -> None:

@@ -18,7 +18,7 @@ async def test_links_resolve_case_insensitively_with_labels(call) -> None:
     labelled = await call("create_note", title="B", body="line one\nsee [[ROADMAP 2027|the plan]] here")
     links = (await call("get_backlinks", note_id=target["id"]))["items"]
     assert [b["id"] for b in links] == [labelled["id"], plain["id"]]
-    assert links[0]["snippet"] == "see [[ROADMAP 2027|the plan]] here"
+    assert links[0]["snippet"] == "see the plan here"  # the line as plain text: the link as its label
 
 
 async def test_unresolved_links_resolve_when_the_note_appears(call) -> None:

@@ -41,8 +41,8 @@ export async function notesView(main, _params, query) {
   let cursor = null;
   async function load() {
     const filters = { tag: tag || undefined, kind, limit: 30, cursor: cursor || undefined };
-    const page = q ? await api.get("/search", { query: q, ...filters, limit: 20 }) : await api.get("/notes", filters);
-    list.append(...page.items.map((n) => noteItem(n, { snippet: q ? n.snippet : null })));
+    const page = q ? await api.get("/search", { query: q, ...filters, limit: 20 }) : await api.get("/notes", { ...filters, preview: true });
+    list.append(...page.items.map((n) => noteItem(n, { snippet: q ? n.snippet : n.preview })));
     cursor = page.next_cursor;
     more.classList.toggle("hidden", !cursor);
     if (!list.children.length) list.append(h("li.empty", {}, q ? "Nothing matches. Try fewer words." : "No notes here yet."));

@@ -1,0 +1,50 @@
+"""A note's body as the plain text a reader sees: what previews and snippets show.
+
+``plain_text("# Plan\\n\\nCall [[Bob|him]] **today**", 40)`` is ``"Plan Call him today"``: markup
+dropped, links and wikilinks as their labels, front matter, callout markers, checkboxes and
+HTML left out, code kept as its text, whitespace folded, cut at ``limit`` with an ellipsis.
+Only the start of a long body is parsed: a preview never needs the rest.
+"""
+
+from __future__ import annotations
+
+import re
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from fable_core.knowledge.wikilinks import split_target
+
+__all__ = ["plain_text"]
+
+# front matter, closed or cut off by the part of the body that was read
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(?:.*?\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)|.*\Z)", re.DOTALL)
+_WIKILINK = re.compile(r"!?\[\[([^\[\]|\n]{1,300})(?:\|([^\[\]\n]{0,300}))?\]\]")
+_MARKERS = re.compile(r"\[![A-Za-z-]{1,20}\][+-]?|^\[[ xX]\][ \t]|==")
+_SPACE = re.compile(r"\s+")
+_MD = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+_PARSED = 3  # how many times ``limit`` characters of the body are parsed (markup is seldom denser)
+
+
+def _label(match: re.Match[str]) -> str:
+    title, heading = split_target(match.group(1))
+    return (match.group(2) or "").strip() or title or heading or ""
+
+
+def _inline_text(token: Token) -> str:
+    return "".join(_MARKERS.sub("", c.content) if c.type == "text" else c.content if c.type == "code_inline"
+                   else " " if c.type in ("softbreak", "hardbreak") else "" for c in token.children or [])
+
+
+def plain_text(markdown: str, limit: int) -> str:
+    """``markdown`` as plain text of at most ``limit`` characters (an ellipsis ends a cut one)."""
+    source = _FRONT_MATTER.sub("", markdown[: max(limit, 1) * _PARSED + 200], count=1)
+    source = _WIKILINK.sub(_label, source)
+    parts = []
+    for token in _MD.parse(source):
+        if token.type == "inline":
+            parts.append(_inline_text(token))
+        elif token.type in ("fence", "code_block"):
+            parts.append(token.content)
+    text = _SPACE.sub(" ", " ".join(parts)).strip()
+    return text if len(text) <= limit else text[: max(limit - 1, 0)].rstrip() + "…"

@@ -1,0 +1,74 @@
+"""Rendered notes over REST: embeds show only what the reader may read; previews and snippets
+are plain text on every surface, and a bad ``preview`` changes nothing."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import httpx
+from mcp import Client
+from web_helpers import error_of
+
+from fable_core.caller import Caller
+from fable_core.runtime import Fable
+from fable_mcp.server import build_server
+
+Call = Any
+
+
+async def _html(client: httpx.AsyncClient, note_id: int) -> str:
+    r = await client.get(f"/api/notes/{note_id}/html")
+    assert r.status_code == 200, r.text
+    return str(r.json()["html"])
+
+
+async def test_embeds_show_the_readers_notes_and_never_anothers(
+        as_alice: httpx.AsyncClient, as_bob: httpx.AsyncClient) -> None:
+    await as_bob.post("/api/notes", json={"title": "Diary", "body": "bob's secret words"})
+    mine = (await as_alice.post("/api/notes", json={"title": "Recipe", "body": "## Dough\n\nflour *and* water\n\n"
+                                                    "## Bake\n\nhot oven"})).json()
+    page = (await as_alice.post("/api/notes", json={
+        "title": "Week", "body": "![[Diary]]\n\n![[Recipe#Dough]]\n\n![[Week]]"})).json()
+    html = await _html(as_alice, page["id"])
+    assert "secret" not in html and 'href="/notes/new?title=Diary"' in html  # as if Diary did not exist
+    assert "flour <em>and</em> water" in html and "hot oven" not in html
+    assert f'href="/notes/{mine["id"]}#h-dough"' in html
+    assert f'<div class="embed embed-cut"><a class="wikilink" href="/notes/{page["id"]}"' in html  # itself
+
+
+async def test_embed_cycles_between_notes_end(as_alice: httpx.AsyncClient) -> None:
+    one = (await as_alice.post("/api/notes", json={"title": "One", "body": "one says ![[Two]]"})).json()
+    await as_alice.post("/api/notes", json={"title": "Two", "body": "two says ![[One]]"})
+    html = await _html(as_alice, one["id"])
+    assert html.count("two says") == 1 and html.count("one says") == 1
+    assert f'embed-cut"><a class="wikilink" href="/notes/{one["id"]}"' in html
+    preview = (await as_alice.post("/api/render", json={"body": "![[One]]"})).json()["html"]
+    assert preview.count("one says") == 1 and preview.count("two says") == 1  # then One again: a cycle
+
+
+async def test_previews_and_snippets_are_plain_text(call: Call) -> None:
+    body = ("---\nstatus: draft\n---\n# Garden plan\n\nPlant **tomatoes** near [[Shed|the shed]] ==soon==.\n\n"
+            "- [ ] buy [seeds](https://seeds.example/x)\n")
+    garden = await call("create_note", title="Garden", body=body)
+    shed = await call("create_note", title="Shed", body="")
+    listed = (await call("list_notes", preview=True))["items"]
+    assert {n["id"]: n.get("preview") for n in listed} == {
+        garden["id"]: "Garden plan Plant tomatoes near the shed soon. buy seeds", shed["id"]: None}
+    assert "preview" not in (await call("list_notes"))["items"][0]  # only when asked: agents pay per byte
+    hit = (await call("search_notes", query="tomatoes"))["items"][0]
+    assert hit["snippet"] == "Garden plan Plant **tomatoes** near the shed soon. buy seeds"
+    back = (await call("get_backlinks", note_id=shed["id"]))["items"]
+    assert [b["snippet"] for b in back] == ["Plant tomatoes near the shed soon."]
+
+
+async def test_a_bad_preview_flag_is_refused_everywhere(
+        fable: Fable, alice: Caller, call: Call, as_alice: httpx.AsyncClient) -> None:
+    await call("create_note", title="Kept", body="x")
+    refused = await as_alice.get("/api/notes", params={"preview": "maybe"})
+    assert refused.status_code == 422 and error_of(refused)["type"] == "invalid_input"
+    async with Client(build_server(fable, replace(alice, surface="mcp"))) as client:
+        result = await client.call_tool("list_notes", {"preview": [1]})
+        assert result.is_error and "preview" in result.content[0].text  # type: ignore[union-attr]
+    ok = await as_alice.get("/api/notes", params={"preview": "true"})
+    assert ok.json()["items"][0]["preview"] == "x"
