@@ -130,7 +130,9 @@ def _embed_renderer(md: MarkdownIt) -> Callable[..., str]:
             if section is None:
                 return f'<div class="embed embed-missing">{link}</div>'
             body = body[section.start:section.end]
-        inner = md.render(body, {**env, "trail": (*trail, target.id), "lines": False})
+        # a fresh env (the footnotes and heading ids of the page stay the page's), the same lookups
+        inner = md.render(body, {"resolve": env.get("resolve"), "embeds": env.get("embeds"),
+                                 "trail": (*trail, target.id), "lines": False})
         return f'<div class="embed"><div class="embed-title">{link}</div>{inner}</div>'
     return render
 

@@ -37,8 +37,10 @@ export function start(renderFn) {
     if (link.target || link.hasAttribute("download")) return;
     const url = new URL(link.href, location.href);
     if (url.origin !== location.origin || url.pathname.startsWith("/api/")) return;
+    // a #fragment on this page (a footnote, a heading): the browser scrolls there itself
+    if (url.hash && url.pathname === location.pathname && url.search === location.search) return;
     event.preventDefault();
-    navigate(url.pathname + url.search);
+    navigate(url.pathname + url.search + url.hash);
   });
   render();
 }

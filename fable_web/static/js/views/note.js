@@ -5,6 +5,7 @@ import { navigate } from "../router.js";
 import { assistPanel, tagSuggestions } from "../widgets/assist.js";
 import { priorityBadge, dueLabel } from "../widgets/items.js";
 import { attachLinkComplete } from "../widgets/links.js";
+import { enhanceProse } from "../widgets/prose.js";
 import { backlinksPanel, historyPanel, subtasksPanel, taskPanel, workLogPanel } from "../widgets/panels.js";
 import { canEdit, sharedBadge, shareButton } from "../widgets/share.js";
 import { checklist, entityCard } from "../widgets/structured.js";
@@ -53,6 +54,8 @@ function reader(note, html, onEdit, reload, draft = null) {
     navigate("/notes");
   }
   const body = trustedHtml(h("article.prose#note-body"), html);
+  const version = h("span.muted.small", {}, `v${note.version} · edited ${relativeTime(note.updated_at)}`);
+  enhanceProse(body, note, { editable, saved: (n) => { version.textContent = `v${n.version} · edited just now`; } });
   if (!note.body.trim()) body.append(h("p.empty", {}, "This note is empty. Press Edit to write."));
   const assist = assistPanel(note, draft, reload);
   assist.classList.toggle("hidden", !draft);
@@ -62,8 +65,7 @@ function reader(note, html, onEdit, reload, draft = null) {
         structured ? h("span.badge.badge-task#note-kind", {}, note.kind) : null,
         priorityBadge(note.priority), isTask ? dueLabel(note) : null,
         note.tags.map((t) => h("a.chip", { href: `/notes?tag=${encodeURIComponent(t)}` }, `#${t}`)),
-        h("span.spacer"), sharedBadge(note),
-        h("span.muted.small", {}, `v${note.version} · edited ${relativeTime(note.updated_at)}`)),
+        h("span.spacer"), sharedBadge(note), version),
       h("h1.note-title", {}, note.title),
       h("div.row", {},
         editable ? h("button.btn.btn-sm#edit-note", { type: "button", on: { click: onEdit } }, "Edit") : null,

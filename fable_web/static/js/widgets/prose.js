@@ -1,0 +1,58 @@
+// What a rendered note does beyond showing: task checkboxes that toggle their line of the markdown
+// (saved with the version read, so a concurrent edit is never overwritten), a copy button on each
+// code block, and the heading a link named (/notes/12#h-plan) scrolled into view.
+import { api } from "../api.js";
+import { h, toast } from "../dom.js";
+
+const TASK_LINE = /^(\s*(?:>\s*)*(?:[-*+]|\d+[.)])\s+\[)([ xX])(\])/;
+
+/** Toggle the checkbox on line `line` of `body` (0-based); null when that line holds none. */
+export function toggledBody(body, line, checked) {
+  const lines = body.split("\n");
+  if (line < 0 || line >= lines.length || !TASK_LINE.test(lines[line])) return null;
+  lines[line] = lines[line].replace(TASK_LINE, (_, start, _mark, end) => `${start}${checked ? "x" : " "}${end}`);
+  return lines.join("\n");
+}
+
+/** Wire `article` (a note's rendered body) to `note`: `saved(note)` gets the note after a toggle. */
+export function enhanceProse(article, note, { editable = false, saved = () => {} } = {}) {
+  for (const box of article.querySelectorAll("input.task-box")) {
+    const line = box.dataset.line;
+    if (!editable || line === undefined) { box.disabled = true; continue; }
+    box.setAttribute("aria-label", `Done: ${box.parentElement?.textContent.trim().slice(0, 80) || "task"}`);
+    box.addEventListener("change", async () => {
+      const body = toggledBody(note.body, Number(line), box.checked);
+      if (body === null) { box.checked = !box.checked; toast("The note changed; reload it to tick this box.", { bad: true }); return; }
+      box.disabled = true;
+      try {
+        const updated = await api.patch(`/notes/${note.id}`, { body, expected_version: note.version });
+        Object.assign(note, { body: updated.body ?? body, version: updated.version });
+        saved(note);
+      } catch (e) {
+        box.checked = !box.checked;
+        toast(e.status === 409 ? "Someone changed this note meanwhile: reload to see their version." : e.message, { bad: true });
+      } finally { box.disabled = false; }
+    });
+  }
+  for (const pre of article.querySelectorAll("pre")) {
+    const copy = h("button.btn.btn-sm.btn-ghost.code-copy", { type: "button", "aria-label": "Copy code" }, "Copy");
+    copy.addEventListener("click", async () => {
+      try { await navigator.clipboard.writeText(pre.textContent); toast("Copied"); }
+      catch { toast("Your browser did not allow copying.", { bad: true }); }
+    });
+    const block = h("div.code-block");
+    pre.replaceWith(block);
+    block.append(copy, pre);
+  }
+  showHeading(article);
+}
+
+/** Scroll to the element the address's #fragment names, when it is in `article`. */
+export function showHeading(article) {
+  if (!location.hash) return;
+  let target = null;
+  try { target = article.querySelector(`#${CSS.escape(decodeURIComponent(location.hash.slice(1)))}`); } catch { return; }
+  if (!target) return;
+  target.classList.add("targeted");
+  requestAnimationFrame(() => target.scrollIntoView({ block: "start" }));
+}
