@@ -36,6 +36,7 @@ _EMBED = re.compile(r"!\[\[" + _TARGET + r"\]\]")
 _TAG = re.compile(r"#([\w][\w/-]{0,99})")
 _CALLOUT = re.compile(r"^\[!([A-Za-z-]{1,20})\]([+-]?)[ \t]*(.*)$", re.MULTILINE)
 _TASK = re.compile(r"^\[([ xX])\][ \t]")
+_FILE = re.compile(r"\.(?:png|jpe?g|gif|webp|avif|svg|bmp|pdf|mp3|mp4|webm|wav|ogg)$", re.IGNORECASE)
 
 # Obsidian's callout types and the style each shows as (its aliases share one)
 CALLOUTS = {
@@ -115,20 +116,20 @@ def _render_wikilink(self: Any, tokens: list[Token], idx: int, options: Any, env
 def _embed_renderer(md: MarkdownIt) -> Callable[..., str]:
     def render(self: Any, tokens: list[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
         meta = tokens[idx].meta
-        if not meta["title"]:
+        if not meta["title"] or _FILE.search(meta["title"]):  # an attachment: notes only name store images
             return f'<span class="embed-missing">{_escape(meta["label"])}</span>'
         target = env.get("embeds", {}).get(title_key(meta["title"]))
         if target is None:  # no such note, or none the reader can see
-            return f'<div class="embed embed-missing">{_missing(meta["title"], meta["label"])}</div>'
+            return f'<span class="embed embed-missing">{_missing(meta["title"], meta["label"])}</span>'
         link = f'<a class="wikilink" href="{_href(target.id, meta["heading"])}">{_escape(meta["label"])}</a>'
         trail: tuple[int, ...] = env.get("trail", ())
         if target.id in trail or len(trail) > MAX_EMBED_DEPTH:
-            return f'<div class="embed embed-cut">{link}</div>'
+            return f'<span class="embed embed-cut">{link}</span>'
         body = target.body
         if meta["heading"]:
             section = find_section(body, meta["heading"])
             if section is None:
-                return f'<div class="embed embed-missing">{link}</div>'
+                return f'<span class="embed embed-missing">{link}</span>'
             body = body[section.start:section.end]
         # a fresh env (the footnotes and heading ids of the page stay the page's), the same lookups
         inner = md.render(body, {"resolve": env.get("resolve"), "embeds": env.get("embeds"),

@@ -92,7 +92,7 @@ _CLASSES = {
     "a": {"wikilink", "wikilink-missing", "tag", "footnote-backref"},
     "div": {"callout", "callout-title", "embed", "embed-title", "embed-missing", "embed-cut", "math", "block",
             "inline", *(f"callout-{style}" for style in set(CALLOUTS.values()))},
-    "span": {"math", "inline", "embed-missing", *TOKEN_CLASSES},
+    "span": {"math", "inline", "embed", "embed-missing", "embed-cut", *TOKEN_CLASSES},
     "pre": {"highlight"},
     "li": {"task-item", "footnote-item"},
     "ol": {"footnotes-list"},
@@ -167,16 +167,18 @@ def sanitise(html: str) -> str:
 
 
 def render_markdown(body: str, resolve: Resolver | None = None, embeds: dict[str, TitledBody] | None = None,
-                    note_id: int | None = None) -> str:
+                    note_id: int | None = None, lines: bool = True) -> str:
     """Render a note body to sanitised HTML; ``resolve`` turns wikilink titles into note ids,
-    ``embeds`` maps the title keys of embedded notes to them (see :func:`render_note`)."""
-    env = {"resolve": resolve, "embeds": embeds or {}, "trail": (note_id,) if note_id else ()}
+    ``embeds`` maps the title keys of embedded notes to them (see :func:`render_note`); with
+    ``lines``, task checkboxes carry their source line (else they are disabled)."""
+    env = {"resolve": resolve, "embeds": embeds or {}, "trail": (note_id,) if note_id else (), "lines": lines}
     return sanitise(_MD.render(body, env))
 
 
 async def render_note(fable: Fable, caller: Caller, body: str, note_id: int | None = None) -> str:
     """Render ``body`` as ``caller`` reads it: links resolved and embeds filled with the notes
-    they can see, one query per level of embedding and one for every link."""
+    they can see, one query per level of embedding and one for every link. Without the
+    ``note_id`` of the note it is (a preview), its task checkboxes are disabled."""
     embeds: dict[str, TitledBody] = {}
     keys, wanted, tried = link_keys(body), embed_keys(body), set[str]()
     for _ in range(MAX_EMBED_DEPTH + 1):
@@ -191,7 +193,7 @@ async def render_note(fable: Fable, caller: Caller, body: str, note_id: int | No
             keys |= link_keys(note.body)
             wanted |= embed_keys(note.body)
     ids = await note_ids_by_title(fable, caller, keys)
-    return render_markdown(body, lambda title: ids.get(title_key(title)), embeds, note_id)
+    return render_markdown(body, lambda title: ids.get(title_key(title)), embeds, note_id, lines=note_id is not None)
 
 
 # --- routes ------------------------------------------------------------------------------------

@@ -34,7 +34,7 @@ async def test_embeds_show_the_readers_notes_and_never_anothers(
     assert "secret" not in html and 'href="/notes/new?title=Diary"' in html  # as if Diary did not exist
     assert "flour <em>and</em> water" in html and "hot oven" not in html
     assert f'href="/notes/{mine["id"]}#h-dough"' in html
-    assert f'<div class="embed embed-cut"><a class="wikilink" href="/notes/{page["id"]}"' in html  # itself
+    assert f'<span class="embed embed-cut"><a class="wikilink" href="/notes/{page["id"]}"' in html  # itself
 
 
 async def test_embed_cycles_between_notes_end(as_alice: httpx.AsyncClient) -> None:
@@ -45,6 +45,13 @@ async def test_embed_cycles_between_notes_end(as_alice: httpx.AsyncClient) -> No
     assert f'embed-cut"><a class="wikilink" href="/notes/{one["id"]}"' in html
     preview = (await as_alice.post("/api/render", json={"body": "![[One]]"})).json()["html"]
     assert preview.count("one says") == 1 and preview.count("two says") == 1  # then One again: a cycle
+
+
+async def test_only_a_saved_notes_checkboxes_toggle(as_alice: httpx.AsyncClient) -> None:
+    preview = (await as_alice.post("/api/render", json={"body": "- [ ] x"})).json()["html"]
+    assert "disabled" in preview and "data-line" not in preview  # the editor's preview: nothing to save yet
+    note = (await as_alice.post("/api/notes", json={"title": "Todo", "body": "- [ ] x"})).json()
+    assert 'data-line="0"' in await _html(as_alice, note["id"])
 
 
 async def test_previews_and_snippets_are_plain_text(call: Call) -> None:

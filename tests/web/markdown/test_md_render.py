@@ -97,15 +97,16 @@ def test_embed_cycles_and_depth_stop_with_a_link() -> None:
     embeds = {"alpha": TitledBody(1, "Alpha", "A ![[Beta]]"), "beta": TitledBody(2, "Beta", "B ![[Alpha]]\n- [ ] x")}
     html = render_markdown("![[Alpha]]", _ids, embeds, note_id=9)
     assert html.count('<div class="embed">') == 2
-    assert '<div class="embed embed-cut"><a class="wikilink" href="/notes/1"' in html
+    assert '<span class="embed embed-cut"><a class="wikilink" href="/notes/1"' in html
     assert "data-line" not in html and "disabled" in html  # another note's checkbox does not toggle
     itself = render_markdown("![[Alpha]]", _ids, embeds, note_id=1)  # a note embedding itself
-    assert itself.startswith('<div class="embed embed-cut">')
+    assert itself.startswith('<span class="embed embed-cut">')
 
 
 def test_an_embed_of_a_note_not_given_shows_only_a_create_link() -> None:
     html = render_markdown("![[Gamma]]", _ids, {})
-    assert '<div class="embed embed-missing"><a class="wikilink wikilink-missing" href="/notes/new?title=Gamma"' in html
+    assert html.startswith('<span class="embed embed-missing"><a class="wikilink wikilink-missing" '
+                           'href="/notes/new?title=Gamma"')
 
 
 def test_hostile_markdown_stays_inert() -> None:
