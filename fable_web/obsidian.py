@@ -23,6 +23,7 @@ from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
+from fable_core.knowledge.plaintext import plain_text
 from fable_core.knowledge.sections import find_section
 from fable_core.knowledge.wikilinks import split_target, title_key
 
@@ -207,17 +208,18 @@ def _tasks(state: StateCore) -> None:
         first.content = first.content[match.end():]
         box = Token("task_checkbox", "input", 0)
         lines = tokens[i - 2].map
-        box.meta = {"checked": match.group(1) != " ", "line": lines[0] if lines else None}
+        box.meta = {"checked": match.group(1) != " ", "line": lines[0] if lines else None,
+                    "label": plain_text(inline.content[match.end():], 80) or "task"}
         inline.children.insert(0, box)
         tokens[i - 2].attrSet("class", "task-item")
 
 
 def _render_checkbox(self: Any, tokens: list[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
     meta = tokens[idx].meta
-    checked = " checked" if meta["checked"] else ""
+    named = f'class="task-box" aria-label="Done: {_escape(meta["label"])}"' + (" checked" if meta["checked"] else "")
     if env.get("lines", True) and meta["line"] is not None:
-        return f'<input type="checkbox" class="task-box" data-line="{int(meta["line"])}"{checked}> '
-    return f'<input type="checkbox" class="task-box" disabled{checked}> '
+        return f'<input type="checkbox" {named} data-line="{int(meta["line"])}"> '
+    return f'<input type="checkbox" {named} disabled> '
 
 
 def _direction(state: StateCore) -> None:

@@ -84,7 +84,7 @@ _ATTRIBUTES: dict[str, set[str]] = {
     "blockquote": {"dir"},
     "div": {"dir"},
     "li": {"dir", "id"},
-    "input": {"type", "checked", "disabled", "data-line"},
+    "input": {"type", "checked", "disabled", "data-line", "aria-label"},
     **{h: {"id", "dir"} for h in _HEADINGS},
     **dict.fromkeys(_MATH_TAGS, _MATH_ATTRIBUTES),
 }

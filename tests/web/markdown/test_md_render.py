@@ -32,8 +32,9 @@ def _ids(title: str) -> int | None:
 def test_task_checkboxes_carry_their_source_line() -> None:
     html = render_markdown("---\ntags: [x]\n---\nIntro\n\n- [ ] open\n- [x] done **well**\n- not a task\n")
     boxes = [attrs for tag, attrs in _tags(html) if tag == "input"]
-    assert boxes == [{"type": "checkbox", "class": "task-box", "data-line": "5"},
-                     {"type": "checkbox", "class": "task-box", "data-line": "6", "checked": ""}]
+    assert boxes == [{"type": "checkbox", "class": "task-box", "aria-label": "Done: open", "data-line": "5"},
+                     {"type": "checkbox", "class": "task-box", "aria-label": "Done: done well", "checked": "",
+                      "data-line": "6"}]
     assert "tags:" not in html  # front matter is not shown
 
 
@@ -123,6 +124,6 @@ def test_hostile_markdown_stays_inert() -> None:
         assert not any(name.startswith("on") or name in ("style", "actiontype") for name in attrs), (tag, attrs)
         assert not str(attrs.get("href") or "").startswith(("javascript", "x")), (tag, attrs)
     assert [attrs for tag, attrs in tags if tag == "input"] == [  # the raw input: a checkbox, its value gone
-        {"type": "checkbox"}, {"type": "checkbox", "class": "task-box", "data-line": "11"}]
+        {"type": "checkbox"}, {"type": "checkbox", "class": "task-box", "aria-label": "Done: task", "data-line": "11"}]
     assert not any(attrs.get("id") == "note-body" for _, attrs in tags)
     assert ("math", {}) in tags and ("mi", {}) in tags

@@ -19,7 +19,6 @@ export function enhanceProse(article, note, { editable = false, saved = () => {}
   for (const box of article.querySelectorAll("input.task-box")) {
     const line = box.dataset.line;
     if (!editable || line === undefined) { box.disabled = true; continue; }
-    box.setAttribute("aria-label", `Done: ${box.parentElement?.textContent.trim().slice(0, 80) || "task"}`);
     box.addEventListener("change", async () => {
       const body = toggledBody(note.body, Number(line), box.checked);
       if (body === null) { box.checked = !box.checked; toast("The note changed; reload it to tick this box.", { bad: true }); return; }
