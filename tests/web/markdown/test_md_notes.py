@@ -7,10 +7,12 @@ from dataclasses import replace
 from typing import Any
 
 import httpx
+import pytest
 from mcp import Client
 from web_helpers import error_of
 
 from fable_core.caller import Caller
+from fable_core.errors import InvalidInput
 from fable_core.runtime import Fable
 from fable_mcp.server import build_server
 
@@ -35,6 +37,16 @@ async def test_embeds_show_the_readers_notes_and_never_anothers(
     assert "flour <em>and</em> water" in html and "hot oven" not in html
     assert f'href="/notes/{mine["id"]}#h-dough"' in html
     assert f'<span class="embed embed-cut"><a class="wikilink" href="/notes/{page["id"]}"' in html  # itself
+
+
+async def test_a_note_shared_with_the_reader_is_embedded_and_unshared_it_is_gone(
+        call: Call, bob: Caller, alice: Caller, as_alice: httpx.AsyncClient) -> None:
+    diary = await call("create_note", title="Diary", body="bob's *shared* words", as_=bob)
+    shared = await call("share", note_id=diary["id"], with_user=alice.username, as_=bob)
+    page = (await as_alice.post("/api/notes", json={"title": "Week", "body": "![[Diary]]"})).json()
+    assert "bob's <em>shared</em> words" in await _html(as_alice, page["id"])
+    await call("unshare", share_id=shared["id"], as_=bob)
+    assert "shared" not in await _html(as_alice, page["id"])
 
 
 async def test_embed_cycles_between_notes_end(as_alice: httpx.AsyncClient) -> None:
@@ -72,6 +84,8 @@ async def test_previews_and_snippets_are_plain_text(call: Call) -> None:
 async def test_a_bad_preview_flag_is_refused_everywhere(
         fable: Fable, alice: Caller, call: Call, as_alice: httpx.AsyncClient) -> None:
     await call("create_note", title="Kept", body="x")
+    with pytest.raises(InvalidInput, match="preview"):
+        await call("list_notes", preview="maybe")
     refused = await as_alice.get("/api/notes", params={"preview": "maybe"})
     assert refused.status_code == 422 and error_of(refused)["type"] == "invalid_input"
     async with Client(build_server(fable, replace(alice, surface="mcp"))) as client:
