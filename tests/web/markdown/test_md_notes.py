@@ -93,3 +93,12 @@ async def test_a_bad_preview_flag_is_refused_everywhere(
         assert result.is_error and "preview" in result.content[0].text  # type: ignore[union-attr]
     ok = await as_alice.get("/api/notes", params={"preview": "true"})
     assert ok.json()["items"][0]["preview"] == "x"
+
+
+async def test_heading_links_and_embeds_are_backlinks_that_follow_a_rename(call: Call) -> None:
+    plan = await call("create_note", title="Plan", body="## Steps\n\none")
+    source = await call("create_note", title="Log", body="see [[Plan#Steps|steps]] and ![[Plan]] or [[C#]]")
+    assert [b["id"] for b in (await call("get_backlinks", note_id=plan["id"]))["items"]] == [source["id"]]
+    await call("update_note", note_id=plan["id"], title="Roadmap", expected_version=1)
+    moved = await call("read_note", note_id=source["id"])
+    assert moved["body"] == "see [[Roadmap#Steps|steps]] and ![[Roadmap]] or [[C#]]"
