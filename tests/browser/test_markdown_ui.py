@@ -57,14 +57,16 @@ async def test_a_note_with_every_feature_renders_and_works(ui: Session) -> None:
     await expect(body.locator(".footnotes")).to_contain_text("Or three times.")
     await ui.shot("markdown")
 
-    # the task box saves the source, with the version read
-    first = body.locator("input.task-box").first
-    await first.check()
-    await expect(page.get_by_text(re.compile(r"^v2 · edited"))).to_be_visible()
+    # the task boxes save the source, one after another, each with the version the last one made
+    boxes = body.locator("input.task-box")
+    await boxes.nth(0).check()
+    await boxes.nth(1).uncheck()
+    await expect(page.get_by_text(re.compile(r"^v3 · edited"))).to_be_visible()
     saved = await ui.api("GET", f"/notes/{note['id']}")
-    assert "- [x] buy flour\n- [x] clean the oven" in saved["body"] and saved["version"] == 2
+    assert "- [x] buy flour\n- [ ] clean the oven" in saved["body"] and saved["version"] == 3
     await page.reload()
     await expect(page.locator("#note-body input.task-box").first).to_be_checked()
+    await expect(page.locator("#note-body input.task-box").nth(1)).not_to_be_checked()
 
     # the copy button copies the code
     await page.locator("#note-body .code-copy").click()

@@ -16,21 +16,13 @@ export function toggledBody(body, line, checked) {
 
 /** Wire `article` (a note's rendered body) to `note`: `saved(note)` gets the note after a toggle. */
 export function enhanceProse(article, note, { editable = false, saved = () => {} } = {}) {
+  let saving = Promise.resolve();  // toggles save one after another, each on the version the last one made
   for (const box of article.querySelectorAll("input.task-box")) {
     const line = box.dataset.line;
     if (!editable || line === undefined) { box.disabled = true; continue; }
-    box.addEventListener("change", async () => {
-      const body = toggledBody(note.body, Number(line), box.checked);
-      if (body === null) { box.checked = !box.checked; toast("The note changed; reload it to tick this box.", { bad: true }); return; }
-      box.disabled = true;
-      try {
-        const updated = await api.patch(`/notes/${note.id}`, { body, expected_version: note.version });
-        Object.assign(note, { body: updated.body ?? body, version: updated.version });
-        saved(note);
-      } catch (e) {
-        box.checked = !box.checked;
-        toast(e.status === 409 ? "Someone changed this note meanwhile: reload to see their version." : e.message, { bad: true });
-      } finally { box.disabled = false; }
+    box.addEventListener("change", () => {
+      const checked = box.checked;
+      saving = saving.then(() => toggle(note, Number(line), checked, box, saved));
     });
   }
   for (const pre of article.querySelectorAll("pre")) {
@@ -44,6 +36,19 @@ export function enhanceProse(article, note, { editable = false, saved = () => {}
     block.append(copy, pre);
   }
   showHeading(article);
+}
+
+async function toggle(note, line, checked, box, saved) {
+  const body = toggledBody(note.body, line, checked);
+  if (body === null) { box.checked = !checked; toast("The note changed; reload it to tick this box.", { bad: true }); return; }
+  try {
+    const updated = await api.patch(`/notes/${note.id}`, { body, expected_version: note.version });
+    Object.assign(note, { body: updated.body ?? body, version: updated.version });
+    saved(note);
+  } catch (e) {
+    box.checked = !checked;
+    toast(e.status === 409 ? "Someone changed this note meanwhile: reload to see their version." : e.message, { bad: true });
+  }
 }
 
 /** Scroll to the element the address's #fragment names, when it is in `article`. */
