@@ -73,6 +73,11 @@ async def test_a_note_with_every_feature_renders_and_works(ui: Session) -> None:
     copied = await page.evaluate("navigator.clipboard.readText()")
     assert copied.startswith("def knead(minutes: int) -> str:")
 
+    # a footnote's link scrolls within the note (the browser's, not a new render)
+    await page.locator("#note-body sup.footnote-ref a").click()
+    await expect(page).to_have_url(re.compile(rf"/notes/{note['id']}#fn1$"))
+    await expect(page.locator("#fn1")).to_be_in_viewport()
+
     # the heading link opens the other note at that heading
     await page.locator("#note-body").get_by_role("link", name="the baking step").click()
     await expect(page).to_have_url(re.compile(rf"/notes/{recipe['id']}#h-bake$"))

@@ -28,8 +28,9 @@ export function navigate(path, { replace = false } = {}) {
 }
 
 export function start(renderFn) {
-  render = renderFn;
-  window.addEventListener("popstate", () => render());
+  let shown = null;  // the page on screen: moving between #fragments of it is the browser's to scroll
+  render = () => { shown = location.pathname + location.search; renderFn(); };
+  window.addEventListener("popstate", () => { if (location.pathname + location.search !== shown) render(); });
   document.addEventListener("click", (event) => {
     const link = event.target.closest("a[href]");
     if (!link || event.defaultPrevented || event.button !== 0) return;
