@@ -21,15 +21,44 @@ export function match(pathname) {
   return null;
 }
 
-export function navigate(path, { replace = false } = {}) {
-  if (replace) history.replaceState(null, "", path);
-  else history.pushState(null, "", path);
+let leaveGuard = null;
+let shown = "";
+
+/** setLeaveGuard(fn): before the view is left, fn() (true, false or a promise of one) says
+ * whether to go (an editor with unsaved changes asks); it is dropped once it lets the user go. */
+export function setLeaveGuard(fn) { leaveGuard = fn; }
+
+function leave(go) {
+  const guard = leaveGuard;
+  if (!guard) { go(); return; }
+  Promise.resolve(guard()).then((ok) => {
+    if (!ok) return;
+    if (leaveGuard === guard) leaveGuard = null;
+    go();
+  });
+}
+
+function show() {
+  shown = location.pathname + location.search;
   render();
+}
+
+export function navigate(path, { replace = false } = {}) {
+  leave(() => {
+    if (replace) history.replaceState(null, "", path);
+    else history.pushState(null, "", path);
+    show();
+  });
 }
 
 export function start(renderFn) {
   render = renderFn;
-  window.addEventListener("popstate", () => render());
+  window.addEventListener("popstate", () => {
+    if (!leaveGuard) { show(); return; }
+    const target = location.pathname + location.search;
+    history.pushState(null, "", shown);  // stay until the guard lets the user go
+    leave(() => { history.replaceState(null, "", target); show(); });
+  });
   document.addEventListener("click", (event) => {
     const link = event.target.closest("a[href]");
     if (!link || event.defaultPrevented || event.button !== 0) return;
@@ -40,5 +69,5 @@ export function start(renderFn) {
     event.preventDefault();
     navigate(url.pathname + url.search);
   });
-  render();
+  show();
 }
