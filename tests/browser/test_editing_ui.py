@@ -88,6 +88,19 @@ async def test_a_conflict_with_a_change_of_another_section_is_resolved_by_merge(
     saved = await ui.api("GET", f"/notes/{note['id']}")
     assert saved["version"] == 3 and saved["body"] == BODY.replace("step one", "step one, booked").replace(
         "100 EUR", "120 EUR")
+
+    await page.locator("#edit-note").click()  # both change the budget now: merged by hand
+    await ui.api("PATCH", f"/notes/{note['id']}", {"body": saved["body"].replace("120 EUR", "90 EUR")})
+    await page.locator("#note-source").fill(saved["body"].replace("120 EUR", "150 EUR"))
+    await page.locator("#save-note").click()
+    await expect(page.locator("#conflict-merge-note")).to_contain_text("Both changed Budget")
+    await page.locator("#conflict-merge").click()
+    await expect(page.locator("#note-source")).to_have_value(
+        re.compile(r"<<<<<<< theirs\n90 EUR\n=======\n150 EUR\n>>>>>>> yours"))
+    await page.locator("#note-source").fill(saved["body"].replace("120 EUR", "110 EUR"))
+    await page.locator("#save-note").click()
+    await expect(body).to_contain_text("110 EUR")
+    assert (await ui.api("GET", f"/notes/{note['id']}"))["version"] == 5
     assert ui.watch.errors == [] and ui.watch.dialogs == []
 
 

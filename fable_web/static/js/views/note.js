@@ -43,7 +43,7 @@ export async function noteView(main, params, query) {
     const unsaved = canEdit(note) ? await keeper.pending(note) : null;
     clear(host, reader(note, rendered.html, () => edit(note), show, draft));
     if (unsaved) {
-      host.prepend(restorePrompt(unsaved, (d) => edit(note, d), () => keeper.clear()));
+      host.prepend(restorePrompt(unsaved, (d) => edit(note, d), () => keeper.clear(), note.version));
     }
   }
   // Edit `note`, from a restored unsaved draft when given (its base version, so that a save

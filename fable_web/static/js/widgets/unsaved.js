@@ -80,10 +80,13 @@ function when(iso) {
     : d.toLocaleString([], { dateStyle: "medium", timeStyle: "short" });
 }
 
-/** The "Restore unsaved changes from <time>?" prompt: Restore or Discard. */
-export function restorePrompt(draft, onRestore, onDiscard) {
+/** The "Restore unsaved changes from <time>?" prompt: Restore or Discard. With `version`, the
+ * note's current one, it says when the note changed after the edit began. */
+export function restorePrompt(draft, onRestore, onDiscard, version = null) {
+  const moved = version && draft.base_version && draft.base_version < version;
   const prompt = h("div.notice.restore-draft#restore-draft", { role: "group", "aria-label": "Unsaved changes" },
-    h("span", {}, "Restore unsaved changes from ", h("time", { datetime: draft.saved_at }, when(draft.saved_at)), "?"),
+    h("span", {}, "Restore unsaved changes from ", h("time", { datetime: draft.saved_at }, when(draft.saved_at)), "?",
+      moved ? h("span.muted.small", {}, ` The note changed since (v${draft.base_version} → v${version}): saving offers a merge.`) : null),
     h("span.spacer"),
     h("button.btn.btn-sm.btn-primary#restore-draft-yes", { type: "button", on: { click: () => { prompt.remove(); onRestore(draft); } } },
       "Restore"),
