@@ -62,7 +62,7 @@ COVERED: frozenset[str] = frozenset({
     "notifications", "profile_observations", "profiles", "projects", "push_subscriptions", "settings",
     "group_members", "messages", "milestones", "journal_days", "notes", "events", "feed_items", "note_drafts",
     "note_embeddings", "note_links", "note_versions", "research_runs", "shares", "task_logs", "event_sync_marks",
-    "user_identities",
+    "user_identities", "edit_drafts",
 })
 EMBEDDINGS = frozenset({"note_embeddings"})  # whole tables that are embeddings
 MERGED = frozenset({"note_words"})  # sets: a row already here is simply kept

@@ -1114,3 +1114,27 @@ class UserIdentity(Base):
     created_at: Mapped[datetime] = _created()
 
     __table_args__ = (UniqueConstraint("issuer", "subject", name="uq_user_identities_issuer_subject"),)
+
+
+# --- drafts ------------------------------------------------------------------------------------
+
+
+class EditDraft(Base):
+    """A person's unsaved edit of a note (``note_id``), or of a note not created yet (``note_id``
+    null), saved while they type so that nothing is lost; one per person and note, private to its
+    writer, deleted when they save the note. ``base_version`` is the version the edit started from."""
+
+    __tablename__ = "edit_drafts"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = _owner()
+    note_id: Mapped[int | None] = mapped_column(ForeignKey("notes.id", ondelete="CASCADE"))
+    title: Mapped[str] = mapped_column(Text, server_default="", nullable=False)
+    body: Mapped[str] = mapped_column(Text, server_default="", nullable=False)
+    tags: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default="{}", nullable=False)
+    base_version: Mapped[int | None] = mapped_column(Integer)
+    updated_at: Mapped[datetime] = _updated()
+
+
+# one draft per person and note, the new note's (null) included
+Index("uq_edit_drafts_user_note", EditDraft.user_id, func.coalesce(EditDraft.note_id, 0), unique=True)

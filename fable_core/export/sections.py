@@ -45,6 +45,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("notes", m.Note, omit=("title_key",)),
     Section("note_versions", m.NoteVersion),
     Section("note_drafts", m.NoteDraft),
+    Section("edit_drafts", m.EditDraft),
     Section("work_logs", m.TaskLog),
     Section("conversations", m.Conversation),
     Section("messages", m.Message),

@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.access import belongs_to, get_visible, require, same_space
 from fable_core.db.models import Milestone, Note
+from fable_core.drafts import store as drafts
 from fable_core.errors import InvalidInput
 from fable_core.events import NoteChanged
 from fable_core.knowledge import vocabulary, wikilinks
@@ -120,7 +121,7 @@ def check_task_fields(recurrence_rule: str | None, due_date: date | None) -> Non
 async def save_changes(ctx: Context, note: Note, *, old_title: str | None = None,
                        body_changed: bool = True) -> None:
     """Persist a change to ``note``: version snapshot, wikilinks, rename rewrites, vocabulary,
-    change event."""
+    the saver's edit draft of it gone, change event."""
     s = ctx.session
     note.version += 1
     await s.flush()
@@ -132,6 +133,7 @@ async def save_changes(ctx: Context, note: Note, *, old_title: str | None = None
         rewritten = await _rename(ctx, note, old_title)
     if body_changed or rewritten is not None:  # one statement for all: new words inserted in one order
         await vocabulary.add(s, [note.id, *(source.id for source in rewritten or [])])
+    await drafts.forget(s, ctx.caller, note.id)  # the saver's unsaved edit of it is saved now
     ctx.emit(NoteChanged(note.user_id, note.id, "updated"))
 
 

@@ -54,6 +54,8 @@ NEEDS = {
     "accept_note_draft": "viewer", "reject_note_draft": "viewer",
     # an event is the caller's own; linking it to a note or project needs only reading that
     "create_event": "viewer", "update_event": "viewer",
+    # an edit draft is the caller's own: dropping it needs only seeing the note (saving one: editor)
+    "discard_draft": "viewer",
 }
 _LEVELS = {"viewer": 1, "editor": 2, "admin": 3}
 # Values for the other required arguments
@@ -61,6 +63,7 @@ SAMPLES: dict[str, Any] = {
     "query": "roof", "text": "more", "operation": "append", "to": "task", "from_version": 1, "version": 1,
     "due_date": "2026-12-24", "minutes": 5, "instruction": "shorter", "content": "hello",
     "with_user": "gina", "name": "qwen3:8b", "start": "2026-12-07T09:00", "kind": "person", "expression": "2^10",
+    "base_version": 1, "body": "hello",
 }
 _UNIQUE = count(1)
 
@@ -194,7 +197,9 @@ def surface(request: pytest.FixtureRequest, app_url: str, matrix_fable: Fable, m
                 http = await stack.enter_async_context(httpx.AsyncClient(base_url=app_url, timeout=30))
                 yield lambda t, a, r: _rest(http, people, t, a, r)
             else:
-                yield lambda t, a, r: _assistant(matrix_fable, matrix_llm, people, t.name, a, r)
+                # a tool only devices use (agents=False) is never offered to the assistant: as the UI runs it
+                yield lambda t, a, r: (_assistant(matrix_fable, matrix_llm, people, t.name, a, r) if t.agents
+                                       else _in_process(matrix_fable, people, t.name, a, r))
 
     return opened
 

@@ -21,16 +21,45 @@ export function match(pathname) {
   return null;
 }
 
-export function navigate(path, { replace = false } = {}) {
-  if (replace) history.replaceState(null, "", path);
-  else history.pushState(null, "", path);
+let leaveGuard = null;
+let shown = "";
+
+/** setLeaveGuard(fn): before the view is left, fn() (true, false or a promise of one) says
+ * whether to go (an editor with unsaved changes asks); it is dropped once it lets the user go. */
+export function setLeaveGuard(fn) { leaveGuard = fn; }
+
+function leave(go) {
+  const guard = leaveGuard;
+  if (!guard) { go(); return; }
+  Promise.resolve(guard()).then((ok) => {
+    if (!ok) return;
+    if (leaveGuard === guard) leaveGuard = null;
+    go();
+  });
+}
+
+function show() {
+  shown = location.pathname + location.search;
   render();
 }
 
+export function navigate(path, { replace = false } = {}) {
+  leave(() => {
+    if (replace) history.replaceState(null, "", path);
+    else history.pushState(null, "", path);
+    show();
+  });
+}
+
 export function start(renderFn) {
-  let shown = null;  // the page on screen: moving between #fragments of it is the browser's to scroll
-  render = () => { shown = location.pathname + location.search; renderFn(); };
-  window.addEventListener("popstate", () => { if (location.pathname + location.search !== shown) render(); });
+  render = renderFn;
+  window.addEventListener("popstate", () => {
+    const target = location.pathname + location.search;
+    if (target === shown) return;  // moving between #fragments of the page on screen: the browser scrolls
+    if (!leaveGuard) { show(); return; }
+    history.pushState(null, "", shown);  // stay until the guard lets the user go
+    leave(() => { history.replaceState(null, "", target); show(); });
+  });
   document.addEventListener("click", (event) => {
     const link = event.target.closest("a[href]");
     if (!link || event.defaultPrevented || event.button !== 0) return;
@@ -43,5 +72,5 @@ export function start(renderFn) {
     event.preventDefault();
     navigate(url.pathname + url.search + url.hash);
   });
-  render();
+  show();
 }

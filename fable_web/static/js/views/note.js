@@ -1,8 +1,9 @@
 // One note: read it rendered, edit its markdown with a live preview, and everything around it.
 import { api } from "../api.js";
 import { clear, confirmDialog, debounce, h, relativeTime, toast, trustedHtml } from "../dom.js";
-import { navigate } from "../router.js";
+import { navigate, setLeaveGuard } from "../router.js";
 import { assistPanel, tagSuggestions } from "../widgets/assist.js";
+import { conflictView, isStale } from "../widgets/conflict.js";
 import { priorityBadge, dueLabel } from "../widgets/items.js";
 import { attachLinkComplete } from "../widgets/links.js";
 import { enhanceProse } from "../widgets/prose.js";
@@ -10,30 +11,93 @@ import { backlinksPanel, historyPanel, subtasksPanel, taskPanel, workLogPanel } 
 import { canEdit, sharedBadge, shareButton } from "../widgets/share.js";
 import { checklist, entityCard } from "../widgets/structured.js";
 import { forgetKnownTags, tagInput } from "../widgets/tags.js";
+import { draftKeeper, guardUnload, restorePrompt } from "../widgets/unsaved.js";
 
 export async function noteView(main, params, query) {
   if (!params.id) {
-    main.append(editor({ title: query.get("title") || "", body: "", tags: [] }, async (fields) => {
-      const created = await api.post("/notes", fields);
-      navigate(`/notes/${created.id}`, { replace: true });
-    }, () => (history.length > 1 ? history.back() : navigate("/notes"))));
+    const keeper = draftKeeper(null);
+    const start = { title: query.get("title") || "", body: "", tags: [] };
+    const draft = await keeper.pending(start);
+    const form = editor(start, {
+      keeper,
+      save: async (fields) => {
+        const created = await api.post("/notes", fields);
+        form.markSaved();
+        await keeper.clear();
+        navigate(`/notes/${created.id}`, { replace: true });
+      },
+      cancel: () => (history.length > 1 ? history.back() : navigate("/notes")),
+    });
+    main.append(form);
+    if (draft) form.prepend(restorePrompt(draft, form.restore, () => keeper.clear()));
     main.querySelector(query.get("title") ? "textarea" : ".title-input").focus();
     return;
   }
   const id = Number(params.id);
   const host = h("div");
+  const keeper = draftKeeper(id);
   main.append(host);
 
   async function show() {
     const [note, rendered, draft] = await Promise.all([api.get(`/notes/${id}`), api.get(`/notes/${id}/html`),
       api.get(`/notes/${id}/draft`).catch(() => null)]);
+    const unsaved = canEdit(note) ? await keeper.pending(note) : null;
     clear(host, reader(note, rendered.html, () => edit(note), show, draft));
+    if (unsaved) {
+      host.prepend(restorePrompt(unsaved, (d) => edit(note, d), () => keeper.clear(), note.version));
+    }
   }
-  function edit(note) {
-    clear(host, editor(note, async (fields) => {
-      await api.patch(`/notes/${id}`, { ...fields, expected_version: note.version });
-      await show();
-    }, show));
+  // Edit `note`, from a restored unsaved draft when given (its base version, so that a save
+  // over changes made since ends in the conflict view, not over them).
+  function edit(note, restored = null) {
+    let base = restored?.base_version ?? note.version;
+    const form = editor(note, {
+      keeper,
+      base: () => base,
+      save: async (fields) => {
+        try {
+          await api.patch(`/notes/${id}`, { ...fields, expected_version: base });
+        } catch (e) {
+          if (!isStale(e)) throw e;
+          resolve(fields);
+          return false;
+        }
+        await keeper.saved();
+        await show();
+        return true;
+      },
+      cancel: show,
+    });
+    function resolve(fields) {
+      form.classList.add("hidden");
+      const card = conflictView({
+        noteId: id, yours: fields, baseVersion: base,
+        save: async (chosen, version) => {
+          await api.patch(`/notes/${id}`, { ...chosen, expected_version: version });
+          form.markSaved();
+          await keeper.saved();
+          toast("Saved");
+          await show();
+        },
+        saveCopy: async (chosen) => {
+          const created = await api.post("/notes", chosen);
+          form.markSaved();
+          await keeper.clear();
+          toast("Saved as a copy");
+          navigate(`/notes/${created.id}`);
+        },
+        back: () => { card.remove(); form.classList.remove("hidden"); },
+        editMerge: (body, version) => {
+          base = version;
+          card.remove();
+          form.classList.remove("hidden");
+          form.setBody(body);
+        },
+      });
+      host.prepend(card);
+    }
+    clear(host, form);
+    if (restored) form.restore(restored);
     host.querySelector("textarea").focus();
   }
   await show();
@@ -91,22 +155,43 @@ function reader(note, html, onEdit, reload, draft = null) {
       historyPanel(note, reload)));
 }
 
-function editor(note, save, cancel) {
+// The editor of `note`'s title, tags and markdown. Every change is kept as an unsaved draft
+// (keeper); leaving with changes asks first. save(fields) resolves false when the save did not
+// happen (a conflict being resolved) and the edit stays unsaved.
+function editor(note, { keeper, save, cancel, base = () => null }) {
   const title = h("input.title-input", { type: "text", value: note.title, placeholder: "Title", "aria-label": "Title", required: true });
-  const tags = tagInput(note.tags);
+  const tags = tagInput(note.tags, () => changed());
   const source = h("textarea#note-source", { "aria-label": "Markdown", placeholder: "Write in markdown. Type [[ to link another note." });
   source.value = note.body;
   const preview = h("div.prose.preview#preview", { "aria-label": "Preview" });
   const error = h("p.error.hidden", { role: "alert" });
   const saveButton = h("button.btn.btn-primary#save-note", { type: "submit" }, "Save");
+  const status = h("span.muted.small.unsaved-status#unsaved-status", { "aria-live": "polite" });
+  let original = { title: note.title, body: note.body, tags: [...note.tags] };
+  const fields = () => ({ title: title.value.trim(), body: source.value, tags: tags.value() });
+  const dirty = () => {
+    const now = fields();
+    return now.title !== original.title.trim() || now.body !== original.body
+      || JSON.stringify(now.tags) !== JSON.stringify(original.tags);
+  };
 
   const renderPreview = debounce(async () => {
     try { trustedHtml(preview, (await api.post("/render", { body: source.value })).html); }
     catch (e) { preview.textContent = e.message; }
   }, 250);
-  source.addEventListener("input", renderPreview);
-  attachLinkComplete(source, renderPreview);
-  const images = imageInserter(source, error, renderPreview);
+  function changed() {
+    if (dirty()) {
+      keeper.changed(fields(), base() ?? undefined);
+      status.textContent = "Unsaved changes (kept as a draft)";
+    } else {
+      keeper.clear();
+      status.textContent = "";
+    }
+  }
+  source.addEventListener("input", () => { renderPreview(); changed(); });
+  title.addEventListener("input", changed);
+  attachLinkComplete(source, () => { renderPreview(); changed(); });
+  const images = imageInserter(source, error, () => { renderPreview(); changed(); });
   renderPreview();
 
   async function submit(event) {
@@ -114,13 +199,21 @@ function editor(note, save, cancel) {
     saveButton.disabled = true;
     error.classList.add("hidden");
     try {
-      await save({ title: title.value.trim(), body: source.value, tags: tags.value() });
+      await keeper.hold();
+      if ((await save(fields())) === false) return;
+      form.markSaved();
       forgetKnownTags();
       toast("Saved");
     } catch (e) {
       error.textContent = e.message;
       error.classList.remove("hidden");
     } finally { saveButton.disabled = false; }
+  }
+  async function leave() {
+    if (dirty() && !(await confirmDialog("Discard your changes?", "What you changed since the last save is thrown away.", "Discard"))) return;
+    if (dirty()) await keeper.clear();
+    original = fields();
+    cancel();
   }
   const form = h("form.stack#note-editor", { on: { submit, keydown: (e) => {
     if ((e.ctrlKey || e.metaKey) && e.key === "s") { e.preventDefault(); submit(); }
@@ -130,8 +223,24 @@ function editor(note, save, cancel) {
     h("div.suggest-wrap", {}, h("div.pane-label", {}, "Markdown"), source),
     h("div", {}, h("div.pane-label", {}, "Preview"), preview)),
   error,
-  h("div.row", {}, saveButton, h("button.btn.btn-ghost", { type: "button", on: { click: cancel } }, "Cancel"),
-    images.button, images.input, h("span.spacer"), h("span.muted.small", {}, "Ctrl + S saves")));
+  h("div.row", {}, saveButton, h("button.btn.btn-ghost#cancel-edit", { type: "button", on: { click: leave } }, "Cancel"),
+    images.button, images.input, h("span.spacer"), status, h("span.muted.small", {}, "Ctrl + S saves")));
+  /** The edit is stored: nothing unsaved any more. */
+  form.markSaved = () => { original = fields(); status.textContent = ""; };
+  /** Put a restored draft's fields in the editor. */
+  form.restore = (draft) => {
+    title.value = draft.title;
+    source.value = draft.body;
+    tags.set(draft.tags || []);
+    renderPreview();
+    changed();
+  };
+  /** Replace the markdown (a merge to finish by hand). */
+  form.setBody = (body) => { source.value = body; renderPreview(); changed(); source.focus(); };
+  const pending = () => form.isConnected && dirty();
+  guardUnload(pending);
+  setLeaveGuard(() => !pending()
+    || confirmDialog("Leave with unsaved changes?", "They are kept as a draft: open the note again to restore them.", "Leave"));
   return form;
 }
 

@@ -12,7 +12,7 @@ async function knownTags() {
 
 export function forgetKnownTags() { known = null; }
 
-/** A chips field; returns {el, value(), add(tag)} where value() is the list of tags. */
+/** A chips field; returns {el, value(), add(tag), set(tags)} where value() is the list of tags. */
 export function tagInput(initial = [], onChange = () => {}) {
   const tags = [...initial];
   const chips = h("span.row");
@@ -53,5 +53,6 @@ export function tagInput(initial = [], onChange = () => {}) {
   });
   input.addEventListener("blur", () => { if (input.value.trim()) add(input.value); });
   render();
-  return { el, value: () => [...tags], add };
+  const set = (list) => { tags.splice(0, tags.length, ...list); render(); };
+  return { el, value: () => [...tags], add, set };
 }
