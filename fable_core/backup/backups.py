@@ -24,6 +24,7 @@ class Restored(BaseModel):
     scope: str
     rows: dict[str, int]
     skipped: int
+    image_files: int
 
 
 def _blob(content: bytes, what: str) -> Blob:
@@ -43,7 +44,8 @@ async def backup_instance(ctx: Context, embeddings: bool = False) -> Blob:
     """
     out = io.BytesIO()
     async with ctx.transaction() as session:  # one snapshot, streamed through a cursor
-        await archive.write_archive(session, out, scope="instance", embeddings=embeddings)
+        await archive.write_archive(session, out, scope="instance", embeddings=embeddings,
+                                    data_dir=ctx.settings.fable_data_dir)
     return _blob(out.getvalue(), "instance")
 
 
@@ -57,7 +59,8 @@ async def backup_mine(ctx: Context, embeddings: bool = False) -> Blob:
     """
     out = io.BytesIO()
     async with ctx.transaction() as session:  # one snapshot, streamed through a cursor
-        await archive.write_archive(session, out, scope="user", account=ctx.user_id, embeddings=embeddings)
+        await archive.write_archive(session, out, scope="user", account=ctx.user_id, embeddings=embeddings,
+                                    data_dir=ctx.settings.fable_data_dir)
     return _blob(out.getvalue(), "mine")
 
 
@@ -73,9 +76,10 @@ async def restore_backup(ctx: Context, archive_file: Binary) -> Restored:
         raise Forbidden("only an admin may restore an instance backup")
     if manifest["scope"] == "user" and manifest.get("username") != ctx.caller.username:
         raise Forbidden("this is another account's backup: only its owner may restore it")
-    summary = await archive.restore(ctx.session, zf, manifest, into_user=ctx.user_id)
+    summary = await archive.restore(ctx.session, zf, manifest, into_user=ctx.user_id,
+                                    data_dir=ctx.settings.fable_data_dir)
     skipped = summary.pop("skipped", 0)
     # in the restore's transaction: recorded exactly when the restore committed
     await audit(ctx.session, Actor.of(ctx.caller), "backup.restore", scope=manifest["scope"],
                 rows=sum(summary.values()), skipped=skipped)
-    return Restored(scope=manifest["scope"], rows=dict(summary), skipped=skipped)
+    return Restored(scope=manifest["scope"], rows=dict(summary), skipped=skipped, image_files=summary.image_files)
