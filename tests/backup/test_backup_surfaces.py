@@ -9,8 +9,8 @@ import base64
 import io
 import json
 import zipfile
-from dataclasses import replace
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
