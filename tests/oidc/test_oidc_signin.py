@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -13,10 +14,10 @@ import pytest
 from joserfc import jwt
 from joserfc.jwk import KeySet, OctKey, RSAKey
 from oidc_helpers import oidc_browser
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from support.users import PASSWORD, make_user
 
-from fable_core.db.models import User, UserIdentity
+from fable_core.db.models import LoginSession, User, UserIdentity
 from fable_core.errors import Unauthenticated
 from fable_core.oidc import OidcClient
 from fable_core.runtime import Fable
@@ -176,3 +177,27 @@ async def test_a_bad_id_token_is_refused(settings: Any, token: Callable[[], str]
     assert (await client.validate(_token(), "n1"))["sub"] == "s1"
     with pytest.raises(Unauthenticated, match="ID token"):
         await client.validate(token(), "n1")
+
+
+async def test_a_password_less_account_changes_its_email_after_a_recent_sign_in(
+    browser: httpx.AsyncClient, person: Callable[..., str], fable: Fable,
+) -> None:
+    sub = person(email="vic@example.com", email_verified=True, preferred_username="vic")
+    assert (await sign_in(browser, sub)).headers["location"] == "/"
+    csrf = {"X-CSRF-Token": (await browser.get("/api/auth/me")).json()["csrf_token"]}
+    r = await browser.put("/api/auth/email", json={"email": "Vic@New.example"}, headers=csrf)
+    assert r.status_code == 200, r.text
+    assert (r.json()["user"]["email"], r.json()["user"]["email_verified"]) == ("vic@new.example", False)
+    async with fable.db.transaction() as s:  # the sign-in is now eleven minutes old
+        await s.execute(update(LoginSession).values(created_at=func.now() - timedelta(minutes=11)))
+    r = await browser.put("/api/auth/email", json={"email": "mallory@evil.example"}, headers=csrf)
+    assert r.status_code == 403 and r.json()["error"]["details"]["reason"] == "reauthenticate"
+    assert (await browser.get("/api/auth/me")).json()["user"]["email"] == "vic@new.example"  # unchanged
+    browser.cookies.clear()
+    assert (await sign_in(browser, sub)).headers["location"] == "/"  # signing in again is enough
+    csrf = {"X-CSRF-Token": (await browser.get("/api/auth/me")).json()["csrf_token"]}
+    assert (await browser.put("/api/auth/email", json={"email": None}, headers=csrf)).status_code == 200
+    async with fable.db.transaction() as s:  # an account with a password still needs it
+        await s.execute(update(User).values(password_hash="$argon2id$v=19$m=65536,t=3,p=4$c2FsdHNhbHQ$aGFzaA"))
+    r = await browser.put("/api/auth/email", json={"email": "vic@example.com"}, headers=csrf)
+    assert r.status_code == 422 and r.json()["error"]["details"]["field"] == "password"
