@@ -55,6 +55,7 @@ from fable_core.access import owner_column_is
 from fable_core.db.models import Base
 from fable_core.errors import Conflict, InvalidInput
 from fable_core.images import store
+from fable_core.images.sniff import NotAnImage, sniff
 
 __all__ = ["COVERED", "EXCLUDED", "FORMAT", "ID_KEYS", "JSON_IDS", "JSON_ID_FREE", "Scope", "Summary", "owner_here",
            "read_archive", "restore", "write_archive"]
@@ -284,16 +285,24 @@ def read_archive(data: IO[bytes]) -> tuple[zipfile.ZipFile, dict[str, Any]]:
     images = manifest.setdefault("images", {})
     if not isinstance(images, dict) or not all(isinstance(k, str) and _SHA.fullmatch(k) for k in images):
         raise _bad("its manifest's images are not SHA-256 names")
+    types: dict[str, str] = {}
     for digest in images:
         sha = hashlib.sha256()
         try:
             with zf.open(f"images/{digest}") as member:
+                head = member.read(1024)
+                sha.update(head)
                 while chunk := member.read(1 << 20):
                     sha.update(chunk)
         except (zipfile.BadZipFile, KeyError, EOFError, OSError) as e:
             raise _bad(f"image {digest[:12]}: {e}"[:200]) from e
         if sha.hexdigest() != digest:
             raise _bad(f"image {digest[:12]} fails its checksum")
+        try:  # what the store holds is an image, whoever made the archive
+            types[digest] = sniff(head)
+        except NotAnImage as e:
+            raise _bad(f"image {digest[:12]}: {e.message}") from e
+    manifest["_image_types"] = types  # not the archive's: its files' types, judged by their bytes here
     return zf, manifest
 
 
@@ -430,7 +439,8 @@ async def _restore_rows(session: AsyncSession, zf: zipfile.ZipFile, manifest: di
             entry = entries.get(table.name)
             if entry is None or (table.name == "users" and manifest["scope"] == "user"):
                 continue
-            summary[table.name] = await _restore_table(session, zf, table, entry, maps, summary)
+            summary[table.name] = await _restore_table(session, zf, table, entry, maps, summary,
+                                                       manifest.get("_image_types", {}))
     except IntegrityError as e:
         detail = str(e.orig).splitlines()[0][:300] if e.orig is not None else ""
         raise Conflict(f"the backup clashes with what is here, nothing restored: {detail}") from e
@@ -438,8 +448,10 @@ async def _restore_rows(session: AsyncSession, zf: zipfile.ZipFile, manifest: di
 
 
 async def _restore_table(session: AsyncSession, zf: zipfile.ZipFile, table: Table, entry: dict[str, Any],
-                         maps: dict[str, dict[int, int]], summary: Summary) -> int:
+                         maps: dict[str, dict[int, int]], summary: Summary, types: dict[str, str]) -> int:
     names: list[str] = entry["columns"]
+    if table.name == "images" and not {"content_type", "sha256"} <= set(names):
+        raise _bad("its images have no content type or hash")
     columns = [table.c[n] for n in names]
     decoders = [(i, d) for i, c in enumerate(columns) if (d := _decoder(c)) is not None]
     keyed = [pk.name for pk in table.primary_key.columns] == ["id"] and "id" in names
@@ -452,6 +464,7 @@ async def _restore_table(session: AsyncSession, zf: zipfile.ZipFile, table: Tabl
     if keyed:
         sequence = (await session.execute(select(func.pg_get_serial_sequence(table.name, "id")))).scalar()
     mapping = maps.setdefault(table.name, {})
+    image_types: dict[str, str] | None = types if table.name == "images" else None
     urls = _image_urls(maps)
     texts = [i for i, c in enumerate(columns) if isinstance(c.type, String)]
     jsons = [(i, _CONTEXT_LISTS if c.name == "context" else {}) for i, c in enumerate(columns)
@@ -487,6 +500,8 @@ async def _restore_table(session: AsyncSession, zf: zipfile.ZipFile, table: Tabl
             if not keep:
                 summary["skipped"] += 1
                 continue
+            if image_types is not None:
+                _image_type(row, names, image_types)
             for i in texts:
                 if row[i]:
                     row[i] = urls(row[i])
@@ -510,6 +525,19 @@ async def _restore_table(session: AsyncSession, zf: zipfile.ZipFile, table: Tabl
     if keyed and sequence is None:
         raise InvalidInput(f"table {table.name!r} has no id sequence")
     return restored
+
+
+_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/avif"})
+
+
+def _image_type(row: list[Any], names: list[str], types: dict[str, str]) -> None:
+    """An image row's content type is its file's, judged by the bytes; without its file in the
+    archive, one of the types the store keeps (never, say, text/html served from our origin)."""
+    at_type, at_sha = names.index("content_type"), names.index("sha256")
+    if (known := types.get(row[at_sha])) is not None:
+        row[at_type] = known
+    elif row[at_type] not in _IMAGE_TYPES:
+        raise _bad(f"an image row has the content type {str(row[at_type])[:40]!r}")
 
 
 async def owner_here(session: AsyncSession, manifest: dict[str, Any]) -> int:

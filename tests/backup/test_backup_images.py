@@ -4,6 +4,7 @@ bytes back under the note's remapped image URL; a restore that fails leaves no n
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import re
@@ -21,7 +22,7 @@ from support.users import make_user
 
 from fable_core.caller import Caller
 from fable_core.db.models import Note
-from fable_core.errors import Conflict
+from fable_core.errors import Conflict, InvalidInput
 from fable_core.images.store import stored_at
 from fable_core.runtime import Fable
 from fable_web.app import create_app
@@ -67,3 +68,48 @@ async def test_a_failed_restore_leaves_no_new_image_file(fable: Fable, alice: Ca
     with pytest.raises(Conflict):  # her setting is still there: the restore clashes, nothing written
         await fable.dispatcher.run("restore_backup", {"archive_file": data}, alice)
     assert not path.exists()
+
+
+def _tampered(data: bytes, html: bytes) -> tuple[bytes, bytes]:
+    """Two archives made by hand from ``data``: one carrying a file that is not an image, one
+    whose image row claims to be HTML (its file left out)."""
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        manifest = json.loads(zf.read("manifest.json"))
+        members = {name: zf.read(name) for name in zf.namelist() if name != "manifest.json"}
+    sha = hashlib.sha256(html).hexdigest()
+    extra = {**members, f"images/{sha}": html}
+    rows = [json.loads(line) for line in members["tables/images.jsonl"].splitlines()]
+    at = manifest["tables"]["images"]["columns"].index("content_type")
+    for row in rows:
+        row[at] = "text/html"
+    table = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    relabelled = {**{k: v for k, v in members.items() if not k.startswith("images/")},
+                  "tables/images.jsonl": table}
+    tables = {**manifest["tables"], "images": {**manifest["tables"]["images"],
+                                               "sha256": hashlib.sha256(table).hexdigest(), "bytes": len(table)}}
+
+    def zipped(content: dict[str, bytes], man: dict[str, object]) -> bytes:
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w") as zf:
+            zf.writestr("manifest.json", json.dumps(man))
+            for name, value in content.items():
+                zf.writestr(name, value)
+        return out.getvalue()
+
+    return (zipped(extra, {**manifest, "images": {**manifest["images"], sha: len(html)}}),
+            zipped(relabelled, {**manifest, "tables": tables, "images": {}}))
+
+
+async def test_an_archive_cannot_put_anything_but_images_in_the_store(fable: Fable, alice: Caller) -> None:
+    await fable.call("upload_image", {"content": png(5, 150, 250)}, alice)
+    data = await blob(fable, "backup_mine", alice)
+    html = b"<html><script>alert(document.cookie)</script></html>"
+    not_an_image, relabelled = _tampered(data, html)
+    await empty(fable)
+    alice = await make_user(fable, "alice")
+    for archive, why in ((not_an_image, "is not a PNG"), (relabelled, "content type 'text/html'")):
+        with pytest.raises(InvalidInput, match=why):
+            await fable.dispatcher.run("restore_backup", {"archive_file": archive}, alice)
+    assert not stored_at(fable.settings.fable_data_dir, hashlib.sha256(html).hexdigest()).exists()
+    restored = await fable.call("restore_backup", {"archive_file": data}, alice)
+    assert restored["rows"]["images"] == 1
