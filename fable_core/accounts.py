@@ -27,7 +27,7 @@ from fable_core.access import of_user
 from fable_core.account_tokens import discard_tokens, issue_token, redeem_token
 from fable_core.caller import Caller, Scope
 from fable_core.config import Settings
-from fable_core.db.models import AccountToken, ApiKey, Note, Project, Share, User
+from fable_core.db.models import AccountToken, ApiKey, LoginSession, Note, Project, Share, User, UserIdentity
 from fable_core.errors import Conflict, Forbidden, InvalidInput, NotFound, Unauthenticated
 from fable_core.instance import registration_mode
 from fable_core.invitations import DEFAULT_TTL, issue_invitation
@@ -298,20 +298,50 @@ async def _mark_verified(session: AsyncSession, user: User) -> None:
     await session.flush()
 
 
-async def change_email(session: AsyncSession, user_id: int, password: str, email: str | None) -> User:
+async def change_email(session: AsyncSession, user_id: int, password: str | None, email: str | None, *,
+                       login_session: int | None = None) -> User:
     """Change (or with None remove) the account's address after checking the password; a new
-    address starts unverified."""
+    address starts unverified. An account without a password (one that signs in with its OIDC
+    provider only) proves itself by a recent sign-in instead: ``login_session``, the caller's
+    session, must be at most :data:`REAUTH_WINDOW` old (see :func:`_check_recent_sign_in`)."""
     user = await session.get(User, user_id, with_for_update=True)
     if user is None:
         raise Unauthenticated("no such user")
     email = normalise_email(email)
-    await _check_current_password(user, password)
+    if password is not None or user.password_hash is not None:
+        if password is None:
+            raise InvalidInput("give your current password", field="password")
+        await _check_current_password(user, password)
+    else:
+        await _check_recent_sign_in(session, user, login_session)
     if email != user.email:
         user.email, user.email_verified_at = email, None
         await discard_tokens(session, "verify", user.id)
         await discard_tokens(session, "reset", user.id)
         await session.flush()
     return user
+
+
+REAUTH_WINDOW = timedelta(minutes=10)
+"""How recent a password-less account's sign-in must be for it to change its email."""
+
+
+async def _check_recent_sign_in(session: AsyncSession, user: User, login_session: int | None) -> None:
+    """A password-less account's stand-in for the password: it is linked to an OIDC identity and
+    the caller's session began within :data:`REAUTH_WINDOW`. Such an account gets a session only
+    from its provider's sign-in (password sign-in, registration, resets and invitations all set a
+    password), so a fresh session is a fresh sign-in at the provider; an old or stolen cookie is
+    not enough. Forbidden (``reason="reauthenticate"``) otherwise: sign in again, then retry."""
+    linked = await session.scalar(select(func.count()).select_from(UserIdentity)
+                                  .where(UserIdentity.user_id == user.id))
+    started = None
+    if login_session is not None:
+        started = await session.scalar(select(LoginSession.created_at).where(
+            LoginSession.id == login_session, LoginSession.user_id == user.id))
+    if not linked or started is None or started < datetime.now(UTC) - REAUTH_WINDOW:
+        minutes = int(REAUTH_WINDOW.total_seconds() // 60)
+        raise Forbidden(f"sign in again with your identity provider, then change your email within {minutes} minutes",
+                        reason="reauthenticate", within_minutes=minutes)
 
 
 # --- views and lookups for the surfaces ---------------------------------------------------------

@@ -217,6 +217,11 @@ class Settings(BaseModel):
         description="Bytes the research tool reads of one page; the rest of a larger page is ignored.",
     )
 
+    fable_restore_max_bytes: int = Field(
+        2_000_000_000, ge=1_000,
+        description="Largest backup archive, in bytes, `restore_backup` takes over REST (spooled to a temporary "
+        "file as it arrives, never held in memory); a larger body is refused with 413 and nothing is written.",
+    )
     fable_image_max_bytes: int = Field(
         5_000_000, ge=1_000, le=100_000_000,
         description="Largest image, in bytes, that `cache_image` fetches or `upload_image` accepts; a larger "

@@ -95,7 +95,8 @@ class OidcClient:
         """The validated ID token's claims for the code the provider sent back; Unauthenticated
         when the state, the token or its claims are not right."""
         if not secrets.compare_digest(state, pending.state):
-            raise Unauthenticated("the sign-in's state does not match: start again from the sign-in page")
+            raise Unauthenticated("the sign-in's state does not match: start again from the sign-in page",
+                                  reason="oidc_state")
         meta = await self._discovery()
         form = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri,
                 "code_verifier": pending.verifier, "client_id": self.settings.oidc_client_id or ""}
@@ -106,7 +107,7 @@ class OidcClient:
         body = _json(response)
         if response.status_code != 200 or not isinstance(body.get("id_token"), str):
             reason = body.get("error_description") or body.get("error") or f"HTTP {response.status_code}"
-            raise Unauthenticated(f"the sign-in provider refused the code: {str(reason)[:200]}")
+            raise Unauthenticated(f"the sign-in provider refused the code: {str(reason)[:200]}", reason="oidc_token")
         return await self.validate(body["id_token"], pending.nonce)
 
     async def validate(self, id_token: str, nonce: str) -> dict[str, Any]:
@@ -121,20 +122,23 @@ class OidcClient:
                 registry.validate(token.claims)
             except InvalidKeyIdError as e:  # the provider may have rotated its keys: fetch them once more
                 if refresh:
-                    raise Unauthenticated(f"the sign-in provider's ID token is not valid: {e}") from e
+                    raise Unauthenticated(f"the sign-in provider's ID token is not valid: {e}",
+                                          reason="oidc_token") from e
                 continue
             except (JoseError, ValueError) as e:
-                raise Unauthenticated(f"the sign-in provider's ID token is not valid: {e}") from e
+                raise Unauthenticated(f"the sign-in provider's ID token is not valid: {e}", reason="oidc_token") from e
             claims = dict(token.claims)
             azp = claims.get("azp")
             if isinstance(claims.get("aud"), list) and len(claims["aud"]) > 1 and azp != self.settings.oidc_client_id:
-                raise Unauthenticated("the sign-in provider's ID token was issued to another client")
+                raise Unauthenticated("the sign-in provider's ID token was issued to another client",
+                                      reason="oidc_token")
             return claims
-        raise Unauthenticated("the sign-in provider's ID token is not valid")  # pragma: no cover
+        raise Unauthenticated("the sign-in provider's ID token is not valid", reason="oidc_token")  # pragma: no cover
 
     async def _discovery(self) -> dict[str, Any]:
         if not self.configured:
-            raise Unavailable("sign-in with OIDC is not configured on this instance (OIDC_ISSUER, OIDC_CLIENT_ID)")
+            raise Unavailable("sign-in with OIDC is not configured on this instance (OIDC_ISSUER, OIDC_CLIENT_ID)",
+                              reason="oidc_not_configured")
         now = time.monotonic()
         if self._metadata is not None and self._metadata[0] > now:
             return self._metadata[1]
@@ -143,10 +147,10 @@ class OidcClient:
         needed = ("authorization_endpoint", "token_endpoint", "jwks_uri")
         if response.status_code != 200 or not all(isinstance(meta.get(k), str) for k in needed):
             raise Unavailable(f"the sign-in provider at {self.issuer} has no usable discovery document "
-                              f"(HTTP {response.status_code})")
+                              f"(HTTP {response.status_code})", reason="oidc_unavailable")
         if str(meta.get("issuer", "")).rstrip("/") != self.issuer:
             raise Unavailable(f"the sign-in provider calls itself {str(meta.get('issuer'))[:200]!r}, "
-                              f"not OIDC_ISSUER {self.issuer!r}")
+                              f"not OIDC_ISSUER {self.issuer!r}", reason="oidc_unavailable")
         self._metadata = (now + _CACHE_SECONDS, meta)
         return meta
 
@@ -158,7 +162,8 @@ class OidcClient:
         response = await self._request("GET", meta["jwks_uri"])
         keys = _json(response)
         if response.status_code != 200 or not isinstance(keys.get("keys"), list):
-            raise Unavailable(f"the sign-in provider's keys could not be read (HTTP {response.status_code})")
+            raise Unavailable(f"the sign-in provider's keys could not be read (HTTP {response.status_code})",
+                              reason="oidc_unavailable")
         self._keys = (now + _CACHE_SECONDS, keys)
         return keys
 
@@ -168,7 +173,7 @@ class OidcClient:
                 return await client.request(method, url, **kwargs)
         except httpx.HTTPError as e:
             raise Unavailable(f"the sign-in provider at {self.issuer} did not answer: "
-                              f"{type(e).__name__} {str(e)[:200]}".rstrip()) from e
+                              f"{type(e).__name__} {str(e)[:200]}".rstrip(), reason="oidc_unavailable") from e
 
 
 def _s256(verifier: str) -> str:

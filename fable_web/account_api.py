@@ -74,7 +74,8 @@ class ResetPassword(_Body):
 
 
 class EmailChange(_Body):
-    password: Password = Field(description="The current password.")
+    password: Password | None = Field(None, description="The current password; an account without one (OIDC "
+                                      "sign-in only) leaves it out and must have signed in within 10 minutes.")
     email: Email | None = Field(description="The new address (it starts unverified), or null for none.")
 
 
@@ -253,7 +254,7 @@ async def change_email(request: Request) -> Response:
     body = parse_model(EmailChange, await read_json_object(request))
     await w.limiter.hit(request, "password", account=info.user_id)
     async with w.fable.db.transaction() as session:
-        user = await accounts.change_email(session, info.user_id, body.password, body.email)
+        user = await accounts.change_email(session, info.user_id, body.password, body.email, login_session=info.id)
         await session.refresh(user, ["created_at"])
     response = JSONResponse({"user": accounts.user_view(user)})
     response.background = _verification_mail(w, user.id)

@@ -20,6 +20,7 @@ from starlette.routing import BaseRoute, Match, Mount, Route
 
 from fable_core.errors import InvalidInput, NotFound
 from fable_core.runtime import Fable
+from fable_core.tools.binary import MAX_BINARY
 from fable_mcp.hosts import AllowedHosts, HostPolicy
 from fable_mcp.http import McpHttp
 from fable_web import account_api, admin_api, apikeys_api, health, instance_api, oidc_api, openapi, render, rest
@@ -86,19 +87,20 @@ def _not_an_integer(route: Route, values: dict[str, str]) -> InvalidInput:
 
 
 def upload_limits(fable: Fable) -> dict[str, int]:
-    """The body limit of each route whose body may be a tool's Binary argument (an image upload):
-    the largest image, ``FABLE_IMAGE_MAX_BYTES``, with room for a multipart form's framing (on
-    the tool's route) or as base64 (``POST /api/tools/<name>``), when that is more than
-    ``FABLE_MAX_BODY_BYTES``."""
+    """The body limit of each route whose body may be a tool's Binary argument: the tool's own
+    (``@tool(body_limit=...)``, a restore's ``FABLE_RESTORE_MAX_BYTES``), else the largest image,
+    ``FABLE_IMAGE_MAX_BYTES``, with room for a multipart form's framing (on the tool's route) or
+    as base64 (``POST /api/tools/<name>``, a JSON body read whole: at most ``MAX_BINARY``), when
+    that is more than ``FABLE_MAX_BODY_BYTES``."""
     settings = fable.settings
-    raw = max(settings.fable_max_body_bytes, settings.fable_image_max_bytes + 65_536)
-    base64 = max(settings.fable_max_body_bytes, settings.fable_image_max_bytes * 4 // 3 + 65_536)
     limits: dict[str, int] = {}
     for t in fable.registry:
         if t.signature.binary_param is not None:
-            limits[f"/api/tools/{t.name}"] = base64
+            limit = t.body_limit(settings) if t.body_limit is not None else settings.fable_image_max_bytes
+            limits[f"/api/tools/{t.name}"] = max(settings.fable_max_body_bytes,
+                                                 min(limit, MAX_BINARY) * 4 // 3 + 65_536)
             if t.route is not None:
-                limits[f"/api{t.route.path}"] = raw
+                limits[f"/api{t.route.path}"] = max(settings.fable_max_body_bytes, limit + 65_536)
     return limits
 
 

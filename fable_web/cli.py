@@ -452,7 +452,8 @@ async def _backup(args: argparse.Namespace) -> int | None:
         out: Any = args.output.open("wb") if args.output is not None else sys.stdout.buffer
         try:
             async with fable.db.transaction() as session:
-                counts = await archive.write_archive(session, out, scope="instance", embeddings=args.embeddings)
+                counts = await archive.write_archive(session, out, scope="instance", embeddings=args.embeddings,
+                                                     data_dir=fable.settings.fable_data_dir)
         finally:
             if args.output is not None:
                 out.close()
@@ -472,10 +473,12 @@ async def _restore(args: argparse.Namespace) -> int | None:
             async with fable.db.transaction() as session:
                 # an account's own archive goes into that account
                 into = await archive.owner_here(session, manifest) if manifest["scope"] == "user" else None
-                summary = await archive.restore(session, zf, manifest, into_user=into)
+                summary = await archive.restore(session, zf, manifest, into_user=into,
+                                                data_dir=fable.settings.fable_data_dir)
         fable.keys.forget()
         skipped = summary.pop("skipped", 0)
-        print(json.dumps({"scope": manifest["scope"], "rows": dict(summary), "skipped": skipped}))
+        print(json.dumps({"scope": manifest["scope"], "rows": dict(summary), "skipped": skipped,
+                          "image_files": summary.image_files}))
         return 0
 
     return await _with_fable(run)

@@ -4,13 +4,16 @@ list of the sign-in methods the login page offers.
 ``GET /auth/oidc/login`` sends the browser to the provider with the flow's state, nonce and PKCE
 verifier kept in a signed cookie that lives ten minutes; ``GET /auth/oidc/callback`` checks
 them, finds (or links, or creates) the account and starts the same session a password sign-in
-starts. Both are browser pages: a failure sends the browser back to ``/login?error=...``, which
-shows the message. The redirect URI is the public URL (``FABLE_BASE_URL``, else the one an admin
-set) plus the callback path, never a request's Host.
+starts. Both are browser pages: a failure sends the browser back to ``/login?error=<code>``, one
+of :data:`ERROR_CODES` (``oidc_failed`` for anything else), which the login page turns into its
+own message: a link cannot put words of its own on our page. The full reason goes to the log.
+The redirect URI is the public URL (``FABLE_BASE_URL``, else the one an admin set) plus the
+callback path, never a request's Host.
 """
 
 from __future__ import annotations
 
+import logging
 from urllib.parse import urlencode
 
 from itsdangerous import BadSignature, URLSafeTimedSerializer
@@ -23,7 +26,9 @@ from fable_core.errors import FableError, InvalidInput, Unauthenticated, Unavail
 from fable_web.context import WebContext, web
 from fable_web.routing import ApiRoute, Doc
 
-__all__ = ["browser_routes", "routes"]
+__all__ = ["ERROR_CODES", "browser_routes", "routes"]
+
+_log = logging.getLogger(__name__)
 
 _COOKIE = "fable_oidc"
 _MAX_AGE = 600
@@ -37,12 +42,34 @@ async def _redirect_uri(w: WebContext) -> str:
     async with w.fable.db.reading() as session:
         url, _ = await instance.public_url(session, w.fable.settings)
     if url is None:
-        raise Unavailable("sign-in with OIDC needs the public URL: set FABLE_BASE_URL")
+        raise Unavailable("sign-in with OIDC needs the public URL: set FABLE_BASE_URL", reason="oidc_not_configured")
     return url.rstrip("/") + oidc.CALLBACK_PATH
 
 
+ERROR_CODES = frozenset({
+    "oidc_not_configured",  # no provider configured, or no public URL for the callback
+    "oidc_unavailable",  # the provider did not answer, or its discovery document or keys are unusable
+    "oidc_expired",  # the flow's cookie is gone or too old: started elsewhere, or over ten minutes ago
+    "oidc_state",  # the state sent back is not this flow's
+    "oidc_response",  # the provider's answer has no code or state
+    "oidc_denied",  # the provider did not sign the person in (they declined)
+    "oidc_token",  # the provider refused the code, or its ID token is not valid
+    "oidc_no_account",  # no account matches and OIDC_AUTO_CREATE is off
+    "oidc_disabled",  # the account is disabled
+})
+"""What ``/login?error=`` may say after a failed OIDC sign-in (besides ``oidc_failed``)."""
+
+
+def _code(error: FableError) -> str:
+    reason = str(error.details.get("reason", ""))
+    code = "oidc_disabled" if reason == "disabled" else reason
+    return code if code in ERROR_CODES else "oidc_failed"
+
+
 def _back_to_login(error: FableError) -> RedirectResponse:
-    response = RedirectResponse("/login?" + urlencode({"error": error.message}), status_code=303)
+    code = _code(error)
+    _log.info("OIDC sign-in failed (%s): %s", code, error.message)
+    response = RedirectResponse("/login?" + urlencode({"error": code}), status_code=303)
     response.delete_cookie(_COOKIE, path="/auth/oidc")
     return response
 
@@ -66,10 +93,11 @@ async def callback(request: Request) -> Response:
         query = request.query_params
         if "error" in query:
             said = query.get("error_description") or query["error"]
-            raise Unauthenticated(f"the sign-in provider did not sign you in: {said[:200]}")
+            raise Unauthenticated(f"the sign-in provider did not sign you in: {said[:200]}", reason="oidc_denied")
         state, code = query.get("state", ""), query.get("code", "")
         if not state or not code:
-            raise InvalidInput("the provider's answer has no code or state: start again from the sign-in page")
+            raise InvalidInput("the provider's answer has no code or state: start again from the sign-in page",
+                               reason="oidc_response")
         claims = await w.oidc.finish(await _redirect_uri(w), pending, state, code)
         async with w.fable.db.transaction() as session:
             user = await oidc.account_for(session, w.oidc.issuer, claims,
@@ -91,7 +119,8 @@ def _pending(w: WebContext, request: Request) -> oidc.Pending:
     except (BadSignature, ValueError, TypeError):
         pending = None
     if pending is None:
-        raise Unauthenticated("this sign-in has expired or was started elsewhere: start again from the sign-in page")
+        raise Unauthenticated("this sign-in has expired or was started elsewhere: start again from the sign-in page",
+                              reason="oidc_expired")
     return pending
 
 

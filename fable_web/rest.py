@@ -14,17 +14,22 @@ also be called as ``POST /api/tools/{name}`` with its arguments as the body.
 
 from __future__ import annotations
 
+import contextlib
+import tempfile
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
+import anyio
 from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
+from fable_core.caller import Caller
 from fable_core.errors import FableError, InvalidInput
-from fable_core.tools.binary import Blob, Download
+from fable_core.tools.binary import Blob, Download, Upload
 from fable_core.tools.registry import Registry, Tool
-from fable_web.context import web
+from fable_web.context import WebContext, web
 from fable_web.payload import read_json_object
 from fable_web.routing import ApiRoute, Doc
 from fable_web.sse import stream_tool
@@ -128,12 +133,15 @@ def _endpoint(t: Tool, *, stream: bool = False) -> Endpoint:
     async def endpoint(request: Request) -> Response:
         w = web(request)
         caller = await w.auth.caller(request, tool=True)  # the tool's scope decides, in the dispatcher
-        if from_query:
-            args = _query_args(request, arrays)
-        elif binary is not None and not _is_json(request):
-            args = await _binary_args(request, binary, arrays)
-        else:
-            args = await read_json_object(request)
+        if binary is not None and not from_query and not _is_json(request):
+            async with contextlib.AsyncExitStack() as files:  # a spooled upload's file lives as long as the call
+                spool = w.fable.settings.fable_data_dir / "tmp" if t.signature.binary_spooled else None
+                args = await _binary_args(request, binary, arrays, spool, files)
+                return await call(w, request, caller, args)
+        args = _query_args(request, arrays) if from_query else await read_json_object(request)
+        return await call(w, request, caller, args)
+
+    async def call(w: WebContext, request: Request, caller: Caller, args: dict[str, Any]) -> Response:
         args = _merge_path(args, request.path_params)
         if stream:
             if resumable and "last-event-id" in request.headers:
@@ -158,12 +166,20 @@ def _is_json(request: Request) -> bool:
     return ctype == "application/json" or ctype.endswith("+json")
 
 
-async def _binary_args(request: Request, binary: str, arrays: frozenset[str]) -> dict[str, Any]:
+async def _binary_args(request: Request, binary: str, arrays: frozenset[str], spool: Path | None,
+                       files: contextlib.AsyncExitStack) -> dict[str, Any]:
     """The arguments of a call whose body is the Binary argument's bytes: the raw body, or the
-    file field of that name in a multipart form (whose other fields are arguments too)."""
+    file field of that name in a multipart form (whose other fields are arguments too). With
+    ``spool`` (a :data:`~fable_core.tools.binary.BinaryFile`), the bytes stay in a temporary file
+    (the raw body is written to one in ``spool`` as it arrives) that ``files`` closes after the call."""
     args = _query_args(request, arrays)
     ctype = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if ctype != "multipart/form-data":
+        if spool is not None:
+            upload = await _spooled(request, spool, files)
+            if upload.size:
+                args[binary] = upload
+            return args
         body = await request.body()
         if body:
             args[binary] = body
@@ -174,17 +190,35 @@ async def _binary_args(request: Request, binary: str, arrays: frozenset[str]) ->
         raise
     except Exception as e:  # python-multipart's and Starlette's many parse errors: all a malformed form
         raise InvalidInput(f"the multipart body could not be read: {e}", errors=[]) from e
-    try:
-        for key, value in form.multi_items():
-            if isinstance(value, str):
-                args[key] = value
-            elif key == binary:
-                args[key] = await value.read()
+    files.push_async_callback(form.close)
+    for key, value in form.multi_items():
+        if isinstance(value, str):
+            args[key] = value
+        elif key == binary:  # Starlette's UploadFile: a file spooled to disk past 1 MiB
+            if spool is not None:
+                await value.seek(0)
+                args[key] = Upload(value.file, value.size or 0)
             else:
-                raise InvalidInput(f"unexpected file field {key!r}; send the file as {binary!r}", field=key)
-    finally:
-        await form.close()
+                args[key] = await value.read()
+        else:
+            raise InvalidInput(f"unexpected file field {key!r}; send the file as {binary!r}", field=key)
     return args
+
+
+_IN_MEMORY = 1 << 20  # a spooled body's first MiB stays in memory, the rest goes to disk
+
+
+async def _spooled(request: Request, folder: Path, files: contextlib.AsyncExitStack) -> Upload:
+    """The request body written to a temporary file (in ``folder``) as it arrives."""
+    await anyio.Path(folder).mkdir(parents=True, exist_ok=True)
+    spool = tempfile.SpooledTemporaryFile(max_size=_IN_MEMORY, mode="w+b", dir=str(folder))  # noqa: SIM115
+    files.callback(spool.close)
+    size = 0
+    async for chunk in request.stream():  # the body limit counts as it comes (SecurityMiddleware)
+        spool.write(chunk)  # the page cache takes a chunk in microseconds
+        size += len(chunk)
+    spool.seek(0)
+    return Upload(spool, size)
 
 
 def model_response(result: BaseModel, status: int = 200) -> Response:

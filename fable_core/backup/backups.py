@@ -7,13 +7,15 @@ from __future__ import annotations
 import io
 from datetime import UTC, datetime
 
+import anyio
 from pydantic import BaseModel
 
 from fable_core.audit import Actor, audit
 from fable_core.backup import archive
+from fable_core.config import Settings
 from fable_core.errors import Forbidden
 from fable_core.tools import Context, Route, tool
-from fable_core.tools.binary import Binary, Blob
+from fable_core.tools.binary import BinaryFile, Blob
 
 __all__ = ["Restored"]
 
@@ -24,6 +26,7 @@ class Restored(BaseModel):
     scope: str
     rows: dict[str, int]
     skipped: int
+    image_files: int
 
 
 def _blob(content: bytes, what: str) -> Blob:
@@ -43,7 +46,8 @@ async def backup_instance(ctx: Context, embeddings: bool = False) -> Blob:
     """
     out = io.BytesIO()
     async with ctx.transaction() as session:  # one snapshot, streamed through a cursor
-        await archive.write_archive(session, out, scope="instance", embeddings=embeddings)
+        await archive.write_archive(session, out, scope="instance", embeddings=embeddings,
+                                    data_dir=ctx.settings.fable_data_dir)
     return _blob(out.getvalue(), "instance")
 
 
@@ -57,25 +61,34 @@ async def backup_mine(ctx: Context, embeddings: bool = False) -> Blob:
     """
     out = io.BytesIO()
     async with ctx.transaction() as session:  # one snapshot, streamed through a cursor
-        await archive.write_archive(session, out, scope="user", account=ctx.user_id, embeddings=embeddings)
+        await archive.write_archive(session, out, scope="user", account=ctx.user_id, embeddings=embeddings,
+                                    data_dir=ctx.settings.fable_data_dir)
     return _blob(out.getvalue(), "mine")
 
 
-@tool(title="Restore a backup", scope="write", agents=False, route=Route("POST", "/backups/restore"))
-async def restore_backup(ctx: Context, archive_file: Binary) -> Restored:
+def _restore_limit(settings: Settings) -> int:
+    return settings.fable_restore_max_bytes
+
+
+@tool(title="Restore a backup", scope="write", agents=False, transaction="phases", body_limit=_restore_limit,
+      route=Route("POST", "/backups/restore"))
+async def restore_backup(ctx: Context, archive_file: BinaryFile) -> Restored:
     """Restore an archive, all or nothing, with fresh ids: an instance's (admins) or yours into your account.
 
     Args:
         archive_file: A ZIP from backup_instance or backup_mine.
     """
-    zf, manifest = archive.read_archive(io.BytesIO(archive_file))
+    # verified (every checksum) before a connection is taken: a large archive takes a while
+    zf, manifest = await anyio.to_thread.run_sync(archive.read_archive, archive_file.file)
     if manifest["scope"] == "instance" and not ctx.caller.is_admin:
         raise Forbidden("only an admin may restore an instance backup")
     if manifest["scope"] == "user" and manifest.get("username") != ctx.caller.username:
         raise Forbidden("this is another account's backup: only its owner may restore it")
-    summary = await archive.restore(ctx.session, zf, manifest, into_user=ctx.user_id)
-    skipped = summary.pop("skipped", 0)
-    # in the restore's transaction: recorded exactly when the restore committed
-    await audit(ctx.session, Actor.of(ctx.caller), "backup.restore", scope=manifest["scope"],
-                rows=sum(summary.values()), skipped=skipped)
-    return Restored(scope=manifest["scope"], rows=dict(summary), skipped=skipped)
+    async with ctx.transaction() as session:
+        summary = await archive.restore(session, zf, manifest, into_user=ctx.user_id,
+                                        data_dir=ctx.settings.fable_data_dir)
+        skipped = summary.pop("skipped", 0)
+        # in the restore's transaction: recorded exactly when the restore committed
+        await audit(session, Actor.of(ctx.caller), "backup.restore", scope=manifest["scope"],
+                    rows=sum(summary.values()), skipped=skipped)
+    return Restored(scope=manifest["scope"], rows=dict(summary), skipped=skipped, image_files=summary.image_files)

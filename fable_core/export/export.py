@@ -93,26 +93,31 @@ def _dumps(value: Any) -> str:
 
 
 async def _json_chunks(ctx: Context) -> AsyncIterator[bytes]:
-    """``{"format": ..., "version": 1, "exported_at": ..., "user": ..., "<section>": [rows]...}``."""
+    """``{"format": ..., "version": 1, "exported_at": ..., "user": ..., "<section>": [rows]...,
+    "rows": {"<section>": count...}, "complete": true}``: the last two keys are written only once
+    every row is, so a document cut short (a failure mid-download) lacks them."""
     head = {"format": "fable-export", "version": FORMAT_VERSION, "exported_at": datetime.now(UTC),
             "user": {"id": ctx.user_id, "username": ctx.caller.username}}
     buffer = [_dumps(head)[:-1]]
     size = 0
+    counts: dict[str, int] = {}
     for section in SECTIONS:
         buffer.append(f',"{section.name}":[')
         first = True
+        counts[section.name] = 0
         async for page in _pages(ctx, section):
             for row in page:
                 text = _dumps(row)
                 buffer.append(text if first else "," + text)
                 size += len(text)
                 first = False
+            counts[section.name] += len(page)
             if size >= _CHUNK:
                 yield "".join(buffer).encode("utf-8")
                 buffer.clear()
                 size = 0
         buffer.append("]")
-    buffer.append("}\n")
+    buffer.append(f',"rows":{_dumps(counts)},"complete":true}}\n')
     yield "".join(buffer).encode("utf-8")
 
 

@@ -120,13 +120,16 @@ def json_schema() -> dict[str, Any]:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "Fable export",
         "type": "object",
-        "required": ["format", "version", "exported_at", "user", *sections],
+        "required": ["format", "version", "exported_at", "user", *sections, "rows", "complete"],
         "properties": {
             "format": {"const": "fable-export"},
             "version": {"const": 1},
             "exported_at": {"type": "string", "format": "date-time"},
             "user": {"type": "object", "properties": {"id": {"type": "integer"}, "username": {"type": "string"}}},
             **sections,
+            "rows": {"type": "object", "description": "Rows per section: written after the last section",
+                     "properties": {s.name: {"type": "integer"} for s in SECTIONS}},
+            "complete": {"const": True, "description": "The last key: a document without it was cut short"},
         },
     }
 

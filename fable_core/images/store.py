@@ -9,10 +9,14 @@ whose it is; saving bytes a user already has returns their existing row.
 from __future__ import annotations
 
 import hashlib
+import io
 import os
+import shutil
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import anyio
 from sqlalchemy import select
@@ -26,7 +30,8 @@ from fable_core.db.models import Image
 from fable_core.errors import NotFound, PayloadTooLarge
 from fable_core.images.sniff import sniff
 
-__all__ = ["INLINE_READ", "Checked", "Stored", "check", "image_path", "load", "read_bytes", "save", "write_file"]
+__all__ = ["INLINE_READ", "Checked", "Stored", "check", "discard_unused", "image_path", "load", "place", "read_bytes",
+           "save", "stored_at", "write_file"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,29 +50,54 @@ def check(content: bytes, limit: int) -> Checked:
     return Checked(content, sniff(content), hashlib.sha256(content).hexdigest())
 
 
+def stored_at(data_dir: Path, sha256: str) -> Path:
+    """Where the file of these bytes lives under a data dir."""
+    return data_dir / "images" / sha256[:2] / sha256
+
+
 def image_path(settings: Settings, sha256: str) -> Path:
-    return settings.fable_data_dir / "images" / sha256[:2] / sha256
+    return stored_at(settings.fable_data_dir, sha256)
 
 
-async def write_file(settings: Settings, image: Checked) -> None:
-    """Put the bytes in place, atomically, unless an identical file already is."""
-    await anyio.to_thread.run_sync(_write, image_path(settings, image.sha256), image.content)
+async def write_file(settings: Settings, image: Checked) -> bool:
+    """Put the bytes in place, atomically, unless an identical file already is; whether it wrote."""
+    return await anyio.to_thread.run_sync(place, image_path(settings, image.sha256), io.BytesIO(image.content))
 
 
-def _write(path: Path, content: bytes) -> None:
+def place(path: Path, source: IO[bytes]) -> bool:
+    """Copy ``source`` to ``path`` through a temporary file renamed into place, unless the file
+    is already there (the same name is the same bytes); whether it wrote. Blocking."""
     if path.exists():
-        return
+        return False
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
     try:
         with os.fdopen(fd, "wb") as out:
-            out.write(content)
+            shutil.copyfileobj(source, out, 1 << 20)
             out.flush()
             os.fsync(out.fileno())
         Path(tmp).replace(path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return True
+
+
+async def discard_unused(session: AsyncSession, data_dir: Path, sha256s: Iterable[str]) -> int:
+    """Remove the files of these hashes that no image row references (in ``session``'s view:
+    call it after the transaction that would have referenced them failed); how many went."""
+    wanted = set(sha256s)
+    if not wanted:
+        return 0
+    used = set((await session.execute(select(Image.sha256).where(Image.sha256.in_(wanted)))).scalars())
+    gone = [stored_at(data_dir, sha) for sha in wanted - used]
+
+    def remove() -> None:
+        for path in gone:
+            path.unlink(missing_ok=True)
+
+    await anyio.to_thread.run_sync(remove)
+    return len(gone)
 
 
 async def save(session: AsyncSession, caller: Caller, image: Checked, source_url: str | None) -> Image:

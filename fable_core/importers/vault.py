@@ -65,13 +65,29 @@ async def import_vault(
     if not is_zip(content):
         raise InvalidInput("upload the vault as a ZIP of its folder", field="content")
     entries = _strip_root(read_zip(content))
-    return await import_entries(ctx, ctx.session, entries, kind, dry_run=dry_run)
+    written: list[str] = []
+    try:
+        return await import_entries(ctx, ctx.session, entries, kind, dry_run=dry_run, written=written)
+    except BaseException:
+        await _discard(ctx, written)
+        raise
+
+
+async def _discard(ctx: Context, written: list[str]) -> None:
+    """The image files a failed import wrote, removed unless an image row someone committed
+    meanwhile names them (the import's own rows are rolled back with it)."""
+    if written:
+        async with ctx.fable.db.reading() as s:
+            await store.discard_unused(s, ctx.settings.fable_data_dir, written)
 
 
 async def import_entries(
     ctx: Context, s: AsyncSession, entries: list[Entry], kind: VaultKind, *, dry_run: bool,
+    written: list[str] | None = None,
 ) -> ImportReport:
-    """The import of a vault's files (vault-relative paths), in session ``s``."""
+    """The import of a vault's files (vault-relative paths), in session ``s``; ``written``
+    collects the hashes of the image files it put in the store that were not there before."""
+    written = [] if written is None else written
     notes_in = [e for e in entries if e.path.lower().endswith(".md")]
     by_name = _attachments([e for e in entries if e.path.lower().endswith(IMAGE_TYPES)])
     skipped: list[ItemLine] = [ItemLine(item=e.path, reason="not a Markdown note or an image")
@@ -96,7 +112,7 @@ async def import_entries(
     batch: list[ImportedNote] = []
     sources: list[tuple[str, datetime | None]] = []
     for entry, title, page in parsed:
-        body = await _rewrite(ctx, s, page.body, entry.path, names, by_name, images, warnings, dry_run)
+        body = await _rewrite(ctx, s, page.body, entry.path, names, by_name, images, warnings, dry_run, written)
         meta = page.meta
         tags = md.tags_of(md.as_list(meta.get("tags")), md.as_list(meta.get("tag")),
                           md.as_list(meta.get("type")) if kind == "basic_memory" else [],
@@ -186,7 +202,7 @@ def _attachments(entries: list[Entry]) -> dict[str, Entry]:
 
 async def _rewrite(
     ctx: Context, s: AsyncSession, body: str, path: str, names: dict[str, str], attachments: dict[str, Entry],
-    images: dict[str, int | None], warnings: list[ItemLine], dry_run: bool,
+    images: dict[str, int | None], warnings: list[ItemLine], dry_run: bool, written: list[str],
 ) -> str:
     folder = posixpath.dirname(path)
     wanted: dict[str, Entry] = {}
@@ -205,7 +221,7 @@ async def _rewrite(
             wanted[found.path] = found
     for key, entry in wanted.items():
         if key not in images:
-            images[key] = await _store_image(ctx, s, entry, warnings, dry_run)
+            images[key] = await _store_image(ctx, s, entry, warnings, dry_run, written)
 
     def src(entry: Entry | None) -> str | None:
         if entry is None or images.get(entry.path) is None:
@@ -243,7 +259,7 @@ def _local(ref: str) -> bool:
 
 
 async def _store_image(
-    ctx: Context, s: AsyncSession, entry: Entry, warnings: list[ItemLine], dry_run: bool,
+    ctx: Context, s: AsyncSession, entry: Entry, warnings: list[ItemLine], dry_run: bool, written: list[str],
 ) -> int | None:
     if entry.content is None:
         warnings.append(ItemLine(item=entry.path,
@@ -259,5 +275,6 @@ async def _store_image(
         return None
     if dry_run:
         return 0
-    await store.write_file(ctx.settings, image)
+    if await store.write_file(ctx.settings, image):
+        written.append(image.sha256)
     return (await store.save(s, ctx.caller, image, None)).id

@@ -17,7 +17,7 @@ from typing import Any, get_type_hints
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.fields import FieldInfo
 
-from fable_core.tools.binary import Blob, Download, is_binary
+from fable_core.tools.binary import Blob, Download, is_binary, is_spooled
 from fable_core.tools.context import Context
 
 __all__ = ["ToolSignature", "build_signature", "split_docstring"]
@@ -35,11 +35,13 @@ class ToolSignature:
         output: type[BaseModel],
         context_param: str | None,
         binary_param: str | None = None,
+        binary_spooled: bool = False,
     ) -> None:
         self.arguments = arguments
         self.output = output
         self.context_param = context_param
         self.binary_param = binary_param  # the Binary argument a REST body may carry raw
+        self.binary_spooled = binary_spooled  # ... spooled to a file (a BinaryFile: an Upload)
         self.blob = issubclass(output, (Blob, Download))  # served as raw bytes where a surface can
         self.download = issubclass(output, Download)  # ... and streamed
         self.media_types: tuple[str, ...] = output.media_types if issubclass(output, Download) else ()
@@ -78,6 +80,7 @@ def build_signature(fn: Callable[..., Any], name: str) -> ToolSignature:
     fields: dict[str, Any] = {}
     context_param: str | None = None
     binary_param: str | None = None
+    binary_spooled = False
     for pname, param in inspect.signature(fn).parameters.items():
         annotation = hints.get(pname)
         if annotation is Context:
@@ -90,14 +93,14 @@ def build_signature(fn: Callable[..., Any], name: str) -> ToolSignature:
         if is_binary(annotation):
             if binary_param is not None:
                 raise TypeError(f"tool {name!r}: one Binary parameter at most ({binary_param!r}, {pname!r})")
-            binary_param = pname
+            binary_param, binary_spooled = pname, is_spooled(annotation)
         fields[pname] = (annotation, _field(param.default, arg_docs.get(pname)))
     output = hints.get("return")
     if not (inspect.isclass(output) and issubclass(output, BaseModel)):
         raise TypeError(f"tool {name!r} must return a pydantic model, not {output!r}")
     model_name = "".join(part.title() for part in name.split("_")) + "Arguments"
     arguments = create_model(model_name, __config__=ConfigDict(extra="forbid"), **fields)
-    return ToolSignature(arguments, output, context_param, binary_param)
+    return ToolSignature(arguments, output, context_param, binary_param, binary_spooled)
 
 
 def _field(default: Any, description: str | None) -> FieldInfo:

@@ -17,19 +17,26 @@ A parameter typed :data:`Binary` takes bytes: base64 text from JSON surfaces (MC
 assistant, ``POST /api/tools/{name}``), and on the tool's own REST route also the raw request
 body (any content type but JSON; the other arguments then come from the query string) or a
 ``multipart/form-data`` file field of its name. A tool has at most one such parameter.
+
+A parameter typed :data:`BinaryFile` takes the same, but the tool gets an :class:`Upload`: a
+seekable file of the bytes. On the tool's own REST route the body is spooled to a temporary file
+as it arrives (never held in memory), so such an argument may be as large as the tool's body
+limit (``@tool(body_limit=...)``, which the HTTP layer honours on that route); from JSON surfaces
+it is decoded base64, at most :data:`MAX_BINARY` bytes.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import io
 from collections.abc import AsyncIterator
-from typing import Annotated, Any, ClassVar, get_args
+from typing import IO, Annotated, Any, ClassVar, get_args
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainValidator, WithJsonSchema
 from pydantic.json_schema import SkipJsonSchema
 
-__all__ = ["MAX_BINARY", "Binary", "Blob", "Download", "is_binary"]
+__all__ = ["MAX_BINARY", "Binary", "BinaryFile", "Blob", "Download", "Upload", "is_binary", "is_spooled"]
 
 MAX_BINARY = 64_000_000
 """Bytes no Binary argument may exceed, whatever the tool's own (smaller) limit: decoding more
@@ -37,7 +44,11 @@ base64 than this is refused before it is attempted."""
 
 
 class _BinaryArgument:
-    """The marker :func:`is_binary` finds in a parameter's ``Annotated`` metadata."""
+    """The marker :func:`is_binary` finds in a parameter's ``Annotated`` metadata; ``spooled``:
+    the argument is an :class:`Upload` (a file), not bytes."""
+
+    def __init__(self, *, spooled: bool = False) -> None:
+        self.spooled = spooled
 
 
 def _decode(value: Any) -> Any:
@@ -61,9 +72,51 @@ Binary = Annotated[
 """Bytes an argument carries: base64 in JSON, the raw body or a multipart file on REST."""
 
 
+class Upload:
+    """A :data:`BinaryFile` argument: ``size`` bytes in ``file`` (seekable, positioned at 0)."""
+
+    __slots__ = ("file", "size")
+
+    def __init__(self, file: IO[bytes], size: int) -> None:
+        self.file, self.size = file, size
+
+    def __repr__(self) -> str:
+        return f"Upload({self.size} bytes)"
+
+
+def _upload(value: Any) -> Upload:
+    if isinstance(value, Upload):
+        if value.size < 1:
+            raise ValueError("the upload is empty")
+        return value
+    value = _decode(value)
+    if isinstance(value, bytes | bytearray):
+        if not value:
+            raise ValueError("should have at least 1 byte")
+        if len(value) > MAX_BINARY:
+            raise ValueError(f"more than {MAX_BINARY} bytes")
+        return Upload(io.BytesIO(value), len(value))
+    raise ValueError("should be bytes (base64 text in JSON)")
+
+
+BinaryFile = Annotated[
+    Upload,
+    _BinaryArgument(spooled=True),
+    PlainValidator(_upload),
+    WithJsonSchema({"type": "string", "contentEncoding": "base64"}),
+]
+"""Bytes an argument carries as a file: base64 in JSON, the raw body (spooled to disk) or a
+multipart file on REST."""
+
+
 def is_binary(annotation: Any) -> bool:
-    """Whether a parameter's annotation is :data:`Binary` (possibly narrowed further)."""
+    """Whether a parameter's annotation is :data:`Binary` or :data:`BinaryFile` (possibly narrowed further)."""
     return any(isinstance(m, _BinaryArgument) for m in get_args(annotation)[1:])
+
+
+def is_spooled(annotation: Any) -> bool:
+    """Whether a parameter's annotation is :data:`BinaryFile`."""
+    return any(isinstance(m, _BinaryArgument) and m.spooled for m in get_args(annotation)[1:])
 
 
 class Blob(BaseModel):

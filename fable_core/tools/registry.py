@@ -11,11 +11,14 @@ import inspect
 import re
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from fable_core.availability import Availability
 from fable_core.caller import Caller, Scope
 from fable_core.tools._schema import ToolSignature, build_signature, split_docstring
+
+if TYPE_CHECKING:
+    from fable_core.config import Settings
 
 __all__ = ["REGISTRY", "Annotations", "Registry", "Route", "Tool", "Transaction", "tool"]
 
@@ -74,6 +77,7 @@ class Tool:
     admin: bool = False
     needs: frozenset[str] = frozenset()
     agents: bool = True  # offered to agents (MCP clients, the assistant); False: for the UI's devices only
+    body_limit: Callable[[Settings], int] | None = None  # a Binary tool's REST body limit (default: an image's)
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -158,6 +162,7 @@ def tool(
     admin: bool = False,
     needs: tuple[str, ...] = (),
     agents: bool = True,
+    body_limit: Callable[[Settings], int] | None = None,
 ) -> Callable[[F], F]:
     """Register an async function as a tool and return it unchanged.
 
@@ -172,6 +177,8 @@ def tool(
     (``"llm"``): it is offered only while they answer (:mod:`fable_core.availability`).
     ``agents=False`` marks a tool only a device can use (a browser's Web Push subscription): it
     is not offered to MCP clients or the assistant, and runs on REST and the CLI as any tool.
+    ``body_limit``: the largest body (from the settings) a tool with a Binary argument takes on
+    its REST route (unset: ``FABLE_IMAGE_MAX_BYTES``); the HTTP layer refuses more with 413.
     """
     if transaction not in ("call", "phases"):
         raise ValueError(f"transaction must be 'call' or 'phases', not {transaction!r}")
@@ -215,6 +222,7 @@ def tool(
                 admin=admin,
                 needs=frozenset(needs),
                 agents=agents,
+                body_limit=body_limit,
             )
         )
         return fn

@@ -39,7 +39,9 @@ async def world(fable: Fable, call: Call, alice: Caller, bob: Caller) -> dict[st
         await session.execute(update(Note).where(Note.id == target["id"]).values(parent_id=later["id"]))
         conversation = (await session.execute(select(Conversation.id))).scalar_one()
         session.add(Message(conversation_id=conversation, user_id=alice.user_id, role="user", content="Hello",
-                            tool_events=[{"tool": "list_notes"}]))
+                            tool_events=[{"name": "update_note", "arguments": {"note_id": source["id"]},
+                                          "result": {"project_id": project["id"], "deleted": False}, "ok": True}],
+                            context={"used": [{"id": target["id"], "title": "Compost"}], "urls": []}))
     await call("create_note", title="Bob's", body="Mine.", as_=bob)
     await call("set_setting", key="assistant_name", value="Bo", as_=bob)
     return {"project": project, "source": source, "target": target, "group": group}

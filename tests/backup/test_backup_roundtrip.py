@@ -9,7 +9,7 @@ from collections import Counter
 from typing import Any
 
 from backup_helpers import blob, empty, members
-from sqlalchemy import func, select
+from sqlalchemy import JSON, func, select
 
 from fable_core.backup import archive
 from fable_core.caller import Caller
@@ -23,6 +23,30 @@ def test_every_table_is_covered_or_excluded() -> None:
     assert tables == archive.COVERED | set(archive.EXCLUDED), "add the new table to COVERED or EXCLUDED"
 
 
+def test_every_json_column_is_remapped_or_declared_id_free() -> None:
+    json_columns = {(t.name, c.name) for t in Base.metadata.sorted_tables if t.name in archive.COVERED
+                    for c in t.columns if isinstance(c.type, JSON)}
+    assert not set(archive.JSON_IDS) & set(archive.JSON_ID_FREE)
+    assert json_columns == set(archive.JSON_IDS) | set(archive.JSON_ID_FREE), \
+        "a JSON column holding row ids goes in JSON_IDS (remapped on restore), else in JSON_ID_FREE with its reason"
+    assert set(archive.ID_KEYS.values()) <= archive.COVERED
+
+
+def _json(value: Any, maps: dict[str, dict[int, int]], ids: str | None = None) -> Any:
+    """A JSON value as it must be after the restore: ``<table>_id`` keys (``id`` in the context's
+    lists: notes) through the maps."""
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            table = archive.ID_KEYS.get(key) or (ids if key == "id" else None)
+            out[key] = maps[table].get(item) if table and isinstance(item, int) else \
+                _json(item, maps, "notes" if key in ("used", "suggested", "attached") else None)
+        return out
+    if isinstance(value, list):
+        return [_json(item, maps, ids) for item in value]
+    return value
+
+
 def _translated(before: dict[str, list[list[Any]]], maps: dict[str, dict[int, int]]) -> dict[str, Counter[str]]:
     """The archived rows as they must be after the restore: each id and key through the maps."""
     out: dict[str, Counter[str]] = {}
@@ -31,7 +55,9 @@ def _translated(before: dict[str, list[list[Any]]], maps: dict[str, dict[int, in
         targets = {i: fk.column.table.name for i, c in enumerate(columns) for fk in table.c[c].foreign_keys}
         if "id" in columns and [c.name for c in table.primary_key.columns] == ["id"]:
             targets[columns.index("id")] = name
-        out[name] = Counter(repr([maps[targets[i]].get(v) if i in targets and v is not None else v
+        remapped = {i for i, c in enumerate(columns) if (name, c) in archive.JSON_IDS}
+        out[name] = Counter(repr([maps[targets[i]].get(v) if i in targets and v is not None
+                                  else _json(v, maps) if i in remapped else v
                                   for i, v in enumerate(row)]) for row in rows)
     return out
 
@@ -54,6 +80,7 @@ async def test_round_trip_into_an_empty_and_a_used_instance(fable: Fable, world:
     await empty(fable)
     summary = await _restore(fable, data)
     assert summary["notes"] == 5 and summary["events"] == 2 and summary["messages"] == 1 and summary["skipped"] == 0
+    assert summary.maps["notes"][world["target"]["id"]] != world["target"]["id"]  # so JSON ids must follow
     after = members(await blob(fable, "backup_instance", alice))
     expected = _translated(before, summary.maps)
     for name, (_, *rows) in after.items():

@@ -9,6 +9,7 @@ import base64
 import io
 import json
 import zipfile
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from backup_helpers import blob, empty
 from mcp import Client
 from sqlalchemy import delete, func, select
 from support.mcp_clients import make_key
+from support.servers import serve
 from support.users import make_user
 
 from fable_core.caller import Caller
@@ -131,3 +133,33 @@ async def test_the_cli_backs_up_and_restores_without_an_account(
     assert await asyncio.to_thread(main, ["restore", str(target)]) == 0
     assert json.loads(capsys.readouterr().out)["rows"]["notes"] == 5
     assert await _notes(fable) == count
+
+
+async def test_a_restore_over_rest_is_spooled_up_to_its_own_limit(fable: Fable, world: dict[str, Any],
+                                                                  bob: Caller) -> None:
+    data = await blob(fable, "backup_mine", bob)
+    small = Fable(fable.settings.model_copy(update={"fable_max_body_bytes": 1024, "fable_restore_max_bytes": 1000}),
+                  fable.db)  # a general limit below the archive's size; the restore's own: 1000 + 64 KiB of framing
+    assert len(data) > 1024
+    key = await make_key(fable, bob)
+    async with fable.db.transaction() as session:
+        await session.execute(delete(Setting).where(Setting.user_id == bob.user_id))  # else it clashes
+    count = await _notes(fable)
+
+    async def chunked() -> AsyncIterator[bytes]:  # no Content-Length: counted as it comes
+        for _ in range(20):
+            yield b"x" * 8192
+
+    async with serve(create_app(small)) as url, httpx.AsyncClient(
+            base_url=f"{url}/api", headers={"Authorization": f"Bearer {key}"}) as http:
+        for too_big in (b"x" * 70_000, chunked()):
+            refused = await http.post("/backups/restore", content=too_big, headers={"Content-Type": "application/zip"})
+            assert refused.status_code == 413 and refused.json()["error"]["type"] == "payload_too_large"
+        assert await _notes(fable) == count
+        assert (await http.post("/notes", json={"title": "x" * 2000})).status_code == 413  # the general limit holds
+        answer = await http.post("/backups/restore", content=data, headers={"Content-Type": "application/zip"})
+        assert answer.status_code == 200, answer.text
+        form = await http.post("/backups/restore", files={"archive_file": ("mine.zip", data, "application/zip")})
+        assert form.status_code == 409  # a multipart upload reaches the restore too: a second copy clashes
+    assert answer.json()["rows"]["notes"] == 1 and await _notes(fable) == count + 1
+    assert not any((fable.settings.fable_data_dir / "tmp").iterdir())  # the spooled body is gone

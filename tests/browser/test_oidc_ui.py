@@ -68,3 +68,13 @@ async def test_the_login_page_offers_only_the_provider_and_signs_in_with_it(
         await expect(page).to_have_url(re.compile(r"^http://127\.0\.0\.1:\d+/$"))
         me = await ui.page.request.get(f"{oidc_url}/api/auth/me")
         assert (await me.json())["user"]["username"] == "uma"
+
+
+async def test_the_login_page_shows_its_own_words_for_an_error_code(ui: Session) -> None:
+    page = ui.page
+    await page.goto("/login?error=oidc_state")
+    alert = page.get_by_role("alert")
+    await expect(alert).to_have_text("That sign-in did not match the one started here. Start again.")
+    await page.goto("/login?error=Your+account+is+locked.+Call+0800+SCAM")  # a crafted link: not its words
+    await expect(alert).to_have_text("Sign-in with the identity provider failed. Start again.")
+    assert not ui.watch.errors

@@ -10,9 +10,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import httpx
 import jsonschema
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text
 from support.snapshots import assert_matches
 
 from fable_core.caller import Caller
@@ -154,3 +155,38 @@ async def test_mcp_does_not_offer_it_and_never_streams_it(fable: Fable, alice: C
     assert refused.is_error and "format" in refused.content[0].text  # type: ignore[union-attr]
     told = json.loads(described.content[0].text)  # type: ignore[union-attr]
     assert not described.is_error and told["content_type"] == "application/json" and "REST" in told["note"]
+
+
+async def _read_into(answer: httpx.Response, received: bytearray) -> None:
+    async for chunk in answer.aiter_bytes():
+        received += chunk
+
+
+async def test_an_export_cut_short_is_detectable(fable: Fable, call: Any, alice: Caller, http: Any) -> None:
+    for i in range(3):
+        await call("create_note", title=f"Note {i}", body="words " * 50)
+    document = await _export(fable, alice, "json")
+    whole = json.loads(document)
+    assert list(whole)[-2:] == ["rows", "complete"] and whole["complete"] is True
+    assert whole["rows"] == {s.name: len(whole[s.name]) for s in SECTIONS} and whole["rows"]["notes"] == 3
+    for cut in (len(document) // 3, len(document) - 3):  # cut short: not a document, or no marker
+        with pytest.raises(json.JSONDecodeError):
+            json.loads(document[:cut])
+    archive = await _export(fable, alice, "markdown")
+    for cut in (len(archive) // 2, len(archive) - 1):  # no central directory: not a ZIP
+        with pytest.raises(zipfile.BadZipFile):
+            zipfile.ZipFile(io.BytesIO(archive[:cut]))
+
+    # the database fails mid-download (after the 200 went out): the client sees the stream break
+    async with fable.db.transaction() as session:
+        await session.execute(text("ALTER TABLE shares RENAME COLUMN permission TO permission_gone"))
+    try:
+        async with http(alice) as c, c.stream("GET", "/export", params={"format": "json"}) as answer:
+            assert answer.status_code == 200
+            received = bytearray()
+            with pytest.raises(httpx.RemoteProtocolError):
+                await _read_into(answer, received)
+    finally:
+        async with fable.db.transaction() as session:
+            await session.execute(text("ALTER TABLE shares RENAME COLUMN permission_gone TO permission"))
+    assert b'"complete":true' not in received

@@ -5,6 +5,7 @@ running it again creates nothing; bad archives are refused whole, bad files skip
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 from dataclasses import replace
 from typing import Any
@@ -12,12 +13,13 @@ from typing import Any
 import pytest
 from importers_helpers import Rest, zipped
 from mcp import Client
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from support.images import png
 
 from fable_core.caller import Caller
 from fable_core.db.models import Image, ImportedItem, Note, NoteLink
-from fable_core.errors import InvalidInput, PayloadTooLarge
+from fable_core.errors import InvalidInput, PayloadTooLarge, Unavailable
+from fable_core.images.store import stored_at
 from fable_core.importers import archive
 from fable_core.runtime import Fable
 from fable_mcp.server import build_server
@@ -158,3 +160,26 @@ async def test_bombs_huge_files_and_junk_are_refused_with_nothing_written(
         ok = await client.call_tool("import_vault", {"content": base64.b64encode(zipped({"m.md": "m"})).decode()})
         assert json.loads(ok.content[0].text)["created"] == 1  # type: ignore[union-attr]
     assert await counts(fable, alice) == (1, 0, 1)
+
+
+async def test_an_import_that_fails_leaves_no_image_file(fable: Fable, alice: Caller) -> None:
+    """The database refuses the notes after the images were stored (a trigger: PostgreSQL's own
+    error, as a full disk or a lost connection would be): the files go with the rolled-back rows."""
+    picture = png(201, 7, 99)
+    vault = zipped({"V/note.md": "# Note\n![[pic.png]]\n", "V/pic.png": picture})
+    path = stored_at(fable.settings.fable_data_dir, hashlib.sha256(picture).hexdigest())
+    async with fable.db.transaction() as s:
+        await s.execute(text("CREATE FUNCTION refuse_import() RETURNS trigger LANGUAGE plpgsql AS "
+                             "$$ BEGIN RAISE EXCEPTION 'disk full'; END $$"))
+        await s.execute(text("CREATE TRIGGER refuse_import BEFORE INSERT ON notes FOR EACH ROW "
+                             "EXECUTE FUNCTION refuse_import()"))
+    try:
+        with pytest.raises(Unavailable, match="disk full"):
+            await fable.dispatcher.run("import_vault", {"content": vault, "dry_run": False}, alice)
+    finally:
+        async with fable.db.transaction() as s:
+            await s.execute(text("DROP TRIGGER refuse_import ON notes"))
+            await s.execute(text("DROP FUNCTION refuse_import()"))
+    assert not path.exists() and await counts(fable, alice) == (0, 0, 0)
+    report = await fable.call("import_vault", {"content": vault, "dry_run": False}, alice)
+    assert report["images"] == 1 and path.read_bytes() == picture  # the same import, once it can

@@ -1,6 +1,7 @@
 """OIDC fixtures: a real OpenID provider (oidc-provider-mock, a Flask app on a thread on
-127.0.0.1) and Fable apps wired to it. The app runs in-process; the provider is reached over
-real HTTP by the app (discovery, token, keys) and by the test's "browser" (the consent form)."""
+127.0.0.1) and Fable apps wired to it. Fable is served over real HTTP on 127.0.0.1 (in this
+event loop); the provider is reached over real HTTP by Fable (discovery, token, keys) and by the
+test's "browser" (the consent form)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,7 @@ from urllib.parse import quote
 
 import httpx
 import pytest
-from oidc_helpers import BASE, oidc_app
-from starlette.applications import Starlette
+from oidc_helpers import oidc_browser
 
 from fable_core.runtime import Fable
 
@@ -43,12 +43,6 @@ def person(provider: str) -> Callable[..., str]:
 
 
 @pytest.fixture
-def app(fable: Fable, provider: str) -> Starlette:
-    return oidc_app(fable, provider)
-
-
-@pytest.fixture
-async def browser(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app, client=("203.0.113.9", 4711)),
-                                 base_url=BASE) as c:
+async def browser(fable: Fable, provider: str) -> AsyncIterator[httpx.AsyncClient]:
+    async with oidc_browser(fable, provider) as c:
         yield c

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -12,11 +13,11 @@ import httpx
 import pytest
 from joserfc import jwt
 from joserfc.jwk import KeySet, OctKey, RSAKey
-from oidc_helpers import BASE, oidc_app
-from sqlalchemy import func, select
+from oidc_helpers import oidc_browser
+from sqlalchemy import func, select, update
 from support.users import PASSWORD, make_user
 
-from fable_core.db.models import User, UserIdentity
+from fable_core.db.models import LoginSession, User, UserIdentity
 from fable_core.errors import Unauthenticated
 from fable_core.oidc import OidcClient
 from fable_core.runtime import Fable
@@ -30,7 +31,7 @@ async def consent(browser: httpx.AsyncClient, sub: str) -> str:
     authorize = r.headers["location"]
     query = parse_qs(urlsplit(authorize).query)
     assert query["code_challenge_method"] == ["S256"] and query["nonce"] and query["state"]
-    assert query["redirect_uri"] == [f"{BASE}/auth/oidc/callback"]
+    assert query["redirect_uri"] == [str(browser.base_url.join("/auth/oidc/callback"))]
     async with httpx.AsyncClient() as idp:
         r = await idp.post(authorize, data={"sub": sub})
     assert r.status_code == 302, r.text
@@ -42,7 +43,7 @@ async def sign_in(browser: httpx.AsyncClient, sub: str) -> httpx.Response:
 
 
 def refused(r: httpx.Response) -> str:
-    """The error a failed sign-in sends the browser back to the login page with."""
+    """The error code a failed sign-in sends the browser back to the login page with."""
     assert r.status_code == 303 and r.headers["location"].startswith("/login?error="), r.headers
     return parse_qs(urlsplit(r.headers["location"]).query)["error"][0]
 
@@ -87,37 +88,34 @@ async def test_a_verified_email_links_an_existing_account_and_an_unverified_one_
 
 
 async def test_a_wrong_state_or_a_lost_cookie_is_refused(
-    browser: httpx.AsyncClient, person: Callable[..., str], app: Any, fable: Fable,
+    browser: httpx.AsyncClient, person: Callable[..., str], fable: Fable,
 ) -> None:
     sub = person(email="x@example.com", email_verified=True)
     back = await consent(browser, sub)
-    assert "state does not match" in refused(await browser.get(back.replace("state=", "state=x")))
+    assert refused(await browser.get(back.replace("state=", "state=x"))) == "oidc_state"
     assert (await browser.get("/api/auth/me")).status_code == 401
     back = await consent(browser, sub)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as elsewhere:
-        assert "expired or was started elsewhere" in refused(await elsewhere.get(back))
-    assert "no code or state" in refused(await browser.get("/auth/oidc/callback"))
+    async with httpx.AsyncClient() as elsewhere:  # another browser: no flow cookie
+        assert refused(await elsewhere.get(back)) == "oidc_expired"
+    assert refused(await browser.get("/auth/oidc/callback")) == "oidc_response"
     await consent(browser, sub)
-    said = refused(await browser.get("/auth/oidc/callback?error=access_denied&error_description=no+thanks"))
-    assert said.endswith("did not sign you in: no thanks")
+    said = await browser.get("/auth/oidc/callback?error=access_denied&error_description=Buy+at+evil.example")
+    assert refused(said) == "oidc_denied"  # a code, never the provider's (or a crafted link's) words
     assert await users(fable) == 0
 
 
 async def test_no_account_is_made_when_auto_create_is_off(
     fable: Fable, provider: str, person: Callable[..., str],
 ) -> None:
-    app = oidc_app(fable, provider, oidc_auto_create=False)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as browser:
+    async with oidc_browser(fable, provider, oidc_auto_create=False) as browser:
         said = refused(await sign_in(browser, person(email="new@example.com", email_verified=True)))
-    assert "OIDC_AUTO_CREATE is off" in said
+    assert said == "oidc_no_account"
     assert await users(fable) == 0
 
 
 async def test_a_provider_that_does_not_answer_is_a_clear_error(fable: Fable) -> None:
-    app = oidc_app(fable, "http://127.0.0.1:9")
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as browser:
-        said = refused(await browser.get("/auth/oidc/login"))
-        assert said.startswith("the sign-in provider at http://127.0.0.1:9 did not answer")
+    async with oidc_browser(fable, "http://127.0.0.1:9") as browser:
+        assert refused(await browser.get("/auth/oidc/login")) == "oidc_unavailable"
         assert (await browser.get("/api/auth/methods")).json() == {
             "password": True, "oidc": {"name": "Testcloak", "url": "/auth/oidc/login"}}
 
@@ -126,8 +124,7 @@ async def test_password_sign_in_can_be_turned_off(
     fable: Fable, provider: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 ) -> None:
     await make_user(fable, "alice")
-    app = oidc_app(fable, provider, local_auth_enabled=False)
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as c:
+    async with oidc_browser(fable, provider, local_auth_enabled=False) as c:
         assert (await c.get("/api/auth/methods")).json() == {
             "password": False, "oidc": {"name": "Testcloak", "url": "/auth/oidc/login"}}
         for path, body in [("login", {"username": "alice", "password": PASSWORD}),
@@ -180,3 +177,27 @@ async def test_a_bad_id_token_is_refused(settings: Any, token: Callable[[], str]
     assert (await client.validate(_token(), "n1"))["sub"] == "s1"
     with pytest.raises(Unauthenticated, match="ID token"):
         await client.validate(token(), "n1")
+
+
+async def test_a_password_less_account_changes_its_email_after_a_recent_sign_in(
+    browser: httpx.AsyncClient, person: Callable[..., str], fable: Fable,
+) -> None:
+    sub = person(email="vic@example.com", email_verified=True, preferred_username="vic")
+    assert (await sign_in(browser, sub)).headers["location"] == "/"
+    csrf = {"X-CSRF-Token": (await browser.get("/api/auth/me")).json()["csrf_token"]}
+    r = await browser.put("/api/auth/email", json={"email": "Vic@New.example"}, headers=csrf)
+    assert r.status_code == 200, r.text
+    assert (r.json()["user"]["email"], r.json()["user"]["email_verified"]) == ("vic@new.example", False)
+    async with fable.db.transaction() as s:  # the sign-in is now eleven minutes old
+        await s.execute(update(LoginSession).values(created_at=func.now() - timedelta(minutes=11)))
+    r = await browser.put("/api/auth/email", json={"email": "mallory@evil.example"}, headers=csrf)
+    assert r.status_code == 403 and r.json()["error"]["details"]["reason"] == "reauthenticate"
+    assert (await browser.get("/api/auth/me")).json()["user"]["email"] == "vic@new.example"  # unchanged
+    browser.cookies.clear()
+    assert (await sign_in(browser, sub)).headers["location"] == "/"  # signing in again is enough
+    csrf = {"X-CSRF-Token": (await browser.get("/api/auth/me")).json()["csrf_token"]}
+    assert (await browser.put("/api/auth/email", json={"email": None}, headers=csrf)).status_code == 200
+    async with fable.db.transaction() as s:  # an account with a password still needs it
+        await s.execute(update(User).values(password_hash="$argon2id$v=19$m=65536,t=3,p=4$c2FsdHNhbHQ$aGFzaA"))
+    r = await browser.put("/api/auth/email", json={"email": "vic@example.com"}, headers=csrf)
+    assert r.status_code == 422 and r.json()["error"]["details"]["field"] == "password"

@@ -8,6 +8,20 @@ function card(...children) {
     h("div.brand", {}, h("span.brand-mark", {}, "F"), "Fable"), ...children));
 }
 
+// /login?error=<code>: our words for each code (fable_web/oidc_api.py ERROR_CODES), never the link's
+const OIDC_ERRORS = {
+  oidc_not_configured: "Sign-in with the identity provider is not set up on this Fable.",
+  oidc_unavailable: "The identity provider did not answer. Try again later.",
+  oidc_expired: "That sign-in expired or was started in another browser. Start again.",
+  oidc_state: "That sign-in did not match the one started here. Start again.",
+  oidc_response: "The identity provider's answer was incomplete. Start again.",
+  oidc_denied: "The identity provider did not sign you in.",
+  oidc_token: "The identity provider's answer could not be verified. Start again.",
+  oidc_no_account: "No Fable account matches this sign-in. Ask an admin for an account with your email address.",
+  oidc_disabled: "This account is disabled.",
+  oidc_failed: "Sign-in with the identity provider failed. Start again.",
+};
+
 export function authView(params, onSignedIn, registering = false) {
   let mode = registering || params.get("mode") === "register" || params.get("invitation") ? "register" : "login";
   const username = h("input#username", { type: "text", name: "username", autocomplete: "username", required: true, autofocus: true });
@@ -55,8 +69,8 @@ export function authView(params, onSignedIn, registering = false) {
   }
 
   setMode(mode);
-  if (params.get("error")) {  // a sign-in with the OIDC provider that failed comes back here
-    error.textContent = params.get("error");
+  if (params.get("error")) {  // a sign-in with the OIDC provider that failed comes back here, with a code
+    error.textContent = OIDC_ERRORS[params.get("error")] || OIDC_ERRORS.oidc_failed;
     error.classList.remove("hidden");
   }
   const segmented = h("div.segmented", { role: "group", "aria-label": "Sign in or create an account" }, tabs);

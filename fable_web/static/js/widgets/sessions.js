@@ -6,7 +6,8 @@ import { clear, confirmDialog, h, relativeTime, toast } from "../dom.js";
 export function emailCard(user) {
   const status = h("p.small#email-status");
   const email = h("input#email-new", { type: "email", autocomplete: "email", value: user.email || "", "aria-label": "Email address" });
-  const password = h("input#email-password", { type: "password", autocomplete: "current-password", required: true, "aria-label": "Current password" });
+  // an account without a password (it signs in with its identity provider) leaves it empty: a sign-in within 10 minutes stands in
+  const password = h("input#email-password", { type: "password", autocomplete: "current-password", "aria-label": "Current password" });
   const error = h("p.error.hidden", { role: "alert" });
   function show(u) {
     clear(status, !u.email ? "No email address: password reset by email is not possible."
@@ -21,7 +22,7 @@ export function emailCard(user) {
     event.preventDefault();
     error.classList.add("hidden");
     try {
-      const result = await api.put("/auth/email", { password: password.value, email: email.value.trim() || null });
+      const result = await api.put("/auth/email", { password: password.value || null, email: email.value.trim() || null });
       password.value = "";
       show(result.user);
       toast(result.user.email ? "Email changed: open the link we sent to confirm it." : "Email removed.");
