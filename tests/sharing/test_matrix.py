@@ -48,7 +48,7 @@ ROW = {"get_backlinks": "parent"}  # the note alice's unshared diary links to
 NEEDS = {
     "delete_project": "admin", "share": "admin", "unshare": "admin",
     # a conversation of one's own, scoped to a project one may read
-    "create_conversation": "viewer", "set_rag_scope": "viewer",
+    "create_conversation": "viewer", "set_rag_scope": "viewer", "start_chat": "viewer",
     # a draft is the caller's own: there is none to accept or drop without assist_note (editor),
     # which these tools then change the note through (update_note / edit_note: editor)
     "accept_note_draft": "viewer", "reject_note_draft": "viewer",
