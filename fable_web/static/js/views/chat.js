@@ -105,7 +105,7 @@ export async function chatView(main, params, options = {}) {
   const jump = h("button.btn.btn-sm.chat-jump.hidden#chat-jump", { type: "button" }, "↓ Jump to latest");
   const notice = h("div#chat-notice");
   const semantic = h("div#chat-semantic-notice");
-  const title = h("h1.chat-title", {}, conversation ? conversation.title : "New conversation");
+  const title = h(options.bare ? "h2.chat-title" : "h1.chat-title", {}, conversation ? conversation.title : "New conversation");
   const context = contextPanel();
   const conversations = conversationList(() => conversation?.id);
   const scope = scopeChip(async (ragProjectId) => {
