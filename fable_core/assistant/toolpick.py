@@ -44,7 +44,8 @@ from fable_core.tools.registry import Registry, Tool, tool
 if TYPE_CHECKING:
     from fable_core.assistant.embeddings import Embedder
 
-__all__ = ["BUDGET_BYTES", "CORE", "FIND_TOOLS", "MAX_PICKED", "Offer", "ToolPicker", "schema_of", "schemas_bytes"]
+__all__ = ["BUDGET_BYTES", "CORE", "FIND_TOOLS", "HIDDEN_GROUPS", "MAX_PICKED", "Offer", "ToolPicker", "schema_of",
+           "schemas_bytes"]
 
 _log = logging.getLogger(__name__)
 CORE = ("search_notes", "read_note", "create_note", "update_note", "list_tasks", "complete_task")

@@ -95,9 +95,9 @@ async def test_regenerate_edit_save_as_note_search_and_model(chat_ui: Session, c
     assert not chat_ui.watch.errors
 
 
-async def eventually(read: Callable[[], Awaitable[Any]], wanted: Any, timeout: float = 5.0) -> bool:
-    """Whether ``read()`` gives ``wanted`` within ``timeout`` seconds."""
-    for _ in range(int(timeout / 0.05)):
+async def eventually(read: Callable[[], Awaitable[Any]], wanted: Any) -> bool:
+    """Whether ``read()`` gives ``wanted`` within five seconds."""
+    for _ in range(100):
         if await read() == wanted:
             return True
         await asyncio.sleep(0.05)

@@ -55,7 +55,7 @@ async def test_cards_move_by_drag_and_drop_and_by_keyboard(ui: Session) -> None:
 async def test_edit_archive_and_delete_a_project_and_a_milestone(ui: Session) -> None:
     page = ui.page
     await ui.register("kim")
-    project, plan, _, task = await _kitchen(ui)
+    project, _, _, task = await _kitchen(ui)
     await page.goto(f"/projects/{project['id']}")
 
     await page.locator("#edit-project").click()

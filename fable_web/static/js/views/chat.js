@@ -6,7 +6,7 @@ import { clear, confirmDialog, debounce, h, relativeTime, toast } from "../dom.j
 import { navigate } from "../router.js";
 import { follow } from "../sse.js";
 import { contextPanel } from "../chat/context.js";
-import { requestError } from "../chat/errors.js";
+import { IN_CHAT, humanError, requestError } from "../chat/errors.js";
 import { OUTSIDE, scopeArguments, scopeChip } from "../chat/scope.js";
 import { assistantMessage, userMessage } from "../chat/thread.js";
 import { llmNotice, semanticNotice, unavailable } from "../widgets/llm.js";
@@ -95,8 +95,8 @@ function saveAsNote(defaultTitle, body) {
  * conversation list (the journal), ``options.bare`` shows the thread alone (a project's
  * workspace), ``options.head`` joins the title, ``options.scope: false`` hides the scope chip,
  * ``options.ragProjectId`` scopes a new conversation, ``options.onStarted(id)`` is told of a new
- * conversation (by default the address becomes its own), ``options.empty`` is the empty
- * thread's hint. */
+ * conversation (by default the address becomes its own), ``options.onAnswered()`` of each
+ * answer's end, ``options.empty`` is the empty thread's hint. */
 export async function chatView(main, params, options = {}) {
   let conversation = params.id ? await api.get(base(Number(params.id))) : null;
   let running = null; // the AbortController of the answer being followed
@@ -134,7 +134,10 @@ export async function chatView(main, params, options = {}) {
     input.disabled = on;
     thread.querySelectorAll(".msg-regenerate, .msg-edit, .msg-retry").forEach((b) => { b.disabled = on; });
   }
-  function showError(e) { clear(notice, unavailable(e) ? llmNotice(e) : h("p.error", { role: "alert" }, requestError(e))); }
+  function showError(e) {
+    clear(notice, unavailable(e) ? llmNotice({ status: e.status, type: e.type, message: humanError(e.message) })
+      : h("p.error", { role: "alert" }, requestError(e, IN_CHAT)));
+  }
 
   // Following: the newest message stays in view unless the reader scrolled up.
   function atBottom() { return thread.scrollHeight - thread.scrollTop - thread.clientHeight < NEAR_BOTTOM; }
@@ -172,6 +175,7 @@ export async function chatView(main, params, options = {}) {
       running = null;
       busy(false);
       if (thread.isConnected) {
+        options.onAnswered?.();
         input.focus();
         if (!options.aside && !options.bare) conversations.load();
         refreshTitle();

@@ -22,7 +22,7 @@ function colorDot(color) {
   return dot;
 }
 
-function fail(e) { toast(requestError(e), { bad: true }); }
+function fail(e) { toast(requestError(e, { 409: "That name is already used here; choose another." }), { bad: true }); }
 
 /** Radio swatches of the palette (and "none"); .value is the chosen colour or null. */
 function colorPicker(current) {
@@ -318,6 +318,7 @@ export async function workspaceView(main, params) {
   await Promise.all([loadTasks(), loadNotes(),
     chatView(chatEl, { id: conversation?.id }, {
       bare: true, scope: false, ragProjectId: id, onStarted: () => {},
+      onAnswered: () => Promise.all([loadTasks(), loadNotes()]).catch(() => {}), // the assistant may have changed them
       empty: `Ask about “${project.title}”: the assistant draws on this project's notes.`,
     })]);
 }
