@@ -49,6 +49,7 @@ CAPABILITIES: tuple[Capability, ...] = (
         "fable_core.assistant.turns",
         "fable_core.assistant.assist",
         "fable_core.assistant.models",
+        "fable_core.assistant.chatmodels",
     ), install="fable_core.assistant.service:install"),
     Capability("preferences", ("fable_core.preferences.settings",)),
     Capability("sharing", (

@@ -50,7 +50,8 @@ from fable_core.tools.dispatcher import InternalError
 if TYPE_CHECKING:
     from fable_core.assistant.service import Assistant
 
-__all__ = ["MAX_MESSAGE", "chat_key", "retry_message", "send_message", "stop_generation", "stored_reply"]
+__all__ = ["MAX_MESSAGE", "chat_key", "resend_message", "retry_message", "send_message", "stop_generation",
+           "stored_reply"]
 
 _log = logging.getLogger(__name__)
 MAX_MESSAGE = 20_000
@@ -103,7 +104,7 @@ async def send_message(assistant: Assistant, caller: Caller, conversation_id: in
 _STORE = text(f"""
 WITH conv AS (
     UPDATE conversations SET updated_at = now() WHERE id = :conversation_id AND {owner_sql("conversations", "user_id")}
-    RETURNING id, rag_project_id, summary, summary_message_id, conversation_type, day_date
+    RETURNING id, rag_project_id, summary, summary_message_id, conversation_type, day_date, model
 ), added AS (
     INSERT INTO messages (conversation_id, user_id, role, content, status)
     SELECT conv.id, :user_id, v.role, v.content, v.status
@@ -112,7 +113,7 @@ WITH conv AS (
     ORDER BY v.n
     RETURNING id, role
 )
-SELECT conv.rag_project_id, conv.summary, conv.summary_message_id, conv.conversation_type, conv.day_date,
+SELECT conv.rag_project_id, conv.summary, conv.summary_message_id, conv.conversation_type, conv.day_date, conv.model,
        (SELECT id FROM added WHERE role = 'user') AS user_message_id,
        (SELECT id FROM added WHERE role = 'assistant') AS message_id,
        (SELECT count(*) FROM messages m WHERE m.conversation_id = conv.id) AS earlier,
@@ -161,7 +162,7 @@ async def _store(assistant: Assistant, caller: Caller, conversation_id: int, con
         raise NotFound(f"conversation {conversation_id} not found", conversation_id=conversation_id)
     state = Conversation(id=conversation_id, user_id=caller.user_id, rag_project_id=row.rag_project_id,
                          summary=row.summary, summary_message_id=row.summary_message_id,
-                         conversation_type=row.conversation_type, day_date=row.day_date)
+                         conversation_type=row.conversation_type, day_date=row.day_date, model=row.model)
     past = [Past(*m) for m in row.past or []]  # json_agg, decoded by the driver; NULL when there is none
     return _Stored(state, row.user_message_id, row.message_id, row.earlier, past)
 
@@ -222,6 +223,47 @@ async def retry_message(assistant: Assistant, caller: Caller, conversation_id: i
             raise
     try:
         return await send_message(assistant, caller, conversation_id, message.content, reserved=True)
+    except BaseException:
+        assistant.generations.release(key)
+        raise
+
+
+_LAST_USER = text(f"""
+SELECT m.id, m.content FROM messages m JOIN conversations c ON c.id = m.conversation_id
+WHERE m.conversation_id = :conversation_id AND m.role = 'user' AND {owner_sql("c", "user_id")}
+ORDER BY m.id DESC LIMIT 1
+""")
+_FORGET_FROM = text("DELETE FROM messages WHERE conversation_id = :conversation_id AND id >= :message_id")
+_UNSUMMARISE = text("UPDATE conversations SET summary = NULL, summary_message_id = NULL "
+                    "WHERE id = :conversation_id AND summary_message_id >= :message_id")
+
+
+async def resend_message(assistant: Assistant, caller: Caller, conversation_id: int,
+                         content: str | None = None) -> dict[str, Any]:
+    """Send the conversation's last message again (``content`` in its place when given): it and
+    its answer, whatever became of it, are removed and a new answer is written. Conflict while an
+    answer is being written or when there is no message (nothing changes then)."""
+    if content is not None and not content.strip():
+        raise InvalidInput("the message is empty", field="content")
+    key = chat_key(conversation_id)
+    async with autocommit(assistant.db) as conn:
+        await check_conversation(conn, caller, conversation_id)
+        if isinstance(assistant.provider, NoProvider):
+            raise unavailable("LLM_PROVIDER is none", provider="none")
+        last = (await conn.execute(_LAST_USER, {"conversation_id": conversation_id, "user_id": caller.user_id})).first()
+        if last is None:
+            raise Conflict(f"conversation {conversation_id} has no message to send again",
+                           conversation_id=conversation_id)
+        assistant.generations.reserve(key)  # Conflict while this conversation is answering
+        try:
+            params = {"conversation_id": conversation_id, "message_id": last.id}
+            await conn.execute(_FORGET_FROM, params)
+            await conn.execute(_UNSUMMARISE, params)
+        except BaseException:
+            assistant.generations.release(key)
+            raise
+    try:
+        return await send_message(assistant, caller, conversation_id, content or last.content, reserved=True)
     except BaseException:
         assistant.generations.release(key)
         raise
@@ -336,7 +378,8 @@ class _Turn:
         async with a.db.reading() as session:  # the user's preferences: one query
             zone, name, chosen = await read_settings(session, self.caller, TIMEZONE, ASSISTANT_NAME, DEFAULT_MODEL)
             about = await profile_prompt(session, self.caller)
-        if chosen:  # their default model, for this turn's every request (titles and summaries too)
+        chosen = self.conversation.model or chosen  # the conversation's model, else theirs
+        if chosen:  # for this turn's every request (titles and summaries too)
             self.model = a.model(self.caller, chosen)
         past = self.stored.past
         if memory.summary_due(past, before_answer=True):  # far behind: bound the prompt first

@@ -8,7 +8,7 @@ from difflib import SequenceMatcher
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import delete, exists, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from fable_core.access import owned_by, reach_of, readable, visible
@@ -29,7 +29,7 @@ from fable_core.knowledge.paging import decode_cursor, encode_cursor
 from fable_core.knowledge.views import Deleted
 from fable_core.tools import Context, Route, tool
 
-__all__ = ["check_conversation", "load_conversation", "scope_label"]
+__all__ = ["ConvTitle", "ScopeId", "check_conversation", "check_scope", "load_conversation", "scope_label"]
 
 
 async def load_conversation(session: AsyncSession, caller: Caller, conversation_id: int, *,
@@ -72,13 +72,14 @@ ScopeId = Annotated[int | None, Field(ge=-1, le=2**31 - 1, description=(
     "Retrieval scope: omit/null for notes outside projects, -1 for all notes, or a project id."))]
 
 
-async def _check_scope(ctx: Context, rag_project_id: int | None) -> None:
+async def check_scope(session: AsyncSession, caller: Caller, rag_project_id: int | None) -> None:
+    """InvalidInput or NotFound unless ``rag_project_id`` is a scope the caller may choose."""
     if rag_project_id in (None, -1):
         return
     if rag_project_id == 0:
         raise InvalidInput("rag_project_id must be null, -1 or a project id", field="rag_project_id")
-    found = await ctx.session.scalar(select(Project.id).where(
-        Project.id == rag_project_id, readable(Project, await reach_of(ctx.session, ctx.caller))))
+    found = await session.scalar(select(Project.id).where(
+        Project.id == rag_project_id, readable(Project, await reach_of(session, caller))))
     if found is None:
         raise NotFound(f"project {rag_project_id} not found", project_id=rag_project_id)
 
@@ -91,7 +92,7 @@ async def create_conversation(
     rag_project_id: ScopeId = None,
 ) -> ConversationSummary:
     """Start a conversation with the assistant; its messages are posted to the chat API."""
-    await _check_scope(ctx, rag_project_id)
+    await check_scope(ctx.session, ctx.caller, rag_project_id)
     values: dict[str, Any] = {"user_id": ctx.user_id, "conversation_type": conversation_type,
                               "rag_project_id": rag_project_id}
     if title:
@@ -104,13 +105,22 @@ async def create_conversation(
 async def list_conversations(
     ctx: Context,
     conversation_type: Literal["chat", "journal", "mcp"] | None = None,
+    query: Annotated[str | None, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)] = None,
     limit: Annotated[int, Field(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Field(max_length=512)] = None,
 ) -> ConversationPage:
-    """List the caller's conversations with the assistant, most recently active first."""
+    """List the caller's conversations with the assistant, most recently active first.
+
+    Args:
+        query: Only those whose title or messages contain these words.
+    """
     stmt = select(Conversation).where(owned_by(Conversation, ctx.caller))
     if conversation_type:
         stmt = stmt.where(Conversation.conversation_type == conversation_type)
+    for word in (query or "").split()[:8]:
+        pattern = f"%{_escape_like(word)}%"
+        stmt = stmt.where(Conversation.title.ilike(pattern, escape="\\") | exists().where(
+            Message.conversation_id == Conversation.id, Message.content.ilike(pattern, escape="\\")))
     position = decode_cursor(cursor, "conversations")
     if position is not None:
         try:
@@ -193,7 +203,7 @@ async def set_rag_scope(
     if project_id is not None and all_notes:
         raise InvalidInput("pass project_id or all_notes, not both", field="all_notes")
     scope = -1 if all_notes else project_id
-    await _check_scope(ctx, scope)
+    await check_scope(ctx.session, ctx.caller, scope)
     await load_conversation(ctx.session, ctx.caller, target, for_update=True)
     await ctx.session.execute(update(Conversation).where(Conversation.id == target).values(rag_project_id=scope))
     return RagScope(conversation_id=target, rag_project_id=scope,
@@ -220,6 +230,10 @@ async def search_projects(
                                        auto_summary=p.auto_summary, score=round(score, 3)))
     scored.sort(key=lambda m: (-m.score, m.id))
     return ProjectMatches(query=query, items=scored[:limit])
+
+
+def _escape_like(word: str) -> str:
+    return word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 _TIER_SCORE = {1: 1.0, 2: 0.9, 3: 0.8, 4: 0.6}

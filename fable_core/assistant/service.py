@@ -124,6 +124,9 @@ class Assistant:
     async def retry(self, caller: Caller, conversation_id: int) -> dict[str, Any]:
         return await chat.retry_message(self, caller, conversation_id)
 
+    async def resend(self, caller: Caller, conversation_id: int, content: str | None = None) -> dict[str, Any]:
+        return await chat.resend_message(self, caller, conversation_id, content)
+
     def stop(self, conversation_id: int) -> bool:
         return chat.stop_generation(self, conversation_id)
 

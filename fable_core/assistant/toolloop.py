@@ -17,7 +17,8 @@ Tool schemas come from the registry (``tool.input_schema``), never written by ha
 call does not end the turn: the model receives the error object (``{"error": {...}}``) and can
 correct itself; a near-duplicate note answers ``requires_confirmation`` with the arguments to
 repeat (the error's ``confirm_arguments``, else the call's with ``confirm: true``) so the UI can
-offer confirm / deny.
+offer confirm / deny. Every call's event carries ``at``, how many characters of the answer's
+text came before it, so a client shows text and tool cards in the order they happened.
 """
 
 from __future__ import annotations
@@ -136,7 +137,7 @@ async def _show(text: str, emit: Emit, result: LoopResult) -> None:
 async def _find_tools(offer: Offer, caller: Caller, call: ToolCall, emit: Emit, result: LoopResult) -> dict[str, Any]:
     """find_tools, answered by the loop: the tools found are described from the next round on."""
     assert offer.picker is not None
-    event: dict[str, Any] = {"name": call.name, "arguments": call.arguments}
+    event: dict[str, Any] = {"name": call.name, "arguments": call.arguments, "at": len(result.text)}
     await emit("tool_call", event)
     try:
         query = check_arguments(FIND_TOOLS, call.arguments, caller)["query"]
@@ -155,7 +156,7 @@ async def _find_tools(offer: Offer, caller: Caller, call: ToolCall, emit: Emit, 
 async def _refuse_call(name: str, arguments: dict[str, Any], runnable: list[str], emit: Emit,
                        result: LoopResult) -> dict[str, Any]:
     error = unknown_tool(name, runnable, " is available here")  # never a hidden tool's name
-    event = {"name": name, "arguments": arguments, "error": error.to_dict(), "ok": False}
+    event = {"name": name, "arguments": arguments, "at": len(result.text), "error": error.to_dict(), "ok": False}
     result.tool_events.append(event)
     await emit("tool_result", event)
     return {"error": error.to_dict()}
@@ -163,7 +164,7 @@ async def _refuse_call(name: str, arguments: dict[str, Any], runnable: list[str]
 
 async def _run_call(dispatcher: Dispatcher, caller: Caller, name: str, arguments: dict[str, Any],
                     emit: Emit, result: LoopResult) -> dict[str, Any]:
-    event: dict[str, Any] = {"name": name, "arguments": arguments}
+    event: dict[str, Any] = {"name": name, "arguments": arguments, "at": len(result.text)}
     await emit("tool_call", event)
     async def progress(item: Progress) -> None:  # a streaming tool's progress, in the chat's events
         await emit("tool_progress", {"name": name, "event": item.event, "data": item.data})

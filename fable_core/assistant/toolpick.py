@@ -44,7 +44,8 @@ from fable_core.tools.registry import Registry, Tool, tool
 if TYPE_CHECKING:
     from fable_core.assistant.embeddings import Embedder
 
-__all__ = ["BUDGET_BYTES", "CORE", "FIND_TOOLS", "MAX_PICKED", "Offer", "ToolPicker", "schema_of", "schemas_bytes"]
+__all__ = ["BUDGET_BYTES", "CORE", "FIND_TOOLS", "HIDDEN_GROUPS", "MAX_PICKED", "Offer", "ToolPicker", "schema_of",
+           "schemas_bytes"]
 
 _log = logging.getLogger(__name__)
 CORE = ("search_notes", "read_note", "create_note", "update_note", "list_tasks", "complete_task")
@@ -52,9 +53,9 @@ MAX_PICKED = 4
 BUDGET_BYTES = 10_000  # ≈ 2,500 tokens of tool schema per turn, at 4 bytes a token
 MAX_FOUND = 4
 TOOL_RELEVANCE = 2.0  # spreads above the message's baseline, as for a suggested note (assistant.context)
-# Managing the model server is for admins, not the model; the model does not chat with itself; and
-# devices subscribe to Web Push, not the model.
-HIDDEN_GROUPS = frozenset({"models", "turns"})
+# Managing the model server is for admins, not the model; the model does not chat with itself nor
+# pick its own model; and devices subscribe to Web Push, not the model.
+HIDDEN_GROUPS = frozenset({"models", "turns", "chatmodels"})
 
 _WORD = re.compile(r"[a-z0-9]+")
 _STOPWORDS = (

@@ -10,7 +10,9 @@ each with an id a client resumes after (``last_event_id``, or SSE's ``Last-Event
 a gap or a repeat, and returns the answer as stored. With no answer running here (finished over
 a minute ago, or written by another process) it returns the stored answer straight away.
 ``retry_answer`` sends the last message again in place of an answer that failed, was cut off or
-was stopped. These tools are never offered to the model itself (see
+was stopped; ``resend_message`` sends it again whatever became of its answer, edited or not
+(regenerate, edit and resend). ``start_chat`` starts a conversation with its first message, and
+leaves none behind when that message cannot be sent. These tools are never offered to the model itself (see
 :mod:`fable_core.assistant.toolloop`).
 """
 
@@ -19,19 +21,21 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, StringConstraints
-from sqlalchemy import select
+from sqlalchemy import delete, insert, select
 
 from fable_core.assistant.chat import MAX_MESSAGE
-from fable_core.assistant.conversations import ConversationId, load_conversation
-from fable_core.assistant.providers import unavailable
+from fable_core.assistant.conversations import ConversationId, ConvTitle, ScopeId, check_scope, load_conversation
+from fable_core.assistant.providers import NoProvider, unavailable
 from fable_core.assistant.service import Assistant
-from fable_core.db.models import Message
+from fable_core.db.models import Conversation, Message
 from fable_core.errors import NotFound
+from fable_core.preferences.types import ModelName
 from fable_core.tools import Context, Route, tool
 
 __all__ = ["StoredAnswer", "TurnStarted"]
 
 NoteRef = Annotated[int, Field(ge=1, le=2**31 - 1)]
+MessageText = Annotated[str, StringConstraints(min_length=1, max_length=MAX_MESSAGE)]
 _BASE = "/chat/conversations/{conversation_id}"
 
 
@@ -66,7 +70,7 @@ def _assistant(ctx: Context) -> Assistant:
 async def send_message(
     ctx: Context,
     conversation_id: ConversationId,
-    content: Annotated[str, StringConstraints(min_length=1, max_length=MAX_MESSAGE)],
+    content: MessageText,
     note_ids: Annotated[list[NoteRef], Field(max_length=20)] = [],  # noqa: B006 - pydantic copies it
     exclude_note_id: NoteRef | None = None,
 ) -> TurnStarted:
@@ -77,6 +81,36 @@ async def send_message(
         exclude_note_id: A note never to draw on (the one being edited).
     """
     started = await _assistant(ctx).send(ctx.caller, conversation_id, content, note_ids, exclude_note_id)
+    return TurnStarted.model_validate(started)
+
+
+@tool(title="Start a conversation with a message", scope="write", transaction="phases", needs=("llm",),
+      route=Route("POST", "/chat/start", status=202))
+async def start_chat(
+    ctx: Context,
+    content: MessageText,
+    note_ids: Annotated[list[NoteRef], Field(max_length=20)] = [],  # noqa: B006 - pydantic copies it
+    rag_project_id: ScopeId = None,
+    title: ConvTitle | None = None,
+    model: ModelName | None = None,
+) -> TurnStarted:
+    """Start a conversation with its first message (then follow_answer). If the message cannot
+    be sent, no conversation is left behind."""
+    assistant = _assistant(ctx)
+    async with ctx.transaction() as session:
+        await check_scope(session, ctx.caller, rag_project_id)  # a stranger's project: NotFound, model or not
+        if isinstance(assistant.provider, NoProvider):
+            raise unavailable("LLM_PROVIDER is none", provider="none")
+        values = {"user_id": ctx.user_id, "rag_project_id": rag_project_id, "model": model,
+                  **({"title": title} if title else {})}
+        conversation_id = (await session.execute(
+            insert(Conversation).values(**values).returning(Conversation.id))).scalar_one()
+    try:
+        started = await assistant.send(ctx.caller, conversation_id, content, note_ids)
+    except BaseException:
+        async with ctx.transaction() as session:
+            await session.execute(delete(Conversation).where(Conversation.id == conversation_id))
+        raise
     return TurnStarted.model_validate(started)
 
 
@@ -118,6 +152,19 @@ async def retry_answer(ctx: Context, conversation_id: ConversationId) -> TurnSta
     The failed answer is replaced; the new one is written in the background (follow_answer).
     """
     return TurnStarted.model_validate(await _assistant(ctx).retry(ctx.caller, conversation_id))
+
+
+@tool(title="Send the last message again", scope="write", transaction="phases", needs=("llm",),
+      route=Route("POST", f"{_BASE}/resend", status=202))
+async def resend_message(ctx: Context, conversation_id: ConversationId,
+                         content: MessageText | None = None) -> TurnStarted:
+    """Send the conversation's last message again for a new answer (regenerate), or `content`
+    in its place (edit and resend). Its old answer is replaced.
+
+    Args:
+        content: The edited message; omit to send it as it was.
+    """
+    return TurnStarted.model_validate(await _assistant(ctx).resend(ctx.caller, conversation_id, content))
 
 
 @tool(title="Stop the assistant's answer", scope="write", idempotent=True,

@@ -29,6 +29,7 @@ from support.fake_llm import FakeLLM, Reply
 from support.mcp_clients import http_connect
 
 from fable_core.assistant.toolloop import LoopResult, run_tool_loop
+from fable_core.assistant.toolpick import HIDDEN_GROUPS
 from fable_core.capabilities import load_capabilities
 from fable_core.errors import FableError
 from fable_core.runtime import Fable
@@ -48,7 +49,7 @@ ROW = {"get_backlinks": "parent"}  # the note alice's unshared diary links to
 NEEDS = {
     "delete_project": "admin", "share": "admin", "unshare": "admin",
     # a conversation of one's own, scoped to a project one may read
-    "create_conversation": "viewer", "set_rag_scope": "viewer",
+    "create_conversation": "viewer", "set_rag_scope": "viewer", "start_chat": "viewer",
     # a draft is the caller's own: there is none to accept or drop without assist_note (editor),
     # which these tools then change the note through (update_note / edit_note: editor)
     "accept_note_draft": "viewer", "reject_note_draft": "viewer",
@@ -198,8 +199,11 @@ def surface(request: pytest.FixtureRequest, app_url: str, matrix_fable: Fable, m
                 yield lambda t, a, r: _rest(http, people, t, a, r)
             else:
                 # a tool only devices use (agents=False) is never offered to the assistant: as the UI runs it
-                yield lambda t, a, r: (_assistant(matrix_fable, matrix_llm, people, t.name, a, r) if t.agents
-                                       else _in_process(matrix_fable, people, t.name, a, r))
+                run = lambda t, a, r: (  # noqa: E731
+                    _assistant(matrix_fable, matrix_llm, people, t.name, a, r) if t.agents
+                    else _in_process(matrix_fable, people, t.name, a, r))
+                setattr(run, "hidden", HIDDEN_GROUPS)  # noqa: B010  tools never offered to the model
+                yield run
 
     return opened
 
@@ -231,6 +235,8 @@ async def _outcomes(run: Run, matrix_fable: Fable, people: People) -> list[str]:
     """What went otherwise than the oracle says, for every tool and role."""
     wrong: list[str] = []
     for t in CASES:
+        if t.group in getattr(run, "hidden", ()):
+            continue  # not on this surface (the model does not chat with itself)
         if t.name not in _OWNERS:  # the same on every surface: asked once
             baseline = await build_world(matrix_fable, people)
             _OWNERS[t.name] = (await _in_process(matrix_fable, people, t.name,
@@ -276,7 +282,7 @@ async def test_listings_show_what_is_shared_and_nothing_else(surface: Surface, m
     assert set(SHOWN) <= {t.name for t in _listings()}
     async with surface() as run:
         for t in _listings():
-            if not matrix_fable.availability.meets(t.needs):
+            if not matrix_fable.availability.meets(t.needs) or t.group in getattr(run, "hidden", ()):
                 continue  # not offered here (web search without SearXNG): it lists nobody's rows anyway
             args = {name: SAMPLES[name] for name in t.input_schema.get("required", [])}
             for role in ROLES:

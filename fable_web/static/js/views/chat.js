@@ -1,22 +1,28 @@
-// The assistant: conversations on the left, the thread in the middle (streamed answers, tool
-// cards, stop), the notes it used or suggests on the right.
+// The assistant: conversations on the left (searchable), the thread in the middle (streamed
+// answers rendered as they come, tool cards in order, stop, copy, regenerate, edit and resend,
+// save as note, a model picker), the notes it used or suggests on the right.
 import { api } from "../api.js";
-import { clear, confirmDialog, h, relativeTime, toast } from "../dom.js";
+import { clear, confirmDialog, debounce, h, relativeTime, toast } from "../dom.js";
 import { navigate } from "../router.js";
 import { follow } from "../sse.js";
 import { contextPanel } from "../chat/context.js";
+import { IN_CHAT, humanError, requestError } from "../chat/errors.js";
 import { OUTSIDE, scopeArguments, scopeChip } from "../chat/scope.js";
 import { assistantMessage, userMessage } from "../chat/thread.js";
-import { llmNotice, semanticNotice } from "../widgets/llm.js";
+import { llmNotice, semanticNotice, unavailable } from "../widgets/llm.js";
 
 const base = (id) => `/chat/conversations/${id}`;
+const NEAR_BOTTOM = 48; // px: closer than this to the end counts as following
 
 function conversationList(currentId) {
   const list = h("ul.list.conv-list#conversation-list");
+  const search = h("input#conversation-search", { type: "search", placeholder: "Search conversations", "aria-label": "Search conversations", autocomplete: "off" });
   async function load() {
-    const page = await api.get("/chat/conversations", { conversation_type: "chat", limit: 100 });
-    clear(list, page.items.length ? page.items.map((c) => item(c)) : h("li.empty", {}, "No conversations yet."));
+    const q = search.value.trim();
+    const page = await api.get("/chat/conversations", { conversation_type: "chat", limit: 100, query: q || undefined });
+    clear(list, page.items.length ? page.items.map((c) => item(c)) : h("li.empty", {}, q ? "No conversation matches." : "No conversations yet."));
   }
+  search.addEventListener("input", debounce(() => load().catch(() => {}), 200));
   function item(c) {
     const li = h("li.conv", { dataset: { id: String(c.id) }, "aria-current": c.id === currentId() ? "page" : null });
     const link = h("a.conv-link", { href: `/chat/${c.id}` }, h("span.title", {}, c.title), h("span.snippet", {}, relativeTime(c.updated_at)));
@@ -26,7 +32,7 @@ function conversationList(currentId) {
       const input = h("input.conv-title-input", { type: "text", value: c.title, "aria-label": "Conversation title" });
       const form = h("form.conv-rename-form", { on: { submit: async (e) => {
         e.preventDefault();
-        try { await api.patch(base(c.id), { title: input.value }); await load(); } catch (err) { toast(err.message, { bad: true }); }
+        try { await api.patch(base(c.id), { title: input.value }); await load(); } catch (err) { toast(requestError(err), { bad: true }); }
       } } }, input);
       input.addEventListener("keydown", (e) => { if (e.key === "Escape") load(); });
       li.replaceChildren(form);
@@ -40,27 +46,81 @@ function conversationList(currentId) {
     li.append(link, h("span.conv-actions", {}, rename, remove));
     return li;
   }
-  return { el: list, load };
+  return { el: list, search, load };
 }
 
-/** The chat page; other pages show one conversation through it (the journal): ``options.aside``
- * replaces the conversation list, ``options.head`` joins the title, ``options.scope: false``
- * hides the scope chip, ``options.empty`` is the empty thread's hint. */
+/** The model picker: the conversation's model, or the default one. */
+function modelPicker(onPick) {
+  const select = h("select.model-picker#chat-model", { "aria-label": "Model" });
+  const el = h("label.model-pick.small.hidden", {}, h("span.muted", {}, "Model"), select);
+  let current = null;
+  api.get("/chat/models").then((models) => {
+    clear(select, h("option", { value: "" }, `Default (${models.default || "server"})`),
+      models.items.map((m) => h("option", { value: m }, m)));
+    select.value = current || "";
+    el.classList.remove("hidden");
+  }).catch(() => {});
+  select.addEventListener("change", () => { current = select.value || null; onPick(current); });
+  return { el, get value() { return current; }, set(model) { current = model || null; select.value = current || ""; } };
+}
+
+/** Ask for a title and save an answer as a note. */
+function saveAsNote(defaultTitle, body) {
+  const title = h("input#save-note-title", { type: "text", value: defaultTitle, required: true, "aria-label": "Note title", maxLength: 200 });
+  const error = h("p.error.hidden", { role: "alert" });
+  const dialog = h("dialog.save-note-dialog", { "aria-label": "Save as note" },
+    h("h2", {}, "Save as note"),
+    h("form.stack", { on: { submit: async (e) => {
+      e.preventDefault();
+      try {
+        const note = await api.post("/notes", { title: title.value.trim(), body });
+        dialog.close();
+        toast(`Saved “${note.title}”`);
+      } catch (err) {
+        error.textContent = err.status === 409 || err.type === "needs_confirmation"
+          ? "A note with a title like this exists already; choose another title." : requestError(err);
+        error.classList.remove("hidden");
+      }
+    } } }, title, error,
+    h("div.row", {}, h("span.spacer"),
+      h("button.btn", { type: "button", on: { click: () => dialog.close() } }, "Cancel"),
+      h("button.btn.btn-primary#save-note-submit", { type: "submit" }, "Save"))));
+  dialog.addEventListener("close", () => dialog.remove());
+  document.body.append(dialog);
+  dialog.showModal();
+  title.select();
+}
+
+/** The chat page; other pages show one conversation through it: ``options.aside`` replaces the
+ * conversation list (the journal), ``options.bare`` shows the thread alone (a project's
+ * workspace), ``options.head`` joins the title, ``options.scope: false`` hides the scope chip,
+ * ``options.ragProjectId`` scopes a new conversation, ``options.onStarted(id)`` is told of a new
+ * conversation (by default the address becomes its own), ``options.onAnswered()`` of each
+ * answer's end, ``options.empty`` is the empty thread's hint. */
 export async function chatView(main, params, options = {}) {
   let conversation = params.id ? await api.get(base(Number(params.id))) : null;
   let running = null; // the AbortController of the answer being followed
+  let following = true; // whether the thread keeps to its newest message
   const thread = h("div.thread#thread", { "aria-live": "polite" });
+  const jump = h("button.btn.btn-sm.chat-jump.hidden#chat-jump", { type: "button" }, "↓ Jump to latest");
   const notice = h("div#chat-notice");
   const semantic = h("div#chat-semantic-notice");
-  const title = h("h1.chat-title", {}, conversation ? conversation.title : "New conversation");
+  const title = h(options.bare ? "h2.chat-title" : "h1.chat-title", {}, conversation ? conversation.title : "New conversation");
   const context = contextPanel();
   const conversations = conversationList(() => conversation?.id);
   const scope = scopeChip(async (ragProjectId) => {
     if (!conversation) return ragProjectId === null ? OUTSIDE : ragProjectId === -1 ? "All notes" : "Project";
     try { return (await api.tool("set_rag_scope", scopeArguments(conversation.id, ragProjectId))).label; }
-    catch (e) { toast(e.message, { bad: true }); return null; }
+    catch (e) { toast(requestError(e), { bad: true }); return null; }
   });
   if (conversation) scope.set(conversation.rag_project_id, conversation.rag_scope_label);
+  else if (options.ragProjectId) scope.set(options.ragProjectId, "Project");
+  const model = modelPicker(async (picked) => {
+    if (!conversation) return;
+    try { await api.put(`${base(conversation.id)}/model`, picked ? { model: picked } : {}); }
+    catch (e) { toast(requestError(e), { bad: true }); }
+  });
+  if (conversation) model.set(conversation.model);
 
   const input = h("textarea#chat-input", { rows: 3, placeholder: options.placeholder || "Ask about your notes, or ask for a change. Enter sends, Shift+Enter adds a line.", "aria-label": "Message" });
   const send = h("button.btn.btn-primary#chat-send", { type: "submit" }, "Send");
@@ -72,17 +132,33 @@ export async function chatView(main, params, options = {}) {
     send.classList.toggle("hidden", on);
     stop.classList.toggle("hidden", !on);
     input.disabled = on;
+    thread.querySelectorAll(".msg-regenerate, .msg-edit, .msg-retry").forEach((b) => { b.disabled = on; });
+  }
+  function showError(e) {
+    clear(notice, unavailable(e) ? llmNotice({ status: e.status, type: e.type, message: humanError(e.message) })
+      : h("p.error", { role: "alert" }, requestError(e, IN_CHAT)));
   }
 
-  async function ensureConversation() {
-    if (conversation) return conversation;
-    const created = await api.post("/chat/conversations", { rag_project_id: scope.value ?? undefined });
-    conversation = await api.get(base(created.id));
-    history.replaceState(null, "", `/chat/${created.id}`);
-    return conversation;
+  // Following: the newest message stays in view unless the reader scrolled up.
+  function atBottom() { return thread.scrollHeight - thread.scrollTop - thread.clientHeight < NEAR_BOTTOM; }
+  function toBottom() { thread.scrollTop = thread.scrollHeight; }
+  function grew() {
+    if (!thread.isConnected) return;
+    if (following) toBottom();
+    else jump.classList.remove("hidden");
   }
+  thread.addEventListener("scroll", () => {
+    following = atBottom();
+    if (following) jump.classList.add("hidden");
+  }, { passive: true });
+  jump.addEventListener("click", () => { following = true; toBottom(); jump.classList.add("hidden"); });
 
-  async function followReply(reply, lastEventId = null) {
+  function reply(last = true) {
+    return assistantMessage({ onRetry: last ? retry : null, onRegenerate: last ? regenerate : null, onSave: save, onGrow: grew });
+  }
+  function save(text) { saveAsNote(title.textContent === "New conversation" ? "" : title.textContent, text); }
+
+  async function followReply(answer, lastEventId = null) {
     running = new AbortController();
     busy(true);
     try {
@@ -90,19 +166,20 @@ export async function chatView(main, params, options = {}) {
         if (!thread.isConnected) { running.abort(); return; }
         if (event.event === "context") context.show(event.data);
         if (event.event === "done" && event.data.rag_scope) scope.set(event.data.rag_scope.rag_project_id, event.data.rag_scope.label);
-        reply.onEvent(event);
-        thread.scrollTop = thread.scrollHeight;
+        answer.onEvent(event);
+        grew();
       }, { signal: running.signal, lastEventId });
     } catch (e) {
-      if (!running.signal.aborted) clear(notice, llmNotice(e));
+      if (!running.signal.aborted) showError(e);
     } finally {
       running = null;
       busy(false);
       if (thread.isConnected) {
+        options.onAnswered?.();
         input.focus();
-        if (!options.aside) conversations.load();
+        if (!options.aside && !options.bare) conversations.load();
         refreshTitle();
-        setTimeout(() => { if (thread.isConnected && !running) { if (!options.aside) conversations.load(); refreshTitle(); } }, 2000); // titles come just after the answer
+        setTimeout(() => { if (thread.isConnected && !running) { if (!options.aside && !options.bare) conversations.load(); refreshTitle(); } }, 2000); // titles come just after the answer
       }
     }
   }
@@ -113,49 +190,76 @@ export async function chatView(main, params, options = {}) {
     if (fresh) title.textContent = fresh.title;
   }
 
+  /** Only the last answer may be regenerated and only the last message edited: before a new
+   * message, the older ones lose those buttons. */
+  function retireActions() { thread.querySelectorAll(".msg-regenerate, .msg-retry, .msg-edit").forEach((b) => b.remove()); }
+
+  async function start(content) {
+    if (conversation) {
+      await api.post(`${base(conversation.id)}/messages`, { content, note_ids: context.ids() });
+      return;
+    }
+    const ragProjectId = scope.value ?? options.ragProjectId ?? undefined;
+    const started = await api.post("/chat/start", { content, note_ids: context.ids(), rag_project_id: ragProjectId, model: model.value || undefined });
+    conversation = await api.get(base(started.conversation_id));
+    if (options.onStarted) options.onStarted(conversation.id);
+    else history.replaceState(null, "", `/chat/${conversation.id}`);
+  }
+
   async function submit(event) {
     event?.preventDefault();
     const content = input.value.trim();
     if (!content || running) return;
     clear(notice);
-    try {
-      await ensureConversation();
-      await api.post(`${base(conversation.id)}/messages`, { content, note_ids: context.ids() });
-    } catch (e) { clear(notice, llmNotice(e)); return; }
+    try { await start(content); } catch (e) { showError(e); return; }
     input.value = "";
     context.clearAttached();
     thread.querySelector(".empty")?.remove();
-    const reply = assistantMessage({ onRetry: retry });
-    thread.append(userMessage(content), reply.el);
-    await followReply(reply);
+    const answer = reply();
+    retireActions();
+    thread.append(userMessage(content, { onEdit: edit }), answer.el);
+    following = true;
+    toBottom();
+    await followReply(answer);
   }
 
-  async function retry(reply) {
-    if (running) return;
+  async function again(answer, request) {
+    if (running) return false;
     clear(notice);
-    try { await api.post(`${base(conversation.id)}/generation/retry`); } catch (e) { clear(notice, llmNotice(e)); return; }
-    const fresh = assistantMessage({ onRetry: retry });
-    reply.el.replaceWith(fresh.el);
-    await followReply(fresh);
+    try { await request(); } catch (e) { showError(e); return false; }
+    const fresh = reply();
+    if (answer.el) answer.el.replaceWith(fresh.el); else thread.append(fresh.el);
+    following = true;
+    followReply(fresh);
+    return true;
   }
+  function lastReply() {
+    const els = thread.querySelectorAll(".msg-assistant");
+    return { el: els[els.length - 1] };
+  }
+  const retry = (answer) => again(answer, () => api.post(`${base(conversation.id)}/generation/retry`));
+  const regenerate = (answer) => again(answer, () => api.post(`${base(conversation.id)}/resend`));
+  const edit = (content) => again(lastReply(), () => api.post(`${base(conversation.id)}/resend`, { content }));
 
   stop.addEventListener("click", async () => {
     stop.disabled = true;
-    try { await api.post(`${base(conversation.id)}/generation/stop`); } catch (e) { toast(e.message, { bad: true }); }
+    try { await api.post(`${base(conversation.id)}/generation/stop`); } catch (e) { toast(requestError(e), { bad: true }); }
     finally { stop.disabled = false; }
   });
   input.addEventListener("keydown", (e) => { if (e.key === "Enter" && !e.shiftKey && !e.isComposing) submit(e); });
 
   const composer = h("form.composer#composer", { on: { submit } }, input,
     h("div.row", {}, attachedCount, h("span.spacer"), stop, send));
-  const aside = options.aside || h("aside.card.chat-list", {}, h("div.row", {}, h("h2", {}, "Conversations"),
-    h("span.spacer"), h("a.btn.btn-sm#new-chat", { href: "/chat" }, "New")), conversations.el);
-  main.append(h("div.chat", {}, aside,
-    h("section.chat-main", {}, h("div.chat-head", {}, title, options.head || null, options.scope === false ? null : scope.el),
-      semantic, thread, notice, composer),
-    context.el));
+  const chatMain = h("section.chat-main", {}, h("div.chat-head", {}, title, options.head || null, model.el,
+    options.scope === false ? null : scope.el), semantic, h("div.thread-wrap", {}, thread, jump), notice, composer);
+  if (options.bare) main.append(chatMain);
+  else {
+    const aside = options.aside || h("aside.card.chat-list", {}, h("div.row", {}, h("h2", {}, "Conversations"),
+      h("span.spacer"), h("a.btn.btn-sm#new-chat", { href: "/chat" }, "New")), conversations.search, conversations.el);
+    main.append(h("div.chat", {}, aside, chatMain, context.el));
+  }
 
-  if (!options.aside) conversations.load();
+  if (!options.aside && !options.bare) conversations.load();
   semanticNotice(api, "The assistant finds your notes by their words only.").then((el) => clear(semantic, el));
   if (!conversation || !conversation.messages.length) {
     thread.append(h("p.empty", {}, options.empty || "Ask a question about your notes, or ask the assistant to create a task or tidy a note."));
@@ -163,13 +267,15 @@ export async function chatView(main, params, options = {}) {
     let last = null;
     const final = conversation.messages[conversation.messages.length - 1];
     for (const message of conversation.messages) {
-      if (message.role === "user") { thread.append(userMessage(message.content)); continue; }
-      last = { reply: assistantMessage({ onRetry: message === final ? retry : null }), message };
+      if (message.role === "user") { thread.append(userMessage(message.content, { onEdit: edit })); continue; }
+      last = { reply: reply(message === final), message };
       thread.append(last.reply.el);
       if (message.status !== "generating") last.reply.show(message);
     }
+    [...thread.querySelectorAll(".msg-edit")].slice(0, -1).forEach((b) => b.remove());
     if (last?.message.context) context.show(last.message.context);
     if (last?.message.status === "generating") followReply(last.reply);
+    requestAnimationFrame(toBottom);
   }
   input.focus();
 }

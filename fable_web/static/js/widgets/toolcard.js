@@ -3,6 +3,7 @@
 // with confirm=true through the REST API as the user, or Deny, which leaves things as they are.
 import { api } from "../api.js";
 import { clear, h } from "../dom.js";
+import { humanError, requestError } from "../chat/errors.js";
 
 function json(value) {
   const text = JSON.stringify(value, null, 2) ?? "";
@@ -10,7 +11,7 @@ function json(value) {
 }
 
 function resultLine(event) {
-  if (event.error) return event.error.message || event.error.type;
+  if (event.error) return humanError(event.error.message || event.error.type);
   const r = event.result;
   if (r && typeof r === "object" && r.title && r.id) return `${r.kind === "task" ? "Task" : "Note"} “${r.title}” (#${r.id})`;
   return "Done";
@@ -42,14 +43,14 @@ export function toolCard(call) {
         clear(body, h("p.small", {}, resultLine({ result })), link(result));
       } catch (e) {
         confirm.disabled = deny.disabled = false;
-        clear(body, h("p.error", { role: "alert" }, e.message));
+        clear(body, h("p.error", { role: "alert" }, requestError(e)));
       }
     });
     deny.addEventListener("click", () => {
       state("denied", "denied");
       clear(body, h("p.small.muted", {}, "Not done."));
     });
-    return [h("p.small", {}, event.error?.message || "This needs your confirmation."),
+    return [h("p.small", {}, event.error?.message ? humanError(event.error.message) : "This needs your confirmation."),
       h("div.row", {}, confirm, deny)];
   }
 
