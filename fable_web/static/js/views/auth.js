@@ -18,6 +18,7 @@ export function authView(params, onSignedIn, registering = false) {
   const email = h("input#email", { type: "email", name: "email", autocomplete: "email" });
   const emailLabel = h("label", { for: "email" }, "Email (optional: for password resets)", email);
   const forgot = h("a.small#forgot", { href: "/forgot-password" }, "Forgot your password?");
+  const heading = h("h1.auth-title");
   const tabs = ["login", "register"].map((m) =>
     h("button", { type: "button", dataset: { mode: m }, on: { click: () => setMode(m) } },
       m === "login" ? "Sign in" : "Create account"));
@@ -26,6 +27,8 @@ export function authView(params, onSignedIn, registering = false) {
     mode = m;
     for (const tab of tabs) tab.setAttribute("aria-pressed", String(tab.dataset.mode === mode));
     submit.textContent = mode === "login" ? "Sign in" : "Create account";
+    heading.textContent = mode === "login" ? "Sign in" : "Create an account";
+    document.title = `${heading.textContent} · Fable`;
     password.autocomplete = mode === "login" ? "current-password" : "new-password";
     hint.textContent = mode === "login" ? "" : "The first account on a new Fable becomes its administrator.";
     emailLabel.classList.toggle("hidden", mode === "login");
@@ -77,7 +80,7 @@ export function authView(params, onSignedIn, registering = false) {
       form.classList.add("hidden");
     }
   }).catch(() => {});
-  return card(
+  return card(heading,
     h("p.tagline", {}, "Notes, tasks and projects — yours, and your agents'."),
     segmented, error, form, sso);
 }
@@ -96,7 +99,8 @@ function oneStep({ title, intro, fields, action, done }) {
     finally { submit.disabled = false; }
   }
   clear(body, h("p.muted.small", {}, intro), h("form.form", { on: { submit: onSubmit } }, ...fields, error, submit));
-  return card(h("h2", {}, title), body);
+  document.title = `${title} · Fable`;
+  return card(h("h1.auth-title", {}, title), body);
 }
 
 export function forgotView() {
@@ -126,5 +130,6 @@ export function verifyView(params) {
   api.post("/auth/verify-email", { token: params.get("token") || "" })
     .then((r) => { status.textContent = `${r.user.email} is confirmed.`; })
     .catch((e) => { status.textContent = e.message; status.classList.add("error"); });
-  return card(h("h2", {}, "Email address"), status, h("a", { href: "/" }, "Go to Fable"));
+  document.title = "Email address · Fable";
+  return card(h("h1.auth-title", {}, "Email address"), status, h("a", { href: "/" }, "Go to Fable"));
 }

@@ -94,7 +94,7 @@ function editor(note, save, cancel) {
   const tags = tagInput(note.tags);
   const source = h("textarea#note-source", { "aria-label": "Markdown", placeholder: "Write in markdown. Type [[ to link another note." });
   source.value = note.body;
-  const preview = h("div.prose.preview#preview", { "aria-label": "Preview" });
+  const preview = h("div.prose.preview#preview", { role: "region", "aria-label": "Preview" });
   const error = h("p.error.hidden", { role: "alert" });
   const saveButton = h("button.btn.btn-primary#save-note", { type: "submit" }, "Save");
 
