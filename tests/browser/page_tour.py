@@ -8,6 +8,7 @@ each and fills them in. ``SIGNED_OUT`` are the pages someone who is not signed i
 from __future__ import annotations
 
 from browser_session import Session
+from playwright.async_api import Page, expect
 
 PAGES = [
     "/",
@@ -44,3 +45,14 @@ async def seed(ui: Session, username: str = "ada") -> dict[str, int]:
 
 def paths(ids: dict[str, int]) -> list[str]:
     return [page.format(**ids) for page in PAGES]
+
+
+async def visit(page: Page, path: str) -> None:
+    """Open ``path`` as a person would: the first page with a load, the next ones through the
+    app's router (no reload), then wait until the view has its content (``#main`` not busy)."""
+    if await page.locator("#main").count():
+        await page.evaluate("path => { history.pushState(null, '', path); dispatchEvent(new PopStateEvent('popstate')); }",
+                            path)
+    else:
+        await page.goto(path)
+    await expect(page.locator("#main:not([aria-busy]) > *").first).to_be_visible()

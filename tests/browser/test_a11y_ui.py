@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from browser_session import Session
-from page_tour import SIGNED_OUT, paths, seed
+from page_tour import SIGNED_OUT, paths, seed, visit
 from playwright.async_api import Page, expect
 
 pytestmark = pytest.mark.browser
@@ -33,10 +33,12 @@ async def severe_violations(page: Page) -> list[str]:
             for v in result if v["impact"] in SEVERE]
 
 
-async def check(page: Page, path: str) -> list[str]:
-    await page.goto(path)
-    await expect(page.locator("#main > *, .auth").first).to_be_visible()
-    await page.wait_for_load_state("networkidle")
+async def check(page: Page, path: str, signed_in: bool = True) -> list[str]:
+    if signed_in:
+        await visit(page, path)
+    else:
+        await page.goto(path)
+        await expect(page.locator(".auth")).to_be_visible()
     found = []
     for scheme in ("light", "dark"):
         await page.emulate_media(color_scheme=scheme)
@@ -56,7 +58,7 @@ async def test_axe_finds_nothing_serious_on_any_page_light_or_dark(axe_ui: Sessi
     page = axe_ui.page
     found = []
     for path in SIGNED_OUT:
-        found += await check(page, path)
+        found += await check(page, path, signed_in=False)
     ids = await seed(axe_ui)
     for path in paths(ids):
         found += await check(page, path)

@@ -34,7 +34,7 @@ export function start(renderFn) {
     const link = event.target.closest("a[href]");
     if (!link || event.defaultPrevented || event.button !== 0) return;
     if (event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
-    if (link.target || link.hasAttribute("download")) return;
+    if (link.target || link.hasAttribute("download") || link.getAttribute("href").startsWith("#")) return;
     const url = new URL(link.href, location.href);
     if (url.origin !== location.origin || url.pathname.startsWith("/api/")) return;
     event.preventDefault();

@@ -3,6 +3,13 @@
 import { api, setCsrfToken } from "../api.js";
 import { clear, h } from "../dom.js";
 
+/** An error as a person reads it: the server's message, or what a failed connection means. */
+function plain(error) {
+  if (!error.status) return "Fable could not be reached. Check your connection, then try again.";
+  if (error.status >= 500) return "Something went wrong on our side. Try again in a moment.";
+  return error.message;
+}
+
 function card(...children) {
   return h("div.auth", {}, h("div.card.auth-card", {},
     h("div.brand", {}, h("span.brand-mark", {}, "F"), "Fable"), ...children));
@@ -50,7 +57,7 @@ export function authView(params, onSignedIn, registering = false) {
       setCsrfToken(signedIn.csrf_token);
       onSignedIn(signedIn.user);
     } catch (e) {
-      error.textContent = e.message;
+      error.textContent = plain(e);
       error.classList.remove("hidden");
     } finally {
       submit.disabled = false;
@@ -95,7 +102,7 @@ function oneStep({ title, intro, fields, action, done }) {
     submit.disabled = true;
     error.classList.add("hidden");
     try { clear(body, h("p#auth-done", { role: "status" }, done(await action())), h("a", { href: "/login" }, "Sign in")); }
-    catch (e) { error.textContent = e.message; error.classList.remove("hidden"); }
+    catch (e) { error.textContent = plain(e); error.classList.remove("hidden"); }
     finally { submit.disabled = false; }
   }
   clear(body, h("p.muted.small", {}, intro), h("form.form", { on: { submit: onSubmit } }, ...fields, error, submit));
@@ -129,7 +136,7 @@ export function verifyView(params) {
   const status = h("p#auth-done", { role: "status" }, "Confirming your email address…");
   api.post("/auth/verify-email", { token: params.get("token") || "" })
     .then((r) => { status.textContent = `${r.user.email} is confirmed.`; })
-    .catch((e) => { status.textContent = e.message; status.classList.add("error"); });
+    .catch((e) => { status.textContent = plain(e); status.classList.add("error"); });
   document.title = "Email address · Fable";
   return card(h("h1.auth-title", {}, "Email address"), status, h("a", { href: "/" }, "Go to Fable"));
 }
