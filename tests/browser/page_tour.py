@@ -51,8 +51,8 @@ async def visit(page: Page, path: str) -> None:
     """Open ``path`` as a person would: the first page with a load, the next ones through the
     app's router (no reload), then wait until the view has its content (``#main`` not busy)."""
     if await page.locator("#main").count():
-        await page.evaluate("path => { history.pushState(null, '', path); dispatchEvent(new PopStateEvent('popstate')); }",
-                            path)
+        await page.evaluate(
+            "path => { history.pushState(null, '', path); dispatchEvent(new PopStateEvent('popstate')); }", path)
     else:
         await page.goto(path)
     await expect(page.locator("#main:not([aria-busy]) > *").first).to_be_visible()

@@ -25,10 +25,11 @@ SEVERE = ("critical", "serious")
 
 async def severe_violations(page: Page) -> list[str]:
     """axe's critical and serious violations on the page as it is now, one line each."""
-    result: dict[str, Any] = await page.evaluate(
-        "async () => { const r = await axe.run(document, {resultTypes: ['violations']});"
-        " return r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,"
-        " nodes: v.nodes.map(n => n.target.join(' ') + ' ' + (n.failureSummary || '').split('\\n').slice(1).join(' '))})); }")
+    result: list[dict[str, Any]] = await page.evaluate("""async () => {
+        const r = await axe.run(document, {resultTypes: ['violations']});
+        return r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map(
+            n => n.target.join(' ') + ' ' + (n.failureSummary || '').split('\\n').slice(1).join(' '))}));
+    }""")
     return [f"{v['impact']} {v['id']} ({v['help']}): {json.dumps(v['nodes'][:4])}"
             for v in result if v["impact"] in SEVERE]
 

@@ -64,3 +64,24 @@ async def test_the_menu_button_opens_the_navigation_with_44px_targets_and_16px_f
     await expect(page.locator("#new-task")).to_have_css("font-size", "16px")
     await ui.shot("phone-tasks")
     assert not ui.watch.errors
+
+
+async def test_the_service_worker_registers_and_the_app_starts_offline(ui: Session) -> None:
+    page = ui.page
+    await seed(ui)
+    await page.goto("/notes")
+    await expect(page.get_by_role("heading", level=1)).to_have_text("Notes")
+    scope = await page.evaluate("navigator.serviceWorker.ready.then(r => r.scope)")
+    assert scope == f"{ui.base_url}/"
+    cached = await page.evaluate(
+        "caches.open('fable-shell-v1').then(c => c.keys()).then(k => k.map(r => new URL(r.url).pathname))")
+    assert {"/", "/js/app.js", "/js/dom.js", "/css/shell.css"} <= set(cached)
+    assert not [path for path in cached if path.startswith("/api")]
+    await ui.context.set_offline(True)
+    await page.reload()
+    # the shell starts from the cache; the data it cannot reach is said so in plain words
+    await expect(page.get_by_role("heading", level=1)).to_have_text("You are offline")
+    await expect(page.get_by_role("button", name="Try again")).to_be_visible()
+    await ui.context.set_offline(False)  # back online: the app starts by itself
+    await expect(page.get_by_role("heading", level=1)).to_have_text("Notes")
+    assert not [error for error in ui.watch.errors if "ERR_INTERNET_DISCONNECTED" not in error]

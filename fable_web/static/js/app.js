@@ -212,12 +212,28 @@ setUnauthenticatedHandler(() => {
 
 async function boot() {
   installShortcuts(() => Boolean(session.user));
+  // The service worker keeps the app shell for an offline start (and carries Web Push).
+  if ("serviceWorker" in navigator) navigator.serviceWorker.register("/sw.js").catch(() => {});
   try {
     const me = await api.get("/auth/me");
     session.user = me.user;
     setCsrfToken(me.csrf_token);
-  } catch { session.user = null; }
+  } catch (error) {
+    session.user = null;
+    if (!error.status) { offline(); return; }  // the shell came from the service worker's cache
+  }
   start(render);
+}
+
+/** Started without a network: say so, and start for real once it is back (or on Try again). */
+function offline() {
+  document.title = "Offline · Fable";
+  window.addEventListener("online", () => location.reload(), { once: true });
+  clear(root, h("div.auth", {}, h("main.card.auth-card", {},
+    h("div.brand", {}, h("span.brand-mark", {}, "F"), "Fable"),
+    h("h1.auth-title", {}, "You are offline"),
+    h("p.muted", {}, "Fable could not be reached. Your notes are safe on the server; they show again as soon as the connection is back."),
+    h("button.btn.btn-primary#retry", { type: "button", on: { click: () => location.reload() } }, "Try again"))));
 }
 
 boot();
