@@ -193,7 +193,7 @@ function failure(error) {
   const offline = !error.status;  // fetch itself failed: no network, or the server is down
   const message = missing ? "There is nothing here: it may have been deleted, or the link is wrong."
     : offline ? "Fable could not be reached. Check your connection, then try again."
-      : error.status >= 500 || !error.message ? "Something went wrong on our side. Try again in a moment." : error.message;
+      : (error.status >= 500 && error.type !== "unavailable") || !error.message ? "Something went wrong on our side. Try again in a moment." : error.message;
   return [h("div.page-head", {}, h("h1", {}, missing ? "Not found" : offline ? "You are offline" : "Something went wrong")),
     h("p.error#page-error", { role: "alert" }, message),
     h("div.row", {}, missing ? null : h("button.btn.btn-primary#retry", { type: "button", on: { click: () => render() } }, "Try again"),

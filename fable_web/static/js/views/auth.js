@@ -6,7 +6,7 @@ import { clear, h } from "../dom.js";
 /** An error as a person reads it: the server's message, or what a failed connection means. */
 function plain(error) {
   if (!error.status) return "Fable could not be reached. Check your connection, then try again.";
-  if (error.status >= 500) return "Something went wrong on our side. Try again in a moment.";
+  if (error.status >= 500 && error.type !== "unavailable") return "Something went wrong on our side. Try again in a moment.";
   return error.message;
 }
 
@@ -16,7 +16,10 @@ function card(...children) {
 }
 
 export function authView(params, onSignedIn, registering = false) {
-  let mode = registering || params.get("mode") === "register" || params.get("invitation") ? "register" : "login";
+  const invited = Boolean(params.get("invitation"));
+  let mode = registering || params.get("mode") === "register" || invited ? "register" : "login";
+  let registerHint = invited ? "You were invited: choose a username and a password."
+    : "The first account on a new Fable becomes its administrator.";
   const username = h("input#username", { type: "text", name: "username", autocomplete: "username", required: true, autofocus: true });
   const password = h("input#password", { type: "password", name: "password", required: true, minLength: 1 });
   const error = h("p.error.hidden", { role: "alert" });
@@ -37,7 +40,7 @@ export function authView(params, onSignedIn, registering = false) {
     heading.textContent = mode === "login" ? "Sign in" : "Create an account";
     document.title = `${heading.textContent} · Fable`;
     password.autocomplete = mode === "login" ? "current-password" : "new-password";
-    hint.textContent = mode === "login" ? "" : "The first account on a new Fable becomes its administrator.";
+    hint.textContent = mode === "login" ? "" : registerHint;
     emailLabel.classList.toggle("hidden", mode === "login");
     forgot.classList.toggle("hidden", mode !== "login");
     error.classList.add("hidden");
@@ -75,6 +78,24 @@ export function authView(params, onSignedIn, registering = false) {
     h("label", { for: "password" }, "Password", password),
     emailLabel, submit, hint, forgot);
   const sso = h("div.stack.sso.hidden");
+  // Who may sign up here: the form says so before anyone fills it in for nothing.
+  if (!invited) {
+    api.get("/auth/registration").then((registration) => {
+      if (registration.first_user) return;
+      if (registration.mode === "closed") {
+        tabs[1].classList.add("hidden");
+        registerHint = "";
+        if (mode === "register") setMode("login");
+        hint.textContent = "New accounts are not open here: an administrator creates them.";
+      } else if (registration.mode === "invite") {
+        registerHint = "Accounts here are by invitation: open the link an administrator sent you.";
+        if (mode === "register") hint.textContent = registerHint;
+      } else {
+        registerHint = "";
+        if (mode === "register") hint.textContent = "";
+      }
+    }).catch(() => {});
+  }
   // How one signs in here is the server's to say: the provider's button, the password form, or both.
   api.get("/auth/methods").then((methods) => {
     if (methods.oidc) {
