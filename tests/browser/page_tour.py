@@ -26,6 +26,8 @@ PAGES = [
     "/research",
     "/shared",
     "/settings",
+    *(f"/settings/{tab}" for tab in ("preferences", "profile", "calendar-sync", "keys", "import", "data",
+                                     "users", "instance", "audit", "models")),
 ]
 
 SIGNED_OUT = ["/login", "/register", "/forgot-password", "/reset-password?token=x"]

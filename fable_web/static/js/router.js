@@ -2,6 +2,12 @@
 
 const routes = [];
 let render = () => {};
+let shown = "";  // the path and query last rendered: a change of #fragment alone (the skip link) is no navigation
+
+function show() {
+  shown = location.pathname + location.search;
+  render();
+}
 
 /** route("/notes/:id", view): views receive ({id}, URLSearchParams). */
 export function route(pattern, view) {
@@ -24,12 +30,12 @@ export function match(pathname) {
 export function navigate(path, { replace = false } = {}) {
   if (replace) history.replaceState(null, "", path);
   else history.pushState(null, "", path);
-  render();
+  show();
 }
 
 export function start(renderFn) {
   render = renderFn;
-  window.addEventListener("popstate", () => render());
+  window.addEventListener("popstate", () => { if (location.pathname + location.search !== shown) show(); });
   document.addEventListener("click", (event) => {
     const link = event.target.closest("a[href]");
     if (!link || event.defaultPrevented || event.button !== 0) return;
@@ -40,5 +46,5 @@ export function start(renderFn) {
     event.preventDefault();
     navigate(url.pathname + url.search);
   });
-  render();
+  show();
 }

@@ -98,10 +98,14 @@ function editor(note, save, cancel) {
   const error = h("p.error.hidden", { role: "alert" });
   const saveButton = h("button.btn.btn-primary#save-note", { type: "submit" }, "Save");
 
+  let rendering = 0;  // a slower, older answer never replaces a newer one
   const renderPreview = debounce(async () => {
-    try { trustedHtml(preview, (await api.post("/render", { body: source.value })).html); }
-    catch (e) { preview.textContent = e.message; }
-  }, 250);
+    const mine = ++rendering;
+    try {
+      const { html } = await api.post("/render", { body: source.value });
+      if (mine === rendering) trustedHtml(preview, html);
+    } catch (e) { if (mine === rendering) preview.textContent = e.message; }
+  }, 60);  // short: keystroke to preview < 100 ms (bench.ui_pages); a pause between keys renders
   source.addEventListener("input", renderPreview);
   attachLinkComplete(source, renderPreview);
   const images = imageInserter(source, error, renderPreview);
