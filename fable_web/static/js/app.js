@@ -1,5 +1,5 @@
 // Boot: who is signed in, then the shell and the page for the current URL.
-import { api, setCsrfToken, setUnauthenticatedHandler } from "./api.js";
+import { api, ApiError, setCsrfToken, setUnauthenticatedHandler } from "./api.js";
 import { clear, h } from "./dom.js";
 import { match, navigate, route, start } from "./router.js";
 import { installShortcuts } from "./shortcuts.js";
@@ -180,6 +180,7 @@ async function render() {
     await found.view(main, found.params, url.searchParams);
   } catch (error) {
     if (error.status === 401) return;
+    if (!(error instanceof ApiError)) console.error(error);  // a bug in the view: for whoever debugs it
     clear(main, ...failure(error));
   }
   if (location.pathname !== url.pathname || !shell || shell.main !== main) return;  // another navigation took over
@@ -190,10 +191,10 @@ async function render() {
 /** A page that could not load says why in plain words, with a retry (the same page again). */
 function failure(error) {
   const missing = error.status === 404;
-  const offline = !error.status;  // fetch itself failed: no network, or the server is down
+  const offline = error.type === "offline";  // no network, or the server is down
+  const ours = !error.status || (error.status >= 500 && error.type !== "unavailable");  // a bug or a fault here
   const message = missing ? "There is nothing here: it may have been deleted, or the link is wrong."
-    : offline ? "Fable could not be reached. Check your connection, then try again."
-      : (error.status >= 500 && error.type !== "unavailable") || !error.message ? "Something went wrong on our side. Try again in a moment." : error.message;
+    : offline ? error.message : ours ? "Something went wrong on our side. Try again in a moment." : error.message;
   return [h("div.page-head", {}, h("h1", {}, missing ? "Not found" : offline ? "You are offline" : "Something went wrong")),
     h("p.error#page-error", { role: "alert" }, message),
     h("div.row", {}, missing ? null : h("button.btn.btn-primary#retry", { type: "button", on: { click: () => render() } }, "Try again"),
@@ -220,7 +221,7 @@ async function boot() {
     setCsrfToken(me.csrf_token);
   } catch (error) {
     session.user = null;
-    if (!error.status) { offline(); return; }  // the shell came from the service worker's cache
+    if (error.type === "offline") { offline(); return; }  // the shell came from the service worker's cache
   }
   start(render);
 }

@@ -5,8 +5,10 @@ import { clear, h } from "../dom.js";
 
 /** An error as a person reads it: the server's message, or what a failed connection means. */
 function plain(error) {
-  if (!error.status) return "Fable could not be reached. Check your connection, then try again.";
-  if (error.status >= 500 && error.type !== "unavailable") return "Something went wrong on our side. Try again in a moment.";
+  if (error.type === "offline") return error.message;
+  if (!error.status || (error.status >= 500 && error.type !== "unavailable")) {
+    return "Something went wrong on our side. Try again in a moment.";
+  }
   return error.message;
 }
 
