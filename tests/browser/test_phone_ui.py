@@ -58,6 +58,11 @@ async def test_the_menu_button_opens_the_navigation_with_44px_targets_and_16px_f
         .map(e => (e.id || e.textContent.trim() || e.tagName) + ' ' + e.getBoundingClientRect().height)""")
     assert not small
     assert await page.evaluate("getComputedStyle(document.getElementById('search')).fontSize") == "16px"
+    await nav.get_by_role("link", name="Notes").focus()
+    await page.keyboard.press("Escape")  # closes the menu, back on its button
+    await expect(nav).to_be_hidden()
+    await expect(menu).to_be_focused()
+    await page.keyboard.press("Enter")
     await nav.get_by_role("link", name="Tasks").click()
     await expect(page.get_by_role("heading", level=1)).to_have_text("Tasks")
     await expect(nav).to_be_hidden()  # a choice closes the drawer

@@ -71,7 +71,11 @@ function buildShell() {
   const signOut = h("button.btn.btn-ghost.btn-sm", { type: "button", on: { click: signOutNow } }, "Sign out");
   const main = h("main.page#main", { tabindex: "-1" });
   const notifications = bell();
-  const sidebar = h("aside.sidebar", {},
+  const sidebar = h("aside.sidebar", { on: { keydown: (event) => {  // Esc closes the open menu
+    if (event.key !== "Escape" || !sidebar.classList.contains("open")) return;
+    setMenu(sidebar, false);
+    sidebar.querySelector("#menu-button").focus();
+  } } },
     h("a.brand", { href: "/" }, h("span.brand-mark", {}, "F"), h("span.brand-name", {}, "Fable")),
     menuButton(() => sidebar),
     h("div.drawer#drawer", {}, nav,
