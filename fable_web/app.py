@@ -28,7 +28,7 @@ from fable_web.context import WebContext
 from fable_web.errors import MethodNotAllowed, error_response, exception_handlers
 from fable_web.requestlog import RequestLog
 from fable_web.security import SecurityMiddleware
-from fable_web.spa import SpaFiles, service_worker
+from fable_web.spa import SpaFiles
 from fable_web.timeouts import BodyTimeoutMiddleware
 
 __all__ = ["create_app"]
@@ -116,7 +116,6 @@ def create_app(fable: Fable) -> Starlette:
 
     app = Starlette(
         routes=[*known, *_api_fallback(known), *mcp.routes, *oidc_api.browser_routes,
-                Route("/sw.js", service_worker, methods=["GET", "HEAD"]),
                 Mount("/", app=SpaFiles(), name="ui")],
         middleware=[
             Middleware(BodyTimeoutMiddleware, body_timeout=fable.settings.fable_body_timeout),

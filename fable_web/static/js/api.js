@@ -10,6 +10,13 @@ export class ApiError extends Error {
   }
 }
 
+/** fetch() itself failed (no network, the server down): an ApiError of type "offline", status 0. */
+async function reach(url, init) {
+  try { return await fetch(url, init); } catch {
+    throw new ApiError(0, { type: "offline", message: "Fable could not be reached. Check your connection, then try again." });
+  }
+}
+
 let onUnauthenticated = () => {};
 let csrfToken = null;
 /** The session's CSRF token (from sign-in or /auth/me), sent on unsafe requests besides Origin. */
@@ -36,7 +43,7 @@ async function request(method, path, { params, body, raw } = {}) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
-  const response = await fetch(`/api${path}${query(params)}`, init);
+  const response = await reach(`/api${path}${query(params)}`, init);
   const data = response.status === 204 ? null : await response.json().catch(() => null);
   if (!response.ok) {
     const error = new ApiError(response.status, data?.error);
@@ -51,7 +58,7 @@ async function request(method, path, { params, body, raw } = {}) {
 async function postStream(path, body) {
   const headers = { Accept: "text/event-stream", "Content-Type": "application/json" };
   if (csrfToken) headers["X-CSRF-Token"] = csrfToken;
-  const response = await fetch(`/api${path}`, { method: "POST", credentials: "same-origin", headers, body: JSON.stringify(body) });
+  const response = await reach(`/api${path}`, { method: "POST", credentials: "same-origin", headers, body: JSON.stringify(body) });
   if (!response.ok) throw new ApiError(response.status, (await response.json().catch(() => null))?.error);
   return response;
 }

@@ -1,5 +1,5 @@
 // Boot: who is signed in, then the shell and the page for the current URL.
-import { api, setCsrfToken, setUnauthenticatedHandler } from "./api.js";
+import { api, ApiError, setCsrfToken, setUnauthenticatedHandler } from "./api.js";
 import { clear, h } from "./dom.js";
 import { match, navigate, route, start } from "./router.js";
 import { installShortcuts } from "./shortcuts.js";
@@ -67,22 +67,66 @@ function buildShell() {
     const q = search.value.trim();
     navigate(q ? `/notes?q=${encodeURIComponent(q)}` : "/notes");
   } } }, search, h("kbd.kbd-hint", {}, "/"));
-  const nav = h("nav.nav", { "aria-label": "Main" },
+  const nav = h("nav.nav#nav", { "aria-label": "Main" },
     NAV.map(([href, label, icon]) => h("a", { href }, h("span.nav-icon", { "aria-hidden": "true" }, icon), label)));
   const signOut = h("button.btn.btn-ghost.btn-sm", { type: "button", on: { click: signOutNow } }, "Sign out");
-  const main = h("main.page#main");
+  const main = h("main.page#main", { tabindex: "-1" });
   const notifications = bell();
+  const sidebar = h("aside.sidebar", { on: { keydown: (event) => {  // Esc closes the open menu
+    if (event.key !== "Escape" || !sidebar.classList.contains("open")) return;
+    setMenu(sidebar, false);
+    sidebar.querySelector("#menu-button").focus();
+  } } },
+    h("a.brand", { href: "/" }, h("span.brand-mark", {}, "F"), h("span.brand-name", {}, "Fable")),
+    menuButton(() => sidebar),
+    h("div.drawer#drawer", {}, nav,
+      h("div.sidebar-foot", {}, h("span.who", {}, `Signed in as ${session.user.username}`), signOut)));
   const layout = h("div.layout", {},
-    h("aside.sidebar", {},
-      h("a.brand", { href: "/" }, h("span.brand-mark", {}, "F"), h("span.brand-name", {}, "Fable")),
-      nav,
-      h("div.sidebar-foot", {}, h("span.who", {}, `Signed in as ${session.user.username}`), signOut)),
+    sidebar,
     h("div.main", {},
       h("header.topbar", {}, form,
         h("a.btn.btn-primary.btn-sm", { href: "/notes/new", title: "New note (n)", "aria-label": "New note" },
           "+", h("span.new-note-label", {}, " New note")), notifications.element),
       main));
   return { layout, main, nav, search, bell: notifications };
+}
+
+/** The phone layout's menu button: opens and closes the drawer that holds the navigation. */
+function menuButton(sidebar) {
+  const button = h("button.btn.btn-ghost.menu-button#menu-button", {
+    type: "button", "aria-expanded": "false", "aria-controls": "drawer", "aria-label": "Menu",
+    on: { click: () => setMenu(sidebar(), button.getAttribute("aria-expanded") !== "true") },
+  }, h("span.menu-icon", { "aria-hidden": "true" }));
+  return button;
+}
+
+function setMenu(sidebar, open) {
+  sidebar.classList.toggle("open", open);
+  sidebar.querySelector("#menu-button").setAttribute("aria-expanded", String(open));
+}
+
+/** The view's name for the tab's title, and the heading focus moves to after a navigation;
+ * a view without a visible h1 (the editor) gets one for screen readers. */
+function titleView(main, pathname) {
+  let heading = main.querySelector("h1");
+  if (!heading) {
+    const name = pathname === "/notes/new" ? "New note" : pathname.startsWith("/notes/") ? "Edit note"
+      : (NAV.find(([href]) => href !== "/" && pathname.startsWith(href)) || [null, "Fable"])[1];
+    heading = h("h1.sr-only", {}, name);
+    main.prepend(heading);
+  }
+  const name = heading.textContent.trim();
+  document.title = name && name !== "Fable" ? `${name} · Fable` : "Fable";
+  return heading;
+}
+
+let navigated = false;  // the first page of a visit keeps the browser's own focus (or a field's autofocus)
+
+function focusView(main, heading) {
+  if (!navigated) { navigated = true; return; }
+  if (main.contains(document.activeElement) && document.activeElement !== main) return;  // the view focused a field
+  heading.tabIndex = -1;
+  heading.focus({ preventScroll: true });
 }
 
 async function signOutNow() {
@@ -125,21 +169,41 @@ async function render() {
   shell.search.value = url.pathname === "/notes" ? url.searchParams.get("q") || "" : "";
   shell.bell.refresh();  // on every navigation (and on a poll, and when a push arrives)
   const found = match(url.pathname);
+  setMenu(shell.layout.querySelector(".sidebar"), false);
   clear(shell.main);
   window.scrollTo(0, 0);
   if (!found) {
     shell.main.append(h("div.page-head", {}, h("h1", {}, "Not found")),
       h("p.muted", {}, "There is nothing at this address. "), h("a", { href: "/" }, "Go home"));
+    focusView(shell.main, titleView(shell.main, url.pathname));
     return;
   }
   document.body.dataset.page = url.pathname.split("/")[1] || "home";
+  const main = shell.main;
+  main.setAttribute("aria-busy", "true");  // until the view has its content
   try {
-    await found.view(shell.main, found.params, url.searchParams);
+    await found.view(main, found.params, url.searchParams);
   } catch (error) {
     if (error.status === 401) return;
-    clear(shell.main, h("div.page-head", {}, h("h1", {}, error.status === 404 ? "Not found" : "Something went wrong")),
-      h("p.error", {}, error.message || String(error)), h("a", { href: "/" }, "Go home"));
+    if (!(error instanceof ApiError)) console.error(error);  // a bug in the view: for whoever debugs it
+    clear(main, ...failure(error));
   }
+  if (location.pathname !== url.pathname || !shell || shell.main !== main) return;  // another navigation took over
+  main.removeAttribute("aria-busy");
+  focusView(main, titleView(main, url.pathname));
+}
+
+/** A page that could not load says why in plain words, with a retry (the same page again). */
+function failure(error) {
+  const missing = error.status === 404;
+  const offline = error.type === "offline";  // no network, or the server is down
+  const ours = !error.status || (error.status >= 500 && error.type !== "unavailable");  // a bug or a fault here
+  const message = missing ? "There is nothing here: it may have been deleted, or the link is wrong."
+    : offline ? error.message : ours ? "Something went wrong on our side. Try again in a moment." : error.message;
+  return [h("div.page-head", {}, h("h1", {}, missing ? "Not found" : offline ? "You are offline" : "Something went wrong")),
+    h("p.error#page-error", { role: "alert" }, message),
+    h("div.row", {}, missing ? null : h("button.btn.btn-primary#retry", { type: "button", on: { click: () => render() } }, "Try again"),
+      h("a.btn", { href: "/" }, "Go home"))];
 }
 
 function onSignedIn(user) {
@@ -154,12 +218,28 @@ setUnauthenticatedHandler(() => {
 
 async function boot() {
   installShortcuts(() => Boolean(session.user));
+  // The service worker keeps the app shell for an offline start (and carries Web Push).
+  if ("serviceWorker" in navigator) navigator.serviceWorker.register("/sw.js").catch(() => {});
   try {
     const me = await api.get("/auth/me");
     session.user = me.user;
     setCsrfToken(me.csrf_token);
-  } catch { session.user = null; }
+  } catch (error) {
+    session.user = null;
+    if (error.type === "offline") { offline(); return; }  // the shell came from the service worker's cache
+  }
   start(render);
+}
+
+/** Started without a network: say so, and start for real once it is back (or on Try again). */
+function offline() {
+  document.title = "Offline · Fable";
+  window.addEventListener("online", () => location.reload(), { once: true });
+  clear(root, h("div.auth", {}, h("main.card.auth-card", {},
+    h("div.brand", {}, h("span.brand-mark", {}, "F"), "Fable"),
+    h("h1.auth-title", {}, "You are offline"),
+    h("p.muted", {}, "Fable could not be reached. Your notes are safe on the server; they show again as soon as the connection is back."),
+    h("button.btn.btn-primary#retry", { type: "button", on: { click: () => location.reload() } }, "Try again"))));
 }
 
 boot();

@@ -38,6 +38,7 @@ export function clear(el, ...children) {
 /** Insert HTML produced by the server's sanitiser (never raw user text). */
 export function trustedHtml(el, sanitised) {
   el.innerHTML = sanitised;
+  for (const pre of el.querySelectorAll("pre")) pre.tabIndex = 0;  // a wide block scrolls by keyboard too
   return el;
 }
 

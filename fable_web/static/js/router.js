@@ -2,6 +2,12 @@
 
 const routes = [];
 let render = () => {};
+let shown = "";  // the path and query last rendered: a change of #fragment alone (the skip link) is no navigation
+
+function show() {
+  shown = location.pathname + location.search;
+  render();
+}
 
 /** route("/notes/:id", view): views receive ({id}, URLSearchParams). */
 export function route(pattern, view) {
@@ -22,7 +28,6 @@ export function match(pathname) {
 }
 
 let leaveGuard = null;
-let shown = "";
 
 /** setLeaveGuard(fn): before the view is left, fn() (true, false or a promise of one) says
  * whether to go (an editor with unsaved changes asks); it is dropped once it lets the user go. */
@@ -36,11 +41,6 @@ function leave(go) {
     if (leaveGuard === guard) leaveGuard = null;
     go();
   });
-}
-
-function show() {
-  shown = location.pathname + location.search;
-  render();
 }
 
 export function navigate(path, { replace = false } = {}) {
@@ -64,7 +64,7 @@ export function start(renderFn) {
     const link = event.target.closest("a[href]");
     if (!link || event.defaultPrevented || event.button !== 0) return;
     if (event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
-    if (link.target || link.hasAttribute("download")) return;
+    if (link.target || link.hasAttribute("download") || link.getAttribute("href").startsWith("#")) return;
     const url = new URL(link.href, location.href);
     if (url.origin !== location.origin || url.pathname.startsWith("/api/")) return;
     // a #fragment on this page (a footnote, a heading): the browser scrolls there itself

@@ -6,12 +6,14 @@ const SHORTCUTS = [
   ["/", "Focus search"],
   ["n", "New note"],
   ["g then h / n / t / c / p", "Go to home, notes, tasks, calendar, projects"],
+  ["j / k", "Next / previous item in a list (Enter opens it)"],
   ["Ctrl + S", "Save the note being edited"],
   ["Esc", "Leave a field or close a dialog"],
   ["?", "Show this list"],
 ];
 
 function typing(target) {
+  if (target.matches?.("input[type=checkbox], input[type=radio]")) return null;  // j/k still move from a tick box
   return target.closest("input, textarea, select, [contenteditable=''], [contenteditable='true'], dialog");
 }
 
@@ -24,6 +26,24 @@ export function showShortcuts() {
   dialog.addEventListener("close", () => dialog.remove());
   document.body.append(dialog);
   dialog.showModal();
+}
+
+const ROW = ".list > li, .task, [data-row]";
+
+/** The rows j and k move through: each list item's first link or button, in page order. */
+function rows() {
+  const items = document.querySelectorAll(`#main ${ROW}`.replaceAll(", ", ", #main "));
+  return [...items].map((row) => row.querySelector("a[href]") || row.querySelector("button, input"))
+    .filter((el) => el && el.offsetParent);
+}
+
+function step(by) {
+  const all = rows();
+  if (!all.length) return;
+  const current = all.findIndex((el) => el.closest(ROW)?.contains(document.activeElement));
+  const next = all[current < 0 ? (by > 0 ? 0 : all.length - 1) : Math.min(all.length - 1, Math.max(0, current + by))];
+  next.focus();
+  next.scrollIntoView({ block: "nearest" });
 }
 
 const GO = { h: "/", n: "/notes", t: "/tasks", c: "/calendar", p: "/projects", s: "/settings" };
@@ -46,6 +66,9 @@ export function installShortcuts(isSignedIn) {
     if (event.key === "/") {
       const search = document.getElementById("search");
       if (search) { event.preventDefault(); search.focus(); search.select(); }
+    } else if (event.key === "j" || event.key === "k") {
+      event.preventDefault();
+      step(event.key === "j" ? 1 : -1);
     } else if (event.key === "n") {
       event.preventDefault();
       navigate("/notes/new");

@@ -52,8 +52,10 @@ export function monthGrid({ start, month, today, items, onOpen, onCreate, onDay 
     more > 0 ? h("button.cal-more", { type: "button", on: { click: (e) => { e.stopPropagation(); onDay(day); } } },
       `+${more + 1} more`) : null));
   }
+  const weeks = [];
+  for (let i = 0; i < cells.length; i += 7) weeks.push(h("div.cal-row", { role: "row" }, cells.slice(i, i + 7)));
   return h("div.cal-month", { role: "grid", "aria-label": label(`${month}-01`, { month: "long", year: "numeric" }) },
-    WEEKDAYS.map((d) => h("div.cal-weekday", { role: "columnheader" }, d)), cells);
+    h("div.cal-row", { role: "row" }, WEEKDAYS.map((d) => h("div.cal-weekday", { role: "columnheader" }, d))), weeks);
 }
 
 /** Where a timed item sits in ``day``: minutes from midnight to its start and end, clipped to the day. */

@@ -3,6 +3,15 @@
 import { api, setCsrfToken } from "../api.js";
 import { clear, h } from "../dom.js";
 
+/** An error as a person reads it: the server's message, or what a failed connection means. */
+function plain(error) {
+  if (error.type === "offline") return error.message;
+  if (!error.status || (error.status >= 500 && error.type !== "unavailable")) {
+    return "Something went wrong on our side. Try again in a moment.";
+  }
+  return error.message;
+}
+
 function card(...children) {
   return h("div.auth", {}, h("div.card.auth-card", {},
     h("div.brand", {}, h("span.brand-mark", {}, "F"), "Fable"), ...children));
@@ -23,7 +32,10 @@ const OIDC_ERRORS = {
 };
 
 export function authView(params, onSignedIn, registering = false) {
-  let mode = registering || params.get("mode") === "register" || params.get("invitation") ? "register" : "login";
+  const invited = Boolean(params.get("invitation"));
+  let mode = registering || params.get("mode") === "register" || invited ? "register" : "login";
+  let registerHint = invited ? "You were invited: choose a username and a password."
+    : "The first account on a new Fable becomes its administrator.";
   const username = h("input#username", { type: "text", name: "username", autocomplete: "username", required: true, autofocus: true });
   const password = h("input#password", { type: "password", name: "password", required: true, minLength: 1 });
   const error = h("p.error.hidden", { role: "alert" });
@@ -32,6 +44,7 @@ export function authView(params, onSignedIn, registering = false) {
   const email = h("input#email", { type: "email", name: "email", autocomplete: "email" });
   const emailLabel = h("label", { for: "email" }, "Email (optional: for password resets)", email);
   const forgot = h("a.small#forgot", { href: "/forgot-password" }, "Forgot your password?");
+  const heading = h("h1.auth-title");
   const tabs = ["login", "register"].map((m) =>
     h("button", { type: "button", dataset: { mode: m }, on: { click: () => setMode(m) } },
       m === "login" ? "Sign in" : "Create account"));
@@ -40,8 +53,10 @@ export function authView(params, onSignedIn, registering = false) {
     mode = m;
     for (const tab of tabs) tab.setAttribute("aria-pressed", String(tab.dataset.mode === mode));
     submit.textContent = mode === "login" ? "Sign in" : "Create account";
+    heading.textContent = mode === "login" ? "Sign in" : "Create an account";
+    document.title = `${heading.textContent} · Fable`;
     password.autocomplete = mode === "login" ? "current-password" : "new-password";
-    hint.textContent = mode === "login" ? "" : "The first account on a new Fable becomes its administrator.";
+    hint.textContent = mode === "login" ? "" : registerHint;
     emailLabel.classList.toggle("hidden", mode === "login");
     forgot.classList.toggle("hidden", mode !== "login");
     error.classList.add("hidden");
@@ -61,7 +76,7 @@ export function authView(params, onSignedIn, registering = false) {
       setCsrfToken(signedIn.csrf_token);
       onSignedIn(signedIn.user);
     } catch (e) {
-      error.textContent = e.message;
+      error.textContent = plain(e);
       error.classList.remove("hidden");
     } finally {
       submit.disabled = false;
@@ -79,6 +94,24 @@ export function authView(params, onSignedIn, registering = false) {
     h("label", { for: "password" }, "Password", password),
     emailLabel, submit, hint, forgot);
   const sso = h("div.stack.sso.hidden");
+  // Who may sign up here: the form says so before anyone fills it in for nothing.
+  if (!invited) {
+    api.get("/auth/registration").then((registration) => {
+      if (registration.first_user) return;
+      if (registration.mode === "closed") {
+        tabs[1].classList.add("hidden");
+        registerHint = "";
+        if (mode === "register") setMode("login");
+        hint.textContent = "New accounts are not open here: an administrator creates them.";
+      } else if (registration.mode === "invite") {
+        registerHint = "Accounts here are by invitation: open the link an administrator sent you.";
+        if (mode === "register") hint.textContent = registerHint;
+      } else {
+        registerHint = "";
+        if (mode === "register") hint.textContent = "";
+      }
+    }).catch(() => {});
+  }
   // How one signs in here is the server's to say: the provider's button, the password form, or both.
   api.get("/auth/methods").then((methods) => {
     if (methods.oidc) {
@@ -91,7 +124,7 @@ export function authView(params, onSignedIn, registering = false) {
       form.classList.add("hidden");
     }
   }).catch(() => {});
-  return card(
+  return card(heading,
     h("p.tagline", {}, "Notes, tasks and projects — yours, and your agents'."),
     segmented, error, form, sso);
 }
@@ -106,11 +139,12 @@ function oneStep({ title, intro, fields, action, done }) {
     submit.disabled = true;
     error.classList.add("hidden");
     try { clear(body, h("p#auth-done", { role: "status" }, done(await action())), h("a", { href: "/login" }, "Sign in")); }
-    catch (e) { error.textContent = e.message; error.classList.remove("hidden"); }
+    catch (e) { error.textContent = plain(e); error.classList.remove("hidden"); }
     finally { submit.disabled = false; }
   }
   clear(body, h("p.muted.small", {}, intro), h("form.form", { on: { submit: onSubmit } }, ...fields, error, submit));
-  return card(h("h2", {}, title), body);
+  document.title = `${title} · Fable`;
+  return card(h("h1.auth-title", {}, title), body);
 }
 
 export function forgotView() {
@@ -139,6 +173,7 @@ export function verifyView(params) {
   const status = h("p#auth-done", { role: "status" }, "Confirming your email address…");
   api.post("/auth/verify-email", { token: params.get("token") || "" })
     .then((r) => { status.textContent = `${r.user.email} is confirmed.`; })
-    .catch((e) => { status.textContent = e.message; status.classList.add("error"); });
-  return card(h("h2", {}, "Email address"), status, h("a", { href: "/" }, "Go to Fable"));
+    .catch((e) => { status.textContent = plain(e); status.classList.add("error"); });
+  document.title = "Email address · Fable";
+  return card(h("h1.auth-title", {}, "Email address"), status, h("a", { href: "/" }, "Go to Fable"));
 }

@@ -163,7 +163,7 @@ function editor(note, { keeper, save, cancel, base = () => null }) {
   const tags = tagInput(note.tags, () => changed());
   const source = h("textarea#note-source", { "aria-label": "Markdown", placeholder: "Write in markdown. Type [[ to link another note." });
   source.value = note.body;
-  const preview = h("div.prose.preview#preview", { "aria-label": "Preview" });
+  const preview = h("div.prose.preview#preview", { role: "region", "aria-label": "Preview" });
   const error = h("p.error.hidden", { role: "alert" });
   const saveButton = h("button.btn.btn-primary#save-note", { type: "submit" }, "Save");
   const status = h("span.muted.small.unsaved-status#unsaved-status", { "aria-live": "polite" });
@@ -175,10 +175,14 @@ function editor(note, { keeper, save, cancel, base = () => null }) {
       || JSON.stringify(now.tags) !== JSON.stringify(original.tags);
   };
 
+  let rendering = 0;  // a slower, older answer never replaces a newer one
   const renderPreview = debounce(async () => {
-    try { trustedHtml(preview, (await api.post("/render", { body: source.value })).html); }
-    catch (e) { preview.textContent = e.message; }
-  }, 250);
+    const mine = ++rendering;
+    try {
+      const { html } = await api.post("/render", { body: source.value });
+      if (mine === rendering) trustedHtml(preview, html);
+    } catch (e) { if (mine === rendering) preview.textContent = e.message; }
+  }, 60);  // short: keystroke to preview < 100 ms (bench.ui_pages); a pause between keys renders
   function changed() {
     if (dirty()) {
       keeper.changed(fields(), base() ?? undefined);

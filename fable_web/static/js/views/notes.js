@@ -35,7 +35,7 @@ export async function notesView(main, _params, query) {
 
   const tagList = await api.get("/tags", { limit: 30 });
   clear(tags, tagList.items.map((t) => h("a.chip", {
-    href: params(t.tag === tag ? "" : t.tag, q, kind), "aria-pressed": String(t.tag === tag),
+    href: params(t.tag === tag ? "" : t.tag, q, kind), "aria-current": t.tag === tag ? "true" : null,
   }, `#${t.tag}`, h("span.count", {}, String(t.count)))));
 
   let cursor = null;
