@@ -30,10 +30,10 @@ async def test_no_page_is_wider_than_a_phone(ui: Session) -> None:
         for width in (320, 390):  # the same page, made wider: a new layout, no new requests
             await page.set_viewport_size({"width": width, "height": 740})
             if (over := await page.evaluate(WIDER)) > 0:
-                culprit = await page.evaluate("""() => [...document.querySelectorAll('#app *')]
-                    .filter(e => e.getBoundingClientRect().right > innerWidth + 1)
+                culprit = await page.evaluate("""() => [...document.querySelectorAll('body *')]
+                    .filter(e => e.getBoundingClientRect().right > innerWidth + 1 || e.scrollWidth > innerWidth + 1)
                     .map(e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + '.' + [...e.classList].join('.'))
-                    .slice(-3).join(', ')""")
+                    .slice(-6).join(', ')""")
                 too_wide.append(f"{path} at {width}px: {over}px too wide ({culprit})")
     assert not too_wide, "\n".join(too_wide)
     assert not ui.watch.errors
