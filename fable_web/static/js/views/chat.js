@@ -141,9 +141,12 @@ export async function chatView(main, params, options = {}) {
 
   // Following: the newest message stays in view unless the reader scrolled up.
   function atBottom() { return thread.scrollHeight - thread.scrollTop - thread.clientHeight < NEAR_BOTTOM; }
-  function toBottom() { thread.scrollTop = thread.scrollHeight; }
+  let pinned = 0;  // where toBottom() last left the thread: above it, the reader scrolled up
+  function toBottom() { thread.scrollTop = thread.scrollHeight; pinned = thread.scrollTop; }
   function grew() {
     if (!thread.isConnected) return;
+    // the reader's scroll may not have reached the scroll listener yet: never undo it
+    if (following && thread.scrollTop < pinned - 2 && !atBottom()) following = false;
     if (following) toBottom();
     else jump.classList.remove("hidden");
   }
