@@ -18,6 +18,8 @@ import { sharedView } from "./views/shared.js";
 import { momentsView } from "./views/moments.js";
 import { feedsView } from "./views/feeds.js";
 import { researchView } from "./views/research.js";
+import { tagsView } from "./views/tags.js";
+import { graphView } from "./views/graph.js";
 import { bell, forgetDevice } from "./widgets/bell.js";
 
 route("/", homeView);
@@ -38,10 +40,14 @@ route("/shared", sharedView);
 route("/moments", momentsView);
 route("/feeds", feedsView);
 route("/research", researchView);
+route("/tags", tagsView);
+route("/graph", graphView);
 
 const NAV = [
   ["/", "Home", "◇"],
   ["/notes", "Notes", "¶"],
+  ["/tags", "Tags", "#"],
+  ["/graph", "Graph", "✳"],
   ["/tasks", "Tasks", "✓"],
   ["/calendar", "Calendar", "▤"],
   ["/projects", "Projects", "▦"],

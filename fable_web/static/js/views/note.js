@@ -4,7 +4,7 @@ import { clear, confirmDialog, debounce, h, relativeTime, toast, trustedHtml } f
 import { navigate } from "../router.js";
 import { assistPanel, tagSuggestions } from "../widgets/assist.js";
 import { priorityBadge, dueLabel } from "../widgets/items.js";
-import { attachLinkComplete } from "../widgets/links.js";
+import { attachLinkComplete } from "../widgets/wikilink_complete.js";
 import { backlinksPanel, historyPanel, subtasksPanel, taskPanel, workLogPanel } from "../widgets/panels.js";
 import { canEdit, sharedBadge, shareButton } from "../widgets/share.js";
 import { checklist, entityCard } from "../widgets/structured.js";
