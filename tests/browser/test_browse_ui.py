@@ -112,6 +112,8 @@ async def test_wikilink_completion_ranks_the_same_title_first(ui: Session) -> No
     suggestions = page.locator("ul.suggest [role=option]")
     await expect(suggestions).to_have_text(["Soil", "Soil mix for seedlings", "Potting soil"])
     await source.press("ArrowDown")
+    selected = await suggestions.nth(1).get_attribute("id")
+    await expect(source).to_have_attribute("aria-activedescendant", selected or "")
     await source.press("Enter")
     await expect(source).to_have_value("Use [[Soil mix for seedlings]]")
     assert ui.watch.errors == []

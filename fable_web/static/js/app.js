@@ -46,11 +46,11 @@ route("/graph", graphView);
 const NAV = [
   ["/", "Home", "◇"],
   ["/notes", "Notes", "¶"],
-  ["/tags", "Tags", "#"],
-  ["/graph", "Graph", "✳"],
   ["/tasks", "Tasks", "✓"],
   ["/calendar", "Calendar", "▤"],
   ["/projects", "Projects", "▦"],
+  ["/tags", "Tags", "#"],
+  ["/graph", "Graph", "✳"],
   ["/journal", "Journal", "☼"],
   ["/chat", "Assistant", "✦"],
   ["/moments", "Moments", "◔"],

@@ -55,3 +55,15 @@ async def test_bad_input_is_refused(call, bob: Caller, api, alice: Caller) -> No
         assert (await http.get("/graph")).status_code == 200
         assert (await http.get("/graph", params={"limit": "lots"})).status_code == 422
         assert (await http.get("/graph", params={"project_id": str(hidden["id"])})).status_code == 404
+
+
+async def test_a_shared_note_shows_without_its_unshared_project(call, alice: Caller, bob: Caller) -> None:
+    secret = await call("create_project", title="Bob's secret project", as_=bob)
+    note = await call("create_note", title="Shared plan", tags=["plans"], project_id=secret["id"], as_=bob)
+    await call("share", note_id=note["id"], with_user="alice", as_=bob)
+    graph = await call("note_graph")
+    assert graph == {"nodes": [{"id": f"n{note['id']}", "label": "Shared plan", "kind": "note"},
+                               {"id": "t:plans", "label": "#plans", "kind": "tag"}],
+                     "links": [[f"n{note['id']}", "t:plans"]]}
+    assert (await call("suggest_titles", text="shared plan"))["items"][0]["id"] == note["id"]
+    assert (await call("tag_tree")) == {"items": [{"tag": "plans", "count": 1}]}

@@ -68,13 +68,29 @@ export async function graphView(main, _params, query) {
     h("div.page-head", {},
       h("div", {}, h("h1", {}, "Graph"), h("p.muted", {}, "Notes, the notes they link to, their tags and projects.")),
       h("div.row", {}, h("a.btn", { href: "/tags" }, "Tags"), h("a.btn", { href: "/notes" }, "List"))),
-    form, summary, canvasHost);
+    form, h("div.row.graph-legend", { "aria-hidden": "true" },
+      [["note", "Note"], ["task", "Task"], ["tag", "Tag"], ["project", "Project"]].map(([kind, name]) =>
+        h(`span.graph-key.graph-key-${kind}`, {}, name))),
+    summary, canvasHost);
   if (!data.nodes.length) { clear(canvasHost, h("p.empty", {}, "Nothing to draw yet.")); return; }
 
+  performance.mark("graph-data");
   await import("/vendor/force-graph/force-graph.min.js");
+  performance.mark("graph-library");
   const colour = colours();
   const degree = new Map();
   for (const [s, t] of data.links) { degree.set(s, (degree.get(s) || 0) + 1); degree.set(t, (degree.get(t) || 0) + 1); }
+  // titles beside the nodes when there are few, or once zoomed in enough to read them
+  const labelScale = data.nodes.length <= 150 ? 0 : 2.5;
+  const small = data.nodes.length <= 1000;
+  function label(node, ctx, scale) {
+    if (scale < labelScale) return;
+    const text = node.label.length > 40 ? `${node.label.slice(0, 39)}…` : node.label;
+    ctx.font = `${11 / scale}px system-ui, sans-serif`;
+    ctx.fillStyle = colour.text;
+    ctx.textBaseline = "middle";
+    ctx.fillText(text, node.x + 6 / Math.sqrt(scale) + 2 / scale, node.y);
+  }
   const graph = globalThis.ForceGraph()(canvasHost)
     .width(canvasHost.clientWidth).height(canvasHost.clientHeight)
     .backgroundColor("rgba(0,0,0,0)")
@@ -83,14 +99,18 @@ export async function graphView(main, _params, query) {
     .nodeRelSize(3)
     .nodeColor((n) => colour[n.kind] || colour.other)
     .nodeLabel((n) => h("span", {}, n.label))
+    .nodeCanvasObjectMode(() => "after")
+    .nodeCanvasObject((node, ctx, scale) => label(node, ctx, scale))
     .linkColor(() => colour.link)
-    .warmupTicks(data.nodes.length <= 1000 ? 150 : 0)  // small graphs: laid out before the first frame
-    .cooldownTicks(data.nodes.length <= 1000 ? 60 : 150)
-    .d3AlphaDecay(0.04)
+    // small graphs are laid out before the first frame; large ones settle in fewer, quicker ticks
+    .warmupTicks(small ? 150 : 0)
+    .cooldownTicks(small ? 60 : 100)
+    .d3AlphaDecay(small ? 0.04 : 0.07)
     .onNodeClick((n) => navigate(target(n)))
     .onEngineStop(() => { canvasHost.dataset.settled = "true"; });
   graph.graphData(visible(data, true, true));
   canvasHost.dataset.nodes = String(data.nodes.length);
+  performance.mark("graph-drawn");  // for bench/ui_browse.py
   canvasHost.graph = graph;  // for the browser tests: screen positions of nodes
   const redraw = () => {
     delete canvasHost.dataset.settled;
