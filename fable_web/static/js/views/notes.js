@@ -36,7 +36,7 @@ export async function notesView(main, _params, query) {
     on: { change: () => navigate(params(tag, q, kind, sorter.value)) } },
     SORTS.map(([value, label]) => h("option", { value, selected: value === sort }, label)));
   const more = h("button.btn.btn-sm.hidden", { type: "button" }, "Load more");
-  const tags = h("div.row", { "aria-label": "Filter by tag" });
+  const tags = h("div.row.notes-tags", { role: "group", "aria-label": "Filter by tag" });
   const notice = h("div#search-notice");
   const kinds = h("div.segmented", { role: "group", "aria-label": "Show" },
     [["note", "Notes"], ["task", "Tasks"], ["all", "All"]].map(([value, label]) =>
@@ -53,7 +53,7 @@ export async function notesView(main, _params, query) {
   async function tagsShown() {
     const tagList = await api.get("/tags", { limit: 30 });
     clear(tags, tagList.items.map((t) => h("a.chip", {
-      href: params(t.tag === tag ? "" : t.tag, q, kind, sort), "aria-pressed": String(t.tag === tag),
+      href: params(t.tag === tag ? "" : t.tag, q, kind, sort), "aria-current": t.tag === tag ? "true" : undefined,
     }, `#${t.tag}`, h("span.count", {}, String(t.count)))), h("a.chip", { href: "/tags" }, "All tags…"));
   }
 

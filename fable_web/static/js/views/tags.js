@@ -6,7 +6,7 @@ import { h } from "../dom.js";
 function leaf(tag) { return tag.slice(tag.lastIndexOf("/") + 1); }
 
 function branch(nodes, depth) {
-  return h("ul.tag-tree", { role: depth === 0 ? "list" : "group" }, nodes.map((node) => {
+  return h("ul.tag-tree", {}, nodes.map((node) => {
     const children = node.children || [];
     const link = h("a.tag-tree-link", { href: `/notes?tag=${encodeURIComponent(node.tag)}&kind=all`,
       title: `#${node.tag}` }, `#${depth === 0 ? node.tag : leaf(node.tag)}`);

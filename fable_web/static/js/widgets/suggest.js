@@ -11,13 +11,15 @@ export function attachSuggest(field, { fetch, accept }) {
   const id = `suggest-${++lists}`;
   const list = h(`ul.suggest.hidden#${id}`, { role: "listbox", "aria-label": "Suggestions" });
   field.setAttribute("aria-autocomplete", "list");
-  field.setAttribute("aria-controls", id);  // a textbox takes no aria-expanded: the listbox's presence says it
   let items = [];
   let index = 0;
   let serial = 0;
 
   function show() {
-    if (!list.isConnected) field.after(list); // the field may not have been in the page yet
+    if (!list.isConnected) { // the field may not have been in the page yet
+      field.after(list);
+      field.setAttribute("aria-controls", id);  // a textbox takes no aria-expanded
+    }
     clear(list, items.map((item, i) => h("li", {
       id: `${id}-${i}`, role: "option", "aria-selected": String(i === index),
       on: { mousedown: (e) => { e.preventDefault(); choose(i); } },
