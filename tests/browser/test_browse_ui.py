@@ -45,6 +45,7 @@ async def test_notes_page_counts_sorts_and_filters_and_tags_form_a_tree(ui: Sess
     await toggle.click()
     await expect(toggle).to_have_attribute("aria-expanded", "true")
     await expect(q3).to_be_visible()
+    await expect(page.locator("main")).not_to_contain_text("null")
     await ui.shot("tags")
     await page.get_by_role("button", name="Show tags under #work", exact=True).click()
     await expect(acme).to_be_hidden()

@@ -42,6 +42,6 @@ export async function tagsView(main) {
     h("div.page-head", {},
       h("div", {}, h("h1", {}, "Tags"), h("p.muted", {}, "Every tag, with the tags under it and how many notes carry them.")),
       h("div.row", {}, expandAll, collapseAll, h("a.btn", { href: "/graph" }, "Graph"))),
-    h("div.card.tags-card", {}, body),
-    tree.truncated ? h("p.muted.small", {}, "Only the first 2,000 tags are shown.") : null);
+    h("div.card.tags-card", {}, body));
+  if (tree.truncated) main.append(h("p.muted.small", {}, "Only the first 2,000 tags are shown, A-Z."));
 }
