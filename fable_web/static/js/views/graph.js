@@ -105,6 +105,7 @@ export async function graphView(main, _params, query) {
     // small graphs are laid out before the first frame; large ones settle in fewer, quicker ticks
     .warmupTicks(small ? 150 : 0)
     .cooldownTicks(small ? 60 : 100)
+    .cooldownTime(small ? 15000 : 4000)  // a slow machine stops a large layout sooner, a little less settled
     .d3AlphaDecay(small ? 0.04 : 0.07)
     .onNodeClick((n) => navigate(target(n)))
     .onEngineStop(() => { canvasHost.dataset.settled = "true"; });
