@@ -32,6 +32,11 @@ async def test_notes_page_counts_sorts_and_filters_and_tags_form_a_tree(ui: Sess
     await expect(page.locator("#notes-count")).to_have_text("1 task")
     await page.get_by_role("button", name="All").click()
     await expect(page.locator("#notes-count")).to_have_text("4 items")
+    await page.goto("/notes?q=task")  # the top bar's search looks at notes and tasks
+    await expect(titles).to_have_text(["A task"])
+    await page.get_by_role("button", name="Notes").click()
+    await expect(page).to_have_url(re.compile(r"/notes\?q=task&kind=note$"))
+    await expect(page.locator("#notes-list .empty")).to_be_visible()
 
     await page.goto("/tags")
     work = page.locator(".tag-tree-item", has=page.locator("> a", has_text="#work"))

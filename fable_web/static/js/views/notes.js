@@ -9,11 +9,14 @@ import { semanticNotice } from "../widgets/llm.js";
 const SORTS = [["updated", "Recently updated"], ["created", "Recently created"], ["title", "Title A–Z"]];
 const NOUNS = { note: ["note", "notes"], task: ["task", "tasks"], all: ["item", "items"] };
 
+/** Notes by default; a search (the top bar's "Search notes and tasks") looks at everything. */
+function defaultKind(q) { return q ? "all" : "note"; }
+
 function params(tag, q, kind, sort = "updated") {
   const p = new URLSearchParams();
   if (q) p.set("q", q);
   if (tag) p.set("tag", tag);
-  if (kind && kind !== "note") p.set("kind", kind);
+  if (kind && kind !== defaultKind(q)) p.set("kind", kind);
   if (sort && sort !== "updated") p.set("sort", sort);
   const s = p.toString();
   return s ? `/notes?${s}` : "/notes";
@@ -28,7 +31,7 @@ function countLabel(total, more, kind) {
 export async function notesView(main, _params, query) {
   const q = query.get("q") || "";
   const tag = query.get("tag") || "";
-  const kind = ["note", "task", "all"].includes(query.get("kind")) ? query.get("kind") : "note";
+  const kind = ["note", "task", "all"].includes(query.get("kind")) ? query.get("kind") : defaultKind(q);
   const sort = SORTS.some(([value]) => value === query.get("sort")) ? query.get("sort") : "updated";
   const list = h("ul.list#notes-list");
   const count = h("p.notes-count.muted#notes-count", { "aria-live": "polite" });
