@@ -90,6 +90,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability("logs", ("fable_core.logs.viewer",), jobs=("fable_core.logs.retention",)),
     Capability("export", ("fable_core.export.export",)),
     Capability("drafts", ("fable_core.drafts.drafts", "fable_core.drafts.merging")),
+    Capability("browse", ("fable_core.browse.titles", "fable_core.browse.tags", "fable_core.browse.graph")),
     # last: its scheduler starts once every other capability is installed, and stops first
     Capability("jobs", (), install="fable_core.jobs:install"),
 )

@@ -18,6 +18,8 @@ import { sharedView } from "./views/shared.js";
 import { momentsView } from "./views/moments.js";
 import { feedsView } from "./views/feeds.js";
 import { researchView } from "./views/research.js";
+import { tagsView } from "./views/tags.js";
+import { graphView } from "./views/graph.js";
 import { bell, forgetDevice } from "./widgets/bell.js";
 
 route("/", homeView);
@@ -39,6 +41,8 @@ route("/shared", sharedView);
 route("/moments", momentsView);
 route("/feeds", feedsView);
 route("/research", researchView);
+route("/tags", tagsView);
+route("/graph", graphView);
 
 const NAV = [
   ["/", "Home", "◇"],
@@ -46,6 +50,8 @@ const NAV = [
   ["/tasks", "Tasks", "✓"],
   ["/calendar", "Calendar", "▤"],
   ["/projects", "Projects", "▦"],
+  ["/tags", "Tags", "#"],
+  ["/graph", "Graph", "✳"],
   ["/journal", "Journal", "☼"],
   ["/chat", "Assistant", "✦"],
   ["/moments", "Moments", "◔"],

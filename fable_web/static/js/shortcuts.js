@@ -1,10 +1,15 @@
-// Keyboard: "/" focuses search, "n" starts a new note, "?" lists the shortcuts.
+// Keyboard: "/" focuses search, "n" starts a new note, Ctrl/Cmd+K the quick switcher,
+// Ctrl/Cmd+Shift+P the command palette, "?" lists the shortcuts.
 import { h } from "./dom.js";
 import { navigate } from "./router.js";
+import { openSwitcher } from "./widgets/switcher.js";
+import { applyStoredTheme } from "./widgets/theme.js";
 
 const SHORTCUTS = [
   ["/", "Focus search"],
   ["n", "New note"],
+  ["Ctrl/⌘ + K", "Go to a note (quick switcher)"],
+  ["Ctrl/⌘ + Shift + P", "Commands (or > in the switcher)"],
   ["g then h / n / t / c / p", "Go to home, notes, tasks, calendar, projects"],
   ["j / k", "Next / previous item in a list (Enter opens it)"],
   ["Ctrl + S", "Save the note being edited"],
@@ -50,7 +55,15 @@ const GO = { h: "/", n: "/notes", t: "/tasks", c: "/calendar", p: "/projects", s
 
 export function installShortcuts(isSignedIn) {
   let pendingG = false;
+  applyStoredTheme();
   document.addEventListener("keydown", (event) => {
+    const key = event.key.toLowerCase();
+    if ((event.ctrlKey || event.metaKey) && !event.altKey && isSignedIn()
+        && ((key === "k" && !event.shiftKey) || (key === "p" && event.shiftKey))) {
+      event.preventDefault();
+      openSwitcher({ palette: key === "p", extra: [{ label: "Keyboard shortcuts", hint: "?", run: showShortcuts }] });
+      return;
+    }
     if (event.key === "Escape" && typing(event.target) && event.target.blur) {
       if (event.target.tagName !== "DIALOG") event.target.blur();
       return;

@@ -5,7 +5,7 @@ import { navigate, setLeaveGuard } from "../router.js";
 import { assistPanel, tagSuggestions } from "../widgets/assist.js";
 import { conflictView, isStale } from "../widgets/conflict.js";
 import { priorityBadge, dueLabel } from "../widgets/items.js";
-import { attachLinkComplete } from "../widgets/links.js";
+import { attachLinkComplete } from "../widgets/wikilink_complete.js";
 import { enhanceProse } from "../widgets/prose.js";
 import { backlinksPanel, historyPanel, subtasksPanel, taskPanel, workLogPanel } from "../widgets/panels.js";
 import { canEdit, sharedBadge, shareButton } from "../widgets/share.js";

@@ -1,27 +1,39 @@
 // A small listbox of suggestions under a field, driven by the keyboard or the mouse.
 import { clear, h } from "../dom.js";
 
+let lists = 0;  // each listbox's id
+
 /**
  * attachSuggest(field, {fetch(text) -> [{label, value}], accept(item)}): returns {update, close}.
  * The owner calls update(query) when it wants suggestions (or null to close).
  */
 export function attachSuggest(field, { fetch, accept }) {
-  const list = h("ul.suggest.hidden", { role: "listbox" });
+  const id = `suggest-${++lists}`;
+  const list = h(`ul.suggest.hidden#${id}`, { role: "listbox", "aria-label": "Suggestions" });
   field.setAttribute("aria-autocomplete", "list");
   let items = [];
   let index = 0;
   let serial = 0;
 
   function show() {
-    if (!list.isConnected) field.after(list); // the field may not have been in the page yet
+    if (!list.isConnected) { // the field may not have been in the page yet
+      field.after(list);
+      field.setAttribute("aria-controls", id);  // a textbox takes no aria-expanded
+    }
     clear(list, items.map((item, i) => h("li", {
-      role: "option", "aria-selected": String(i === index),
+      id: `${id}-${i}`, role: "option", "aria-selected": String(i === index),
       on: { mousedown: (e) => { e.preventDefault(); choose(i); } },
     }, item.label)));
     list.classList.toggle("hidden", items.length === 0);
+    if (items.length) field.setAttribute("aria-activedescendant", `${id}-${index}`);
+    else field.removeAttribute("aria-activedescendant");
   }
 
-  function close() { items = []; list.classList.add("hidden"); }
+  function close() {
+    items = [];
+    list.classList.add("hidden");
+    field.removeAttribute("aria-activedescendant");
+  }
 
   function choose(i) {
     const item = items[i];

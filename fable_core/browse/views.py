@@ -1,0 +1,45 @@
+"""Result models of the browsing tools: compact, nothing sent as null."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from fable_core.knowledge.views import NoteKind, absent_when_none
+
+__all__ = ["Graph", "GraphNode", "TagNode", "TagTree", "TitleMatch", "TitleMatches"]
+
+
+class TitleMatch(BaseModel):
+    id: int
+    title: str
+    kind: NoteKind
+    match: Literal["exact", "prefix", "word", "similar"] = Field(description="How the title matched.")
+
+
+class TitleMatches(BaseModel):
+    items: list[TitleMatch]
+
+
+class TagNode(BaseModel):
+    tag: str = Field(description="The full tag ('work/acme').")
+    count: int = Field(description="Notes tagged with it or a tag under it.")
+    children: list[TagNode] | None = absent_when_none()
+
+
+class TagTree(BaseModel):
+    items: list[TagNode] = Field(description="The top-level tags, A-Z, each with the tags under it.")
+    truncated: bool | None = absent_when_none("True when there were more tags than the tree holds.")
+
+
+class GraphNode(BaseModel):
+    id: str = Field(description="'n<id>' a note, 'p<id>' a project, 't:<tag>' a tag.")
+    label: str
+    kind: Literal["note", "task", "person", "place", "list", "tag", "project"]
+
+
+class Graph(BaseModel):
+    nodes: list[GraphNode]
+    links: list[list[str]] = Field(description="[from, to]: a note's link, tag or project; a tag's parent.")
+    truncated: bool | None = absent_when_none("True when more notes matched than the limit: the newest are shown.")

@@ -1,0 +1,125 @@
+"""Browsing in a real Chromium: the Notes page (count, notes by default, tasks or all, sort),
+the Tags page's tree, the quick switcher (Ctrl+K) and command palette (">" or Ctrl+Shift+P),
+and "[[" completion ranking the same title first. Screenshots of the Tags page and the switcher
+go to docs/screenshots."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from browser_session import Session
+from playwright.async_api import expect
+
+pytestmark = pytest.mark.browser
+
+
+async def test_notes_page_counts_sorts_and_filters_and_tags_form_a_tree(ui: Session) -> None:
+    page = ui.page
+    await ui.register("nia")
+    for title, tags in (("Beta note", ["work/acme"]), ("alpha note", ["work"]), ("Gamma note", ["home"])):
+        await ui.api("POST", "/notes", {"title": title, "tags": tags})
+    await ui.api("POST", "/notes", {"title": "A task", "status": "todo", "tags": ["work/acme/q3"]})
+    await page.goto("/notes")
+    titles = page.locator("#notes-list .note-item .title")
+    await expect(titles).to_have_text(["Gamma note", "alpha note", "Beta note"])  # notes only, newest first
+    await expect(page.locator("#notes-count")).to_have_text("3 notes")
+    await page.locator("#notes-sort").select_option("title")
+    await expect(page).to_have_url(re.compile(r"/notes\?sort=title$"))
+    await expect(titles).to_have_text(["alpha note", "Beta note", "Gamma note"])
+    await page.get_by_role("button", name="Tasks").click()
+    await expect(titles).to_have_text(["A task"])
+    await expect(page.locator("#notes-count")).to_have_text("1 task")
+    await page.get_by_role("button", name="All").click()
+    await expect(page.locator("#notes-count")).to_have_text("4 items")
+    await page.goto("/notes?q=task")  # the top bar's search looks at notes and tasks
+    await expect(titles).to_have_text(["A task"])
+    await page.get_by_role("button", name="Notes").click()
+    await expect(page).to_have_url(re.compile(r"/notes\?q=task&kind=note$"))
+    await expect(page.locator("#notes-list .empty")).to_be_visible()
+
+    await page.goto("/tags")
+    work = page.locator(".tag-tree-item", has=page.locator("> a", has_text="#work"))
+    await expect(work.locator("> .count")).to_have_text("3")
+    acme = page.get_by_role("link", name="#acme", exact=True)
+    await expect(acme).to_be_visible()
+    q3 = page.get_by_role("link", name="#q3")
+    await expect(q3).to_be_hidden()
+    toggle = page.get_by_role("button", name="Show tags under #work/acme")
+    await expect(toggle).to_have_attribute("aria-expanded", "false")
+    await toggle.click()
+    await expect(toggle).to_have_attribute("aria-expanded", "true")
+    await expect(q3).to_be_visible()
+    await expect(page.locator("main")).not_to_contain_text("null")
+    await ui.shot("tags")
+    await page.get_by_role("button", name="Show tags under #work", exact=True).click()
+    await expect(acme).to_be_hidden()
+    await page.get_by_role("button", name="Expand all").click()
+    await q3.click()
+    await expect(page).to_have_url(re.compile(r"/notes\?tag=work%2Facme%2Fq3&kind=all$"))
+    await expect(titles).to_have_text(["A task"])
+    assert ui.watch.errors == []
+
+
+async def test_quick_switcher_and_command_palette(ui: Session) -> None:
+    page = ui.page
+    await ui.register("kai")
+    for title in ("Garden plan", "Garden", "Plant list for the garden"):
+        await ui.api("POST", "/notes", {"title": title})
+    await page.goto("/notes")
+    await expect(page.locator("#notes-count")).to_have_text("3 notes")
+    await page.keyboard.press("Control+k")
+    box = page.get_by_role("combobox", name="Go to a note")
+    await expect(box).to_be_focused()
+    options = page.get_by_role("listbox", name="Results").get_by_role("option")
+    await expect(options).to_have_count(3)  # recent notes before typing
+    await box.press_sequentially("garden")
+    await expect(options).to_have_text(["Garden", "Garden plan", "Plant list for the garden"])
+    await expect(box).to_have_attribute("aria-activedescendant", "switcher-opt-0")
+    await ui.shot("quick-switcher")
+    await box.press("ArrowDown")
+    await expect(box).to_have_attribute("aria-activedescendant", "switcher-opt-1")
+    await expect(options.nth(1)).to_have_attribute("aria-selected", "true")
+    await box.press("Enter")
+    await expect(page.get_by_role("heading", name="Garden plan")).to_be_visible()
+    await expect(page.get_by_role("dialog")).to_have_count(0)
+
+    await page.keyboard.press("Control+Shift+P")
+    await expect(box).to_have_value(">")
+    await box.press_sequentially("gotags")
+    await expect(options.first).to_have_text(re.compile("^Go to Tags"))
+    await box.press("Enter")
+    await expect(page).to_have_url(re.compile(r"/tags$"))
+    await page.keyboard.press("Control+k")
+    await box.fill(">theme")
+    await box.press("Enter")
+    theme = await page.evaluate("document.documentElement.dataset.theme")
+    assert theme in ("dark", "light")
+    await page.reload()
+    await expect(page.get_by_role("heading", name="Tags")).to_be_visible()
+    assert await page.evaluate("document.documentElement.dataset.theme") == theme  # kept
+    await page.keyboard.press("Control+k")
+    await box.fill("zzzz")
+    await expect(page.get_by_role("dialog")).to_contain_text("Nothing matches.")
+    await page.keyboard.press("Escape")
+    await expect(page.get_by_role("dialog")).to_have_count(0)
+    assert ui.watch.errors == []
+
+
+async def test_wikilink_completion_ranks_the_same_title_first(ui: Session) -> None:
+    page = ui.page
+    await ui.register("ola")
+    for title in ("Soil mix for seedlings", "Soil", "Potting soil"):
+        await ui.api("POST", "/notes", {"title": title})
+    await page.goto("/notes/new")
+    await page.locator(".title-input").fill("Seeds")
+    source = page.locator("textarea").first
+    await source.press_sequentially("Use [[soil")
+    suggestions = page.locator("ul.suggest [role=option]")
+    await expect(suggestions).to_have_text(["Soil", "Soil mix for seedlings", "Potting soil"])
+    await source.press("ArrowDown")
+    selected = await suggestions.nth(1).get_attribute("id")
+    await expect(source).to_have_attribute("aria-activedescendant", selected or "")
+    await source.press("Enter")
+    await expect(source).to_have_value("Use [[Soil mix for seedlings]]")
+    assert ui.watch.errors == []
