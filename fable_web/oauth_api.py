@@ -70,7 +70,7 @@ class ConsentDecision(AuthorizationParams):
 def _oauth_error(error: OAuth2Error, status: int | None = None) -> JSONResponse:
     body = dict(error.get_body())
     headers = dict(_NO_STORE)
-    code = status or error.status_code or 400
+    code = status or (401 if error.error == "invalid_client" else error.status_code or 400)
     if code == 401:
         headers["WWW-Authenticate"] = 'Bearer realm="fable", error="invalid_client"'
     return JSONResponse(body, status_code=code, headers=headers)

@@ -171,8 +171,7 @@ async def check_authorization(session: AsyncSession, settings: Settings,
     if state is not None and len(state) > 1000:
         raise Redirected(InvalidRequestError(description="state is longer than 1000 characters"), redirect_uri, None)
     if params.get("response_type") != "code":
-        raise Redirected(UnsupportedResponseTypeError(description="response_type must be 'code'"),
-                         redirect_uri, state)
+        raise Redirected(UnsupportedResponseTypeError((params.get("response_type") or "")[:50]), redirect_uri, state)
     challenge = params.get("code_challenge") or ""
     if params.get("code_challenge_method") != "S256" or not CODE_CHALLENGE_PATTERN.match(challenge):
         raise Redirected(InvalidRequestError(description="PKCE is required: a code_challenge with "
@@ -239,7 +238,7 @@ async def token_response(session: AsyncSession, settings: Settings,
         return await _redeem_code(session, settings, client, form)
     if grant_type == "refresh_token":
         return await _refresh(session, settings, client, form)
-    return Refusal(UnsupportedGrantTypeError(description="grant_type must be authorization_code or refresh_token"))
+    return Refusal(UnsupportedGrantTypeError((grant_type or "")[:50]))
 
 
 async def _redeem_code(session: AsyncSession, settings: Settings, client: OAuthClient,

@@ -12,7 +12,11 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import httpx
-from support.users import PASSWORD
+from starlette.responses import Response
+
+from fable_core.login_sessions import start_session
+from fable_core.runtime import Fable
+from fable_web.sessions import COOKIE, SessionCodec
 
 REDIRECT = "http://127.0.0.1:8765/callback"
 
@@ -37,11 +41,16 @@ async def register(http: httpx.AsyncClient, name: str = "Test connector", **meta
 
 
 @asynccontextmanager
-async def browser(base_url: str, username: str) -> AsyncIterator[httpx.AsyncClient]:
-    """A browser signed in as ``username``, sending its same-origin Origin header."""
-    async with httpx.AsyncClient(base_url=base_url, headers={"origin": base_url}, timeout=30) as b:
-        r = await b.post("/api/auth/login", json={"username": username, "password": PASSWORD})
-        assert r.status_code == 200, r.text
+async def browser(fable: Fable, base_url: str, user_id: int) -> AsyncIterator[httpx.AsyncClient]:
+    """A browser with a session of ``user_id`` (started as sign-in starts one, without the
+    second of argon2 a password costs), sending its same-origin Origin header."""
+    async with fable.db.transaction() as session:
+        started = await start_session(session, user_id)
+    signed = Response()
+    SessionCodec(fable.settings.secret_key(), secure=False).attach(signed, started.token)
+    cookie = signed.headers["set-cookie"].split(";", 1)[0].split("=", 1)[1]
+    async with httpx.AsyncClient(base_url=base_url, headers={"origin": base_url}, cookies={COOKIE: cookie},
+                                 timeout=30) as b:
         yield b
 
 
@@ -72,12 +81,12 @@ async def tokens(http: httpx.AsyncClient, client_id: str, code: str, verifier: s
         "code_verifier": verifier} | extra)
 
 
-async def connect(http: httpx.AsyncClient, base_url: str, username: str = "alice",
+async def connect(fable: Fable, http: httpx.AsyncClient, user_id: int,
                   scope: str = "read write") -> tuple[dict[str, Any], dict[str, Any]]:
-    """A registered client, approved by ``username``: (client, token response)."""
+    """A registered client, approved by ``user_id``: (client, token response)."""
     client = await register(http)
     verifier, challenge = pkce()
-    async with browser(base_url, username) as b:
+    async with browser(fable, str(http.base_url), user_id) as b:
         back = await approve(b, authorization(client["client_id"], challenge, scope=scope))
     r = await tokens(http, client["client_id"], back["code"], verifier)
     assert r.status_code == 200, r.text

@@ -12,7 +12,8 @@ from mcp import Client
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
-from oauth_helpers import REDIRECT, browser, query_of
+from oauth_helpers import REDIRECT, query_of
+from support.users import PASSWORD
 
 from fable_core.caller import Caller
 from fable_core.runtime import Fable
@@ -41,7 +42,10 @@ async def test_the_sdk_oauth_client_connects_through_the_consent_page(
     landed: dict[str, Any] = {}
     seen: dict[str, Any] = {}
 
-    async with browser(oauth_url, "alice") as b:
+    async with httpx.AsyncClient(base_url=oauth_url, headers={"origin": oauth_url}, timeout=30) as b:
+        signed_in = await b.post("/api/auth/login", json={"username": "alice", "password": PASSWORD})
+        assert signed_in.status_code == 200
+
         async def redirect_handler(url: str) -> None:  # the person's browser
             r = await b.get(url)
             assert r.status_code == 302 and r.headers["location"].startswith("/oauth/consent?")
