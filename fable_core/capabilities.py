@@ -88,7 +88,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability("importers", ("fable_core.importers.vault", "fable_core.importers.chats")),
     Capability("logs", ("fable_core.logs.viewer",), jobs=("fable_core.logs.retention",)),
     Capability("export", ("fable_core.export.export",)),
-    Capability("oauth", ("fable_core.oauth.connections",)),
+    Capability("oauth", ("fable_core.oauth.connections",), jobs=("fable_core.oauth.cleanup",)),
     # last: its scheduler starts once every other capability is installed, and stops first
     Capability("jobs", (), install="fable_core.jobs:install"),
 )

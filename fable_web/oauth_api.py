@@ -25,6 +25,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from authlib.oauth2.rfc6749.errors import InvalidRequestError, OAuth2Error
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
@@ -34,7 +35,7 @@ from starlette.types import ASGIApp
 from fable_core.audit import Actor, Target, audit
 from fable_core.errors import Forbidden, InvalidInput, RateLimited
 from fable_core.oauth import clients, server
-from fable_web.context import web
+from fable_web.context import WebContext, web
 from fable_web.errors import UnsupportedMediaType
 from fable_web.payload import parse_model, read_json_object
 from fable_web.routing import ApiRoute, Doc
@@ -238,7 +239,7 @@ async def decide(request: Request) -> Response:
     return JSONResponse({"redirect": location})
 
 
-async def _checked(session: Any, w: Any, params: AuthorizationParams) -> server.AuthorizationRequest:
+async def _checked(session: AsyncSession, w: WebContext, params: AuthorizationParams) -> server.AuthorizationRequest:
     values = {k: v for k, v in params.model_dump(exclude={"approve"}).items() if v is not None}
     try:
         return await server.check_authorization(session, w.fable.settings, values)

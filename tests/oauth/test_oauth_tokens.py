@@ -162,3 +162,19 @@ async def test_token_endpoint_bad_input(http: httpx.AsyncClient, oauth_url: str)
     assert repeated.json()["error"] == "invalid_request"
     assert (await http.get("/oauth/token")).status_code == 405
     assert REDIRECT  # the helpers' redirect URI is the loopback one every test registers
+
+
+async def test_the_hourly_job_prunes_codes_and_tokens_long_expired(
+        http: httpx.AsyncClient, fable: Fable, alice: Caller) -> None:
+    from fable_core.db.models import OAuthToken
+    from fable_core.jobs import JOBS, run_job
+    from fable_core.oauth.cleanup import prune
+
+    _, issued = await connect(fable, http, alice.user_id)
+    assert "prune_oauth" in JOBS and await run_job(fable, "prune_oauth")
+    assert await _mcp_status(http, issued["access_token"]) == 200  # nothing young was touched
+    async with fable.db.transaction() as session:
+        await session.execute(update(OAuthToken).where(OAuthToken.kind == "access")
+                              .values(expires_at=datetime.now(UTC) - timedelta(days=2)))
+    assert await prune(fable.db, batch=1) == {"codes": 0, "tokens": 1}
+    assert await prune(fable.db, now=datetime.now(UTC) + timedelta(hours=2)) == {"codes": 1, "tokens": 0}
