@@ -163,3 +163,21 @@ async def test_consent_refuses_other_sites_keys_and_anonymous_people(
 def test_the_connection_tools_are_not_offered_to_agents() -> None:
     for name in ("list_connections", "revoke_connection", "list_oauth_clients", "disable_oauth_client"):
         assert REGISTRY.get(name) is not None and not REGISTRY.get(name).agents  # type: ignore[union-attr]
+
+
+async def test_operators_can_close_registration_or_turn_oauth_off(fable: Fable, server_url: str) -> None:
+    from fable_web.app import create_app
+
+    async def answers(**settings: bool) -> tuple[int, int, bool]:
+        configured = Fable(fable.settings.model_copy(update={"fable_base_url": "http://localhost", **settings}),
+                           fable.db)
+        transport = httpx.ASGITransport(app=create_app(configured))
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as c:
+            registered = await c.post("/oauth/register", json={"redirect_uris": [REDIRECT]})
+            meta = await c.get("/.well-known/oauth-authorization-server")
+            resource = (await c.get("/.well-known/oauth-protected-resource/mcp")).json()
+        return registered.status_code, meta.status_code, "authorization_servers" in resource
+
+    assert await answers(fable_oauth_registration=False) == (403, 200, True)
+    assert await answers(fable_oauth_enabled=False) == (503, 503, False)
+    assert await _count(fable, OAuthClient) == 0
