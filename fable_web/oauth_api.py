@@ -6,8 +6,8 @@ The wire endpoints (no session, open to any origin: a browser-based client calls
 - ``POST /oauth/register``: RFC 7591 dynamic registration (JSON), rate limited per address;
 - ``GET /oauth/authorize``: checks the request, then sends the person to the consent page
   (``/oauth/consent``, in the web UI, which signs them in first) or, when they approved this
-  client before for as much, straight back with a code. A bad client or redirect URI is shown
-  on the consent page, never redirected to;
+  client before for as much and its redirect URI is ``https``, straight back with a code. A bad
+  client or redirect URI is shown on the consent page, never redirected to;
 - ``POST /oauth/token``: authorization_code and refresh_token grants (form-encoded);
 - ``POST /oauth/revoke``: RFC 7009 revocation.
 
@@ -157,7 +157,9 @@ async def authorize(request: Request) -> Response:
             return RedirectResponse(e.location, status_code=302)
         except InvalidInput:
             return consent  # the page shows what is wrong; nothing goes to an unchecked URI
-        grant = await server.remembered(session, info.user_id, checked) if info else None
+        grant = None
+        if info is not None and server.proves_client(checked):
+            grant = await server.remembered(session, info.user_id, checked)
         if grant is None:
             return consent
         location = await server.issue_code(session, w.fable.settings, grant, checked)

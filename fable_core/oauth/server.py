@@ -7,6 +7,9 @@ redirect URIs (else it is refused *without* redirecting: no open redirect), asks
 Fable's: ``<public URL>/mcp`` (the default) or the public URL itself. The public URL is the
 configured or pinned one (:func:`fable_core.instance.public_url`), never a request's Host.
 
+A remembered approval sends the person straight back only when the redirect URI is ``https``
+(:func:`proves_client`); a native app's loopback or private-use redirect is asked again each time.
+
 A **code** is single use and short-lived (``FABLE_OAUTH_CODE_SECONDS``), bound to the redirect
 URI, the challenge and the resource. Redeeming it twice revokes the tokens it gave (RFC 6749
 §4.1.2). It is exchanged for an **access token** (``fat_...``) and a **refresh token**
@@ -28,6 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 from authlib.common.urls import add_params_to_uri
 from authlib.oauth2.rfc6749.errors import (
@@ -54,7 +58,8 @@ from fable_core.oauth.clients import get_client, redirect_allowed
 
 __all__ = [
     "ACCESS_PREFIX", "AuthorizationRequest", "InvalidTargetError", "Redirected", "Refusal", "approve",
-    "caller_for_token", "check_authorization", "issue_code", "issuer", "redirect_uri_for", "remembered",
+    "caller_for_token", "check_authorization", "issue_code", "issuer", "proves_client", "redirect_uri_for",
+    "remembered",
     "resources", "revoke_token", "server_metadata", "token_response",
 ]
 
@@ -185,6 +190,14 @@ async def check_authorization(session: AsyncSession, settings: Settings,
         raise Redirected(InvalidTargetError(description=f"resource must be {resources(public)[0]}"),
                          redirect_uri, state)
     return AuthorizationRequest(client, redirect_uri, state, challenge, scope, resource)
+
+
+def proves_client(request: AuthorizationRequest) -> bool:
+    """Whether the redirect URI proves the client is who registered (an ``https`` URL, which only
+    its site can receive). A loopback port or a private-use scheme can be claimed by any local
+    app using the client's public id, so such a request always asks the person again, however
+    often they approved the client (RFC 8252 §8.6)."""
+    return urlsplit(request.redirect_uri).scheme == "https"
 
 
 async def remembered(session: AsyncSession, user_id: int, request: AuthorizationRequest) -> OAuthGrant | None:

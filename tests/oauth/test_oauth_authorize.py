@@ -115,7 +115,7 @@ async def test_other_faults_go_back_to_the_client_with_an_error(
     assert await _count(fable, OAuthCode) == 0
 
 
-async def test_a_loopback_redirect_may_use_any_port_and_approval_is_remembered(
+async def test_a_loopback_redirect_may_use_any_port_but_is_always_asked_again(
         http: httpx.AsyncClient, oauth_url: str, fable: Fable, alice: Caller) -> None:
     client = await register(http)
     _, challenge = pkce()
@@ -123,10 +123,27 @@ async def test_a_loopback_redirect_may_use_any_port_and_approval_is_remembered(
     async with browser(fable, oauth_url, alice.user_id) as b:
         assert "code" in await approve(b, params)
         again = await b.get("/oauth/authorize", params=params | {"scope": "read"})
-        assert again.status_code == 302 and again.headers["location"].startswith("http://127.0.0.1:50123/callback?code=")
-        other = (await register(http))["client_id"]
+        assert again.headers["location"].startswith("/oauth/consent?")  # any local app could use this id
+        shown = await b.get("/api/oauth/authorization", params=query_of(again.headers["location"]))
+        assert shown.json()["remembered"] is True
+
+
+async def test_an_approval_is_remembered_for_an_https_redirect(
+        http: httpx.AsyncClient, oauth_url: str, fable: Fable, alice: Caller) -> None:
+    hosted = "https://claude.ai/api/mcp/auth_callback"
+    client = await register(http, redirect_uris=[hosted])
+    _, challenge = pkce()
+    params = authorization(client["client_id"], challenge, redirect_uri=hosted, scope="read")
+    async with browser(fable, oauth_url, alice.user_id) as b:
+        assert (await b.get("/oauth/authorize", params=params)).headers["location"].startswith("/oauth/consent?")
+        assert "code" in await approve(b, params)
+        again = await b.get("/oauth/authorize", params=params)
+        assert again.status_code == 302 and again.headers["location"].startswith(f"{hosted}?code=")
+        wider = await b.get("/oauth/authorize", params=params | {"scope": "read write"})
+        assert wider.headers["location"].startswith("/oauth/consent?")  # more than was approved: asked
+        other = (await register(http, redirect_uris=[hosted]))["client_id"]
         asked = await b.get("/oauth/authorize", params=params | {"client_id": other})
-        assert asked.headers["location"].startswith("/oauth/consent?")  # another client: asked again
+        assert asked.headers["location"].startswith("/oauth/consent?")  # another client: asked
 
 
 async def test_deny_sends_access_denied(http: httpx.AsyncClient, oauth_url: str, fable: Fable, alice: Caller) -> None:
