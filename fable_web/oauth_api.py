@@ -4,7 +4,8 @@ The wire endpoints (no session, open to any origin: a browser-based client calls
 
 - ``GET /.well-known/oauth-authorization-server``: RFC 8414 metadata;
 - ``POST /oauth/register``: RFC 7591 dynamic registration (JSON), rate limited per address;
-- ``GET /oauth/authorize``: checks the request, then sends the person to the consent page
+- ``GET /oauth/authorize``: fetches the client's metadata document when its ``client_id`` is a
+  URL (:mod:`fable_core.oauth.documents`), checks the request, then sends the person to the consent page
   (``/oauth/consent``, in the web UI, which signs them in first) or, when they approved this
   client before for as much and its redirect URI is ``https``, straight back with a code. A bad
   client or redirect URI is shown on the consent page, never redirected to;
@@ -34,7 +35,7 @@ from starlette.types import ASGIApp
 
 from fable_core.audit import Actor, Target, audit
 from fable_core.errors import Forbidden, InvalidInput, RateLimited
-from fable_core.oauth import clients, server
+from fable_core.oauth import clients, documents, server
 from fable_web.context import WebContext, web
 from fable_web.errors import UnsupportedMediaType
 from fable_web.payload import parse_model, read_json_object
@@ -150,6 +151,10 @@ async def authorize(request: Request) -> Response:
     params = dict(request.query_params.items())
     consent = RedirectResponse(f"{CONSENT_PAGE}?{urlencode(params)}", status_code=302)
     info = await w.auth.current(request)
+    try:
+        await documents.resolve(w.fable.db, w.fable.settings, params.get("client_id"))
+    except InvalidInput:
+        return consent  # the page shows why
     async with w.fable.db.transaction() as session:
         try:
             checked = await server.check_authorization(session, w.fable.settings, params)
@@ -206,6 +211,7 @@ async def describe(request: Request) -> Response:
     w = web(request)
     info = await w.auth.session(request)
     params = parse_model(AuthorizationParams, dict(request.query_params))
+    await documents.resolve(w.fable.db, w.fable.settings, params.client_id)
     async with w.fable.db.reading() as session:
         checked = await _checked(session, w, params)
         remembered = await server.remembered(session, info.user_id, checked) is not None
@@ -228,6 +234,7 @@ async def decide(request: Request) -> Response:
     w = web(request)
     info = await w.auth.session(request)  # with the CSRF check: another site cannot approve for you
     body = parse_model(ConsentDecision, await read_json_object(request))
+    await documents.resolve(w.fable.db, w.fable.settings, body.client_id)
     async with w.fable.db.transaction() as session:
         checked = await _checked(session, w, body)
         if not body.approve:

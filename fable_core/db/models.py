@@ -1122,13 +1122,14 @@ class UserIdentity(Base):
 
 class OAuthClient(Base):
     """An OAuth client Fable's authorization server knows: registered by itself (RFC 7591
-    dynamic registration), public (PKCE, no secret), with the exact redirect URIs it may use.
+    dynamic registration) or named by the URL of its metadata document (``client_id``), public
+    (PKCE, no secret), with the exact redirect URIs it may use.
     An admin may disable one: its tokens stop working and it can get no new ones."""
 
     __tablename__ = "oauth_clients"
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    client_id: Mapped[str] = mapped_column(String(64), unique=True, nullable=False)
+    client_id: Mapped[str] = mapped_column(String(2000), unique=True, nullable=False)  # or a document's URL
     client_name: Mapped[str] = mapped_column(String(200), nullable=False)
     redirect_uris: Mapped[list[str]] = mapped_column(ARRAY(Text), nullable=False)
     client_uri: Mapped[str | None] = mapped_column(Text)

@@ -28,7 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from fable_core.db.models import OAuthClient
 from fable_core.errors import InvalidInput
 
-__all__ = ["LOOPBACK", "get_client", "redirect_allowed", "register_client", "registration_view"]
+__all__ = ["LOOPBACK", "check_metadata", "get_client", "redirect_allowed", "register_client", "registration_view"]
 
 LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
 MAX_REDIRECT_URIS = 10
@@ -67,7 +67,8 @@ def check_redirect_uri(uri: Any) -> str:
                         "native app's private-use scheme (com.example.app:/cb)", "invalid_redirect_uri")
 
 
-def _checked(metadata: dict[str, Any]) -> dict[str, Any]:
+def check_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    """The client columns from registration metadata; InvalidInput for what Fable refuses."""
     uris = metadata.get("redirect_uris")
     if not isinstance(uris, list) or not uris:
         raise _bad_metadata("redirect_uris must be a non-empty list", "invalid_redirect_uri")
@@ -109,7 +110,7 @@ def _software(metadata: dict[str, Any]) -> str | None:
 async def register_client(session: AsyncSession, metadata: dict[str, Any], ip: str | None) -> OAuthClient:
     """Store a new public client from its registration metadata; InvalidInput (with the RFC 7591
     error code in ``details['oauth_error']``) for metadata Fable does not accept."""
-    checked = _checked(metadata)
+    checked = check_metadata(metadata)
     row = OAuthClient(client_id=f"fc_{secrets.token_urlsafe(24)}", registered_ip=(ip or "")[:64] or None, **checked)
     session.add(row)
     await session.flush()
@@ -136,7 +137,7 @@ def registration_view(row: OAuthClient) -> dict[str, Any]:
 
 async def get_client(session: AsyncSession, client_id: str | None) -> OAuthClient | None:
     """The enabled client ``client_id``, or None (unknown, disabled or malformed)."""
-    if not client_id or len(client_id) > 64:
+    if not client_id or len(client_id) > 2000:
         return None
     row: OAuthClient | None = await session.scalar(select(OAuthClient).where(OAuthClient.client_id == client_id))
     return row if row is not None and row.disabled_at is None else None

@@ -28,7 +28,7 @@ from fable_core.tools import Context, Route, tool
 
 __all__ = ["Connection", "Connections", "OAuthClientPage", "OAuthClientView"]
 
-ClientId = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64)]
+ClientId = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
 ConnectionId = Annotated[int, Field(ge=1, le=2**31 - 1)]
 PageSize = Annotated[int, Field(ge=1, le=200)]
 
@@ -125,7 +125,7 @@ async def list_oauth_clients(ctx: Context, limit: PageSize = 50, cursor: Cursor 
 
 
 @tool(title="Disable or enable an OAuth client", scope="write", admin=True, idempotent=True, agents=False,
-      route=Route("POST", "/admin/oauth-clients/{client_id}/disabled"))
+      route=Route("POST", "/admin/oauth-clients/disabled"))
 async def disable_oauth_client(ctx: Context, client_id: ClientId, disabled: bool = True) -> OAuthClientView:
     """Admin: disable a client registration (its tokens stop working at once) or enable it again."""
     client = await ctx.session.scalar(select(OAuthClient).where(OAuthClient.client_id == client_id)

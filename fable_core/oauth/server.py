@@ -152,7 +152,7 @@ def server_metadata(public: str, *, registration: bool) -> dict[str, Any]:
         "token_endpoint_auth_methods_supported": ["none"],
         "revocation_endpoint_auth_methods_supported": ["none"],
         "code_challenge_methods_supported": ["S256"],
-        "client_id_metadata_document_supported": False,
+        "client_id_metadata_document_supported": True,
         "service_documentation": f"{public}/docs/oauth.md",
     }
     if registration:

@@ -77,7 +77,8 @@ async def test_admins_list_and_disable_client_registrations(
         assert r.status_code == 422
 
     key = await make_key(fable, alice)
-    enabled = await http.post(f"/api/admin/oauth-clients/{client['client_id']}/disabled", json={"disabled": False},
+    enabled = await http.post("/api/admin/oauth-clients/disabled", json={"client_id": client["client_id"],
+                                                                         "disabled": False},
                               headers={"authorization": f"Bearer {key}"})
     assert enabled.status_code == 200 and "disabled_at" not in enabled.json()
     async with browser(fable, oauth_url, bob.user_id) as b:

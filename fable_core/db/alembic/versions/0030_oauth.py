@@ -35,7 +35,7 @@ def upgrade() -> None:
     op.create_table(
         "oauth_clients",
         sa.Column("id", sa.Integer(), primary_key=True),
-        sa.Column("client_id", sa.String(64), nullable=False, unique=True),
+        sa.Column("client_id", sa.String(2000), nullable=False, unique=True),
         sa.Column("client_name", sa.String(200), nullable=False),
         sa.Column("redirect_uris", postgresql.ARRAY(sa.Text()), nullable=False),
         sa.Column("client_uri", sa.Text()),

@@ -22,7 +22,7 @@ export function render(panel) {
   }
   async function toggle(client) {
     try {
-      await api.post(`/admin/oauth-clients/${encodeURIComponent(client.client_id)}/disabled`, { disabled: !client.disabled_at });
+      await api.post("/admin/oauth-clients/disabled", { client_id: client.client_id, disabled: !client.disabled_at });
       await load();
     } catch (e) { toast(e.message, { bad: true }); }
   }
