@@ -152,7 +152,7 @@ async def authorize(request: Request) -> Response:
     consent = RedirectResponse(f"{CONSENT_PAGE}?{urlencode(params)}", status_code=302)
     info = await w.auth.current(request)
     try:
-        await documents.resolve(w.fable.db, w.fable.settings, params.get("client_id"))
+        await _resolve(request, params.get("client_id"))
     except InvalidInput:
         return consent  # the page shows why
     async with w.fable.db.transaction() as session:
@@ -211,7 +211,7 @@ async def describe(request: Request) -> Response:
     w = web(request)
     info = await w.auth.session(request)
     params = parse_model(AuthorizationParams, dict(request.query_params))
-    await documents.resolve(w.fable.db, w.fable.settings, params.client_id)
+    await _resolve(request, params.client_id)
     async with w.fable.db.reading() as session:
         checked = await _checked(session, w, params)
         remembered = await server.remembered(session, info.user_id, checked) is not None
@@ -234,7 +234,7 @@ async def decide(request: Request) -> Response:
     w = web(request)
     info = await w.auth.session(request)  # with the CSRF check: another site cannot approve for you
     body = parse_model(ConsentDecision, await read_json_object(request))
-    await documents.resolve(w.fable.db, w.fable.settings, body.client_id)
+    await _resolve(request, body.client_id)
     async with w.fable.db.transaction() as session:
         checked = await _checked(session, w, body)
         if not body.approve:
@@ -246,6 +246,15 @@ async def decide(request: Request) -> Response:
                     client_id=checked.client.client_id, scope=checked.scope)
         location = await server.issue_code(session, w.fable.settings, grant, checked)
     return JSONResponse({"redirect": location})
+
+
+async def _resolve(request: Request, client_id: str | None) -> None:
+    """Fetch the client's metadata document when its id is a URL (rate limited per address: each
+    makes Fable fetch a page)."""
+    if documents.is_document_id(client_id):
+        w = web(request)
+        await w.limiter.hit(request, "oauth_document")
+        await documents.resolve(w.fable.db, w.fable.settings, client_id)
 
 
 async def _checked(session: AsyncSession, w: WebContext, params: AuthorizationParams) -> server.AuthorizationRequest:
