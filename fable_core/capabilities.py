@@ -91,6 +91,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability("export", ("fable_core.export.export",)),
     Capability("drafts", ("fable_core.drafts.drafts", "fable_core.drafts.merging")),
     Capability("browse", ("fable_core.browse.titles", "fable_core.browse.tags", "fable_core.browse.graph")),
+    Capability("oauth", ("fable_core.oauth.connections",), jobs=("fable_core.oauth.cleanup",)),
     # last: its scheduler starts once every other capability is installed, and stops first
     Capability("jobs", (), install="fable_core.jobs:install"),
 )

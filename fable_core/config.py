@@ -166,6 +166,20 @@ class Settings(BaseModel):
         "`structuredContent` (for programmatic clients that validate results). Off: results are "
         "compact JSON text only, which is what a model reads, at half the bytes.",
     )
+    fable_oauth_enabled: bool = Field(
+        True, description="Fable's OAuth 2.1 authorization server for MCP clients (docs/oauth.md): discovery, "
+        "client registration, the consent page, tokens. false: /mcp and /api take API keys only.",
+    )
+    fable_oauth_registration: bool = Field(
+        True, description="Let OAuth clients register themselves (RFC 7591 dynamic client registration, rate "
+        "limited per address). false: no new clients; the registered ones keep working.",
+    )
+    fable_oauth_access_token_seconds: int = Field(
+        3600, ge=60, le=86400, description="Lifetime of an OAuth access token, in seconds.")
+    fable_oauth_refresh_token_days: int = Field(
+        30, ge=1, le=365, description="Lifetime of an OAuth refresh token, in days (each use replaces it).")
+    fable_oauth_code_seconds: int = Field(
+        60, ge=10, le=600, description="Lifetime of an OAuth authorization code, in seconds (it is single use).")
 
     # notifications
     fable_push_allow_hosts: list[str] = Field(

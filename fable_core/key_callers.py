@@ -1,9 +1,10 @@
-"""Bearer API keys resolved to callers, remembered for a moment per process.
+"""Bearer API keys and OAuth access tokens resolved to callers, remembered for a moment per process.
 
 Every REST and MCP request carries its key. Looking it up costs a query (and, once a minute, the
 key's last-used stamp); remembering the answer for :data:`TTL` seconds makes a busy client cost
 one hash per request instead. Revoking a key or disabling a user clears this process's memory at
-once (:meth:`KeyCallers.forget`); other processes follow within ``TTL`` seconds.
+once (:meth:`KeyCallers.forget`); other processes follow within ``TTL`` seconds. An OAuth access
+token (``fat_...``, :mod:`fable_core.oauth.server`) is accepted wherever a key is, with its scope.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ import time
 
 from fable_core.accounts import caller_for_key
 from fable_core.caller import Caller, Surface
+from fable_core.config import Settings
 from fable_core.db.database import Database
+from fable_core.oauth.server import ACCESS_PREFIX, caller_for_token
 
 __all__ = ["TTL", "KeyCallers"]
 
@@ -25,8 +28,9 @@ _MAX_ENTRIES = 10_000
 class KeyCallers:
     """One per process (``Fable.keys``), shared by every surface that accepts bearer keys."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, settings: Settings | None = None) -> None:
         self._db = db
+        self._settings = settings  # None: API keys only
         self._known: dict[str, tuple[float, Caller]] = {}
 
     async def caller(self, key: str, surface: Surface) -> Caller:
@@ -38,7 +42,10 @@ class KeyCallers:
         if cached is not None and cached[0] > now:
             return dataclasses.replace(cached[1], surface=surface)
         async with self._db.transaction() as session:
-            caller = await caller_for_key(session, key, surface)
+            if key.startswith(ACCESS_PREFIX) and self._settings is not None:
+                caller = await caller_for_token(session, self._settings, key, surface)
+            else:
+                caller = await caller_for_key(session, key, surface)
         if len(self._known) >= _MAX_ENTRIES:
             self._known.clear()
         self._known[digest] = (now + TTL, caller)

@@ -36,6 +36,8 @@ LIMITS: dict[str, Limit] = {
     "verify_email": Limit(10, 60),
     "verification_mail": Limit(3, 3600),       # per signed-in user
     "test_mail": Limit(10, 600),               # an admin's test mails
+    "oauth_register": Limit(10, 3600),         # OAuth dynamic client registrations, per address
+    "oauth_document": Limit(30, 300),          # client metadata documents Fable fetches, per address
 }
 
 _LOCK = text("SELECT pg_advisory_xact_lock(hashtext(:bucket))")

@@ -45,7 +45,7 @@ class Fable:
         self.registry = registry
         self.events = EventBus()
         self.changes = ChangeFeed(db, self.events)  # the same events, to and from other processes
-        self.keys = KeyCallers(db)
+        self.keys = KeyCallers(db, settings)
         self.availability = Availability()  # optional services answering now (tools' ``needs``)
         self.dispatcher = Dispatcher(db, settings, registry=registry, events=self.events, runtime=self)
         self.llm: Provider | None = None

@@ -5,8 +5,9 @@ Every HTTP request to ``/mcp`` must pass, in this order:
 1. Host and Origin checks (DNS rebinding): the Host must be a loopback name, the host of
    ``FABLE_BASE_URL`` or one of ``FABLE_ALLOWED_HOSTS``; a browser Origin must match one of
    those. Refused with 421 (Host) or 403 (Origin).
-2. ``Authorization: Bearer <api key>``: missing or unknown → 401 with ``WWW-Authenticate``
-   pointing at the RFC 9728 protected-resource metadata, so clients discover what to send.
+2. ``Authorization: Bearer <api key or OAuth access token>``: missing or unknown → 401 with
+   ``WWW-Authenticate`` pointing at the RFC 9728 protected-resource metadata and naming the
+   scopes, so clients discover what to send (and, with OAuth, where to get it).
 
 The authenticated :class:`~fable_core.caller.Caller` goes into the ASGI scope for the MCP
 handlers, with the :class:`~fable_mcp.identity.Credential` that subscriptions check again later,
@@ -36,6 +37,7 @@ __all__ = ["Authenticate", "BearerKeyAuth", "RequireCaller", "base_url", "securi
 
 Authenticate = Callable[[Request], Awaitable[Caller]]
 METADATA_PATH = "/.well-known/oauth-protected-resource"
+SCOPES = "read write"
 
 
 def security_settings(settings: Settings) -> TransportSecuritySettings:
@@ -61,7 +63,7 @@ class BearerKeyAuth:
         header = request.headers.get("authorization", "")
         scheme, _, key = header.partition(" ")
         if scheme.lower() != "bearer" or not key.strip():
-            raise Unauthenticated("this endpoint needs 'Authorization: Bearer <Fable API key>'")
+            raise Unauthenticated("this endpoint needs 'Authorization: Bearer <Fable API key or OAuth token>'")
         return await self.fable.keys.caller(key, "mcp")
 
 
@@ -97,7 +99,7 @@ class RequireCaller:
     async def _unauthorized(self, request: Request, error: Unauthenticated, send: Send) -> None:
         metadata = f"{base_url(self.settings, request)}{METADATA_PATH}/mcp"
         given = "authorization" in request.headers
-        challenge = f'Bearer realm="fable", resource_metadata="{metadata}"'
+        challenge = f'Bearer realm="fable", resource_metadata="{metadata}", scope="{SCOPES}"'
         if given:
             challenge += f', error="invalid_token", error_description="{error.message}"'
         body = json.dumps({"error": "invalid_token" if given else "unauthorized",

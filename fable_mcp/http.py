@@ -28,6 +28,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from fable_core.instance import public_url
 from fable_core.runtime import Fable
 from fable_mcp.auth import (
     METADATA_PATH,
@@ -47,13 +48,16 @@ __all__ = ["McpHttp", "create_app"]
 class McpHttp:
     """The ``/mcp`` endpoint and its RFC 9728 metadata, over one Fable.
 
-    ``authenticate`` turns a request into a caller; the default checks bearer API keys.
-    Tests of clients that cannot send credentials (the conformance suite) pass their own.
+    ``authenticate`` turns a request into a caller; the default checks bearer API keys (and
+    OAuth access tokens). Tests of clients that cannot send credentials (the conformance suite)
+    pass their own. ``oauth``: this Fable serves its authorization server (the web app does), so
+    the metadata names it, at the public URL, once there is one.
     """
 
-    def __init__(self, fable: Fable, *, authenticate: Authenticate | None = None) -> None:
+    def __init__(self, fable: Fable, *, authenticate: Authenticate | None = None, oauth: bool = False) -> None:
         self.fable = fable
         self.settings = fable.settings
+        self.oauth = oauth
         self.mcp = FableMcp(fable)
         self.session_manager = StreamableHTTPSessionManager(
             app=self.mcp.server,
@@ -86,14 +90,23 @@ class McpHttp:
             yield
 
     async def _metadata(self, request: Request) -> JSONResponse:
-        """OAuth 2.0 Protected Resource Metadata (RFC 9728): where and how to authenticate."""
-        base = base_url(self.settings, request)
-        return JSONResponse({
+        """OAuth 2.0 Protected Resource Metadata (RFC 9728): where and how to authenticate. With
+        the authorization server on and a public URL, the resource is named by that URL (never
+        by the request's Host) and the authorization server is this Fable."""
+        public = None
+        if self.oauth:
+            async with self.fable.db.reading() as session:
+                public, _ = await public_url(session, self.settings)
+        base = public or base_url(self.settings, request)
+        meta: dict[str, object] = {
             "resource": f"{base}/mcp",
             "resource_name": "Fable",
             "bearer_methods_supported": ["header"],
             "scopes_supported": ["read", "write"],
-        }, headers={"Access-Control-Allow-Origin": "*"})
+        }
+        if public:
+            meta["authorization_servers"] = [public]
+        return JSONResponse(meta, headers={"Access-Control-Allow-Origin": "*"})
 
 
 _METHODS = ("GET", "POST", "DELETE")

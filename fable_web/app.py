@@ -23,7 +23,18 @@ from fable_core.runtime import Fable
 from fable_core.tools.binary import MAX_BINARY
 from fable_mcp.hosts import AllowedHosts, HostPolicy
 from fable_mcp.http import McpHttp
-from fable_web import account_api, admin_api, apikeys_api, health, instance_api, oidc_api, openapi, render, rest
+from fable_web import (
+    account_api,
+    admin_api,
+    apikeys_api,
+    health,
+    instance_api,
+    oauth_api,
+    oidc_api,
+    openapi,
+    render,
+    rest,
+)
 from fable_web.context import WebContext
 from fable_web.errors import MethodNotAllowed, error_response, exception_handlers
 from fable_web.requestlog import RequestLog
@@ -45,6 +56,7 @@ def api_routes(fable: Fable) -> list[BaseRoute]:
         *admin_api.routes,
         *instance_api.routes,
         *apikeys_api.routes,
+        *oauth_api.routes,
         *render.routes,
         *rest.routes(fable.registry),
     ]
@@ -107,7 +119,7 @@ def upload_limits(fable: Fable) -> dict[str, int]:
 def create_app(fable: Fable) -> Starlette:
     """The whole web surface over an open :class:`Fable` (which the caller closes)."""
     known = api_routes(fable)
-    mcp = McpHttp(fable)
+    mcp = McpHttp(fable, oauth=fable.settings.fable_oauth_enabled)
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -115,7 +127,7 @@ def create_app(fable: Fable) -> Starlette:
             yield
 
     app = Starlette(
-        routes=[*known, *_api_fallback(known), *mcp.routes, *oidc_api.browser_routes,
+        routes=[*known, *_api_fallback(known), *mcp.routes, *oidc_api.browser_routes, *oauth_api.wire_routes,
                 Mount("/", app=SpaFiles(), name="ui")],
         middleware=[
             Middleware(BodyTimeoutMiddleware, body_timeout=fable.settings.fable_body_timeout),

@@ -16,6 +16,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
 from fable_core.errors import FableError, NotFound
+from fable_mcp.auth import METADATA_PATH, SCOPES, base_url
 from fable_web.requestlog import record_error
 
 __all__ = [
@@ -68,8 +69,14 @@ def error_response(err: FableError, headers: dict[str, str] | None = None) -> JS
     return JSONResponse({"error": err.to_dict()}, status_code=err.http_status, headers=headers)
 
 
-async def _fable_error(_: Request, exc: Exception) -> Response:
+async def _fable_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, FableError)
+    web = getattr(request.app.state, "web", None)
+    if exc.http_status == 401 and web is not None and web.fable.settings.fable_oauth_enabled:
+        # RFC 9728 §5.1: where an OAuth client learns how to get a token (as on /mcp)
+        metadata = f"{base_url(web.fable.settings, request)}{METADATA_PATH}"
+        return error_response(exc, headers={
+            "WWW-Authenticate": f'Bearer realm="fable", resource_metadata="{metadata}", scope="{SCOPES}"'})
     return error_response(exc)
 
 

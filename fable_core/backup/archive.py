@@ -70,6 +70,10 @@ EXCLUDED: dict[str, str] = {
     "rate_limit_hits": "transient counters",
     "account_tokens": "one-time invitation and reset tokens",
     "weather_forecasts": "a cache, fetched again",
+    "oauth_clients": "OAuth clients register again with the restored Fable (at its own public URL)",
+    "oauth_grants": "OAuth connections are credentials: people approve their clients again",
+    "oauth_codes": "single-use OAuth authorization codes",
+    "oauth_tokens": "OAuth access and refresh tokens are credentials",
     "imported_items": "import provenance names its note or conversation by a bare id a restore cannot remap; "
                       "a later re-import falls back on the importers' title rules",
 }

@@ -59,6 +59,10 @@ __all__ = [
     "NoteVersion",
     "NoteWord",
     "Notification",
+    "OAuthClient",
+    "OAuthCode",
+    "OAuthGrant",
+    "OAuthToken",
     "Profile",
     "ProfileObservation",
     "Project",
@@ -1138,3 +1142,86 @@ class EditDraft(Base):
 
 # one draft per person and note, the new note's (null) included
 Index("uq_edit_drafts_user_note", EditDraft.user_id, func.coalesce(EditDraft.note_id, 0), unique=True)
+
+
+class OAuthClient(Base):
+    """An OAuth client Fable's authorization server knows: registered by itself (RFC 7591
+    dynamic registration) or named by the URL of its metadata document (``client_id``), public
+    (PKCE, no secret), with the exact redirect URIs it may use.
+    An admin may disable one: its tokens stop working and it can get no new ones."""
+
+    __tablename__ = "oauth_clients"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    client_id: Mapped[str] = mapped_column(String(2000), unique=True, nullable=False)  # or a document's URL
+    client_name: Mapped[str] = mapped_column(String(200), nullable=False)
+    redirect_uris: Mapped[list[str]] = mapped_column(ARRAY(Text), nullable=False)
+    client_uri: Mapped[str | None] = mapped_column(Text)
+    software: Mapped[str | None] = mapped_column(String(200))
+    registered_ip: Mapped[str | None] = mapped_column(String(64))
+    created_at: Mapped[datetime] = _created()
+    disabled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class OAuthGrant(Base):
+    """A person's approval of a client (a "connection"): what it may do (``read`` or ``write``).
+    The consent page is skipped while one covers what the client asks; revoking it (deleting
+    the row) ends every code and token issued under it."""
+
+    __tablename__ = "oauth_grants"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = _owner()
+    client_ref: Mapped[int] = mapped_column(ForeignKey("oauth_clients.id", ondelete="CASCADE"), nullable=False,
+                                            index=True)
+    scope: Mapped[str] = mapped_column(String(8), nullable=False)
+    created_at: Mapped[datetime] = _created()
+    last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (
+        UniqueConstraint("user_id", "client_ref", name="uq_oauth_grants_user_client"),
+        CheckConstraint("scope IN ('read', 'write')", name="ck_oauth_grants_scope"),
+    )
+
+
+class OAuthCode(Base):
+    """An authorization code (stored as its SHA-256): single use, short-lived, bound to the
+    redirect URI, the PKCE challenge (S256) and the resource it was asked for. ``family`` names
+    the tokens it was exchanged for, which a replay of the code revokes."""
+
+    __tablename__ = "oauth_codes"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    grant_id: Mapped[int] = mapped_column(ForeignKey("oauth_grants.id", ondelete="CASCADE"), nullable=False,
+                                          index=True)
+    code_hash: Mapped[str] = mapped_column(String(64), unique=True, nullable=False)
+    family: Mapped[str] = mapped_column(String(32), nullable=False)
+    redirect_uri: Mapped[str] = mapped_column(Text, nullable=False)
+    code_challenge: Mapped[str] = mapped_column(String(128), nullable=False)
+    scope: Mapped[str] = mapped_column(String(8), nullable=False)
+    resource: Mapped[str] = mapped_column(Text, nullable=False)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class OAuthToken(Base):
+    """An access or refresh token (stored as its SHA-256), bound to one resource. A refresh
+    token is used once (``used_at``) and replaced by a new one in the same ``family``; using
+    it again revokes the whole family (reuse detection)."""
+
+    __tablename__ = "oauth_tokens"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    grant_id: Mapped[int] = mapped_column(ForeignKey("oauth_grants.id", ondelete="CASCADE"), nullable=False,
+                                          index=True)
+    kind: Mapped[str] = mapped_column(String(8), nullable=False)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True, nullable=False)
+    family: Mapped[str] = mapped_column(String(32), nullable=False, index=True)
+    scope: Mapped[str] = mapped_column(String(8), nullable=False)
+    resource: Mapped[str] = mapped_column(Text, nullable=False)
+    created_at: Mapped[datetime] = _created()
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (CheckConstraint("kind IN ('access', 'refresh')", name="ck_oauth_tokens_kind"),)

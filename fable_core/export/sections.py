@@ -66,6 +66,7 @@ SECTIONS: tuple[Section, ...] = (
 LEFT_OUT: dict[str, str] = {
     "login_sessions": "credentials",
     "api_keys": "credentials",
+    "oauth_grants": "credentials (the clients a person approved, shown in Settings)",
     "account_tokens": "credentials",
     "push_subscriptions": "a browser's endpoint and keys",
     "caldav_accounts": "holds the sealed CalDAV password",

@@ -21,8 +21,8 @@ from fable_core.runtime import Fable
 
 pytestmark = pytest.mark.browser
 
-ADMIN_TABS = ["Account", "Preferences", "Profile", "Calendar sync", "API keys", "Import", "Data",
-              "Users", "Instance", "Logs", "Models"]
+ADMIN_TABS = ["Account", "Preferences", "Profile", "Calendar sync", "API keys", "Connections", "Import", "Data",
+              "Users", "OAuth clients", "Instance", "Logs", "Models"]
 
 
 async def test_tabs_follow_the_keyboard_and_live_in_the_url(ui: Session, fable: Fable) -> None:

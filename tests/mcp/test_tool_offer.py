@@ -29,6 +29,7 @@ BUDGETS: dict[tuple[str, ...], int] = {
     ("export",): 0,  # export: for devices only, never offered
     ("drafts",): 0,  # the editor's unsaved edits and merges: for devices only, never offered
     ("browse",): 1_400,
+    ("oauth",): 0,  # OAuth connections: for Settings only, never offered
 }
 TOTAL = 62_200  # 35,000 before issue 14, and the budgets of its capabilities above (issue 18: +1,700 chat and previews, +1,400 browse)
 

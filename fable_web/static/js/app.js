@@ -21,6 +21,7 @@ import { researchView } from "./views/research.js";
 import { tagsView } from "./views/tags.js";
 import { graphView } from "./views/graph.js";
 import { bell, forgetDevice } from "./widgets/bell.js";
+import { consentView } from "./views/consent.js";
 
 route("/", homeView);
 route("/notes", notesView);
@@ -165,6 +166,7 @@ async function render() {
     clear(root, authView(url.searchParams, onSignedIn));
     return;
   }
+  if (url.pathname === "/oauth/consent") { shell = null; clear(root, consentView(url.searchParams)); return; }  // a page of its own
   if (url.pathname === "/login" || url.pathname === "/register") { navigate(url.searchParams.get("next") || "/", { replace: true }); return; }
   if (!shell) { shell = buildShell(); clear(root, shell.layout); }
   for (const link of shell.nav.querySelectorAll("a")) {

@@ -19,7 +19,7 @@ from support.images import png
 from support.users import make_user
 
 from fable_core.capabilities import load_capabilities
-from fable_core.db.models import Feed, FeedItem, ResearchRun
+from fable_core.db.models import Feed, FeedItem, OAuthClient, OAuthGrant, ResearchRun
 from fable_core.errors import FableError, InvalidInput, NotFound
 from fable_core.tools import REGISTRY, Tool
 
@@ -43,6 +43,7 @@ _KINDS = {
     "item_id": "feed_item",
     "image_id": "image",
     "run_id": "research_run",
+    "connection_id": "oauth_connection",
 }
 _PLATFORM_WIDE = {"group"}
 # Tools that take one item of several kinds (naming two is bad input, refused before any lookup)
@@ -100,8 +101,8 @@ async def _world(call, who, owner: str, fable=None) -> dict[str, int]:
 
 
 async def _remote_rows(fable, user_id: int, owner: str) -> dict[str, int]:
-    """A feed with an item and a finished research run, written as their tools would leave them
-    (subscribing and researching need the outside world, which this Fable has not)."""
+    """A feed with an item, a finished research run and an OAuth connection, written as their
+    tools would leave them (subscribing, researching and connecting need the outside world)."""
     async with fable.db.transaction() as session:
         feed = (await session.execute(insert(Feed).values(
             user_id=user_id, url=f"https://{owner}.example/feed.xml", name=f"{owner} secret feed")
@@ -112,7 +113,12 @@ async def _remote_rows(fable, user_id: int, owner: str) -> dict[str, int]:
         run = (await session.execute(insert(ResearchRun).values(
             user_id=user_id, question=f"{owner} secret question", question_key=f"{owner} secret question",
             status="done").returning(ResearchRun.id))).scalar_one()
-    return {"feed": feed, "feed_item": item, "research_run": run}
+        client = (await session.execute(insert(OAuthClient).values(
+            client_id=f"fc_{owner}", client_name=f"{owner} secret connector", redirect_uris=["https://x.example/cb"])
+            .returning(OAuthClient.id))).scalar_one()
+        connection = (await session.execute(insert(OAuthGrant).values(
+            user_id=user_id, client_ref=client, scope="write").returning(OAuthGrant.id))).scalar_one()
+    return {"feed": feed, "feed_item": item, "research_run": run, "oauth_connection": connection}
 
 
 def _sample(name: str, prop: dict[str, Any], own: dict[str, int]) -> Any:
