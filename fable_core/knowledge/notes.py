@@ -105,15 +105,15 @@ async def create_note(
 ) -> NoteSummary:
     """Create a note; give it a `status` (or a priority, due date or recurrence) to make it a task.
 
-    Refused with a conflict when the caller already has a note with the same or a very similar
-    title: update that note instead. Link to other notes with [[Their Title]]. A note whose text
-    nearly repeats an existing one answers needs_confirmation: repeat with `confirm` to create it.
+    Refused (conflict) when a note of the same kind (task or note) has the same title: update it
+    instead. A very similar title, or text nearly repeating a note, answers needs_confirmation
+    with the match: repeat with `confirm` to create it. Link to other notes with [[Their Title]].
 
     Args:
         body: Markdown body.
         milestone_id: Sets the project too.
         parent_id: E.g. for a sub-task.
-        confirm: Create it even though a note with nearly the same text exists.
+        confirm: Create it even though a note with a similar title or text exists.
     """
     probe = None if confirm else await duplicate_probe(ctx, title, body)  # remote: before the transaction
     async with ctx.transaction() as session:
@@ -122,7 +122,8 @@ async def create_note(
             await set_placement(ctx, placed, project_id=project_id, project=project,
                                 milestone_id=milestone_id, parent_id=parent_id)
         owner = placed.user_id or ctx.user_id  # in a project shared with the caller: its owner's
-        await check_duplicate_title(session, ctx.caller, title, owner_id=owner)
+        task = status is not None or bool(priority or due_date or recurrence_rule)
+        await check_duplicate_title(session, ctx.caller, title, owner_id=owner, task=task, confirmed=confirm)
         await check_semantic_duplicate(ctx, probe)
         check_task_fields(recurrence_rule, due_date)
         row = new_row(owner, title, body, tags, status=status, priority=priority,
@@ -215,7 +216,7 @@ async def update_note(
     old_title, old_body = note.title, note.body
     if title is not None and wikilinks.title_key(title) != note.title_key:
         await check_duplicate_title(ctx.session, ctx.caller, title, exclude_id=note.id, fuzzy=False,
-                                    owner_id=note.user_id)
+                                    owner_id=note.user_id, task=note.status is not None or status is not None)
     for column in (_CLEAR_COLUMNS[f] for f in clear or []):
         setattr(note, column, None)
     if "project" in (clear or []):
