@@ -88,6 +88,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability("importers", ("fable_core.importers.vault", "fable_core.importers.chats")),
     Capability("logs", ("fable_core.logs.viewer",), jobs=("fable_core.logs.retention",)),
     Capability("export", ("fable_core.export.export",)),
+    Capability("trash", ("fable_core.trash.trash",), jobs=("fable_core.trash.trash",)),
     # last: its scheduler starts once every other capability is installed, and stops first
     Capability("jobs", (), install="fable_core.jobs:install"),
 )

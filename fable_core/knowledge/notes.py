@@ -13,7 +13,6 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 from sqlalchemy import (
-    delete,
     exists,
     func,
     select,
@@ -71,6 +70,7 @@ from fable_core.knowledge.views import (
     TagList,
 )
 from fable_core.tools import Context, Route, tool
+from fable_core.trash.bin import throw_away
 
 __all__: list[str] = []
 
@@ -311,11 +311,12 @@ def _into_section(body: str, found: Section, text_: str, *, replace: bool) -> st
 @tool(title="Delete a note or task", scope="write", destructive=True, idempotent=False,
       route=Route("DELETE", "/notes/{note_id}"))
 async def delete_note(ctx: Context, note_id: NoteId) -> Deleted:
-    """Delete a note or task with its versions and work log. Its sub-notes are kept (detached);
-    links to it become unresolved again."""
+    """Move a note or task (with its versions and work log) to its owner's trash, restorable
+    with restore_note for some days. Its sub-notes are kept (detached); links to it become
+    unresolved until it is restored."""
     note = await get_visible(ctx.session, Note, note_id, ctx.caller)
     await check_delete_note(ctx.session, ctx.caller, note)
-    await ctx.session.execute(delete(Note).where(Note.id == note.id))
+    await throw_away(ctx.session, note, ctx.user_id)
     ctx.emit(NoteChanged(note.user_id, note.id, "deleted"))
     return Deleted(id=note_id)
 

@@ -31,10 +31,12 @@ from datetime import date, datetime, time, timedelta
 
 from fable_core.knowledge.recurrence import first_occurrence, next_occurrence, parse_rrule
 from fable_core.knowledge.recurrence_words import rule_from_words
+from fable_core.knowledge.types import Priority
 
 __all__ = ["QuickTask", "parse_quick"]
 
-_PRIORITY = {"p1": "high", "p2": "medium", "p3": "low", "p4": "none", "!!!": "high", "!!": "medium", "!": "low"}
+_PRIORITY: dict[str, Priority] = {"p1": "high", "p2": "medium", "p3": "low", "p4": "none",
+                                  "!!!": "high", "!!": "medium", "!": "low"}
 _WEEKDAYS = {name: i for i, names in enumerate((
     ("monday", "mon"), ("tuesday", "tue", "tues"), ("wednesday", "wed"), ("thursday", "thu", "thur", "thurs"),
     ("friday", "fri"), ("saturday", "sat"), ("sunday", "sun"))) for name in names}
@@ -74,7 +76,7 @@ class QuickTask:
     due_time: time | None = None
     recurrence_rule: str | None = None
     next_occurrence: date | None = None
-    priority: str | None = None
+    priority: Priority | None = None
     tags: list[str] = field(default_factory=list)
     project: str | None = None
 

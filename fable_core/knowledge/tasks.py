@@ -266,6 +266,7 @@ async def parse_task(ctx: Context, text: Annotated[str, StringConstraints(min_le
     return ParsedTask(
         title=found.title[:MAX_TITLE], due_date=found.due_date,
         due_time=found.due_time.strftime("%H:%M") if found.due_time else None,
-        recurrence_rule=found.recurrence_rule, next_occurrence=found.next_occurrence, priority=found.priority,
+        recurrence_rule=found.recurrence_rule, next_occurrence=found.next_occurrence,
+        priority=found.priority,
         tags=[t for t in found.tags if _TAG_SHAPE.match(t) and len(t) <= 64], project=found.project,
     )

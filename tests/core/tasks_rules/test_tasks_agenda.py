@@ -3,7 +3,7 @@ a count, never capped."""
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import UTC, datetime, timedelta
 
 
 async def test_groups_filter_by_status_and_sort_by_priority_with_paging(call) -> None:
@@ -22,7 +22,7 @@ async def test_groups_filter_by_status_and_sort_by_priority_with_paging(call) ->
 
 
 async def test_a_recurring_task_shows_its_next_occurrence(call) -> None:
-    due = date.today() + timedelta(days=3)
+    due = datetime.now(UTC).date() + timedelta(days=3)
     task = await call("create_note", title="Stretch", due_date=due, recurrence_rule="every 2 days")
     assert task["next_due"] == (due + timedelta(days=2)).isoformat()
     plain = await call("create_note", title="Once", due_date=due)
