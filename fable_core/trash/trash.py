@@ -43,11 +43,11 @@ class TrashedItem(BaseModel):
     title: str
     kind: Literal["note", "task", "person", "place", "list"]
     deleted_at: datetime
-    purge_at: datetime = Field(description="When it is deleted for good.")
+    purge_at: datetime
 
 
 class TrashPage(BaseModel):
-    count: int = Field(description="How many notes the trash holds in all.")
+    count: int
     items: list[TrashedItem]
     next_cursor: str | None = None
 
@@ -59,7 +59,7 @@ class Emptied(BaseModel):
 @tool(title="List deleted notes", scope="read", route=Route("GET", "/trash"))
 async def list_trash(ctx: Context, limit: Annotated[int, Field(ge=1, le=200)] = 50,
                      cursor: Cursor = None) -> TrashPage:
-    """Notes and tasks you deleted, newest first, restorable with restore_note until purge_at."""
+    """Notes and tasks you deleted, newest first; restore_note brings one back until purge_at."""
     mine = owned_by(TrashedNote, ctx.caller)
     stmt = (select(TrashedNote.id, TrashedNote.title, TrashedNote.kind, TrashedNote.deleted_at).where(mine)
             .order_by(TrashedNote.deleted_at.desc(), TrashedNote.id.desc()).limit(limit + 1))
@@ -80,7 +80,7 @@ async def list_trash(ctx: Context, limit: Annotated[int, Field(ge=1, le=200)] = 
                      next_cursor=encode_cursor("trash", [items[-1].deleted_at, items[-1].id]) if more else None)
 
 
-TrashedId = Annotated[int, Field(ge=1, le=2**31 - 1, description="Its id in list_trash (the note's own).")]
+TrashedId = Annotated[int, Field(ge=1, le=2**31 - 1, description="Its id in list_trash.")]
 
 
 @tool(title="Restore a deleted note", scope="write", route=Route("POST", "/trash/{trashed_id}/restore"))

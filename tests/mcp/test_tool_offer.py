@@ -27,9 +27,9 @@ BUDGETS: dict[tuple[str, ...], int] = {
     ("caldav",): 1_300, ("websearch",): 800, ("feeds",): 4_000, ("images",): 1_600, ("research",): 2_000,
     ("structured",): 3_700, ("calculator",): 650, ("backup",): 1_200, ("importers",): 1_350,
     ("export",): 0,  # export: for devices only, never offered
-    ("trash",): 1_000,
+    ("trash",): 1_050,
 }
-TOTAL = 60_100  # 35,000 before issue 14, and the budgets of its capabilities above
+TOTAL = 60_150  # 35,000 before issue 14, and the budgets of its capabilities above
 
 
 def _names(result: types.ListToolsResult) -> set[str]:
