@@ -3,8 +3,8 @@
 Core errors are written for agents and may end in a hint naming a tool or its arguments ("update
 it with update_note (note_id=12)"). People read the HTTP answer (the web UI shows its message),
 so :func:`for_people` takes those hints out of the message, in one place for every error: a
-clause (between "; ") naming a registered tool or an argument as code (``name=value``) goes, and
-so does such a parenthesis. The whole message stays available as ``details.hint``.
+clause (between "; ") naming a registered tool (one with an underscore in its name: "share" is
+also a word) or an argument as code (``name=value``) goes, and so does such a parenthesis. The whole message stays available as ``details.hint``.
 Quoted text (a title) is never read as code.
 """
 
@@ -29,7 +29,7 @@ def _technical(text: str, tools: frozenset[str]) -> bool:
 def for_people(message: str, tools: Iterable[str]) -> tuple[str, str | None]:
     """``message`` without the clauses and parentheses that name a tool or an argument, and the
     original message as a hint when anything was taken out (None when nothing was)."""
-    names = frozenset(tools)
+    names = frozenset(name for name in tools if "_" in name)  # "share", "research": words too
     text = _INVALID_FOR.sub("invalid input: ", message)
     text = _PARENTHESIS.sub(lambda m: "" if _technical(m.group(), names) else m.group(), text)
     kept = [clause for clause in text.split("; ") if not _technical(clause, names)]
