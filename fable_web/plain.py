@@ -4,8 +4,8 @@ Core errors are written for agents and may end in a hint naming a tool or its ar
 it with update_note (note_id=12)"). People read the HTTP answer (the web UI shows its message),
 so :func:`for_people` takes those hints out of the message, in one place for every error: a
 clause (between "; ") naming a registered tool (one with an underscore in its name: "share" is
-also a word) or an argument as code (``name=value``) goes, and so does such a parenthesis. The whole message stays available as ``details.hint``.
-Quoted text (a title) is never read as code.
+also a word) or an argument as code (``name=value``) goes, and so does such a parenthesis.
+Quoted text (a title) is never read as code. The whole message stays as ``details.hint``.
 """
 
 from __future__ import annotations
