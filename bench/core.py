@@ -35,7 +35,7 @@ from bench.session import session
 from bench.stats import Latency, measure
 from fable_core.caller import Caller
 from fable_core.config import Settings, load_settings
-from fable_core.errors import Conflict
+from fable_core.errors import Conflict, NeedsConfirmation
 from fable_core.runtime import Fable
 
 __all__ = ["QUICK", "CoreResults", "main", "run"]
@@ -84,7 +84,7 @@ async def create(fable: Fable, caller: Caller, corpus: Corpus, spec: NoteSpec | 
     for _ in range(5):
         try:
             await fable.call("create_note", (spec or corpus.note()).arguments(), caller)
-        except Conflict:
+        except (Conflict, NeedsConfirmation):  # the same title, or one so alike that Fable asks
             spec = None
         else:
             return

@@ -92,6 +92,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability("drafts", ("fable_core.drafts.drafts", "fable_core.drafts.merging")),
     Capability("browse", ("fable_core.browse.titles", "fable_core.browse.tags", "fable_core.browse.graph")),
     Capability("oauth", ("fable_core.oauth.connections",), jobs=("fable_core.oauth.cleanup",)),
+    Capability("trash", ("fable_core.trash.trash",), jobs=("fable_core.trash.trash",)),
     # last: its scheduler starts once every other capability is installed, and stops first
     Capability("jobs", (), install="fable_core.jobs:install"),
 )

@@ -58,6 +58,9 @@ class Settings(BaseModel):
         30, ge=1, le=36500, description="Days error entries (with their tracebacks) are kept.")
     fable_log_retention_usage_days: int = Field(
         90, ge=1, le=36500, description="Days tool-call usage entries are kept.")
+    fable_trash_days: int = Field(
+        30, ge=1, le=3650, description="Days a deleted note stays in its owner's trash, restorable, before it is "
+        "purged for good.")
     fable_log_requests: bool = Field(
         True, description="Log every /api and /mcp request (method, route, status, duration) to app_logs.")
 

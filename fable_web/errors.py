@@ -1,9 +1,10 @@
 """How the HTTP API reports failure: every error, one place, one body shape.
 
 ``{"error": {"type", "message", "details"}}`` with the status of the typed error
-(:mod:`fable_core.errors`). Errors only HTTP can produce (a body that is not JSON, a wrong
-content type) are declared here. Unexpected exceptions become a 500 ``internal_error`` without
-a traceback on the wire.
+(:mod:`fable_core.errors`); the message is for people (:mod:`fable_web.plain`: no tool names or
+arguments; the agent's message it came from is ``details.hint``). Errors only HTTP can produce
+(a body that is not JSON, a wrong content type) are declared here. Unexpected exceptions become
+a 500 ``internal_error`` without a traceback on the wire.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
-from fable_core.errors import FableError, NotFound
+from fable_core.errors import FableError, NotFound, UnknownTool
+from fable_core.tools.registry import REGISTRY
 from fable_mcp.auth import METADATA_PATH, SCOPES, base_url
+from fable_web.plain import for_people
 from fable_web.requestlog import record_error
 
 __all__ = [
@@ -66,7 +69,11 @@ def error_response(err: FableError, headers: dict[str, str] | None = None) -> JS
         headers["Retry-After"] = str(int(retry))
     if err.http_status == 401:
         headers.setdefault("WWW-Authenticate", 'Bearer realm="fable"')
-    return JSONResponse({"error": err.to_dict()}, status_code=err.http_status, headers=headers)
+    body = err.to_dict()
+    message, hint = for_people(err.message, (t.name for t in REGISTRY))
+    if hint is not None and not isinstance(err, UnknownTool):  # naming a tool is its point
+        body.update(message=message, details={**body["details"], "hint": hint})
+    return JSONResponse({"error": body}, status_code=err.http_status, headers=headers)
 
 
 async def _fable_error(request: Request, exc: Exception) -> Response:

@@ -32,8 +32,9 @@ _ERROR = {
         "required": ["type", "message", "details"],
         "properties": {
             "type": {"type": "string", "description": "Stable error name, e.g. not_found."},
-            "message": {"type": "string"},
-            "details": {"type": "object"},
+            "message": {"type": "string", "description": "For people: names no tool or argument."},
+            "details": {"type": "object", "description": "`hint`: the message as agents get it, when a tool's "
+                                                         "name or arguments were taken out of `message`."},
         },
     }},
 }

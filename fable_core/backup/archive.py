@@ -76,6 +76,8 @@ EXCLUDED: dict[str, str] = {
     "oauth_tokens": "OAuth access and refresh tokens are credentials",
     "imported_items": "import provenance names its note or conversation by a bare id a restore cannot remap; "
                       "a later re-import falls back on the importers' title rules",
+    "trashed_notes": "deleted notes awaiting their purge: their JSON names ids (the note's, its project's) "
+                     "a restore cannot remap; restore a note from the trash to keep it",
 }
 COVERED: frozenset[str] = frozenset({
     "instance_settings", "users", "api_keys", "app_logs", "caldav_accounts", "conversations",

@@ -1225,3 +1225,21 @@ class OAuthToken(Base):
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
     __table_args__ = (CheckConstraint("kind IN ('access', 'refresh')", name="ck_oauth_tokens_kind"),)
+
+
+class TrashedNote(Base):
+    """A deleted note waiting in its owner's trash (:mod:`fable_core.trash`): ``id`` is the note's
+    own, ``data`` holds its row, versions and work log as JSON (``note``, ``versions``, ``logs``)
+    to restore it with that id. Purged ``FABLE_TRASH_DAYS`` after ``deleted_at``."""
+
+    __tablename__ = "trashed_notes"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    user_id: Mapped[int] = _owner()
+    title: Mapped[str] = mapped_column(String(300), nullable=False)
+    kind: Mapped[str] = mapped_column(String(16), nullable=False)
+    deleted_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    deleted_at: Mapped[datetime] = _created()
+    data: Mapped[dict[str, Any]] = mapped_column(JSONB, nullable=False)
+
+    __table_args__ = (Index("ix_trashed_notes_deleted", "user_id", "deleted_at", "id"),)

@@ -79,6 +79,7 @@ LEFT_OUT: dict[str, str] = {
     "event_tombstones": "sync bookkeeping",
     "app_logs": "logs, not data",
     "group_members": "group membership belongs to the group",
+    "trashed_notes": "deleted notes (restore one from the trash to export it)",
 }
 
 

@@ -1,9 +1,11 @@
 """Fuzzy matching of titles and names: duplicate notes, projects named in words.
 
-Duplicate rule (refused by ``create_note``): the same title key (case and punctuation ignored),
-or a title at least 82 % similar (``difflib`` ratio over title keys) and carrying the same
-numbers (so dated series such as "Standup 2026-12-01" / "-02" are not duplicates), among the
-caller's notes.
+Duplicate rule, per kind (tasks among tasks, notes among notes: a task may share a note's
+title): the same title key (case and punctuation ignored) is refused (Conflict); a title at
+least 82 % similar (``difflib`` ratio over title keys) asks for confirmation (NeedsConfirmation,
+the match in ``details['match']``) unless the caller confirmed. Titles told apart by what
+names a day are never near-duplicates: numbers ("Standup 2026-12-01" / "-02"), weekdays,
+months and relative days ("Call Anna monday" / "... tuesday", "Pay rent June" / "... July").
 Titles sharing a prefix or suffix are the candidates (two index range scans); difflib decides,
 as in the system Fable grew from.
 
@@ -25,7 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from fable_core.access import OWNER_PARAM, belongs_to, get_visible, owned_by_param, reach_of, visible
 from fable_core.caller import Caller
 from fable_core.db.models import Note, Project, title_key
-from fable_core.errors import Conflict, InvalidInput, NotFound
+from fable_core.errors import Conflict, InvalidInput, NeedsConfirmation, NotFound
 
 __all__ = [
     "DUPLICATE_RATIO",
@@ -51,13 +53,26 @@ def _ratio(a: str, b: str) -> float:
     return SequenceMatcher(None, a, b).ratio()
 
 
-def _numbers(key: str) -> list[str]:
-    return re.findall(r"\d+", key)
+_DAY_WORDS = (
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "mon", "tue", "tues", "wed",
+    "thu", "thur", "thurs", "fri", "sat", "sun", "january", "february", "march", "april", "may", "june", "july",
+    "august", "september", "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug",
+    "sep", "sept", "oct", "nov", "dec", "today", "tomorrow", "yesterday", "tonight", "weekend", "morning",
+    "afternoon", "evening", "night", "week", "month", "year", "q1", "q2", "q3", "q4",
+)
+_MARKERS = re.compile(r"\d+|\b(?:" + "|".join(sorted(_DAY_WORDS, key=len, reverse=True)) + r")\b")
+
+
+def _markers(key: str) -> list[str]:
+    """What tells two otherwise alike titles apart as different days or items: numbers, weekday
+    and month names, relative days."""
+    return _MARKERS.findall(key)
 
 
 def _near_duplicate(a: str, b: str) -> bool:
-    """Similar enough, and not told apart by a number ("Standup 2026-12-01" vs "...-02")."""
-    return _numbers(a) == _numbers(b) and _ratio(a, b) >= DUPLICATE_RATIO
+    """Similar enough, and not told apart by a number, a weekday or a month ("Standup
+    2026-12-01" vs "...-02", "Gym monday" vs "Gym tuesday")."""
+    return _markers(a) == _markers(b) and _ratio(a, b) >= DUPLICATE_RATIO
 
 
 def affix_length(key: str) -> int:
@@ -84,18 +99,20 @@ def _like_prefix(value: str) -> str:
 
 async def check_duplicate_title(
     session: AsyncSession, caller: Caller, title: str, *, exclude_id: int | None = None, fuzzy: bool = True,
-    owner_id: int | None = None,
+    owner_id: int | None = None, task: bool = False, confirmed: bool = False, ask: bool = True,
 ) -> None:
-    """Raise Conflict naming the existing note when ``title`` duplicates one of the notes of
-    ``owner_id`` (the caller's by default: the rule applies per owner) that the caller can see.
-    A note of someone else's that the caller cannot see never refuses a title: that would tell
-    them it exists.
+    """Refuse ``title`` when it duplicates one of the notes of ``owner_id`` (the caller's by
+    default: the rule applies per owner) of the same kind (``task`` or not) that the caller can
+    see: Conflict for the same title; for a very similar one NeedsConfirmation (``ask``, unless
+    ``confirmed``) or Conflict (not ``ask``: tools that take no confirmation). A note of
+    someone else's that the caller cannot see never refuses a title: that would tell them it
+    exists.
 
     Fuzzy candidates are the titles sharing this one's first or last 40 % (see ``AFFIX_SHARE``):
     two index range scans whatever the number of notes; difflib then decides.
     """
     key = title_key(title)
-    fuzzy = fuzzy and len(key) >= 4
+    fuzzy = fuzzy and len(key) >= 4 and not (ask and confirmed)
     owner = caller.user_id if owner_id is None else owner_id
     params: dict[str, object] = {OWNER_PARAM: owner}
     if exclude_id is not None:
@@ -105,28 +122,38 @@ async def check_duplicate_title(
         params["prefix"], params["suffix"] = _like_prefix(key[:n]), _like_prefix(key[::-1][:n])
     else:
         params["key"] = key
-    statement = _DUPLICATE_STATEMENTS[fuzzy, exclude_id is not None]
+    statement = _DUPLICATE_STATEMENTS[fuzzy, exclude_id is not None, task]
     result = await (await session.connection()).execute(statement, params)
     rows = sorted(result.all(), key=lambda r: r[2] != key)
     if not belongs_to(owner, caller.user_id):
         reach = await reach_of(session, caller)
         rows = [r for r in rows if reach.note_level(owner, r[0], r[3])]
+    kind = "task" if task else "note"
     for note_id, existing, existing_key, _ in rows:
-        exact = existing_key == key
-        if exact or (fuzzy and _near_duplicate(existing_key, key)):
-            how = "the same title" if exact else "a very similar title"
+        if existing_key == key:
             raise Conflict(
-                f"note {note_id} {existing!r} already has {how}; update it with update_note "
+                f"{kind} {note_id} {existing!r} already has the same title; update it with update_note "
                 f"(note_id={note_id}) or choose a different title",
-                existing_note_id=note_id,
-                existing_title=existing,
+                existing_note_id=note_id, existing_title=existing,
+            )
+        if fuzzy and _near_duplicate(existing_key, key):
+            if not ask:
+                raise Conflict(
+                    f"{kind} {note_id} {existing!r} already has a very similar title; update it with "
+                    f"update_note (note_id={note_id}) or choose a different title",
+                    existing_note_id=note_id, existing_title=existing,
+                )
+            raise NeedsConfirmation(
+                f"A similar {kind} exists: {existing!r} (id {note_id}); update it instead, or repeat "
+                f"with confirm=true to create this one anyway",
+                requires_confirmation=True, match={"id": note_id, "title": existing},
             )
 
 
-def _duplicate_statement(fuzzy: bool, excluding: bool) -> Any:
+def _duplicate_statement(fuzzy: bool, excluding: bool, task: bool) -> Any:
     """check_duplicate_title's query, with bind parameters: built once per kind of check."""
     columns = (Note.id, Note.title, Note.title_key, Note.project_id)
-    mine = [owned_by_param(Note)]
+    mine = [owned_by_param(Note), Note.status.is_not(None) if task else Note.status.is_(None)]
     if excluding:
         mine.append(Note.id != bindparam("exclude_id"))
     if not fuzzy:
@@ -136,10 +163,10 @@ def _duplicate_statement(fuzzy: bool, excluding: bool) -> Any:
     return union(prefix.limit(_CANDIDATES), suffix.limit(_CANDIDATES))
 
 
-# by (fuzzy, excluding a note): building the query cost more Python time than running it
+# by (fuzzy, excluding a note, tasks): building the query cost more Python time than running it
 _DUPLICATE_STATEMENTS = {
-    (fuzzy, excluding): _duplicate_statement(fuzzy, excluding)
-    for fuzzy in (False, True) for excluding in (False, True)
+    (fuzzy, excluding, task): _duplicate_statement(fuzzy, excluding, task)
+    for fuzzy in (False, True) for excluding in (False, True) for task in (False, True)
 }
 
 

@@ -13,7 +13,6 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 from sqlalchemy import (
-    delete,
     exists,
     func,
     select,
@@ -72,6 +71,7 @@ from fable_core.knowledge.views import (
     TagList,
 )
 from fable_core.tools import Context, Route, tool
+from fable_core.trash.bin import throw_away
 
 __all__: list[str] = []
 
@@ -108,15 +108,15 @@ async def create_note(
 ) -> NoteSummary:
     """Create a note; give it a `status` (or a priority, due date or recurrence) to make it a task.
 
-    Refused with a conflict when the caller already has a note with the same or a very similar
-    title: update that note instead. Link to other notes with [[Their Title]]. A note whose text
-    nearly repeats an existing one answers needs_confirmation: repeat with `confirm` to create it.
+    Refused (conflict) when a note of the same kind (task or note) has the same title: update it
+    instead. A very similar title, or text nearly repeating a note, answers needs_confirmation
+    with the match: repeat with `confirm` to create it. Link to other notes with [[Their Title]].
 
     Args:
         body: Markdown body.
         milestone_id: Sets the project too.
         parent_id: E.g. for a sub-task.
-        confirm: Create it even though a note with nearly the same text exists.
+        confirm: Create it even though a note with a similar title or text exists.
     """
     probe = None if confirm else await duplicate_probe(ctx, title, body)  # remote: before the transaction
     async with ctx.transaction() as session:
@@ -125,7 +125,8 @@ async def create_note(
             await set_placement(ctx, placed, project_id=project_id, project=project,
                                 milestone_id=milestone_id, parent_id=parent_id)
         owner = placed.user_id or ctx.user_id  # in a project shared with the caller: its owner's
-        await check_duplicate_title(session, ctx.caller, title, owner_id=owner)
+        task = status is not None or bool(priority or due_date or recurrence_rule)
+        await check_duplicate_title(session, ctx.caller, title, owner_id=owner, task=task, confirmed=confirm)
         await check_semantic_duplicate(ctx, probe)
         check_task_fields(recurrence_rule, due_date)
         row = new_row(owner, title, body, tags, status=status, priority=priority,
@@ -218,7 +219,7 @@ async def update_note(
     old_title, old_body = note.title, note.body
     if title is not None and wikilinks.title_key(title) != note.title_key:
         await check_duplicate_title(ctx.session, ctx.caller, title, exclude_id=note.id, fuzzy=False,
-                                    owner_id=note.user_id)
+                                    owner_id=note.user_id, task=note.status is not None or status is not None)
     for column in (_CLEAR_COLUMNS[f] for f in clear or []):
         setattr(note, column, None)
     if "project" in (clear or []):
@@ -313,11 +314,12 @@ def _into_section(body: str, found: Section, text_: str, *, replace: bool) -> st
 @tool(title="Delete a note or task", scope="write", destructive=True, idempotent=False,
       route=Route("DELETE", "/notes/{note_id}"))
 async def delete_note(ctx: Context, note_id: NoteId) -> Deleted:
-    """Delete a note or task with its versions and work log. Its sub-notes are kept (detached);
-    links to it become unresolved again."""
+    """Move a note or task (with its versions and work log) to its owner's trash, restorable
+    with restore_note for some days. Its sub-notes are kept (detached); links to it become
+    unresolved until it is restored."""
     note = await get_visible(ctx.session, Note, note_id, ctx.caller)
     await check_delete_note(ctx.session, ctx.caller, note)
-    await ctx.session.execute(delete(Note).where(Note.id == note.id))
+    await throw_away(ctx.session, note, ctx.user_id)
     ctx.emit(NoteChanged(note.user_id, note.id, "deleted"))
     return Deleted(id=note_id)
 

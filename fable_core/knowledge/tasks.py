@@ -8,12 +8,13 @@ Each occurrence counts from its own due date, so a ``COUNT=n`` rule moves on as 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import date, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
-from sqlalchemy import ColumnElement, and_, func, select
+from pydantic import BaseModel, Field, StringConstraints
+from sqlalchemy import ColumnElement, and_, case, func, select
 from sqlalchemy.orm import defer
 
 from fable_core.access import Permission, get_visible, reach_of, readable
@@ -23,8 +24,10 @@ from fable_core.knowledge.filters import tag_clause
 from fable_core.knowledge.listing import mark_shared, summary_of
 from fable_core.knowledge.matching import project_ref
 from fable_core.knowledge.paging import decode_cursor, encode_cursor
+from fable_core.knowledge.quickadd import parse_quick
 from fable_core.knowledge.saving import apply_status, save_changes
 from fable_core.knowledge.types import (
+    MAX_TITLE,
     Cursor,
     NoteId,
     Priority,
@@ -32,10 +35,10 @@ from fable_core.knowledge.types import (
     RowId,
     Tag,
 )
-from fable_core.knowledge.views import NoteSummary
+from fable_core.knowledge.views import NoteSummary, absent_when_none
 from fable_core.tools import Context, Route, tool
 
-__all__ = ["require_task"]
+__all__ = ["ParsedTask", "require_task"]
 
 
 async def require_task(ctx: Context, note_id: int, *, for_update: bool = False,
@@ -90,6 +93,7 @@ async def reschedule_task(ctx: Context, note_id: NoteId, due_date: date) -> Note
 TaskGroupName = Literal["overdue", "today", "upcoming", "no_date", "recently_done"]
 _GROUPS: tuple[TaskGroupName, ...] = ("overdue", "today", "upcoming", "no_date", "recently_done")
 _OPEN = ("todo", "in_progress")
+_TAG_SHAPE = re.compile(r"^[\w][\w\-./]*$", re.UNICODE)
 
 
 class TaskGroup(BaseModel):
@@ -126,6 +130,21 @@ def _groups(today: date, done_days: int) -> dict[str, _Group]:
     }
 
 
+TaskSort = Literal["due", "priority", "title", "created"]
+_PRIORITY_RANK = case({"high": 3, "medium": 2, "low": 1}, value=Note.priority, else_=0)
+
+
+def _sorted(group: _Group, sort: TaskSort) -> _Group:
+    """``group`` ordered by ``sort`` instead of its own order ("due": as it is)."""
+    if sort == "priority":
+        return _Group(group.where, _PRIORITY_RANK, True, int)
+    if sort == "title":
+        return _Group(group.where, Note.title_key, False, str)
+    if sort == "created":
+        return _Group(group.where, Note.created_at, True, datetime.fromisoformat)
+    return group
+
+
 async def _page(ctx: Context, name: str, group: _Group, where: list[ColumnElement[bool]],
                 limit: int, position: list[Any] | None) -> tuple[list[NoteSummary], str | None]:
     clauses = [*where, group.where]
@@ -137,16 +156,18 @@ async def _page(ctx: Context, name: str, group: _Group, where: list[ColumnElemen
         row, at = func.row(group.key, Note.id), func.row(value, last_id)
         clauses.append(row < at if group.descending else row > at)
     order = (group.key.desc(), Note.id.desc()) if group.descending else (group.key.asc(), Note.id.asc())
-    notes = (await ctx.session.execute(
-        select(Note).options(defer(Note.body)).where(*clauses).order_by(*order).limit(limit + 1)
-    )).scalars().all()
+    rows = (await ctx.session.execute(
+        select(Note, group.key.label("sort_key")).options(defer(Note.body)).where(*clauses)
+        .order_by(*order).limit(limit + 1)
+    )).all()
+    notes = [row[0] for row in rows]
     reach = await reach_of(ctx.session, ctx.caller)
     items = [NoteSummary.model_validate(summary) for summary in mark_shared(
         [{**NoteSummary.model_validate(n).model_dump(), "owner_id": n.user_id} for n in notes[:limit]], reach)]
     if len(notes) <= limit:
         return items, None
-    last = notes[limit - 1]
-    return items, encode_cursor("tasks", [name, getattr(last, group.key.key), last.id])
+    last = rows[limit - 1]
+    return items, encode_cursor("tasks", [name, last[1], last[0].id])
 
 
 async def _counts(
@@ -165,7 +186,9 @@ async def list_tasks(
     project: ProjectRef = None,
     tag: Tag | None = None,
     priority: list[Priority] | None = None,
+    status: Literal["todo", "in_progress"] | None = None,
     groups: list[TaskGroupName] | None = None,
+    sort: TaskSort = "due",
     done_days: Annotated[int, Field(ge=1, le=365)] = 7,
     limit: Annotated[int, Field(ge=1, le=100, description="Tasks per group.")] = 20,
     cursor: Cursor = None,
@@ -176,7 +199,9 @@ async def list_tasks(
     filters): only that group is returned.
 
     Args:
+        status: Only open tasks with this status (leaves out recently_done).
         groups: Only these groups (default: all five).
+        sort: Within each group; "due" (default) is by date.
         done_days: How far back recently_done looks.
     """
     today, zone = await ctx.today(), await ctx.timezone()
@@ -187,8 +212,10 @@ async def list_tasks(
             raise InvalidInput("cursor is not valid for this listing", field="cursor")
         wanted = [position[0]]
     where = await _task_filters(ctx, project_id, project, tag, priority)
+    if status is not None:
+        where.append(Note.status == status)
     specs = _groups(today, done_days)
-    chosen = {name: specs[name] for name in wanted}
+    chosen = {name: _sorted(specs[name], sort) for name in wanted}
     counts = await _counts(ctx, chosen, where)
     result = []
     for name, group in chosen.items():
@@ -212,3 +239,34 @@ async def _task_filters(ctx: Context, project_id: int | None, project: str | Non
         where.append(Note.priority.in_(priority))
     return where
 
+
+
+# --- quick add ------------------------------------------------------------------------------
+
+
+class ParsedTask(BaseModel):
+    title: str
+    due_date: date | None = absent_when_none()
+    due_time: str | None = absent_when_none("HH:MM said with the date; tasks are due on a date.")
+    recurrence_rule: str | None = absent_when_none()
+    next_occurrence: date | None = absent_when_none("The occurrence after due_date.")
+    priority: Priority | None = absent_when_none()
+    tags: list[str] = Field(default_factory=list)
+    project: str | None = absent_when_none("A project's name (+Name), not looked up.")
+
+
+@tool(title="Read a task typed in words", scope="read", agents=False, route=Route("POST", "/tasks/parse"))
+async def parse_task(ctx: Context, text: Annotated[str, StringConstraints(min_length=1, max_length=500)]) -> ParsedTask:
+    """Read a line such as "pay rent every month on the 1st p1 #home" or "call Anna tomorrow
+    5pm" as a task's fields (title, due date, recurrence, priority, tags, project), relative to
+    the caller's today; nothing is stored. Pass the fields to create_note."""
+    found = parse_quick(text, await ctx.today())
+    if not found.title:
+        raise InvalidInput(f"{text!r} has no title left once its date, priority and tags are read", field="text")
+    return ParsedTask(
+        title=found.title[:MAX_TITLE], due_date=found.due_date,
+        due_time=found.due_time.strftime("%H:%M") if found.due_time else None,
+        recurrence_rule=found.recurrence_rule, next_occurrence=found.next_occurrence,
+        priority=found.priority,
+        tags=[t for t in found.tags if _TAG_SHAPE.match(t) and len(t) <= 64], project=found.project,
+    )

@@ -5,7 +5,9 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from fable_core.knowledge.recurrence import next_occurrence
 
 __all__ = [
     "BacklinkItem",
@@ -55,12 +57,19 @@ class NoteSummary(_View):
     milestone_id: int | None = None
     parent_id: int | None = None
     recurrence_rule: str | None = None
+    next_due: date | None = absent_when_none("An open recurring task's next occurrence after its due date.")
     version: int
     updated_at: datetime
     owner: str | None = absent_when_none("Its owner, when someone shared it with you.")
     permission: Literal["viewer", "editor", "admin"] | None = absent_when_none(
         "What you may do with it, when it is shared with you: viewer reads, editor edits, admin also "
         "deletes and reshares.")
+
+    @model_validator(mode="after")
+    def _next_due(self) -> NoteSummary:
+        if self.recurrence_rule and self.due_date and self.status in ("todo", "in_progress") and self.next_due is None:
+            self.next_due = next_occurrence(self.recurrence_rule, self.due_date)
+        return self
 
 
 class NoteDetail(NoteSummary):

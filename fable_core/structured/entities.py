@@ -66,7 +66,7 @@ async def save_entity(ctx: Context, entity: Entity, name: str, fields: Fields | 
             of_user(Note, ctx.user_id), Note.entity == entity, Note.title_key == title_key(name))
             .order_by(Note.id).limit(1).with_for_update())
     if note is None:
-        await check_duplicate_title(s, ctx.caller, name)
+        await check_duplicate_title(s, ctx.caller, name, ask=False)
         given = merged(entity, None, fields)
         summary = await insert_note(s, new_row(ctx.user_id, name, body or "", tags, entity=entity, fields=given))
         ctx.emit(NoteChanged(ctx.user_id, summary["id"], "created"))

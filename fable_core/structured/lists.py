@@ -61,7 +61,7 @@ async def create_list(ctx: Context, title: Title, items: _Items | None = None, b
     """Create a checklist (shopping, packing...): a note whose items can be checked."""
     if len(items or []) > MAX_ITEMS:
         raise InvalidInput(f"a list holds at most {MAX_ITEMS} items", field="items")
-    await check_duplicate_title(ctx.session, ctx.caller, title)
+    await check_duplicate_title(ctx.session, ctx.caller, title, ask=False)
     stored = [ListItem(text=text) for text in items or []]
     fields = {"items": [item.model_dump() for item in stored]}
     summary = await insert_note(ctx.session, new_row(ctx.user_id, title, body, tags, entity="list", fields=fields))

@@ -137,7 +137,9 @@ async def test_bad_requests_are_refused_before_the_model_and_save_nothing(
         response, _ = await rewrite(http, note["id"], body)
         assert (response.status_code, response.json()["error"]["type"]) == (422, "invalid_input"), body
     empty, _ = await rewrite(http, note["id"], {"instruction": "   "})
-    assert empty.json()["error"]["message"].startswith("invalid arguments for assist_note: instruction: ")
+    error = empty.json()["error"]  # for people, without the tool's name; for agents, the hint
+    assert error["message"].startswith("invalid input: instruction: ")
+    assert error["details"]["hint"].startswith("invalid arguments for assist_note: instruction: ")
     section, _ = await rewrite(http, note["id"], {"instruction": "x", "section": "Nope"})
     assert section.status_code == 422
     assert section.json()["error"]["details"]["sections"] == ["Plan", "Packing", "Budget"]

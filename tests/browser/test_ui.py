@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from browser_session import Session
-from playwright.async_api import Response, expect
+from playwright.async_api import expect
 from support.mcp_clients import as_a_host_starts
 from support.users import PASSWORD
 
@@ -92,19 +92,19 @@ async def test_register_link_backlink_then_make_the_note_a_task_and_complete_it(
 
     await page.get_by_role("link", name="Tasks").click()
     done = page.locator("[data-group=recently_done]")
-    await expect(done.locator(".task.done")).to_contain_text("Weekly review")
-    await page.fill("#new-task", "Water the seedlings")
+    await expect(done.locator(".task-line.done")).to_contain_text("Weekly review")
+    await page.fill("#new-task", "Water the seedlings 2031-05-04 p1")  # quick add reads the date and priority
+    await expect(page.locator("#quick-preview")).to_contain_text("high")
     await page.keyboard.press("Enter")
-    row = page.locator("[data-group=no_date] .task", has_text="Water the seedlings")
-    for change in (row.get_by_label("Priority").select_option("high"),
-                   row.get_by_label("Due date").fill("2031-05-04")):
-        async with page.expect_response(_patched):
-            await change
+    row = page.locator("[data-group=upcoming] .task-line", has_text="Water the seedlings")
+    await expect(row.locator(".badge")).to_have_text("high")
     await ui.shot("tasks")
     seedlings = (await ui.api("GET", "/notes", {"text": "seedlings"}))["items"]
-    assert [(t["priority"], t["due_date"]) for t in seedlings] == [("high", "2031-05-04")]
+    assert [(t["title"], t["priority"], t["due_date"]) for t in seedlings] == [
+        ("Water the seedlings", "high", "2031-05-04")]
     await row.get_by_role("checkbox").check()
-    await expect(row).to_have_class(re.compile(r"\bdone\b"))
+    done_now = page.locator("[data-group=recently_done] .task-line.done", has_text="Water the seedlings")
+    await expect(done_now).to_be_visible()
     assert (await ui.api("GET", f"/notes/{seedlings[0]['id']}"))["status"] == "done"
     assert not ui.watch.errors and not ui.watch.dialogs
 
@@ -147,10 +147,6 @@ async def test_api_key_is_shown_once_with_its_mcp_config(ui: Session, fable: Fab
                                     data={"username": "grace", "password": "an even calmer password"})
     assert login.status == 200
     assert not ui.watch.errors
-
-
-def _patched(response: Response) -> bool:
-    return response.request.method == "PATCH" and response.ok
 
 
 HOSTILE = """Nothing here may run.

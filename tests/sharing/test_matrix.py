@@ -42,8 +42,8 @@ TARGETS = {"note_id": "note", "milestone_id": "milestone", "project_id": "projec
            "share_id": "share", "rag_project_id": "project", "parent_id": "parent"}
 # Row arguments that are not the shared row: the caller's own, or hints a tool may ignore
 OWN = {"conversation_id", "exclude_note_id", "group_id", "moment_id", "event_id",
-       "feed_id", "item_id", "run_id", "image_id",
-       "connection_id"}  # feeds, research runs, images and OAuth connections are never shared rows
+       "feed_id", "item_id", "run_id", "image_id", "trashed_id",
+       "connection_id"}  # feeds, research runs, images, trash and OAuth connections are never shared rows
 # Which row a tool is pointed at when not the one its argument names first
 ROW = {"get_backlinks": "parent"}  # the note alice's unshared diary links to
 # What a tool needs of the shared row, when not viewer (reads) or editor (writes)

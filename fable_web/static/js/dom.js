@@ -48,11 +48,20 @@ export function highlighted(text) {
   return parts.map((part, i) => (i % 2 ? h("mark", {}, part) : part));
 }
 
-export function toast(message, { bad = false } = {}) {
+/** A passing message; with ``action`` ({label, run}: e.g. Undo) a button, and it stays longer. */
+export function toast(message, { bad = false, action = null } = {}) {
   const box = document.getElementById("toasts");
   const el = h("div.toast", { class: bad ? "bad" : "" }, message);
+  if (action) {
+    const button = h("button.toast-action", { type: "button" }, action.label);
+    button.addEventListener("click", async () => {
+      button.disabled = true;
+      try { await action.run(); el.remove(); } catch (e) { el.remove(); toast(e.message, { bad: true }); }
+    });
+    el.append(" ", button);
+  }
   box.append(el);
-  setTimeout(() => el.remove(), bad ? 6000 : 3000);
+  setTimeout(() => el.remove(), bad || action ? 8000 : 3000);
 }
 
 const dayMs = 86400000;

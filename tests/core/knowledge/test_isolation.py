@@ -44,6 +44,7 @@ _KINDS = {
     "image_id": "image",
     "run_id": "research_run",
     "connection_id": "oauth_connection",
+    "trashed_id": "trashed",
 }
 _PLATFORM_WIDE = {"group"}
 # Tools that take one item of several kinds (naming two is bad input, refused before any lookup)
@@ -83,6 +84,10 @@ async def _world(call, who, owner: str, fable=None) -> dict[str, int]:
     log = await call("log_work", note_id=task["id"], minutes=30, as_=who)
     rows = {"note": task["id"], "project": project["id"], "milestone": milestone["id"], "log": log["id"],
             "parent": parent["id"]}
+    if "restore_note" in REGISTRY:
+        thrown = await call("create_note", title=f"{owner} deleted note", as_=who)
+        await call("delete_note", note_id=thrown["id"], as_=who)
+        rows["trashed"] = thrown["id"]
     if "create_event" in REGISTRY:
         rows["event"] = (await call("create_event", title=f"{owner} secret event", start="2026-12-07T09:00",
                                     rrule="FREQ=DAILY", note_id=task["id"], as_=who))["id"]

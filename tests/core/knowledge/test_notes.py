@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from fable_core.errors import Conflict, InvalidInput, NotFound
+from fable_core.errors import Conflict, InvalidInput, NeedsConfirmation, NotFound
 
 
 async def test_create_note_and_task(call) -> None:
@@ -32,18 +32,26 @@ async def test_create_note_with_parent_project_and_milestone(call, fails) -> Non
 # --- duplicates -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "title",
-    ["Quarterly Planning", "quarterly planning", "Quarterly planning!", "  QUARTERLY -- PLANNING ",
-     "Quarterly Planing", "Quartely Planning"],
-)
+@pytest.mark.parametrize("title", ["Quarterly Planning", "quarterly planning", "Quarterly planning!",
+                                   "  QUARTERLY -- PLANNING "])
 async def test_duplicate_titles_are_refused(call, fails, snapshot, title) -> None:
     existing = await call("create_note", title="Quarterly Planning")
     before = await snapshot()
     err = await fails(call("create_note", title=title), Conflict)
     assert err.details["existing_note_id"] == existing["id"]
     assert "update_note" in err.message and "Quarterly Planning" in err.message
+    assert await fails(call("create_note", title=title, confirm=True), Conflict)  # the same title: no confirming
     assert await snapshot() == before
+
+
+@pytest.mark.parametrize("title", ["Quarterly Planing", "Quartely Planning"])
+async def test_very_similar_titles_ask_for_confirmation(call, fails, snapshot, title) -> None:
+    existing = await call("create_note", title="Quarterly Planning")
+    before = await snapshot()
+    err = await fails(call("create_note", title=title), NeedsConfirmation)
+    assert err.details["match"] == {"id": existing["id"], "title": "Quarterly Planning"}
+    assert "confirm=true" in err.message and await snapshot() == before
+    assert (await call("create_note", title=title, confirm=True))["title"] == title
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,7 @@
 """OAuth authorization server: clients, grants, codes, tokens
 
 Revision ID: 0030
-Revises: 0027
+Revises: 0028
 
 Fable as its own OAuth 2.1 authorization server for MCP clients (:mod:`fable_core.oauth`):
 registered clients, each person's approval of a client (a connection), single-use
@@ -14,7 +14,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision = "0030"
-down_revision = "0027"
+down_revision = "0028"
 branch_labels = None
 depends_on = None
 

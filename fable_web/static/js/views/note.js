@@ -13,6 +13,15 @@ import { checklist, entityCard } from "../widgets/structured.js";
 import { forgetKnownTags, tagInput } from "../widgets/tags.js";
 import { draftKeeper, guardUnload, restorePrompt } from "../widgets/unsaved.js";
 
+/** Create a note; a title much like an existing note's asks first (needs_confirmation). */
+async function createConfirming(fields) {
+  try { return await api.post("/notes", fields); } catch (e) {
+    const match = e.type === "needs_confirmation" && e.details.match;
+    if (!match || !(await confirmDialog("A similar note exists", `“${match.title}” has a title much like this one. Create this note anyway?`, "Create anyway"))) throw e;
+    return api.post("/notes", { ...fields, confirm: true });
+  }
+}
+
 export async function noteView(main, params, query) {
   if (!params.id) {
     const keeper = draftKeeper(null);
@@ -21,7 +30,7 @@ export async function noteView(main, params, query) {
     const form = editor(start, {
       keeper,
       save: async (fields) => {
-        const created = await api.post("/notes", fields);
+        const created = await createConfirming(fields);
         form.markSaved();
         await keeper.clear();
         navigate(`/notes/${created.id}`, { replace: true });
@@ -112,9 +121,10 @@ function reader(note, html, onEdit, reload, draft = null) {
     catch (e) { toast(e.message, { bad: true }); }
   }
   async function remove() {
-    if (!(await confirmDialog(`Delete “${note.title}”?`, "Its versions and work log go with it. Notes that link here keep their text."))) return;
+    if (!(await confirmDialog(`Delete “${note.title}”?`, "It goes to the trash, with its versions and work log, and can be restored from there. Notes that link here keep their text."))) return;
     await api.del(`/notes/${note.id}`);
-    toast("Deleted");
+    toast("Moved to the trash", { action: { label: "Undo", run: async () => {
+      await api.post(`/trash/${note.id}/restore`); navigate(`/notes/${note.id}`); } } });
     navigate("/notes");
   }
   const body = trustedHtml(h("article.prose#note-body"), html);

@@ -49,7 +49,7 @@ export async function notesView(main, _params, query) {
     h("div.page-head", {},
       h("div", {}, h("h1", {}, q ? `Search: ${q}` : "Notes"),
         h("p.muted", {}, q ? "Best matches first." : "Everything you have written.")),
-      h("div.row", {}, kinds, h("a.btn.btn-primary", { href: "/notes/new" }, "New note"))),
+      h("div.row", {}, kinds, h("a.btn#trash-link", { href: "/trash" }, "Trash"), h("a.btn.btn-primary", { href: "/notes/new" }, "New note"))),
     h("div.stack", {}, tags, notice, h("div.row.notes-bar", {}, count, h("span.spacer"), sorter),
       h("div.card", {}, list, h("div.row", {}, more))));
 
