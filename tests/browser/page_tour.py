@@ -19,6 +19,10 @@ PAGES = [
     "/calendar",
     "/projects",
     "/projects/{project}",
+    "/projects/{project}/workspace",
+    "/tags",
+    "/graph",
+    "/trash",
     "/journal",
     "/chat",
     "/moments",
@@ -26,8 +30,8 @@ PAGES = [
     "/research",
     "/shared",
     "/settings",
-    *(f"/settings/{tab}" for tab in ("preferences", "profile", "calendar-sync", "keys", "import", "data",
-                                     "users", "instance", "audit", "models")),
+    *(f"/settings/{tab}" for tab in ("preferences", "profile", "calendar-sync", "keys", "connections", "import",
+                                     "data", "users", "oauth-clients", "instance", "audit", "models")),
 ]
 
 SIGNED_OUT = ["/login", "/register", "/forgot-password", "/reset-password?token=x"]

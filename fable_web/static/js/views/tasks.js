@@ -145,7 +145,7 @@ async function undoComplete(task, result) {
 
 function taskLine(task, projects, refresh) {
   const check = h("input.check", { type: "checkbox", checked: task.status === "done", "aria-label": `Done: ${task.title}` });
-  const row = h("div.task-line", { class: task.status === "done" ? "done" : "", dataset: { id: String(task.id) } });
+  const row = h("div.task-line", { class: task.status === "done" ? "done" : "", dataset: { id: String(task.id), row: "" } });
   check.addEventListener("change", async () => {
     try {
       if (check.checked) {

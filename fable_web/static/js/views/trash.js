@@ -32,7 +32,7 @@ export async function trashView(main) {
   const empty = h("button.btn.btn-danger.btn-sm#empty-trash", { type: "button" }, "Empty trash");
   let total = 0;
   let cursor = null;
-  const shown = () => { count.textContent = String(total); empty.disabled = !total; if (!total) clear(list, h("p.empty", {}, "The trash is empty.")); };
+  const shown = () => { count.textContent = String(total); empty.disabled = !total; if (!total) clear(list, h("li.empty", {}, "The trash is empty.")); };
   const gone = () => { total -= 1; shown(); };
   async function load() {
     const page = await api.get("/trash", { limit: 50, cursor: cursor || undefined });
