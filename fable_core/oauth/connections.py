@@ -100,7 +100,7 @@ async def revoke_connection(ctx: Context, connection_id: ConnectionId) -> Connec
 
 
 @tool(title="List OAuth client registrations", scope="read", admin=True, agents=False,
-      route=Route("GET", "/admin/oauth-clients"))
+      route=Route("GET", "/oauth/clients"))
 async def list_oauth_clients(ctx: Context, limit: PageSize = 50, cursor: Cursor = None) -> OAuthClientPage:
     """Admin: registered OAuth clients, newest first, with how many people approved each."""
     position = decode_cursor(cursor, "oauth-clients")
@@ -125,7 +125,7 @@ async def list_oauth_clients(ctx: Context, limit: PageSize = 50, cursor: Cursor 
 
 
 @tool(title="Disable or enable an OAuth client", scope="write", admin=True, idempotent=True, agents=False,
-      route=Route("POST", "/admin/oauth-clients/disabled"))
+      route=Route("POST", "/oauth/clients/disabled"))
 async def disable_oauth_client(ctx: Context, client_id: ClientId, disabled: bool = True) -> OAuthClientView:
     """Admin: disable a client registration (its tokens stop working at once) or enable it again."""
     client = await ctx.session.scalar(select(OAuthClient).where(OAuthClient.client_id == client_id)

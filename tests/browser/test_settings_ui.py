@@ -68,7 +68,7 @@ async def test_a_user_sees_no_admin_tab_even_by_its_address(ui: Session, fable: 
     page = ui.page
     await page.goto("/settings/users")
     await expect(page).to_have_url(re.compile(r"/settings$"))
-    await expect(page.get_by_role("tab")).to_have_text(ADMIN_TABS[:7])
+    await expect(page.get_by_role("tab")).to_have_text(ADMIN_TABS[:8])
     await expect(page.get_by_role("tab", name="Account")).to_have_attribute("aria-selected", "true")
     assert not ui.watch.errors
 

@@ -77,7 +77,7 @@ async def test_admins_list_and_disable_client_registrations(
         assert r.status_code == 422
 
     key = await make_key(fable, alice)
-    enabled = await http.post("/api/admin/oauth-clients/disabled", json={"client_id": client["client_id"],
+    enabled = await http.post("/api/oauth/clients/disabled", json={"client_id": client["client_id"],
                                                                          "disabled": False},
                               headers={"authorization": f"Bearer {key}"})
     assert enabled.status_code == 200 and "disabled_at" not in enabled.json()

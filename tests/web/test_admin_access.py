@@ -54,7 +54,10 @@ def test_no_tool_administers_accounts_or_the_instance() -> None:
     assert not [t.name for t in REGISTRY if t.route is not None and t.route.path.startswith("/admin")]
     # the model server's, the groups' and reading the logs: neither accounts nor the instance's settings
     assert {t.name for t in REGISTRY if t.admin} == {"list_models", "pull_model", "delete_model", "warm_model",
-                                                     "create_group", "delete_group", "list_logs", "backup_instance"}
+                                                     "create_group", "delete_group", "list_logs", "backup_instance",
+                                                     "list_oauth_clients", "disable_oauth_client"}
+    # OAuth client registrations: the web UI's Settings page (and an operator's script), never an agent
+    assert not REGISTRY.get("list_oauth_clients").agents and not REGISTRY.get("disable_oauth_client").agents
     # a backup holds every account's password and key hashes: an operator's script (REST) or the CLI
     # takes it, never an agent (MCP, the assistant)
     assert not REGISTRY.get("backup_instance").agents and not REGISTRY.get("restore_backup").agents

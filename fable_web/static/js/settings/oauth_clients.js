@@ -8,7 +8,7 @@ export function render(panel) {
   const more = h("button.btn.btn-sm.hidden", { type: "button" }, "More");
   let cursor = null;
   async function load(append = false) {
-    const page = await api.get("/admin/oauth-clients", { cursor: append ? cursor : undefined });
+    const page = await api.get("/oauth/clients", { cursor: append ? cursor : undefined });
     cursor = page.next_cursor || null;
     more.classList.toggle("hidden", !cursor);
     const built = page.items.map((c) => h("tr", { dataset: { client: c.client_id } },
@@ -22,7 +22,7 @@ export function render(panel) {
   }
   async function toggle(client) {
     try {
-      await api.post("/admin/oauth-clients/disabled", { client_id: client.client_id, disabled: !client.disabled_at });
+      await api.post("/oauth/clients/disabled", { client_id: client.client_id, disabled: !client.disabled_at });
       await load();
     } catch (e) { toast(e.message, { bad: true }); }
   }
