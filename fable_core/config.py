@@ -100,6 +100,11 @@ class Settings(BaseModel):
         description="Seconds a client has to send a request's line and headers, from connecting "
         "or from the first byte of the next request; slower connections get 408 and are closed.",
     )
+    fable_shutdown_timeout: float = Field(
+        10.0, gt=0,
+        description="Seconds `fable serve` gives in-flight requests to finish after SIGTERM (open "
+        "event streams end at once with a reconnect hint); then it cancels them and exits.",
+    )
     fable_body_timeout: float = Field(
         30.0, gt=0,
         description="Seconds the server waits for each next piece of a request body (the whole "

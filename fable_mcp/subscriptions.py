@@ -99,6 +99,12 @@ class Subscriptions:
         for listeners in self._listeners.values():
             listeners.handler.close()
 
+    def end_listens(self) -> None:
+        """End every open listen stream gracefully (each sends its final result, the spec's
+        deliberate close: the client re-listens, on another replica), as the server drains."""
+        for listeners in self._listeners.values():
+            listeners.handler.close()
+
     async def subscribe(self, ctx: ServerRequestContext[Any, Any], caller: Caller, uri: str) -> None:
         await self._hearing_others()
         conn = connection_of(ctx)

@@ -140,4 +140,5 @@ def create_app(fable: Fable) -> Starlette:
     )
     app.state.web = WebContext.build(fable)
     app.state.openapi = None
+    app.state.on_drain = [mcp.mcp.subscriptions.end_listens]  # fable_web.drain: what a SIGTERM ends at once
     return app

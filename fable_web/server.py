@@ -22,6 +22,7 @@ from fable_core.db.database import storage_description
 from fable_core.errors import Unavailable
 from fable_core.runtime import Fable
 from fable_web.app import create_app
+from fable_web.drain import Drain, DrainingServer
 from fable_web.protocol import HeaderTimeoutProtocol
 
 __all__ = ["serve", "uvicorn_config"]
@@ -32,13 +33,15 @@ def uvicorn_config(app: ASGIApp, host: str, port: int, settings: Settings | None
     """uvicorn with the fast parts (httptools, uvloop where available, no access log) and
     bounds against slow or many clients: a deadline for request headers
     (:mod:`fable_web.protocol`) and at most ``fable_max_connections`` connections or requests
-    at once (uvicorn answers 503 beyond). ``settings`` absent: the defaults."""
+    at once (uvicorn answers 503 beyond), and ``fable_shutdown_timeout`` for what is in flight
+    when it is told to stop. ``settings`` absent: the defaults."""
     settings = settings or Settings()
     loop = "uvloop" if sys.platform != "win32" else "asyncio"
     return uvicorn.Config(
         app, host=host, port=port, http=HeaderTimeoutProtocol.with_timeout(settings.fable_header_timeout),
         loop=loop, access_log=False, proxy_headers=False, server_header=False,
-        limit_concurrency=settings.fable_max_connections, **options,  # type: ignore[arg-type]
+        limit_concurrency=settings.fable_max_connections,
+        **({"timeout_graceful_shutdown": settings.fable_shutdown_timeout} | options),  # type: ignore[arg-type]
     )
 
 
@@ -126,8 +129,10 @@ async def serve(host: str | None = None, port: int | None = None, settings: Sett
             await _announce_first_user(fable, (settings.fable_base_url or url).rstrip("/"))
             bound = f"; listening on {host} port {port}" if _wildcard(host) else ""
             _say(f"Fable is serving on {url} (web UI /, REST /api, MCP /mcp{bound})")
-            config = uvicorn_config(create_app(fable), host, port, settings, log_level="warning")
-            await uvicorn.Server(config).serve(sockets=[sock])
+            app = create_app(fable)
+            drain = Drain(app, on_drain=app.state.on_drain)  # SIGTERM: held streams end, the rest finishes
+            config = uvicorn_config(drain, host, port, settings, log_level="warning")
+            await DrainingServer(config, drain).serve(sockets=[sock])
         finally:
             await fable.close()
     finally:

@@ -1,0 +1,58 @@
+"""Fixtures for several Fable processes on one database: real ``fable serve`` subprocesses whose
+stopping a test controls (the signal and the moment), on the test's database."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from support.servers import FABLE, free_port
+
+from fable_core.config import Settings
+
+
+@dataclass
+class Served:
+    url: str
+    proc: asyncio.subprocess.Process
+    lines: list[str]
+
+
+@pytest.fixture
+def serve_env(settings: Settings, tmp_path: Path) -> dict[str, str]:
+    return {"DATABASE_URL": settings.database_url or "", "FABLE_DATA_DIR": str(tmp_path),
+            "FABLE_SECRET_KEY": "replicas-test-key", "LLM_PROVIDER": "none", "FABLE_SHUTDOWN_TIMEOUT": "4"}
+
+
+@pytest.fixture
+async def served(serve_env: dict[str, str]) -> AsyncIterator[Served]:
+    """``fable serve`` on a free port, answering; the test signals it (killed at the end if not)."""
+    port = free_port()
+    proc = await asyncio.create_subprocess_exec(FABLE, "serve", "--port", str(port), env={**os.environ, **serve_env},
+                                                stdin=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+    assert proc.stderr is not None
+    lines: list[str] = []
+    url = f"http://127.0.0.1:{port}"
+    try:
+        async with asyncio.timeout(60):
+            while not any("serving on" in line for line in lines):
+                line = (await proc.stderr.readline()).decode()
+                assert line, f"fable serve exited: {lines}"
+                lines.append(line)
+        async with httpx.AsyncClient(timeout=10) as client, asyncio.timeout(30):
+            while True:
+                try:
+                    await client.get(f"{url}/api/health")
+                    break
+                except httpx.ConnectError:
+                    await asyncio.sleep(0.05)
+        yield Served(url, proc, lines)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+        await proc.wait()

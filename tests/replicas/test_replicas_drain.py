@@ -1,0 +1,74 @@
+"""Graceful shutdown of a real ``fable serve``: on SIGTERM held streams (a 2026 MCP listen
+stream, a 2025 GET stream) end at once with a reconnect hint, a request in flight completes,
+and the process exits well within ``FABLE_SHUTDOWN_TIMEOUT`` although clients keep their
+connections open."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from support.mcp_clients import http_connect, make_key
+
+from fable_core.caller import Caller
+from fable_core.runtime import Fable
+
+_ACCEPT = {"accept": "application/json, text/event-stream"}
+
+
+async def _get_stream(client: httpx.AsyncClient, url: str, key: str) -> httpx.Response:
+    """A 2025-06-18 session's server-to-client GET stream, opened (headers read, body pending)."""
+    auth = {"authorization": f"Bearer {key}", **_ACCEPT}
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "drain", "version": "1"}}}
+    r = await client.post(f"{url}/mcp", json=init, headers=auth)
+    session = {**auth, "mcp-session-id": r.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+    await client.post(f"{url}/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
+    stream = await client.send(client.build_request("GET", f"{url}/mcp", headers={
+        **session, "accept": "text/event-stream"}), stream=True)
+    assert stream.status_code == 200 and stream.headers["content-type"].startswith("text/event-stream")
+    return stream
+
+
+async def test_sigterm_ends_held_streams_finishes_calls_and_exits(served: Any, fable: Fable,
+                                                                  alice: Caller) -> None:
+    key = await make_key(fable, alice)
+    rest_go = asyncio.Event()
+
+    async def slow_body() -> AsyncIterator[bytes]:
+        body = json.dumps({"title": "Sent while the server stops"}).encode()
+        yield body[:10]
+        await rest_go.wait()
+        yield body[10:]
+
+    async with (
+        httpx.AsyncClient(timeout=20) as client,
+        http_connect(f"{served.url}/mcp", key) as mcp,
+        mcp.listen(resource_subscriptions=["fable://notes/1"]) as listening,
+    ):
+        held = await _get_stream(client, served.url, key)
+        in_flight = asyncio.create_task(client.post(
+            f"{served.url}/api/notes", content=slow_body(),
+            headers={"authorization": f"Bearer {key}", "content-type": "application/json"}))
+        await asyncio.sleep(0.2)  # the request is in: headers and the start of its body
+        started = time.monotonic()
+        served.proc.send_signal(signal.SIGTERM)
+        await asyncio.sleep(0.3)
+        rest_go.set()
+        done = await in_flight
+        assert done.status_code == 200 and done.json()["title"] == "Sent while the server stops"
+        rest = b"".join([chunk async for chunk in held.aiter_bytes()])
+        assert rest.endswith(b"retry: 1000\n\n")  # the reconnect hint, then the end
+        events = aiter(listening)
+        with anyio.fail_after(5), pytest.raises(StopAsyncIteration):  # closed the spec's way: re-listen
+            await anext(events)
+        async with asyncio.timeout(4):
+            await served.proc.wait()
+        assert time.monotonic() - started < 4
