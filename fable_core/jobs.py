@@ -10,12 +10,19 @@ milliseconds, while its schedule sweeps up whatever a lost connection missed.
     @job(every=60)
     async def due_reminders(fable: Fable) -> None: ...
 
-**Claims.** Each run first takes a PostgreSQL advisory lock named after the job
-(``pg_try_advisory_lock``, on a connection held for the run): several replicas, or a run and a
-wake in one process, never run the same job at once; whoever does not get the lock skips that
-run (the holder is doing the work). A process that dies releases its locks with its
-connections. Jobs must be idempotent across runs: a replica running one a moment after another
-finds nothing left to do (a reminder carries a once-only key; a push is claimed per row).
+**Claims: once per due time.** Each run first takes a PostgreSQL advisory lock named after the
+job (``pg_try_advisory_lock``, on a connection held for the run): several replicas, or a run and
+a wake in one process, never run the same job at once. Every process computes the same due
+times (an ``every`` schedule is aligned on the epoch, a cron one is UTC), and a scheduled run
+records the due time it ran for in ``job_runs`` before it lets the lock go: a replica whose tick
+comes a moment later finds that due time done and skips it. One that finds the lock held waits
+(polling every :data:`CLAIM_POLL` seconds, holding no connection) until the holder records the
+due time, or until the lock is free and the due time still not done: the holder died (its
+locks went with its connections) or was stopped mid-run, and this replica runs the job instead.
+A run that fails counts as run (logged; the next due time tries again); only a run cut short
+does not. A wake (NOTIFY) is no due time: whoever gets the lock runs, the others skip. Jobs
+must still be idempotent across runs (a reminder carries a once-only key; a push is claimed per
+row).
 
 **Who runs them.** ``fable serve`` opens its :class:`Fable` with ``jobs=True``, and the jobs
 capability's install hook (:func:`install`) starts a :class:`Scheduler` there (APScheduler's
@@ -37,16 +44,18 @@ import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from datetime import UTC
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 from sqlalchemy import func, select
+from sqlalchemy.dialects.postgresql import insert
 
 from fable_core.db.database import Database
 from fable_core.db.listener import Listener
+from fable_core.db.models import JobRun
 
 if TYPE_CHECKING:
     from fable_core.capabilities import Closer
@@ -58,6 +67,8 @@ JobFunction = Callable[["Fable"], Awaitable[None]]
 F = TypeVar("F", bound=JobFunction)
 _LOCK_CLASS = 0x46424C45  # "FBLE": the first key of every job's advisory lock
 _log = logging.getLogger(__name__)
+_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)  # where every ``every`` schedule's grid starts, in every process
+CLAIM_POLL = 1.0  # seconds between looks at a due run another process holds
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +88,29 @@ class Job:
         if self.cron is not None:
             return CronTrigger.from_crontab(self.cron, timezone=UTC)
         assert self.every is not None
-        return IntervalTrigger(seconds=self.every, timezone=UTC)
+        return IntervalTrigger(seconds=self.every, start_date=_EPOCH, timezone=UTC)
+
+    def due(self, now: datetime) -> datetime:
+        """The due time a tick at ``now`` runs for: the latest scheduled time at or before it,
+        the same in every process."""
+        if self.every is not None:
+            steps = (now - _EPOCH) // timedelta(seconds=self.every)
+            return _EPOCH + steps * timedelta(seconds=self.every)
+        trigger = self.trigger()
+        found = None
+        at = trigger.get_next_fire_time(None, now - timedelta(hours=1))
+        while at is not None and at <= now:
+            found = at
+            at = trigger.get_next_fire_time(at, at + timedelta(seconds=1))
+        return found or now.replace(second=0, microsecond=0)  # a tick over an hour late: its minute
+
+    def after(self, due: datetime) -> datetime:
+        """The due time after ``due``."""
+        if self.every is not None:
+            return due + timedelta(seconds=self.every)
+        following: datetime | None = self.trigger().get_next_fire_time(due, due + timedelta(seconds=1))
+        assert following is not None
+        return following
 
 
 JOBS: dict[str, Job] = {}
@@ -114,13 +147,13 @@ def _require_async(fn: Callable[..., object]) -> None:
 
 
 @asynccontextmanager
-async def _claim(db: Database, j: Job) -> AsyncIterator[bool]:
-    """Whether this run holds the job's lock (held until the block ends)."""
+async def _claim(db: Database, j: Job) -> AsyncIterator[tuple[bool, Any]]:
+    """Whether this run holds the job's lock (held until the block ends), and the connection."""
     engine = db.engine.execution_options(isolation_level="AUTOCOMMIT")  # a session lock, no transaction
     async with engine.connect() as conn:
         held = bool(await conn.scalar(select(func.pg_try_advisory_lock(_LOCK_CLASS, j.lock_key))))
         try:
-            yield held
+            yield held, conn
         finally:
             if held:
                 await _unlock(conn, j)
@@ -135,19 +168,47 @@ async def _unlock(conn: Any, j: Job) -> None:
         raise
 
 
-async def run_job(fable: Fable, name: str, jobs: dict[str, Job] | None = None) -> bool:
-    """Run job ``name`` once, now, unless another run holds it; True if it ran (failed or not).
-    A failure is logged, never raised."""
+async def run_job(fable: Fable, name: str, jobs: dict[str, Job] | None = None, *,
+                  due: datetime | None = None, poll: float | None = None) -> bool:
+    """Run job ``name`` once, now; True if it ran here (failed or not). A failure is logged,
+    never raised. Without ``due`` (a wake, a test): unless another run holds it. With ``due``
+    (a scheduled tick): unless some process already ran it for that due time; while another
+    holds it, wait (looking every ``poll`` seconds, :data:`CLAIM_POLL` by default) to see it
+    done, or to run it if the holder went away without, until the next due time."""
     j = (JOBS if jobs is None else jobs)[name]
-    try:
-        async with _claim(fable.db, j) as held:
-            if not held:
+    until = j.after(due) if due is not None else None
+    while True:
+        async with _claim(fable.db, j) as (held, conn):
+            if held:
+                if due is not None and await _done(conn, j, due):
+                    return False
+                try:
+                    await j.fn(fable)
+                except Exception:  # noqa: BLE001 - a failed run is logged; the next one tries again
+                    _log.exception("job %s failed", name)
+                if due is not None:
+                    await _record(conn, j, due)
+                return True
+            if due is None or until is None:
                 _log.debug("job %s is running elsewhere; skipping", name)
                 return False
-            await j.fn(fable)
-    except Exception:  # noqa: BLE001 - a failed run is logged; the next one tries again
-        _log.exception("job %s failed", name)
-    return True
+            if await _done(conn, j, due):
+                return False
+        if datetime.now(UTC) >= until:  # the next tick takes over
+            return False
+        await asyncio.sleep(CLAIM_POLL if poll is None else poll)
+
+
+async def _done(conn: Any, j: Job, due: datetime) -> bool:
+    last = await conn.scalar(select(JobRun.due).where(JobRun.name == j.name))
+    return last is not None and last >= due
+
+
+async def _record(conn: Any, j: Job, due: datetime) -> None:
+    row = insert(JobRun).values(name=j.name, due=due)
+    await conn.execute(row.on_conflict_do_update(
+        index_elements=[JobRun.name],
+        set_={"due": func.greatest(JobRun.due, row.excluded.due), "finished_at": func.now()}))
 
 
 class Scheduler:
@@ -158,7 +219,7 @@ class Scheduler:
         self._jobs = dict(JOBS if jobs is None else jobs)
         self._timer = AsyncIOScheduler(timezone=UTC)
         self._running: dict[str, asyncio.Task[None]] = {}
-        self._again: set[str] = set()
+        self._again: dict[str, datetime | None] = {}
         self._closed = False
         channels: dict[str, list[str]] = {}
         for j in self._jobs.values():
@@ -182,26 +243,26 @@ class Scheduler:
         self.listener.start()
 
     async def _tick(self, name: str) -> None:
-        self.wake(name)
+        self.wake(name, due=self._jobs[name].due(datetime.now(UTC)))
 
-    def wake(self, name: str) -> None:
-        """Run job ``name`` now; if it is running here, once more when it ends (what woke it
-        may have committed after the run looked)."""
+    def wake(self, name: str, *, due: datetime | None = None) -> None:
+        """Run job ``name`` now (for due time ``due``, a scheduled tick); if it is running here,
+        once more when it ends (what woke it may have committed after the run looked)."""
         if self._closed:
             return
         if name in self._running:
-            self._again.add(name)
+            self._again[name] = max(filter(None, (due, self._again.get(name))), default=None)
             return
-        task = asyncio.get_running_loop().create_task(self._run(name), name=f"fable-job-{name}")
+        task = asyncio.get_running_loop().create_task(self._run(name, due), name=f"fable-job-{name}")
         self._running[name] = task
 
-    async def _run(self, name: str) -> None:
+    async def _run(self, name: str, due: datetime | None) -> None:
         try:
             while True:
-                self._again.discard(name)
-                await run_job(self._fable, name, self._jobs)
+                await run_job(self._fable, name, self._jobs, due=due)
                 if name not in self._again:
                     return
+                due = self._again.pop(name)
         finally:
             self._running.pop(name, None)
 

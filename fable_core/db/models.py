@@ -1243,3 +1243,14 @@ class TrashedNote(Base):
     data: Mapped[dict[str, Any]] = mapped_column(JSONB, nullable=False)
 
     __table_args__ = (Index("ix_trashed_notes_deleted", "user_id", "deleted_at", "id"),)
+
+
+class JobRun(Base):
+    """The last due time a scheduled job ran for (:mod:`fable_core.jobs`), on whichever process:
+    the others skip that due time."""
+
+    __tablename__ = "job_runs"
+
+    name: Mapped[str] = mapped_column(String(200), primary_key=True)
+    due: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    finished_at: Mapped[datetime] = _created()
