@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
-from support.servers import FABLE, free_port
+from support.fake_llm import FakeLLM, ollama_app
+from support.servers import FABLE, free_port, serve_in_thread
 
 from fable_core.config import Settings
 
@@ -24,9 +25,11 @@ class Served:
 
 
 @pytest.fixture
-def serve_env(settings: Settings, tmp_path: Path) -> dict[str, str]:
+def serve_env(settings: Settings, tmp_path: Path, replicas_llm: tuple[FakeLLM, str]) -> dict[str, str]:
+    replicas_llm[0].reset()
     return {"DATABASE_URL": settings.database_url or "", "FABLE_DATA_DIR": str(tmp_path),
-            "FABLE_SECRET_KEY": "replicas-test-key", "LLM_PROVIDER": "none", "FABLE_SHUTDOWN_TIMEOUT": "4"}
+            "FABLE_SECRET_KEY": "replicas-test-key", "LLM_PROVIDER": "ollama", "OLLAMA_URL": replicas_llm[1],
+            "EMBED_MODEL": "fake-embed", "FABLE_SHUTDOWN_TIMEOUT": "4"}
 
 
 @pytest.fixture
@@ -56,3 +59,11 @@ async def served(serve_env: dict[str, str]) -> AsyncIterator[Served]:
         if proc.returncode is None:
             proc.kill()
         await proc.wait()
+
+
+@pytest.fixture(scope="session")
+def replicas_llm() -> Iterator[tuple[FakeLLM, str]]:
+    """A fake Ollama (real HTTP, in a thread) for the served processes, and its URL."""
+    fake = FakeLLM()
+    with serve_in_thread(ollama_app(fake)) as url:
+        yield fake, url

@@ -1,13 +1,15 @@
 """Graceful shutdown of a real ``fable serve``: on SIGTERM held streams (a 2026 MCP listen
-stream, a 2025 GET stream) end at once with a reconnect hint, a request in flight completes,
-and the process exits well within ``FABLE_SHUTDOWN_TIMEOUT`` although clients keep their
-connections open."""
+stream, a 2025 GET stream, a chat answer's follow stream) end at once with a reconnect hint, a
+request in flight completes, an unfinished answer is marked interrupted, and the process exits
+well within ``FABLE_SHUTDOWN_TIMEOUT`` although clients keep their connections open. A request
+arriving while draining is answered 503."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import signal
+import threading
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -15,10 +17,15 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from support.fake_llm import FakeLLM, Reply
 from support.mcp_clients import http_connect, make_key
+from support.servers import serve
 
 from fable_core.caller import Caller
+from fable_core.db.models import Message
 from fable_core.runtime import Fable
+from fable_web.app import create_app
+from fable_web.drain import Drain
 
 _ACCEPT = {"accept": "application/json, text/event-stream"}
 
@@ -72,3 +79,42 @@ async def test_sigterm_ends_held_streams_finishes_calls_and_exits(served: Any, f
         async with asyncio.timeout(4):
             await served.proc.wait()
         assert time.monotonic() - started < 4
+
+
+async def test_sigterm_marks_an_unfinished_answer_interrupted(served: Any, fable: Fable, alice: Caller,
+                                                             replicas_llm: tuple[FakeLLM, str]) -> None:
+    """An answer still generating when the server stops: its follow stream ends with the
+    reconnect hint, and the answer is kept as ``interrupted`` (to regenerate), not left generating."""
+    fake, _ = replicas_llm
+    hold = threading.Event()
+    fake.replies.append(Reply("never heard", hold=hold))
+    key = await make_key(fable, alice)
+    auth = {"authorization": f"Bearer {key}"}
+    try:
+        async with httpx.AsyncClient(base_url=served.url, headers=auth, timeout=20) as client:
+            started = await client.post("/api/chat/start", json={"content": "Say something slowly"})
+            assert started.status_code == 202, started.text
+            turn = started.json()
+            follow = await client.send(client.build_request(
+                "GET", f"/api/chat/conversations/{turn['conversation_id']}/generation/stream"), stream=True)
+            assert follow.status_code == 200
+            served.proc.send_signal(signal.SIGTERM)
+            rest = b"".join([chunk async for chunk in follow.aiter_bytes()])
+            assert rest.endswith(b"retry: 1000\n\n")
+        async with asyncio.timeout(4):
+            await served.proc.wait()
+    finally:
+        hold.set()
+    async with fable.db.reading() as session:
+        answer = await session.get(Message, turn["message_id"])
+        assert answer is not None and answer.status == "interrupted"
+
+
+async def test_once_draining_a_request_on_a_kept_connection_is_sent_elsewhere(fable: Fable) -> None:
+    drain = Drain(create_app(fable), grace=0)
+    async with serve(drain) as url, httpx.AsyncClient(base_url=url) as client:
+        assert (await client.get("/api/health")).status_code == 200
+        await drain.start()
+        r = await client.get("/api/health")  # the same kept connection
+        assert r.status_code == 503 and r.headers["retry-after"] == "1" and r.headers["connection"] == "close"
+        assert r.json()["error"]["type"] == "unavailable"
