@@ -72,7 +72,7 @@ class Drain:
         if self.draining.is_set():
             await _refuse(send)
             return
-        stream = _Stream(self, asyncio.current_task(), held=scope["method"] == "GET")
+        stream = _Stream(self, asyncio.current_task(), held=scope["method"] == "GET", mcp=scope["path"] == "/mcp")
         try:
             await self.app(scope, stream.receive(receive), stream.send(send))
         except asyncio.CancelledError:
@@ -89,14 +89,18 @@ class Drain:
 class _Stream:
     """One request's watch: whether its response is a held event stream, and cutting it."""
 
-    def __init__(self, drain: Drain, task: asyncio.Task[object] | None, *, held: bool) -> None:
+    def __init__(self, drain: Drain, task: asyncio.Task[object] | None, *, held: bool, mcp: bool) -> None:
         self.drain = drain
         self.task = task
         self.held = held
+        self.mcp = mcp
         self.cut = False
         self._watch: asyncio.Task[None] | None = None
 
     def receive(self, receive: Receive) -> Receive:
+        if self.held or not self.mcp:
+            return receive
+
         async def receiving() -> Message:
             message = await receive()
             if not self.held and _LISTEN in message.get("body", b""):

@@ -1,0 +1,131 @@
+"""Replicas benchmark: what running jobs once per due time and draining on SIGTERM cost.
+
+    python -m bench.replicas [--runs 500] [--no-write]
+
+One fresh embedded PostgreSQL, one Fable (no model). Timed, the kinds taking turns:
+
+- a scheduled run of a no-op job (``run_job`` with its due time: the advisory lock, the look at
+  ``job_runs``, the job, the record of the due time), against a wake's run (the lock alone);
+- the same due time asked again (what each other replica's tick costs: the lock and the look);
+- ``GET /api/health`` in process (httpx's ASGI transport) through the app alone and through
+  :class:`fable_web.drain.Drain` (what every request pays for being drainable).
+
+Results go to the "replicas" section of docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+
+import httpx
+
+from bench.machine import Machine
+from bench.memory import PeakMemory
+from bench.report import Figure, options, publish
+from bench.session import on_one_fable
+from fable_core.jobs import Job, job, run_job
+from fable_core.runtime import Fable
+from fable_web.app import create_app
+from fable_web.drain import Drain
+
+__all__ = ["QUICK", "main"]
+
+QUICK = ["--runs", "20"]
+
+Calls = dict[str, list[float]]
+
+
+async def run(fable: Fable, runs: int) -> Calls:
+    table: dict[str, Job] = {}
+
+    @job(every=60, jobs=table)
+    async def noop(_: Fable) -> None:
+        return None
+
+    due = [table["noop"].due(datetime.now(UTC))]
+
+    async def scheduled() -> None:
+        due[0] += timedelta(seconds=60)  # a new due time each run
+        assert await run_job(fable, "noop", table, due=due[0])
+
+    async def again() -> None:
+        assert not await run_job(fable, "noop", table, due=due[0])
+
+    async def woken() -> None:
+        assert await run_job(fable, "noop", table)
+
+    plain = httpx.AsyncClient(transport=httpx.ASGITransport(create_app(fable)), base_url="http://localhost")
+    drained = httpx.AsyncClient(transport=httpx.ASGITransport(Drain(create_app(fable))), base_url="http://localhost")
+
+    def health(client: httpx.AsyncClient) -> Callable[[], Awaitable[None]]:
+        async def one() -> None:
+            assert (await client.get("/api/health")).status_code == 200
+
+        return one
+
+    calls: dict[str, Callable[[], Awaitable[None]]] = {
+        "scheduled run (new due time)": scheduled, "same due time again (skipped)": again,
+        "woken run (lock only)": woken, "GET /api/health, app alone": health(plain),
+        "GET /api/health, through Drain": health(drained)}
+    async with plain, drained:
+        for call in calls.values():
+            for _ in range(5):
+                await call()
+        samples: Calls = {name: [] for name in calls}
+        for _ in range(runs):
+            for name, call in calls.items():
+                begun = time.perf_counter()
+                await call()
+                samples[name].append((time.perf_counter() - begun) * 1000)
+    return samples
+
+
+def _p(samples: list[float], q: float) -> float:
+    return statistics.quantiles(samples, n=100)[int(q * 100) - 1] if len(samples) > 1 else samples[0]
+
+
+def render(r: Calls, machine: Machine, memory: PeakMemory) -> str:
+    rows = [f"| {name} | {len(s)} | {machine.ms(_p(s, .5))} | {machine.ms(_p(s, .95))} |" for name, s in r.items()]
+    return "\n".join([
+        "## Replicas: jobs once per due time, drainable requests (`python -m bench.replicas`)",
+        "",
+        "A no-op job run as a scheduled tick does it (advisory lock, `job_runs` look, run, due time recorded), "
+        "the same due time asked again (each other replica's tick), and a wake (lock only); `GET /api/health` "
+        "in process with and without the `Drain` layer `fable serve` wraps the app in. One at a time, the kinds "
+        "taking turns. Cells are ms.",
+        "",
+        machine.describe(),
+        "",
+        "| Call | Samples | p50 | p95 |",
+        "|---|---:|---:|---:|",
+        *rows,
+        "",
+        memory.describe(),
+    ])
+
+
+def figures(r: Calls) -> list[Figure]:
+    return [Figure("scheduled job run p50", _p(r["scheduled run (new due time)"], .5), "ms", "time"),
+            Figure("health through Drain p50", _p(r["GET /api/health, through Drain"], .5), "ms", "time")]
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m bench.replicas", description=__doc__.split("\n\n")[0])
+    p.add_argument("--runs", type=int, default=500, help="calls of each kind")
+    options(p)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    result, bench = on_one_fable(lambda fable: run(fable, args.runs))
+    publish("replicas", render(result, bench.machine, bench.memory), figures(result), bench.machine, args)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
