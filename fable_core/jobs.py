@@ -176,6 +176,14 @@ async def run_job(fable: Fable, name: str, jobs: dict[str, Job] | None = None, *
     holds it, wait (looking every ``poll`` seconds, :data:`CLAIM_POLL` by default) to see it
     done, or to run it if the holder went away without, until the next due time."""
     j = (JOBS if jobs is None else jobs)[name]
+    try:
+        return await _run_once(fable, j, due, CLAIM_POLL if poll is None else poll)
+    except Exception:  # noqa: BLE001 - the claim failed (the database away): logged; the next tick tries again
+        _log.exception("job %s failed", name)
+        return True
+
+
+async def _run_once(fable: Fable, j: Job, due: datetime | None, poll: float) -> bool:
     until = j.after(due) if due is not None else None
     while True:
         async with _claim(fable.db, j) as (held, conn):
@@ -185,18 +193,18 @@ async def run_job(fable: Fable, name: str, jobs: dict[str, Job] | None = None, *
                 try:
                     await j.fn(fable)
                 except Exception:  # noqa: BLE001 - a failed run is logged; the next one tries again
-                    _log.exception("job %s failed", name)
+                    _log.exception("job %s failed", j.name)
                 if due is not None:
                     await _record(conn, j, due)
                 return True
             if due is None or until is None:
-                _log.debug("job %s is running elsewhere; skipping", name)
+                _log.debug("job %s is running elsewhere; skipping", j.name)
                 return False
             if await _done(conn, j, due):
                 return False
         if datetime.now(UTC) >= until:  # the next tick takes over
             return False
-        await asyncio.sleep(CLAIM_POLL if poll is None else poll)
+        await asyncio.sleep(poll)
 
 
 async def _done(conn: Any, j: Job, due: datetime) -> bool:
