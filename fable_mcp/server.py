@@ -130,8 +130,12 @@ class FableMcp:
         return tools.list_tools(self.fable, caller)
 
     async def _call_tool(self, ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        caller = self._caller(ctx)
+        found = self.fable.registry.get(params.name)
+        tools.require_client_capabilities(found if found and found.allows(caller) else None,
+                                          ctx.session.client_capabilities)
         log = ClientLog(ctx)
-        return await tools.call_tool(self.fable, self._caller(ctx), params.name, params.arguments, log,
+        return await tools.call_tool(self.fable, caller, params.name, params.arguments, log,
                                      progress=tools.progress_notifications(ctx))
 
     @protocol_errors
