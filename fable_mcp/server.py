@@ -20,12 +20,13 @@ import mcp_types as types
 from mcp.server import NotificationOptions, Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.models import InitializationOptions
+from mcp.shared.exceptions import MCPError
 
 from fable_core.caller import Caller
 from fable_core.runtime import Fable
 from fable_mcp import client_log, completions, prompts, resources, tools
 from fable_mcp.client_log import ClientLog
-from fable_mcp.errors import protocol_errors
+from fable_mcp.errors import protocol_errors, resource_not_found
 from fable_mcp.identity import resolve_caller
 from fable_mcp.instructions import INSTRUCTIONS
 from fable_mcp.subscriptions import Subscriptions
@@ -148,9 +149,19 @@ class FableMcp:
     ) -> types.ListResourceTemplatesResult:
         return resources.list_templates()
 
-    @protocol_errors
     async def _read_resource(self, ctx: Ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
-        return await resources.read_resource(self.fable, self._caller(ctx), str(params.uri))
+        uri = str(params.uri)
+        try:
+            return await self._read(ctx, uri)
+        except MCPError as e:
+            answer = resource_not_found(e, uri, ctx.protocol_version)
+            if answer is e:
+                raise
+            raise answer from e
+
+    @protocol_errors
+    async def _read(self, ctx: Ctx, uri: str) -> types.ReadResourceResult:
+        return await resources.read_resource(self.fable, self._caller(ctx), uri)
 
     @protocol_errors
     async def _subscribe(self, ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
