@@ -8,9 +8,10 @@ newer suite adds fails the test until it is placed in one of them.
 
 The suite sends no Authorization header, so this app is built with a test-only ``authenticate``
 that admits its requests as alice: the production factory has no such switch. Its registry is
-Fable's plus the one diagnostic fixture the suite looks for that Fable's mechanisms can honestly
-serve: ``test_missing_capability``, a tool that relies on the client's sampling capability
-(``client_needs``), which proves the -32021 / HTTP 400 refusal (SEP-2575). The other fixtures
+Fable's plus the two diagnostic fixtures the suite looks for that Fable's own mechanisms serve:
+``test_missing_capability``, a tool relying on the client's sampling capability (``client_needs``),
+refused with -32021 / HTTP 400 (SEP-2575), and ``test_trigger_tool_change``, which makes the model
+come or go, so that the tool list changes and listen streams hear of it. The other fixtures
 (``test_image_content``, ``test_prompt_with_arguments``, ...) would be answers written for the
 suite, not Fable: those scenarios are listed as not applicable.
 """
@@ -47,9 +48,8 @@ APPLIES = {
     "sep-2164-resource-not-found", "prompts-list", "dns-rebinding-protection", "caching",
     "http-header-validation",  # pending in the suite (not scored), passes
 }
-# SHOULDs the suite checks through more fixtures (test_trigger_tool_change, test_trigger_prompt_change)
-WARNINGS_LEFT = {"sep-2575-server-sends-prompts-list-changed-on-subscription",
-                 "sep-2575-server-sends-tools-list-changed-on-subscription"}
+# A SHOULD the suite checks through a fixture changing the prompt list: Fable's prompts never change
+WARNINGS_LEFT = {"sep-2575-server-sends-prompts-list-changed-on-subscription"}
 _FIXTURE = "needs a tool, prompt or resource of the reference server's (test_*) that Fable does not have"
 _MRTR = "needs a test_* tool answering with an input-required result (SEP-2322): no Fable tool asks its client"
 NOT_APPLICABLE = {
@@ -87,6 +87,15 @@ async def _needs_sampling(ctx: Context) -> _Asked:
     return _Asked()
 
 
+@tool(title="Change the tool list", scope="read", registry=_fixtures, name="test_trigger_tool_change")
+async def _trigger_tool_change(ctx: Context) -> _Asked:
+    """Conformance fixture: the model comes or goes, as when Ollama starts or stops."""
+    assert ctx.runtime is not None
+    available = ctx.runtime.availability
+    available.set("llm", not available.meets(("llm",)))
+    return _Asked()
+
+
 @pytest.fixture
 async def conformance_url(fable: Fable, alice: Caller) -> AsyncIterator[str]:
     assert NODE.exists() and SUITE.exists(), "run scripts/install-test-tools (make test does)"
@@ -94,7 +103,7 @@ async def conformance_url(fable: Fable, alice: Caller) -> AsyncIterator[str]:
     for t in (*fable.registry, *_fixtures):
         registry.add(t)
     local = Fable(fable.settings, fable.db, registry=registry)
-    local.availability = fable.availability
+    # its own Availability: the fixture above flips this Fable's model, not the shared one's
     caller = replace(alice, surface="mcp")
 
     async def admit(request: Request) -> Caller:  # test-only: the suite cannot send a key
