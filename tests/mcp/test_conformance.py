@@ -149,7 +149,7 @@ async def test_conformance_scenarios_pass(conformance_url: str, tmp_path: Path) 
         async with limit:
             return await _suite(conformance_url, "--requirements", "2026-07-28", "-o", str(tmp_path))
 
-    *results, _ = await asyncio.gather(*(generic(name) for name in GENERIC_2025), modern())
+    _, *results = await asyncio.gather(modern(), *(generic(name) for name in GENERIC_2025))  # the long one first
     failures = {}
     for name, code, output in results:
         passed = re.search(r"Passed:\s*(\d+)/(\d+), (\d+) failed", output)
