@@ -46,7 +46,8 @@ def _version() -> str:
 
 class _Server(Server[Any]):
     """The SDK's low-level server, announcing that the tool list changes (tools that need the
-    LLM come and go with it) to every transport that asks it for its options."""
+    LLM come and go with it) to every transport that asks it for its options, and that the
+    prompt list does not."""
 
     def create_initialization_options(
         self, notification_options: NotificationOptions | None = None,
@@ -55,6 +56,19 @@ class _Server(Server[Any]):
     ) -> InitializationOptions:
         return super().create_initialization_options(
             notification_options or NotificationOptions(tools_changed=True), experimental_capabilities, extensions)
+
+    def get_capabilities(
+        self, notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None, *, protocol_version: str | None = None,
+    ) -> types.ServerCapabilities:
+        """As the SDK derives them, but Fable's prompts are fixed: their list never changes, so no
+        protocol says it might (on 2026-07-28 the SDK would, for any server serving listen streams)."""
+        capabilities = super().get_capabilities(notification_options, experimental_capabilities, extensions,
+                                                protocol_version=protocol_version)
+        if capabilities.prompts is not None:
+            capabilities.prompts = types.PromptsCapability(list_changed=False)
+        return capabilities
 
 
 class FableMcp:

@@ -48,8 +48,6 @@ APPLIES = {
     "sep-2164-resource-not-found", "prompts-list", "dns-rebinding-protection", "caching",
     "http-header-validation",  # pending in the suite (not scored), passes
 }
-# A SHOULD the suite checks through a fixture changing the prompt list: Fable's prompts never change
-WARNINGS_LEFT = {"sep-2575-server-sends-prompts-list-changed-on-subscription"}
 _FIXTURE = "needs a tool, prompt or resource of the reference server's (test_*) that Fable does not have"
 _MRTR = "needs a test_* tool answering with an input-required result (SEP-2322): no Fable tool asks its client"
 NOT_APPLICABLE = {
@@ -158,8 +156,7 @@ async def test_conformance_scenarios_pass(conformance_url: str, tmp_path: Path) 
     ran = _checks(tmp_path)
     assert set(ran) == APPLIES | set(NOT_APPLICABLE), "place each scenario in APPLIES or NOT_APPLICABLE"
     for name in APPLIES:
-        failed = [c for c in ran[name]
-                  if c["status"] == "FAILURE" or (c["status"] == "WARNING" and c["id"] not in WARNINGS_LEFT)]
+        failed = [c for c in ran[name] if c["status"] in ("FAILURE", "WARNING")]
         if failed:
             failures[f"{name} (2026-07-28)"] = failed
     assert not failures, failures
