@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import is_version_at_least
 
 from fable_core.errors import FableError, NotFound
 
@@ -29,6 +30,7 @@ __all__ = [
     "error_text",
     "protocol_error",
     "protocol_errors",
+    "resource_not_found",
     "unexpected_result",
 ]
 
@@ -58,6 +60,7 @@ def unexpected_result(tool: str, exc: BaseException) -> types.CallToolResult:
 
 
 RESOURCE_NOT_FOUND = -32002
+_SEP_2164 = "2026-07-28"  # from this revision on, a resource not found is invalid params (SEP-2164)
 
 
 def protocol_error(error: FableError) -> MCPError:
@@ -71,6 +74,16 @@ def protocol_error(error: FableError) -> MCPError:
     if error.http_status >= 500:
         return MCPError(types.INTERNAL_ERROR, f"{error.type}: {error.message}")
     return MCPError(types.INVALID_PARAMS, f"{error.type}: {error.message}")
+
+
+def resource_not_found(error: MCPError, uri: str, protocol_version: str | None) -> MCPError:
+    """``error`` as a ``resources/read`` answers it: a resource not found names its URI
+    (``data.uri``) and, from protocol 2026-07-28 on, is -32602 rather than -32002 (SEP-2164);
+    any other error is left as it is."""
+    if error.error.code != RESOURCE_NOT_FOUND:
+        return error
+    modern = protocol_version is not None and is_version_at_least(protocol_version, _SEP_2164)
+    return MCPError(types.INVALID_PARAMS if modern else RESOURCE_NOT_FOUND, error.error.message, data={"uri": uri})
 
 
 def protocol_errors(handler: H) -> H:

@@ -20,12 +20,13 @@ import mcp_types as types
 from mcp.server import NotificationOptions, Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.models import InitializationOptions
+from mcp.shared.exceptions import MCPError
 
 from fable_core.caller import Caller
 from fable_core.runtime import Fable
 from fable_mcp import client_log, completions, prompts, resources, tools
 from fable_mcp.client_log import ClientLog
-from fable_mcp.errors import protocol_errors
+from fable_mcp.errors import protocol_errors, resource_not_found
 from fable_mcp.identity import resolve_caller
 from fable_mcp.instructions import INSTRUCTIONS
 from fable_mcp.subscriptions import Subscriptions
@@ -45,7 +46,8 @@ def _version() -> str:
 
 class _Server(Server[Any]):
     """The SDK's low-level server, announcing that the tool list changes (tools that need the
-    LLM come and go with it) to every transport that asks it for its options."""
+    LLM come and go with it) to every transport that asks it for its options, and that the
+    prompt list does not."""
 
     def create_initialization_options(
         self, notification_options: NotificationOptions | None = None,
@@ -54,6 +56,19 @@ class _Server(Server[Any]):
     ) -> InitializationOptions:
         return super().create_initialization_options(
             notification_options or NotificationOptions(tools_changed=True), experimental_capabilities, extensions)
+
+    def get_capabilities(
+        self, notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None, *, protocol_version: str | None = None,
+    ) -> types.ServerCapabilities:
+        """As the SDK derives them, but Fable's prompts are fixed: their list never changes, so no
+        protocol says it might (on 2026-07-28 the SDK would, for any server serving listen streams)."""
+        capabilities = super().get_capabilities(notification_options, experimental_capabilities, extensions,
+                                                protocol_version=protocol_version)
+        if capabilities.prompts is not None:
+            capabilities.prompts = types.PromptsCapability(list_changed=False)
+        return capabilities
 
 
 class FableMcp:
@@ -130,8 +145,12 @@ class FableMcp:
         return tools.list_tools(self.fable, caller)
 
     async def _call_tool(self, ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        caller = self._caller(ctx)
+        found = self.fable.registry.get(params.name)
+        tools.require_client_capabilities(found if found and found.allows(caller) else None,
+                                          ctx.session.client_capabilities)
         log = ClientLog(ctx)
-        return await tools.call_tool(self.fable, self._caller(ctx), params.name, params.arguments, log,
+        return await tools.call_tool(self.fable, caller, params.name, params.arguments, log,
                                      progress=tools.progress_notifications(ctx))
 
     @protocol_errors
@@ -144,9 +163,19 @@ class FableMcp:
     ) -> types.ListResourceTemplatesResult:
         return resources.list_templates()
 
-    @protocol_errors
     async def _read_resource(self, ctx: Ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
-        return await resources.read_resource(self.fable, self._caller(ctx), str(params.uri))
+        uri = str(params.uri)
+        try:
+            return await self._read(ctx, uri)
+        except MCPError as e:
+            answer = resource_not_found(e, uri, ctx.protocol_version)
+            if answer is e:
+                raise
+            raise answer from e
+
+    @protocol_errors
+    async def _read(self, ctx: Ctx, uri: str) -> types.ReadResourceResult:
+        return await resources.read_resource(self.fable, self._caller(ctx), uri)
 
     @protocol_errors
     async def _subscribe(self, ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:

@@ -13,6 +13,9 @@ reads; with ``FABLE_MCP_STRUCTURED`` tools/list also carries output schemas and 
 (:mod:`fable_mcp.client_log`): failures as warnings or errors, every call as a debug line with
 its duration. A binary result (an image) is an ``ImageContent`` block. A streaming tool's
 progress (an answer's tokens) goes out as progress notifications when the request carried a token.
+A tool that relies on a client capability (``client_needs``: sampling, elicitation, roots) is
+refused before it runs when the client did not declare it: JSON-RPC error -32021 naming the
+missing capabilities (``data.requiredCapabilities``), which the transport sends with HTTP 400.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Any
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
 
 from fable_core.caller import Caller
 from fable_core.errors import FableError
@@ -37,7 +41,7 @@ from fable_mcp.client_log import ClientLog
 from fable_mcp.errors import error_result, unexpected_result
 
 __all__ = ["PROFILES", "blob_result", "call_tool", "check_selection", "list_tools", "mcp_tool", "offered",
-           "progress_notifications"]
+           "progress_notifications", "require_client_capabilities"]
 
 PROFILES: dict[str, frozenset[str]] = {
     "core": frozenset({"notes", "listing", "search", "tasks", "projects"}),  # tool groups
@@ -86,6 +90,20 @@ def mcp_tool(tool: Tool, *, structured: bool = False) -> types.Tool:
 def list_tools(fable: Fable, caller: Caller) -> types.ListToolsResult:
     structured = fable.settings.fable_mcp_structured
     return types.ListToolsResult(tools=[mcp_tool(t, structured=structured) for t in offered(fable, caller)])
+
+
+def require_client_capabilities(tool: Tool | None, declared: types.ClientCapabilities | None) -> None:
+    """Refuse a call whose tool relies on client capabilities the client did not declare (in its
+    ``initialize`` or, on 2026-07-28, in the request's ``_meta``): -32021, ``data.requiredCapabilities``
+    a ``ClientCapabilities`` object of the missing ones, e.g. ``{"sampling": {}}``."""
+    if tool is None or not tool.client_needs:
+        return
+    have = declared.model_dump(exclude_none=True) if declared is not None else {}
+    missing = sorted(need for need in tool.client_needs if need not in have)
+    if missing:
+        raise MCPError(types.MISSING_REQUIRED_CLIENT_CAPABILITY,
+                       f"{tool.name} needs the client capabilities {', '.join(missing)}, undeclared by this client",
+                       data={"requiredCapabilities": {need: {} for need in missing}})
 
 
 def progress_notifications(ctx: ServerRequestContext[Any, Any]) -> ProgressSink:

@@ -20,9 +20,11 @@ from fable_core.tools._schema import ToolSignature, build_signature, split_docst
 if TYPE_CHECKING:
     from fable_core.config import Settings
 
-__all__ = ["REGISTRY", "Annotations", "Registry", "Route", "Tool", "Transaction", "tool"]
+__all__ = ["CLIENT_CAPABILITIES", "REGISTRY", "Annotations", "Registry", "Route", "Tool", "Transaction", "tool"]
 
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+CLIENT_CAPABILITIES = frozenset({"sampling", "elicitation", "roots"})
+"""What a tool may need its MCP client to have declared (``client_needs``)."""
 _NAME = re.compile(r"^[a-z][a-z0-9_]{1,63}$")
 HttpMethod = Literal["GET", "POST", "PATCH", "PUT", "DELETE"]
 Transaction = Literal["call", "phases"]
@@ -78,6 +80,7 @@ class Tool:
     needs: frozenset[str] = frozenset()
     agents: bool = True  # offered to agents (MCP clients, the assistant); False: for the UI's devices only
     body_limit: Callable[[Settings], int] | None = None  # a Binary tool's REST body limit (default: an image's)
+    client_needs: frozenset[str] = frozenset()  # MCP client capabilities it relies on (CLIENT_CAPABILITIES)
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -163,6 +166,7 @@ def tool(
     needs: tuple[str, ...] = (),
     agents: bool = True,
     body_limit: Callable[[Settings], int] | None = None,
+    client_needs: tuple[str, ...] = (),
 ) -> Callable[[F], F]:
     """Register an async function as a tool and return it unchanged.
 
@@ -179,6 +183,9 @@ def tool(
     is not offered to MCP clients or the assistant, and runs on REST and the CLI as any tool.
     ``body_limit``: the largest body (from the settings) a tool with a Binary argument takes on
     its REST route (unset: ``FABLE_IMAGE_MAX_BYTES``); the HTTP layer refuses more with 413.
+    ``client_needs``: the MCP client capabilities the tool relies on (``"sampling"``,
+    ``"elicitation"``, ``"roots"``); an MCP client that did not declare them is refused with
+    error -32021 (HTTP 400) before the tool runs (:mod:`fable_mcp.tools`). No Fable tool needs one yet.
     """
     if transaction not in ("call", "phases"):
         raise ValueError(f"transaction must be 'call' or 'phases', not {transaction!r}")
@@ -186,6 +193,8 @@ def tool(
         raise TypeError("use @tool(title=..., scope=...), not bare @tool")
     if scope not in ("read", "write"):
         raise ValueError(f"scope must be 'read' or 'write', not {scope!r}")
+    if unknown_needs := set(client_needs) - CLIENT_CAPABILITIES:
+        raise ValueError(f"client_needs: unknown {sorted(unknown_needs)}; use {sorted(CLIENT_CAPABILITIES)}")
 
     def decorate(fn: F) -> F:
         _require_async(fn)
@@ -223,6 +232,7 @@ def tool(
                 needs=frozenset(needs),
                 agents=agents,
                 body_limit=body_limit,
+                client_needs=frozenset(client_needs),
             )
         )
         return fn

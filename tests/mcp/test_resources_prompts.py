@@ -120,7 +120,7 @@ async def test_unknown_resources_are_resource_not_found(connect_fast, uri: str) 
     async with connect_fast() as client:
         with pytest.raises(MCPError) as failed:
             await client.read_resource(uri)
-    assert failed.value.error.code == -32002
+    assert failed.value.error.code == -32602 and failed.value.error.data == {"uri": uri}  # 2026-07-28: SEP-2164
 
 
 async def test_another_users_note_is_not_a_resource(connect_fast, call, bob: Caller) -> None:
