@@ -58,7 +58,7 @@ _HOLDER = textwrap.dedent("""
 
     table = {}
 
-    @job(every=60, jobs=table)
+    @job(every=86_400, jobs=table)
     async def held(fable):
         print("running", flush=True)
         await asyncio.Event().wait()  # killed here
@@ -76,7 +76,7 @@ async def test_a_holder_killed_mid_job_leaves_it_to_another(fable: Fable, settin
     table: dict[str, Job] = {}
     runs: list[int] = []
 
-    @job(every=60, jobs=table)
+    @job(every=86_400, jobs=table)  # daily: its wait cannot reach the next due time mid-test
     async def held(_: Fable) -> None:  # a name of its own: no other test's run of it can be recorded
         runs.append(1)
 
