@@ -1,17 +1,21 @@
 """Fixtures for several Fable processes on one database: real ``fable serve`` subprocesses whose
-stopping a test controls (the signal and the moment), on the test's database."""
+stopping a test controls (the signal and the moment), on the test's database; ``cluster`` puts
+several of them behind a round-robin load balancer (:mod:`support.rrproxy`)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
 from support.fake_llm import FakeLLM, ollama_app
+from support.rrproxy import RoundRobin
 from support.servers import FABLE, free_port, serve_in_thread
 
 from fable_core.config import Settings
@@ -35,8 +39,16 @@ def serve_env(settings: Settings, tmp_path: Path, replicas_llm: tuple[FakeLLM, s
 @pytest.fixture
 async def served(serve_env: dict[str, str]) -> AsyncIterator[Served]:
     """``fable serve`` on a free port, answering; the test signals it (killed at the end if not)."""
+    async with start_serve(serve_env) as one:
+        yield one
+
+
+@asynccontextmanager
+async def start_serve(env: dict[str, str]) -> AsyncIterator[Served]:
+    """A ``fable serve`` with ``env`` on a free port, once it answers; killed at the end if the
+    test has not stopped it."""
     port = free_port()
-    proc = await asyncio.create_subprocess_exec(FABLE, "serve", "--port", str(port), env={**os.environ, **serve_env},
+    proc = await asyncio.create_subprocess_exec(FABLE, "serve", "--port", str(port), env={**os.environ, **env},
                                                 stdin=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
     assert proc.stderr is not None
     lines: list[str] = []
@@ -59,6 +71,31 @@ async def served(serve_env: dict[str, str]) -> AsyncIterator[Served]:
         if proc.returncode is None:
             proc.kill()
         await proc.wait()
+
+
+@dataclass
+class Cluster:
+    url: str  # the load balancer's
+    replicas: list[Served]
+    proxy: RoundRobin
+
+
+@pytest.fixture
+def cluster(serve_env: dict[str, str]) -> Callable[..., AbstractAsyncContextManager[Cluster]]:
+    """``async with cluster(n) as c``: n ``fable serve`` processes on the test's database and one
+    data dir (as replicas share a volume), started together, behind a round-robin balancer at
+    ``c.url``; ``env`` adds settings for every replica."""
+
+    @asynccontextmanager
+    async def start(n: int = 2, **env: str) -> AsyncIterator[Cluster]:
+        async with contextlib.AsyncExitStack() as stack:
+            replicas = await asyncio.gather(*(stack.enter_async_context(start_serve({**serve_env, **env}))
+                                              for _ in range(n)))
+            proxy = RoundRobin([r.url for r in replicas])
+            url = stack.enter_context(serve_in_thread(proxy))
+            yield Cluster(url, list(replicas), proxy)
+
+    return start
 
 
 @pytest.fixture(scope="session")
