@@ -163,6 +163,12 @@ class Settings(BaseModel):
     fable_mcp_session_idle_seconds: float = Field(
         600, gt=0, description="An MCP session with no request for this long is closed."
     )
+    fable_replica_url: str | None = Field(
+        None, pattern=r"^https?://[^/?#\s]+/?$",
+        description="This replica's own internal URL (http://fable1:8000) when several Fable processes "
+        "serve one database behind a load balancer: 2025 MCP sessions are registered in the database and a "
+        "request reaching another replica is forwarded to the one holding its session. Absent: one replica.",
+    )
     fable_mcp_tools: list[str] = Field(
         default_factory=lambda: ["all"],
         description="Which tools MCP clients are offered (comma-separated): `all`, the profile "

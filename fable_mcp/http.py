@@ -10,16 +10,19 @@ and ``/mcp/`` redirected (308) to ``/mcp`` rather than falling through to the we
 
 Sessions are stateful (server-to-client streams, subscriptions); each is bound to the key
 that opened it, idle ones are closed, and each key may hold only so many
-(:mod:`fable_mcp.session_quota`). Clients speaking 2025-06-18, 2025-11-25 or the SDK's sessionless
+(:mod:`fable_mcp.session_quota`). Behind a load balancer (``FABLE_REPLICA_URL``) sessions are
+registered in the database and requests for another replica's session forwarded there
+(:mod:`fable_mcp.session_routes`). Clients speaking 2025-06-18, 2025-11-25 or the SDK's sessionless
 2026-07-28 protocol are all served by the same route.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import contextlib
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
-from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
@@ -29,6 +32,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from fable_core.instance import public_url
+from fable_core.mcp_sessions import SessionRegistry
 from fable_core.runtime import Fable
 from fable_mcp.auth import (
     METADATA_PATH,
@@ -41,6 +45,7 @@ from fable_mcp.auth import (
 from fable_mcp.hosts import AllowedHosts, HostPolicy
 from fable_mcp.server import FableMcp
 from fable_mcp.session_quota import SessionQuota
+from fable_mcp.session_routes import RegisteredSessions, SessionRoutes
 
 __all__ = ["McpHttp", "create_app"]
 
@@ -59,16 +64,21 @@ class McpHttp:
         self.settings = fable.settings
         self.oauth = oauth
         self.mcp = FableMcp(fable)
-        self.session_manager = StreamableHTTPSessionManager(
+        self.session_manager = RegisteredSessions(
             app=self.mcp.server,
             security_settings=security_settings(self.settings),
             max_request_body_size=self.settings.fable_max_body_bytes,
             session_idle_timeout=self.settings.fable_mcp_session_idle_seconds,
             max_sessions=self.settings.fable_mcp_max_sessions,
         )
-        self.quota = SessionQuota(StreamableHTTPASGIApp(self.session_manager),
-                                  per_key=self.settings.fable_mcp_sessions_per_key,
-                                  idle_seconds=self.settings.fable_mcp_session_idle_seconds)
+        transport: ASGIApp = StreamableHTTPASGIApp(self.session_manager)
+        self.sessions: SessionRoutes | None = None  # several replicas: sessions registered, forwarded
+        if self.settings.fable_replica_url:
+            self.sessions = SessionRoutes(transport, SessionRegistry(fable.db, self.settings.fable_replica_url))
+            self.session_manager.routes = transport = self.sessions
+        self.quota = SessionQuota(transport, per_key=self.settings.fable_mcp_sessions_per_key,
+                                  idle_seconds=self.settings.fable_mcp_session_idle_seconds,
+                                  registry=self.sessions.registry if self.sessions else None)
         endpoint = CORSMiddleware(
             _McpMethods(RequireCaller(self.quota, self.settings, authenticate or BearerKeyAuth(fable))),
             # Safe to open to the origins the host policy admits: /mcp authenticates by a bearer
@@ -85,9 +95,16 @@ class McpHttp:
 
     @asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:
-        """Run the session manager; the host app's lifespan enters this."""
-        async with self.session_manager.run():
+        """Run the session manager (and the session registry); the host app's lifespan enters this."""
+        async with contextlib.AsyncExitStack() as stack:
+            if self.sessions is not None:
+                await stack.enter_async_context(self.sessions.running())
+            await stack.enter_async_context(self.session_manager.run())
             yield
+
+    def on_drain(self) -> list[Callable[[], None]]:
+        """What a SIGTERM ends at once (:mod:`fable_web.drain`): listen streams, registered sessions."""
+        return [self.mcp.subscriptions.end_listens, *([self.sessions.drain] if self.sessions else [])]
 
     async def _metadata(self, request: Request) -> JSONResponse:
         """OAuth 2.0 Protected Resource Metadata (RFC 9728): where and how to authenticate. With

@@ -6,7 +6,9 @@ loop would fill that bound and lock everyone else out. This wrapper, in front of
 and after authentication, remembers which key opened which session (from the
 ``Mcp-Session-Id`` of the answer to the opening request), when each was last used, and which
 were closed (a DELETE); a key holding ``per_key`` live sessions gets 429 for the next one.
-A session unused for the idle timeout counts as gone: the SDK has closed it.
+A session unused for the idle timeout counts as gone: the SDK has closed it. With several
+replicas (``FABLE_REPLICA_URL``) the count is of the key's sessions on every replica, from the
+session registry (:mod:`fable_mcp.session_routes`).
 
 Only 2025-era requests open sessions: a POST without a session id whose protocol version (if
 any) is one of the handshake versions. The 2026-07-28 protocol is sessionless and never counted.
@@ -22,6 +24,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from fable_core.mcp_sessions import SessionRegistry
 from fable_mcp.identity import CREDENTIAL_SCOPE_KEY
 
 __all__ = ["SessionQuota"]
@@ -37,10 +40,12 @@ class _Key:
 class SessionQuota:
     """ASGI wrapper counting each key's open MCP sessions."""
 
-    def __init__(self, app: ASGIApp, *, per_key: int, idle_seconds: float) -> None:
+    def __init__(self, app: ASGIApp, *, per_key: int, idle_seconds: float,
+                 registry: SessionRegistry | None = None) -> None:
         self.app = app
         self.per_key = per_key
         self.idle_seconds = idle_seconds
+        self.registry = registry
         self._keys: dict[str, _Key] = {}
 
     def open_sessions(self, key: str) -> int:
@@ -70,7 +75,8 @@ class SessionQuota:
 
     async def _opening(self, key: str, scope: Scope, receive: Receive, send: Send) -> None:
         live = self._live(key)
-        if len(live.sessions) >= self.per_key:
+        held = len(live.sessions) if self.registry is None else await self.registry.count(key)
+        if held >= self.per_key:
             await _refuse(send, self.per_key)
             return
 

@@ -140,5 +140,5 @@ def create_app(fable: Fable) -> Starlette:
     )
     app.state.web = WebContext.build(fable)
     app.state.openapi = None
-    app.state.on_drain = [mcp.mcp.subscriptions.end_listens]  # fable_web.drain: what a SIGTERM ends at once
+    app.state.on_drain = mcp.on_drain()  # fable_web.drain: what a SIGTERM ends at once
     return app

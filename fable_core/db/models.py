@@ -1254,3 +1254,18 @@ class JobRun(Base):
     name: Mapped[str] = mapped_column(String(200), primary_key=True)
     due: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     finished_at: Mapped[datetime] = _created()
+
+
+class McpSession(Base):
+    """A 2025 MCP session open on one replica (:mod:`fable_mcp.session_routes`): the others forward
+    its requests to ``replica``. Only a hash of the session id is kept; ``key_hash`` is the
+    credential that opened it (:attr:`fable_mcp.identity.Credential.key`). ``seen_at`` is the
+    owner's last heartbeat: rows of a replica that stopped beating are pruned."""
+
+    __tablename__ = "mcp_sessions"
+
+    id_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    replica: Mapped[str] = mapped_column(Text, nullable=False, index=True)
+    key_hash: Mapped[str] = mapped_column(String(64), nullable=False, index=True)
+    created_at: Mapped[datetime] = _created()
+    seen_at: Mapped[datetime] = _created()

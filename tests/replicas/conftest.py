@@ -44,10 +44,10 @@ async def served(serve_env: dict[str, str]) -> AsyncIterator[Served]:
 
 
 @asynccontextmanager
-async def start_serve(env: dict[str, str]) -> AsyncIterator[Served]:
-    """A ``fable serve`` with ``env`` on a free port, once it answers; killed at the end if the
-    test has not stopped it."""
-    port = free_port()
+async def start_serve(env: dict[str, str], port: int | None = None) -> AsyncIterator[Served]:
+    """A ``fable serve`` with ``env`` on ``port`` (else a free one), once it answers; killed at the
+    end if the test has not stopped it."""
+    port = port or free_port()
     proc = await asyncio.create_subprocess_exec(FABLE, "serve", "--port", str(port), env={**os.environ, **env},
                                                 stdin=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
     assert proc.stderr is not None
@@ -84,13 +84,16 @@ class Cluster:
 def cluster(serve_env: dict[str, str]) -> Callable[..., AbstractAsyncContextManager[Cluster]]:
     """``async with cluster(n) as c``: n ``fable serve`` processes on the test's database and one
     data dir (as replicas share a volume), started together, behind a round-robin balancer at
-    ``c.url``; ``env`` adds settings for every replica."""
+    ``c.url``; ``env`` adds settings for every replica, ``each(url)`` those of the replica at ``url``."""
 
     @asynccontextmanager
-    async def start(n: int = 2, **env: str) -> AsyncIterator[Cluster]:
+    async def start(n: int = 2, each: Callable[[str], dict[str, str]] = lambda _: {},
+                    **env: str) -> AsyncIterator[Cluster]:
+        ports = [free_port() for _ in range(n)]
         async with contextlib.AsyncExitStack() as stack:
-            replicas = await asyncio.gather(*(stack.enter_async_context(start_serve({**serve_env, **env}))
-                                              for _ in range(n)))
+            replicas = await asyncio.gather(*(
+                stack.enter_async_context(start_serve({**serve_env, **env, **each(f"http://127.0.0.1:{port}")}, port))
+                for port in ports))
             proxy = RoundRobin([r.url for r in replicas])
             url = stack.enter_context(serve_in_thread(proxy))
             yield Cluster(url, list(replicas), proxy)
