@@ -8,7 +8,10 @@ One fresh embedded PostgreSQL, one Fable (no model). Timed, the kinds taking tur
   ``job_runs``, the job, the record of the due time), against a wake's run (the lock alone);
 - the same due time asked again (what each other replica's tick costs: the lock and the look);
 - ``GET /api/health`` in process (httpx's ASGI transport) through the app alone and through
-  :class:`fable_web.drain.Drain` (what every request pays for being drainable).
+  :class:`fable_web.drain.Drain` (what every request pays for being drainable);
+- an MCP ``ping`` in a 2025 session over real HTTP (two replicas, each its own Fable and uvicorn
+  with ``FABLE_REPLICA_URL``, in this process): sent to the replica holding the session, and to
+  the other one, which looks the session up in ``mcp_sessions`` and forwards it (the added hop).
 
 Results go to the "replicas" section of docs/benchmarks.md.
 """
@@ -17,20 +20,29 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import httpx
 
+from bench.core import _make_user
 from bench.machine import Machine
 from bench.memory import PeakMemory
 from bench.report import Figure, options, publish
 from bench.session import on_one_fable
+from fable_core.accounts import create_api_key
 from fable_core.jobs import Job, job, run_job
 from fable_core.runtime import Fable
 from fable_web.app import create_app
 from fable_web.drain import Drain
+
+_TESTS = Path(__file__).resolve().parents[1] / "tests"
+sys.path[:0] = [str(_TESTS)]  # the tests' uvicorn runner
+from support.servers import free_port, serve  # noqa: E402  after the sys.path line above
 
 __all__ = ["QUICK", "main"]
 
@@ -81,6 +93,49 @@ async def run(fable: Fable, runs: int) -> Calls:
                 begun = time.perf_counter()
                 await call()
                 samples[name].append((time.perf_counter() - begun) * 1000)
+    return samples | await forwarding(fable, runs)
+
+
+_ACCEPT = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25"}
+
+
+async def forwarding(fable: Fable, runs: int) -> Calls:
+    """An MCP ping on the replica holding the session and on the one forwarding it there."""
+    async with fable.db.transaction() as s:
+        _, key = await create_api_key(s, (await _make_user(fable)).user_id, "bench")
+    ports = [free_port(), free_port()]
+    async with AsyncExitStack() as stack:
+        urls = []
+        for port in ports:
+            replica = await Fable.open(fable.settings.model_copy(
+                update={"fable_replica_url": f"http://127.0.0.1:{port}"}))
+            stack.push_async_callback(replica.close)
+            urls.append(await stack.enter_async_context(serve(create_app(replica), port=port)))
+        http = await stack.enter_async_context(httpx.AsyncClient(timeout=10, headers={
+            "authorization": f"Bearer {key}", **_ACCEPT}))
+        opened = await http.post(f"{urls[0]}/mcp", json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}})
+        http.headers["mcp-session-id"] = opened.headers["mcp-session-id"]
+        await http.post(f"{urls[0]}/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+        def ping(url: str) -> Callable[[], Awaitable[None]]:
+            async def one() -> None:
+                r = await http.post(f"{url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+                assert r.status_code == 200 and '"result":{}' in r.text, r.text
+
+            return one
+
+        calls = {"MCP ping, on the session's replica": ping(urls[0]),
+                 "MCP ping, forwarded by the other replica": ping(urls[1])}
+        samples: Calls = {name: [] for name in calls}
+        for _ in range(5):
+            for call in calls.values():
+                await call()
+        for _ in range(runs):
+            for name, call in calls.items():
+                begun = time.perf_counter()
+                await call()
+                samples[name].append((time.perf_counter() - begun) * 1000)
     return samples
 
 
@@ -95,8 +150,10 @@ def render(r: Calls, machine: Machine, memory: PeakMemory) -> str:
         "",
         "A no-op job run as a scheduled tick does it (advisory lock, `job_runs` look, run, due time recorded), "
         "the same due time asked again (each other replica's tick), and a wake (lock only); `GET /api/health` "
-        "in process with and without the `Drain` layer `fable serve` wraps the app in. One at a time, the kinds "
-        "taking turns. Cells are ms.",
+        "in process with and without the `Drain` layer `fable serve` wraps the app in; an MCP `ping` in a 2025 "
+        "session over real HTTP, on the replica holding the session and on another replica, which finds the "
+        "owner in `mcp_sessions` and forwards the request (two replicas in one process, `FABLE_REPLICA_URL` set). "
+        "One at a time, the kinds taking turns. Cells are ms.",
         "",
         machine.describe(),
         "",
@@ -110,7 +167,9 @@ def render(r: Calls, machine: Machine, memory: PeakMemory) -> str:
 
 def figures(r: Calls) -> list[Figure]:
     return [Figure("scheduled job run p50", _p(r["scheduled run (new due time)"], .5), "ms", "time"),
-            Figure("health through Drain p50", _p(r["GET /api/health, through Drain"], .5), "ms", "time")]
+            Figure("health through Drain p50", _p(r["GET /api/health, through Drain"], .5), "ms", "time"),
+            Figure("forwarded MCP call added p50", _p(r["MCP ping, forwarded by the other replica"], .5)
+                   - _p(r["MCP ping, on the session's replica"], .5), "ms", "time")]
 
 
 def _parser() -> argparse.ArgumentParser:
