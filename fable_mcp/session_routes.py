@@ -129,14 +129,19 @@ class SessionRoutes:
         if session in self.local or FORWARDED in headers:
             await self.app(scope, receive, send)  # ours, or forwarded here and not ours: the SDK's 404
             return
-        row = await self.registry.owner(session)
+        try:
+            row = await self.registry.owner(session)
+        except Unavailable:
+            await _unavailable(send)
+            return
         credential = scope.get(CREDENTIAL_SCOPE_KEY)
         if row is None or row.replica == self.registry.replica or credential is None or row.key_hash != credential.key:
             await _not_found(send)  # as the SDK answers for a session not opened with this key
             return
         if not await self._forward(row.replica, scope, receive, send):
             _log.info("MCP session owner %s is gone; its session is forgotten", row.replica)
-            await self.registry.forget(session)
+            with contextlib.suppress(Unavailable):
+                await self.registry.forget(session)
             await _not_found(send)
 
     def _registering(self, scope: Scope, send: Send) -> Send:
@@ -172,11 +177,12 @@ class SessionRoutes:
                 (k, v) for k, v in upstream.headers.raw if k.decode("latin-1").lower() not in _HOP_BY_HOP]})
             async with anyio.create_task_group() as tg:
                 tg.start_soon(_until_disconnect, receive, tg.cancel_scope)
-                with contextlib.suppress(httpx.HTTPError):
+                with contextlib.suppress(httpx.HTTPError, OSError):  # the owner or the client went away
                     async for chunk in upstream.aiter_raw():
                         await send({"type": "http.response.body", "body": chunk, "more_body": True})
                 tg.cancel_scope.cancel()
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            with contextlib.suppress(OSError):  # the client went away
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             await upstream.aclose()
         return True
@@ -203,6 +209,14 @@ async def _not_found(send: Send) -> None:
     await send({"type": "http.response.start", "status": 404, "headers": [
         (b"content-type", b"application/json"), (b"content-length", str(len(_NOT_FOUND)).encode())]})
     await send({"type": "http.response.body", "body": _NOT_FOUND})
+
+
+async def _unavailable(send: Send) -> None:
+    body = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"the session registry is unavailable"}}'
+    await send({"type": "http.response.start", "status": 503, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+        (b"retry-after", b"1")]})
+    await send({"type": "http.response.body", "body": body})
 
 
 def _log_failure(task: asyncio.Task[None]) -> None:

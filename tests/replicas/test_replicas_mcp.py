@@ -132,7 +132,34 @@ async def _an_unknown_or_forged_session_is_404_and_the_marker_skips_nothing(c: A
         assert r.status_code == 404  # bound to the key that opened it
         r = await http.post(f"{other}/mcp", json=_PING, headers={**auth, "mcp-session-id": session})
         assert r.status_code == 200 and _answer(r) == {"jsonrpc": "2.0", "id": 2, "result": {}}  # via the owner
+        await _the_get_stream_is_forwarded_too(http, other, {**auth, "mcp-session-id": session})
     return session
+
+
+async def _the_get_stream_is_forwarded_too(http: httpx.AsyncClient, other: str, headers: dict[str, str]) -> None:
+    """The session's server-to-client stream, opened on the replica that does not hold it, carries
+    the notification of a change made there."""
+    note = (await http.post(f"{other}/api/notes", json={"title": "Heard through a forwarded stream"},
+                            headers={"authorization": headers["authorization"]})).json()
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert (await http.post(f"{other}/mcp", json=initialized, headers=headers)).status_code == 202
+    stream = await http.send(http.build_request("GET", f"{other}/mcp", headers={
+        **headers, "accept": "text/event-stream"}), stream=True)
+    try:
+        assert stream.status_code == 200 and stream.headers["content-type"].startswith("text/event-stream")
+        subscribe = {"jsonrpc": "2.0", "id": 3, "method": "resources/subscribe",
+                     "params": {"uri": f"fable://notes/{note['id']}"}}
+        assert (await http.post(f"{other}/mcp", json=subscribe, headers=headers)).status_code == 200
+        changed = await http.patch(f"{other}/api/notes/{note['id']}", json={"body": "changed"},
+                                   headers={"authorization": headers["authorization"]})
+        assert changed.status_code == 200
+        with anyio.fail_after(10):
+            async for line in stream.aiter_lines():
+                if "notifications/resources/updated" in line:
+                    assert f"fable://notes/{note['id']}" in line
+                    break
+    finally:
+        await stream.aclose()
 
 
 async def _the_per_key_quota_counts_every_replicas_sessions(c: Any, key: str) -> None:
