@@ -1,0 +1,74 @@
+"""The MCP session registry in one process: rows come with sessions and go with them (closed,
+idle, the replica stopping); rows of a replica that stopped beating are ignored and pruned."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import timedelta
+
+import anyio
+import httpx
+from sqlalchemy import func, select, update
+from support.mcp_clients import make_key
+from support.servers import free_port, serve
+
+from fable_core.caller import Caller
+from fable_core.db.models import McpSession
+from fable_core.mcp_sessions import STALE, SessionRegistry
+from fable_core.runtime import Fable
+from fable_mcp.http import create_app
+
+_ACCEPT = {"accept": "application/json, text/event-stream"}
+_INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "registry", "version": "1"}}}
+
+
+async def _rows(fable: Fable) -> list[McpSession]:
+    async with fable.db.reading() as session:
+        return list((await session.scalars(select(McpSession))).all())
+
+
+async def _until(fable: Fable, count: int) -> list[McpSession]:
+    with anyio.fail_after(3):
+        while True:
+            if len(rows := await _rows(fable)) == count:
+                return rows
+            await anyio.sleep(0.02)
+
+
+async def test_a_sessions_row_goes_when_it_is_closed_idles_out_or_its_replica_stops(fable: Fable,
+                                                                                     alice: Caller) -> None:
+    port = free_port()
+    replica = f"http://127.0.0.1:{port}"
+    settings = fable.settings.model_copy(update={"fable_replica_url": replica, "fable_mcp_session_idle_seconds": 0.5})
+    key = await make_key(fable, alice)
+    auth = {"authorization": f"Bearer {key}", **_ACCEPT}
+    async with serve(create_app(Fable(settings, fable.db)), port=port) as url, httpx.AsyncClient(timeout=5) as http:
+        ids = [(await http.post(f"{url}/mcp", json=_INIT, headers=auth)).headers["mcp-session-id"] for _ in range(2)]
+        rows = await _rows(fable)
+        assert {r.id_hash for r in rows} == {hashlib.sha256(i.encode()).hexdigest() for i in ids}  # never the id
+        assert {(r.replica, r.key_hash) for r in rows} == {(replica, hashlib.sha256(f"Bearer {key}".encode())
+                                                                      .hexdigest())}
+        closed = await http.delete(f"{url}/mcp", headers={**auth, "mcp-session-id": ids[0],
+                                                          "mcp-protocol-version": "2025-11-25"})
+        assert closed.status_code == 200
+        await _until(fable, 1)
+        await _until(fable, 0)  # the other one, idle
+        assert (await http.post(f"{url}/mcp", json=_INIT, headers=auth)).status_code == 200
+        await _until(fable, 1)
+    assert await _rows(fable) == []  # the replica stopped
+
+
+async def test_rows_of_a_replica_that_stopped_beating_are_ignored_and_pruned(fable: Fable) -> None:
+    dead, live = SessionRegistry(fable.db, "http://dead:8000"), SessionRegistry(fable.db, "http://live:8000/")
+    await dead.register("old", "key")
+    owner = await dead.owner("old")
+    assert owner is not None and owner.replica == "http://dead:8000"
+    assert await dead.count("key") == 1
+    async with fable.db.transaction() as session:
+        await session.execute(update(McpSession).values(seen_at=func.now() - timedelta(seconds=STALE + 1)))
+    await live.register("new", "key")
+    assert await live.owner("old") is None and await live.count("key") == 1
+    await live.beat()
+    assert [(r.replica, r.id_hash) for r in await _rows(fable)] == [
+        ("http://live:8000", hashlib.sha256(b"new").hexdigest())]
