@@ -3,13 +3,15 @@
 The surface (:mod:`fable_mcp.session_routes`) registers the sessions its replica opens, looks up
 the owner of one it does not hold, and removes its rows when sessions end or the replica stops.
 Only a SHA-256 of each session id is stored, never the id (it is the session's capability).
-Each replica beats its rows every :data:`BEAT` seconds; rows not beaten for :data:`STALE`
-seconds belong to a replica that died without cleaning up: they are ignored and pruned.
+Each replica beats its rows every :data:`BEAT` seconds (and drops any of its own it no longer
+holds); rows not beaten for :data:`STALE` seconds belong to a replica that died without
+cleaning up: they are ignored and pruned.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from datetime import timedelta
 from typing import Any
 
@@ -57,10 +59,16 @@ class SessionRegistry:
             return await s.scalar(select(func.count()).select_from(McpSession)
                                   .where(McpSession.key_hash == key, McpSession.seen_at > _stale())) or 0
 
-    async def beat(self) -> None:
-        """Keep this replica's rows fresh; prune those of replicas that stopped beating."""
+    async def beat(self, held: Iterable[str]) -> None:
+        """Keep the rows of the sessions this replica ``held`` fresh, drop its others (whose removal
+        failed; a few seconds old at least, so that none being registered goes), and prune the rows
+        of replicas that stopped beating."""
+        hashes = [_hash(session) for session in held]
+        mine = McpSession.replica == self.replica
         async with self.db.transaction() as s:
-            await s.execute(update(McpSession).where(McpSession.replica == self.replica).values(seen_at=func.now()))
+            await s.execute(update(McpSession).where(mine).values(seen_at=func.now()))
+            await s.execute(delete(McpSession).where(mine, McpSession.id_hash.not_in(hashes),
+                                                     McpSession.created_at < func.now() - timedelta(seconds=5)))
             await s.execute(delete(McpSession).where(McpSession.seen_at <= _stale()))
 
     async def drop_all(self) -> None:

@@ -55,7 +55,9 @@ _log = logging.getLogger(__name__)
 
 class RegisteredSessions(StreamableHTTPSessionManager):
     """The SDK's session manager, telling :class:`SessionRoutes` when a session ends, however it
-    ends (DELETE, idle timeout, crash, an opening that failed)."""
+    ends (DELETE, idle timeout, crash, an opening that failed). The SDK (2.3) has no public hook
+    for that; ``_discard_session`` is where every end goes (``test_replicas_mcp_registry`` fails
+    if that changes)."""
 
     routes: SessionRoutes | None = None
 
@@ -104,7 +106,7 @@ class SessionRoutes:
         while True:
             await asyncio.sleep(BEAT)
             try:
-                await self.registry.beat()
+                await self.registry.beat(set(self.local))
             except Unavailable:
                 _log.warning("could not refresh this replica's MCP sessions (database away)")
 
@@ -152,8 +154,12 @@ class SessionRoutes:
             if message["type"] == "http.response.start" and message["status"] < 300 and credential is not None:
                 opened = Headers(raw=message.get("headers", [])).get(_SESSION)
                 if opened is not None and opened not in self.local:
-                    await self.registry.register(opened, credential.key)
-                    self.local.add(opened)
+                    self.local.add(opened)  # first: a heartbeat meanwhile must not take the new row for a stray
+                    try:
+                        await self.registry.register(opened, credential.key)
+                    except BaseException:
+                        self.local.discard(opened)
+                        raise
             await send(message)
 
         return registering

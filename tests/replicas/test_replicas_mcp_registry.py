@@ -68,7 +68,12 @@ async def test_rows_of_a_replica_that_stopped_beating_are_ignored_and_pruned(fab
     async with fable.db.transaction() as session:
         await session.execute(update(McpSession).values(seen_at=func.now() - timedelta(seconds=STALE + 1)))
     await live.register("new", "key")
-    assert await live.owner("old") is None and await live.count("key") == 1
-    await live.beat()
-    assert [(r.replica, r.id_hash) for r in await _rows(fable)] == [
-        ("http://live:8000", hashlib.sha256(b"new").hexdigest())]
+    await live.register("stray", "key")  # its removal failed (say): the next beat drops it, once not brand new
+    await live.register("fresh", "key")
+    async with fable.db.transaction() as session:
+        await session.execute(update(McpSession).where(McpSession.id_hash != hashlib.sha256(b"fresh").hexdigest())
+                              .values(created_at=func.now() - timedelta(seconds=10)))
+    assert await live.owner("old") is None and await live.count("key") == 3
+    await live.beat({"new"})
+    assert sorted((r.replica, r.id_hash) for r in await _rows(fable)) == sorted(
+        ("http://live:8000", hashlib.sha256(s).hexdigest()) for s in (b"new", b"fresh"))
