@@ -45,7 +45,7 @@ from fable_mcp.identity import CREDENTIAL_SCOPE_KEY
 __all__ = ["CONNECT_TIMEOUT", "FORWARDED", "RegisteredSessions", "SessionRoutes"]
 
 FORWARDED = "fable-mcp-forwarded"  # set on a request one replica forwards to another
-CONNECT_TIMEOUT = 1.5  # seconds to reach an owner before it counts as gone
+CONNECT_TIMEOUT = 1.0  # seconds to reach an owner (on the internal network) before it counts as gone
 _SESSION = "mcp-session-id"
 _HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
                          "transfer-encoding", "upgrade"})

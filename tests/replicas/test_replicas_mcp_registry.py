@@ -3,7 +3,12 @@ idle, the replica stopping); rows of a replica that stopped beating are ignored 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import socket
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 
 import anyio
@@ -21,6 +26,10 @@ from fable_mcp.http import create_app
 _ACCEPT = {"accept": "application/json, text/event-stream"}
 _INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "registry", "version": "1"}}}
+
+
+def _key_hash(key: str) -> str:
+    return hashlib.sha256(f"Bearer {key}".encode()).hexdigest()
 
 
 async def _rows(fable: Fable) -> list[McpSession]:
@@ -47,8 +56,7 @@ async def test_a_sessions_row_goes_when_it_is_closed_idles_out_or_its_replica_st
         ids = [(await http.post(f"{url}/mcp", json=_INIT, headers=auth)).headers["mcp-session-id"] for _ in range(2)]
         rows = await _rows(fable)
         assert {r.id_hash for r in rows} == {hashlib.sha256(i.encode()).hexdigest() for i in ids}  # never the id
-        assert {(r.replica, r.key_hash) for r in rows} == {(replica, hashlib.sha256(f"Bearer {key}".encode())
-                                                                      .hexdigest())}
+        assert {(r.replica, r.key_hash) for r in rows} == {(replica, _key_hash(key))}
         closed = await http.delete(f"{url}/mcp", headers={**auth, "mcp-session-id": ids[0],
                                                           "mcp-protocol-version": "2025-11-25"})
         assert closed.status_code == 200
@@ -77,3 +85,40 @@ async def test_rows_of_a_replica_that_stopped_beating_are_ignored_and_pruned(fab
     await live.beat({"new"})
     assert sorted((r.replica, r.id_hash) for r in await _rows(fable)) == sorted(
         ("http://live:8000", hashlib.sha256(s).hexdigest()) for s in (b"new", b"fresh"))
+
+
+@contextmanager
+def _silent_host() -> Iterator[str]:
+    """An address that takes no connection and refuses none (a machine gone: SYNs unanswered): a
+    listening socket whose one-place backlog is already full."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        port = listener.getsockname()[1]
+        fillers = [socket.socket() for _ in range(3)]
+        try:
+            for filler in fillers:
+                filler.setblocking(False)
+                with contextlib.suppress(BlockingIOError):
+                    filler.connect(("127.0.0.1", port))
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            for filler in fillers:
+                filler.close()
+
+
+async def test_an_owner_that_does_not_answer_is_404_within_two_seconds(fable: Fable, alice: Caller) -> None:
+    key = await make_key(fable, alice)
+    port = free_port()
+    settings = fable.settings.model_copy(update={"fable_replica_url": f"http://127.0.0.1:{port}"})
+    headers = {"authorization": f"Bearer {key}", **_ACCEPT, "mcp-protocol-version": "2025-11-25",
+               "mcp-session-id": "a" * 32}
+    app = create_app(Fable(settings, fable.db))
+    with _silent_host() as gone:
+        async with serve(app, port=port) as url, httpx.AsyncClient(timeout=10) as http:
+            await SessionRegistry(fable.db, gone).register("a" * 32, _key_hash(key))
+            started = time.monotonic()
+            r = await http.post(f"{url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, headers=headers)
+            assert r.status_code == 404 and r.json()["error"]["message"] == "Session not found"
+            assert time.monotonic() - started < 2.5  # the 1 s connect timeout, on a busy machine
+    assert await _rows(fable) == []  # forgotten
