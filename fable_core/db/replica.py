@@ -1,0 +1,113 @@
+"""A read replica (``DATABASE_READ_URL``): which reads may run on it, correctly across processes.
+
+Only the read sessions of read-scope tool calls made for a person are candidates (the
+dispatcher asks, :meth:`fable_core.db.database.Database.replica_reading`); everything else
+stays on the primary: write tools, every ``transaction()``, the read phases of write tools,
+background work (``surface="internal"``: jobs, summaries, preps), sign-in and session lookups
+(they use ``Database.reading()`` directly), migrations and ``fable db upgrade``.
+
+For one read, with W = ``FABLE_READ_YOUR_WRITES_SECONDS``:
+
+1. The caller wrote within W: the primary. Where "the caller wrote at T" lives decides whether
+   this holds behind a load balancer: a per-process note would miss a write that another Fable
+   process served. So each write transaction of a tool stamps its caller's row in the primary's
+   ``recent_writes`` (UNLOGGED) just before it commits: visible to every process the moment the
+   write is. Each read looks it up there (one primary key read on the primary, together with
+   the primary's WAL position and clock); this process's own writes are also noted in memory,
+   which skips that lookup.
+2. Else the replica, when it is fresh enough, checked on the replica session before the read:
+   it has replayed all the WAL the primary had when the read began (then it holds every commit,
+   anyone's), or its last replayed commit is less than W/2 old by the primary's clock (so
+   every commit older than W/2 is there; a younger write of this caller is caught by 1, as its
+   stamp is taken just before its commit: only a commit slower than W/2 after its last
+   statement could slip between them).
+3. The replica unreachable, failing, lagging more than that: the primary; a user never sees an
+   error for it. After a connection failure the replica is left alone for
+   :data:`RETRY_AFTER` seconds, so a dead host costs one connect timeout, not one per call.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+__all__ = ["CONNECT_TIMEOUT", "RETRY_AFTER", "STAMP", "Replica"]
+
+CONNECT_TIMEOUT = 2.0  # seconds to reach the replica before the primary answers instead
+RETRY_AFTER = 5.0  # seconds the replica is left alone after it could not be reached
+_log = logging.getLogger(__name__)
+
+# In the writing transaction, its last statement: the caller wrote (now, by the primary's clock).
+STAMP = text(
+    "INSERT INTO recent_writes (writer_id, written_at) VALUES (:writer, clock_timestamp()) "
+    "ON CONFLICT (writer_id) DO UPDATE SET written_at = excluded.written_at")
+_ON_PRIMARY = text(
+    "SELECT pg_current_wal_lsn()::text, clock_timestamp(), EXISTS (SELECT 1 FROM recent_writes "
+    "WHERE writer_id = :writer AND written_at > clock_timestamp() - make_interval(secs => :window))")
+_FRESH = text(
+    "SELECT NOT pg_is_in_recovery() OR coalesce(pg_last_wal_replay_lsn() >= CAST(CAST(:lsn AS text) AS pg_lsn)"
+    " OR pg_last_xact_replay_timestamp() > CAST(:now AS timestamptz) - make_interval(secs => :lag), false)")
+
+
+class Replica:
+    """The replica's engine, and what this process knows: its callers' recent writes, and
+    whether the replica answered lately. ``routed`` counts where candidate reads went."""
+
+    def __init__(self, engine: AsyncEngine, primary: AsyncEngine, window: float) -> None:
+        self.engine = engine
+        self.window = window
+        self._primary = primary.execution_options(isolation_level="AUTOCOMMIT")
+        self._sessions = async_sessionmaker(
+            engine.execution_options(isolation_level="AUTOCOMMIT"), expire_on_commit=False, autoflush=False)
+        self._wrote: dict[int, float] = {}
+        self._down_until = 0.0
+        self.routed = {"replica": 0, "primary": 0}
+
+    def wrote(self, user_id: int) -> None:
+        """``user_id``'s write committed here: their reads skip the replica for the window."""
+        now = time.monotonic()
+        if len(self._wrote) > 10_000:  # forget the expired, now and then
+            self._wrote = {u: t for u, t in self._wrote.items() if now - t < self.window}
+        self._wrote[user_id] = now
+
+    async def session(self, user_id: int) -> AsyncSession | None:
+        """An open replica session fit for ``user_id``'s read now, or None: read on the primary."""
+        session = await self._fresh_session(user_id)
+        self.routed["primary" if session is None else "replica"] += 1
+        return session
+
+    async def _fresh_session(self, user_id: int) -> AsyncSession | None:
+        now = time.monotonic()
+        if now < self._down_until or now - self._wrote.get(user_id, -self.window) < self.window:
+            return None
+        async with self._primary.connect() as conn:
+            lsn, primary_now, wrote = (await conn.execute(
+                _ON_PRIMARY, {"writer": user_id, "window": self.window})).one()
+        if wrote:
+            return None
+        session = self._sessions()
+        try:
+            fresh = (await session.execute(_FRESH, {"lsn": lsn, "now": primary_now, "lag": self.window / 2})).scalar()
+        except (OSError, DBAPIError, PoolTimeout) as e:
+            await session.close()
+            self._unreachable(e)
+            return None
+        if not fresh:
+            await session.close()
+            _log.debug("read replica lags more than %.1f s: reading on the primary", self.window / 2)
+            return None
+        return session
+
+    def _unreachable(self, e: BaseException) -> None:
+        self._down_until = time.monotonic() + RETRY_AFTER
+        _log.warning("read replica unavailable (%s): reading on the primary for %.0f s",
+                     str(e).splitlines()[0][:200] if str(e) else type(e).__name__, RETRY_AFTER)
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+

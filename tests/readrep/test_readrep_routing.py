@@ -1,0 +1,98 @@
+"""Read replicas on a real streaming replica (``conftest.py``): which reads it answers.
+
+With the replica's replay paused, a row changed directly on the primary tells the two apart:
+a read that sees the old value ran on the replica, one that sees the new value on the primary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import replace
+
+import pytest
+from readrep_support import StreamingReplica
+from sqlalchemy import text
+
+from fable_core.caller import Caller
+from fable_core.runtime import Fable
+
+
+def person(caller: Caller) -> Caller:
+    """``caller`` calling over MCP: the test users are ``internal`` callers (background work),
+    whose reads never go to the replica."""
+    return replace(caller, surface="mcp")
+
+
+async def note_of(fable: Fable, caller: Caller, title: str) -> int:
+    created = await fable.call("create_note", {"title": title, "body": "b"}, caller)
+    return int(created["id"])
+
+
+async def change_on_primary(fable: Fable, note_id: int, title: str) -> None:
+    """A change the replica has not replayed (while paused): straight on the primary."""
+    async with fable.db.transaction() as session:
+        await session.execute(text("UPDATE notes SET title = :t WHERE id = :id"), {"t": title, "id": note_id})
+
+
+async def title(fable: Fable, caller: Caller, note_id: int) -> str:
+    return str((await fable.call("read_note", {"note_id": note_id}, caller))["title"])
+
+
+async def test_readrep_reads_on_the_replica_writes_on_the_primary_and_a_writer_reads_its_writes(
+    fable: Fable, read_fable: Fable, other_fable: Fable, replica: StreamingReplica, alice: Caller, bob: Caller,
+) -> None:
+    assert read_fable.db.replica is not None
+    alices = await note_of(fable, alice, "Alice's note")
+    bobs = await note_of(fable, bob, "Bob's note")
+    await replica.pause()
+    await change_on_primary(fable, alices, "Changed on the primary")
+    await change_on_primary(fable, bobs, "Bob's, changed on the primary")
+    assert await replica.sql("SELECT pg_is_in_recovery()") is True
+
+    before = dict(read_fable.db.replica.routed)
+    assert await title(read_fable, person(alice), alices) == "Alice's note"  # the replica: not replayed yet
+    assert read_fable.db.replica.routed["replica"] == before["replica"] + 1
+    # background work (an internal caller) reads on the primary
+    assert await title(read_fable, alice, alices) == "Changed on the primary"
+
+    # a write goes to the primary (the replica would refuse it: read-only)
+    await read_fable.call("update_note", {"note_id": alices, "title": "Written by alice"}, person(alice))
+    # ... and its writer's reads follow it there, in this process and in any other one
+    assert await title(read_fable, person(alice), alices) == "Written by alice"
+    assert await title(other_fable, person(alice), alices) == "Written by alice"
+    # another user's reads in alice's window still go to the replica
+    assert await title(other_fable, person(bob), bobs) == "Bob's note"
+    assert await title(read_fable, person(bob), bobs) == "Bob's note"
+
+    await replica.resume()
+    await replica.caught_up()
+    assert await title(other_fable, person(bob), bobs) == "Bob's, changed on the primary"
+
+
+async def test_readrep_a_lagging_or_stopped_replica_leaves_reads_to_the_primary(
+    fable: Fable, read_fable: Fable, replica: StreamingReplica, alice: Caller, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert read_fable.db.replica is not None
+    note = await note_of(fable, alice, "Before")
+    await replica.pause()
+    await change_on_primary(fable, note, "Lagging behind this")
+    assert await title(read_fable, person(alice), note) == "Before"  # a moment behind: fine
+    # the replica's last replayed commit grows older than half the window: too far behind
+    monkeypatch.setattr(read_fable.db.replica, "window", 0.2)
+    await asyncio.sleep(0.15)
+    assert await title(read_fable, person(alice), note) == "Lagging behind this"
+    monkeypatch.undo()
+    await replica.resume()
+    await replica.caught_up()
+    assert await title(read_fable, person(alice), note) == "Lagging behind this"  # on the replica again
+
+    await replica.stop()
+    await change_on_primary(fable, note, "While the replica is down")
+    started = time.monotonic()
+    routed = dict(read_fable.db.replica.routed)
+    assert await title(read_fable, person(alice), note) == "While the replica is down"
+    assert await title(read_fable, person(alice), note) == "While the replica is down"
+    assert read_fable.db.replica.routed == {**routed, "primary": routed["primary"] + 2}
+    assert read_fable.db.replica._down_until > time.monotonic()  # no retry per call for a while
+    assert time.monotonic() - started < 2
