@@ -3,7 +3,8 @@
 Only the read sessions of read-scope tool calls made for a person are candidates (the
 dispatcher asks, :meth:`fable_core.db.database.Database.replica_reading`); everything else
 stays on the primary: write tools, every ``transaction()``, the read phases of write tools,
-background work (``surface="internal"``: jobs, summaries, preps), sign-in and session lookups
+background work (``surface="internal"``: jobs, summaries, preps), live streams (``stream=True``
+tools follow rows written a moment ago, as a NOTIFY says), sign-in and session lookups
 (they use ``Database.reading()`` directly), migrations and ``fable db upgrade``.
 
 For one read, with W = ``FABLE_READ_YOUR_WRITES_SECONDS``:
@@ -15,7 +16,8 @@ For one read, with W = ``FABLE_READ_YOUR_WRITES_SECONDS``:
    write is. Each read looks it up there (one primary key read on the primary, together with
    the primary's WAL position and clock); this process's own writes are also noted in memory,
    which skips that lookup.
-2. Else the replica, when it is fresh enough, checked on the replica session before the read:
+2. Else the replica, when it is fresh enough, asked on the replica session before the read
+   (at the same time as the primary, so the two round trips cost one):
    it has replayed all the WAL the primary had when the read began (then it holds every commit,
    anyone's), or its last replayed commit is less than W/2 old by the primary's clock (so
    every commit older than W/2 is there; a younger write of this caller is caught by 1, as its
@@ -28,15 +30,17 @@ For one read, with W = ``FABLE_READ_YOUR_WRITES_SECONDS``:
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
+from datetime import datetime, timedelta
 
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-__all__ = ["CONNECT_TIMEOUT", "RETRY_AFTER", "STAMP", "Replica"]
+__all__ = ["CONNECT_TIMEOUT", "RETRY_AFTER", "STAMP", "Replica", "lsn"]
 
 CONNECT_TIMEOUT = 2.0  # seconds to reach the replica before the primary answers instead
 RETRY_AFTER = 5.0  # seconds the replica is left alone after it could not be reached
@@ -49,9 +53,15 @@ STAMP = text(
 _ON_PRIMARY = text(
     "SELECT pg_current_wal_lsn()::text, clock_timestamp(), EXISTS (SELECT 1 FROM recent_writes "
     "WHERE writer_id = :writer AND written_at > clock_timestamp() - make_interval(secs => :window))")
-_FRESH = text(
-    "SELECT NOT pg_is_in_recovery() OR coalesce(pg_last_wal_replay_lsn() >= CAST(CAST(:lsn AS text) AS pg_lsn)"
-    " OR pg_last_xact_replay_timestamp() > CAST(:now AS timestamptz) - make_interval(secs => :lag), false)")
+_ON_REPLICA = text("SELECT pg_is_in_recovery(), pg_last_wal_replay_lsn()::text, pg_last_xact_replay_timestamp()")
+
+
+def lsn(position: str | None) -> int:
+    """A WAL position (``16/B374D848``) as a number; none (NULL) is 0."""
+    if not position:
+        return 0
+    high, _, low = position.partition("/")
+    return (int(high, 16) << 32) + int(low, 16)
 
 
 class Replica:
@@ -85,23 +95,35 @@ class Replica:
         now = time.monotonic()
         if now < self._down_until or now - self._wrote.get(user_id, -self.window) < self.window:
             return None
-        async with self._primary.connect() as conn:
-            lsn, primary_now, wrote = (await conn.execute(
-                _ON_PRIMARY, {"writer": user_id, "window": self.window})).one()
-        if wrote:
-            return None
+        # Both questions at once: each answer is taken after the read began, which is all the
+        # rule needs (a commit before the read is at or below the primary's position then).
         session = self._sessions()
-        try:
-            fresh = (await session.execute(_FRESH, {"lsn": lsn, "now": primary_now, "lag": self.window / 2})).scalar()
-        except (OSError, DBAPIError, PoolTimeout) as e:
+        primary, replica = await asyncio.gather(self._ask_primary(user_id), session.execute(_ON_REPLICA),
+                                                return_exceptions=True)
+        if isinstance(replica, BaseException) or isinstance(primary, BaseException) or primary[2]:
             await session.close()
-            self._unreachable(e)
+            if isinstance(primary, BaseException):  # the primary down: the read fails there too
+                raise primary
+            if isinstance(replica, BaseException):
+                if not isinstance(replica, (OSError, DBAPIError, PoolTimeout)):
+                    raise replica
+                self._unreachable(replica)
             return None
-        if not fresh:
+        position, primary_now, _ = primary
+        recovering, replayed, replayed_commit = replica.one()
+        if recovering and lsn(replayed) < lsn(position) and (
+                replayed_commit is None or replayed_commit <= primary_now - timedelta(seconds=self.window / 2)):
             await session.close()
             _log.debug("read replica lags more than %.1f s: reading on the primary", self.window / 2)
             return None
         return session
+
+    async def _ask_primary(self, user_id: int) -> tuple[str, datetime, bool]:
+        """The primary's WAL position and clock, and whether ``user_id`` wrote within the window."""
+        async with self._primary.connect() as conn:
+            position, primary_now, wrote = (await conn.execute(
+                _ON_PRIMARY, {"writer": user_id, "window": self.window})).one()
+        return position, primary_now, wrote
 
     def _unreachable(self, e: BaseException) -> None:
         self._down_until = time.monotonic() + RETRY_AFTER

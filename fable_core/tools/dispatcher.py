@@ -155,7 +155,10 @@ class Dispatcher:
 
     async def _run(self, t: Tool, args: dict[str, Any], caller: Caller,
                    progress: ProgressSink | None = None) -> tuple[BaseModel, list[Any]]:
-        reads: ReadKind = "replica" if t.scope == "read" and caller.surface != "internal" else "read"
+        # the replica takes the reads of read tools called for a person; not background work's,
+        # nor live streams' (following rows background work wrote a moment ago, told by NOTIFY)
+        replica = t.scope == "read" and not t.stream and caller.surface != "internal"
+        reads: ReadKind = "replica" if replica else "read"
         ctx = Context(caller=caller, settings=self.settings, runtime=self.runtime, dispatcher=self,
                       progress_sink=progress, reads=reads)
         if t.transaction == "phases":

@@ -13,6 +13,7 @@ from fable_core.caller import Caller
 from fable_core.config import Settings, load_settings
 from fable_core.db.database import Database
 from fable_core.db.models import RecentWrite
+from fable_core.db.replica import lsn
 from fable_core.errors import InvalidInput
 from fable_core.runtime import Fable
 
@@ -37,3 +38,8 @@ async def test_readrep_without_a_replica_writes_stamp_nothing(fable: Fable, alic
     await fable.call("create_note", {"title": "No replica"}, replace(alice, surface="mcp"))
     async with fable.db.reading() as session:
         assert await session.scalar(select(func.count()).select_from(RecentWrite)) == 0
+
+
+def test_readrep_wal_positions_compare_as_numbers() -> None:
+    assert lsn("16/B374D848") == (0x16 << 32) + 0xB374D848
+    assert lsn("0/FFFFFFFF") < lsn("1/0") and lsn(None) == 0

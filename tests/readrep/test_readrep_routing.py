@@ -10,12 +10,16 @@ import asyncio
 import time
 from dataclasses import replace
 
+import httpx
 import pytest
 from readrep_support import StreamingReplica
 from sqlalchemy import text
 
+from fable_core.accounts import create_api_key
 from fable_core.caller import Caller
+from fable_core.errors import NotFound
 from fable_core.runtime import Fable
+from fable_web.app import create_app
 
 
 def person(caller: Caller) -> Caller:
@@ -53,8 +57,12 @@ async def test_readrep_reads_on_the_replica_writes_on_the_primary_and_a_writer_r
     before = dict(read_fable.db.replica.routed)
     assert await title(read_fable, person(alice), alices) == "Alice's note"  # the replica: not replayed yet
     assert read_fable.db.replica.routed["replica"] == before["replica"] + 1
-    # background work (an internal caller) reads on the primary
+    # background work (an internal caller) reads on the primary, and so does a live stream
+    routed = dict(read_fable.db.replica.routed)
     assert await title(read_fable, alice, alices) == "Changed on the primary"
+    with pytest.raises(NotFound):
+        await read_fable.call("follow_research", {"run_id": 10**6}, person(alice))
+    assert read_fable.db.replica.routed == routed
 
     # a write goes to the primary (the replica would refuse it: read-only)
     await read_fable.call("update_note", {"note_id": alices, "title": "Written by alice"}, person(alice))
@@ -96,3 +104,20 @@ async def test_readrep_a_lagging_or_stopped_replica_leaves_reads_to_the_primary(
     assert read_fable.db.replica.routed == {**routed, "primary": routed["primary"] + 2}
     assert read_fable.db.replica._down_until > time.monotonic()  # no retry per call for a while
     assert time.monotonic() - started < 2
+
+
+async def test_readrep_rest_signs_in_on_the_primary_and_reads_on_the_replica(
+    fable: Fable, read_fable: Fable, replica: StreamingReplica, alice: Caller,
+) -> None:
+    note = await note_of(fable, alice, "Seen over REST")
+    await replica.pause()
+    async with fable.db.transaction() as session:  # a key the replica has not replayed
+        _, key = await create_api_key(session, alice.user_id, "replica test")
+    await change_on_primary(fable, note, "Changed after")
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(read_fable)),
+                                 base_url="http://localhost/api", headers={"Authorization": f"Bearer {key}"}) as http:
+        got = await http.get(f"/notes/{note}")
+        assert got.status_code == 200, got.text
+        assert got.json()["title"] == "Seen over REST"  # the key looked up on the primary, the note read on the replica
+        assert (await http.patch(f"/notes/{note}", json={"title": "Patched over REST"})).status_code == 200
+        assert (await http.get(f"/notes/{note}")).json()["title"] == "Patched over REST"
