@@ -12,9 +12,9 @@ from dataclasses import replace
 
 import httpx
 import pytest
-from readrep_support import StreamingReplica
 from sqlalchemy import text
 
+from bench.standby import StreamingReplica
 from fable_core.accounts import create_api_key
 from fable_core.caller import Caller
 from fable_core.errors import NotFound
