@@ -14,6 +14,9 @@ import httpx
 import pytest
 from sqlalchemy import text
 
+from bench.machine import record
+from bench.memory import PeakMemory
+from bench.readrep import _world, figures, render, run
 from bench.standby import StreamingReplica
 from fable_core.accounts import create_api_key
 from fable_core.caller import Caller
@@ -121,3 +124,15 @@ async def test_readrep_rest_signs_in_on_the_primary_and_reads_on_the_replica(
         assert got.json()["title"] == "Seen over REST"  # the key looked up on the primary, the note read on the replica
         assert (await http.patch(f"/notes/{note}", json={"title": "Patched over REST"})).status_code == 200
         assert (await http.get(f"/notes/{note}")).json()["title"] == "Patched over REST"
+
+
+async def test_readrep_the_bench_runs_end_to_end_on_a_small_world(
+    fable: Fable, read_fable: Fable, replica: StreamingReplica,
+) -> None:
+    me, ids = await _world(fable, 30)
+    await replica.caught_up()
+    result = await run(fable, read_fable, me, ids, runs=2, warmup=1)
+    assert result.notes == 30 and all(len(samples) == 2 for samples in result.calls.values())
+    assert result.routed == {"replica": 6, "primary": 6}  # the routed reads, then those after a write elsewhere
+    assert "| read_note, routed to the replica | 2 |" in render(result, record(), PeakMemory({}))
+    assert figures(result)
