@@ -29,7 +29,7 @@ from sqlalchemy.ext.asyncio import (
 from fable_core.config import Settings
 from fable_core.db.errors import translated_db_errors
 from fable_core.db.migrations import Migration, current_revision, upgrade_to_head
-from fable_core.db.replica import CONNECT_TIMEOUT, STAMP, Replica
+from fable_core.db.replica import CONNECT_TIMEOUT, STAMP, Replica, ReplicaFailed
 from fable_core.errors import InvalidInput, Unavailable
 
 __all__ = ["REQUIRED_EXTENSIONS", "Database", "async_url", "rowcount", "storage_description"]
@@ -169,7 +169,9 @@ class Database:
     async def replica_reading(self, user_id: int) -> AsyncIterator[AsyncSession]:
         """A session for a read-only tool call of ``user_id``'s: on the read replica when there
         is one and it may answer (not after their own recent write, not while it lags or is
-        down: :class:`~fable_core.db.replica.Replica`), else on the primary, as :meth:`reading`."""
+        down: :class:`~fable_core.db.replica.Replica`), else on the primary, as :meth:`reading`.
+        A failure of the replica's (not of the request's data) leaves as ``ReplicaFailed``: the
+        dispatcher then runs a one-session read tool again on the primary."""
         if self.replica is None:
             async with self.reading() as session:
                 yield session
@@ -181,8 +183,13 @@ class Database:
                 yield session
             return
         with translated_db_errors():
-            async with replica_session:
-                yield replica_session
+            try:
+                async with replica_session:
+                    yield replica_session
+            except (OSError, DBAPIError) as e:
+                if self.replica.failed(e):
+                    raise ReplicaFailed(f"the read replica failed: {type(e).__name__}") from e
+                raise
 
     async def ping(self) -> None:
         """One round trip; Unavailable (saying why) when the server does not answer."""

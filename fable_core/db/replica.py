@@ -24,8 +24,11 @@ For one read, with W = ``FABLE_READ_YOUR_WRITES_SECONDS``:
    stamp is taken just before its commit: only a commit slower than W/2 after its last
    statement could slip between them).
 3. The replica unreachable, failing, lagging more than that: the primary; a user never sees an
-   error for it. After a connection failure the replica is left alone for
-   :data:`RETRY_AFTER` seconds, so a dead host costs one connect timeout, not one per call.
+   error for it. After a failure the replica is left alone for :data:`RETRY_AFTER` seconds, so
+   a dead host costs one connect timeout, not one per call. A read that fails on the replica
+   midway (the replica gone, the query cancelled by replay) is run again on the primary when
+   the tool runs in one session (:class:`ReplicaFailed`); a ``phases`` tool's read phase
+   cannot be repeated, and fails as ``Unavailable``.
 """
 
 from __future__ import annotations
@@ -40,7 +43,9 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-__all__ = ["CONNECT_TIMEOUT", "RETRY_AFTER", "STAMP", "Replica", "lsn"]
+from fable_core.errors import Unavailable
+
+__all__ = ["CONNECT_TIMEOUT", "RETRY_AFTER", "STAMP", "Replica", "ReplicaFailed", "lsn"]
 
 CONNECT_TIMEOUT = 2.0  # seconds to reach the replica before the primary answers instead
 RETRY_AFTER = 5.0  # seconds the replica is left alone after it could not be reached
@@ -64,6 +69,13 @@ def lsn(position: str | None) -> int:
     return (int(high, 16) << 32) + int(low, 16)
 
 
+class ReplicaFailed(Unavailable):
+    """A read failed on the replica, for a reason of the replica's (gone mid-read, a query
+    cancelled by replay, a schema it has not replayed): the primary can answer the same read.
+    The dispatcher does so for read tools that run in one session; a phase of a ``phases`` tool
+    cannot be run again, so there it stays this ``Unavailable``."""
+
+
 class Replica:
     """The replica's engine, and what this process knows: its callers' recent writes, and
     whether the replica answered lately. ``routed`` counts where candidate reads went."""
@@ -76,7 +88,7 @@ class Replica:
             engine.execution_options(isolation_level="AUTOCOMMIT"), expire_on_commit=False, autoflush=False)
         self._wrote: dict[int, float] = {}
         self._down_until = 0.0
-        self.routed = {"replica": 0, "primary": 0}
+        self.routed = {"replica": 0, "primary": 0, "failed": 0}
 
     def wrote(self, user_id: int) -> None:
         """``user_id``'s write committed here: their reads skip the replica for the window."""
@@ -124,6 +136,18 @@ class Replica:
             position, primary_now, wrote = (await conn.execute(
                 _ON_PRIMARY, {"writer": user_id, "window": self.window})).one()
         return position, primary_now, wrote
+
+    def failed(self, e: BaseException) -> bool:
+        """Whether ``e``, raised by a read on the replica, is the replica's failure (then it is
+        left alone for a while) rather than the request's: bad data (SQLSTATE classes 22, 23)
+        fails on the primary alike, and must not take the replica out of service."""
+        orig = getattr(e, "orig", None)
+        sqlstate = getattr(orig, "sqlstate", None) or getattr(getattr(orig, "__cause__", None), "sqlstate", None)
+        if isinstance(sqlstate, str) and sqlstate[:2] in ("22", "23"):
+            return False
+        self.routed["failed"] += 1
+        self._unreachable(e)
+        return True
 
     def _unreachable(self, e: BaseException) -> None:
         self._down_until = time.monotonic() + RETRY_AFTER

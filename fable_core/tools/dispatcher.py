@@ -30,6 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from fable_core.caller import Caller
 from fable_core.config import Settings
 from fable_core.db.database import Database
+from fable_core.db.replica import ReplicaFailed
 from fable_core.errors import FableError, Forbidden, InvalidInput
 from fable_core.events import EventBus
 from fable_core.tools.context import Context, ReadKind
@@ -167,9 +168,16 @@ class Dispatcher:
             except BaseException:
                 await self.events.publish(ctx.events)  # what its committed phases changed
                 raise
-        async with self.session("write" if t.scope == "write" else reads, caller) as session:
-            ctx._session = session
-            result = await self._call(t, args, ctx)
+        try:
+            async with self.session("write" if t.scope == "write" else reads, caller) as session:
+                ctx._session = session
+                result = await self._call(t, args, ctx)
+        except ReplicaFailed:  # the replica failed mid-read: the read again, on the primary (it changed nothing)
+            ctx = Context(caller=caller, settings=self.settings, runtime=self.runtime, dispatcher=self,
+                          progress_sink=progress)
+            async with self.session("read") as session:
+                ctx._session = session
+                result = await self._call(t, args, ctx)
         ctx.committed()
         return result, ctx.events
 

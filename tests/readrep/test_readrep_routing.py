@@ -13,6 +13,7 @@ from dataclasses import replace
 import httpx
 import pytest
 from sqlalchemy import text
+from sqlalchemy.engine import make_url
 
 from bench.machine import record
 from bench.memory import PeakMemory
@@ -20,6 +21,7 @@ from bench.readrep import _world, figures, render, run
 from bench.standby import StreamingReplica
 from fable_core.accounts import create_api_key
 from fable_core.caller import Caller
+from fable_core.config import Settings
 from fable_core.errors import NotFound
 from fable_core.runtime import Fable
 from fable_web.app import create_app
@@ -109,6 +111,30 @@ async def test_readrep_a_lagging_or_stopped_replica_leaves_reads_to_the_primary(
     assert time.monotonic() - started < 2
 
 
+
+async def test_readrep_a_read_that_fails_on_the_replica_is_answered_by_the_primary(
+    fable: Fable, settings: Settings, replica: StreamingReplica, alice: Caller,
+) -> None:
+    """The replica reached through a role that sees no tables (as a replica a schema change has
+    not reached would): the probe passes, the tool's query fails there, the primary answers."""
+    async with fable.db.engine.begin() as conn:
+        await conn.execute(text("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'blind_reader') "
+                                "THEN CREATE ROLE blind_reader LOGIN; END IF; END $$"))
+        await conn.execute(text("ALTER ROLE blind_reader SET search_path = nowhere"))
+    note = await note_of(fable, alice, "Answered anyway")
+    await replica.caught_up()
+    url = make_url(replica.url).set(username="blind_reader").render_as_string(hide_password=False)
+    blind = await Fable.open(settings.model_copy(update={"database_read_url": url}), migrate=False)
+    try:
+        assert blind.db.replica is not None
+        assert await title(blind, person(alice), note) == "Answered anyway"
+        assert blind.db.replica.routed == {"replica": 1, "primary": 0, "failed": 1}
+        assert await title(blind, person(alice), note) == "Answered anyway"  # the replica left alone a while
+        assert blind.db.replica.routed == {"replica": 1, "primary": 1, "failed": 1}
+    finally:
+        await blind.close()
+
+
 async def test_readrep_rest_signs_in_on_the_primary_and_reads_on_the_replica(
     fable: Fable, read_fable: Fable, replica: StreamingReplica, alice: Caller,
 ) -> None:
@@ -133,6 +159,6 @@ async def test_readrep_the_bench_runs_end_to_end_on_a_small_world(
     await replica.caught_up()
     result = await run(fable, read_fable, me, ids, runs=2, warmup=1)
     assert result.notes == 30 and all(len(samples) == 2 for samples in result.calls.values())
-    assert result.routed == {"replica": 6, "primary": 6}  # the routed reads, then those after a write elsewhere
+    assert result.routed == {"replica": 6, "primary": 6, "failed": 0}  # routed reads; those after a write elsewhere
     assert "| read_note, routed to the replica | 2 |" in render(result, record(), PeakMemory({}))
     assert figures(result)
