@@ -37,6 +37,7 @@ import asyncio
 import logging
 import time
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
@@ -58,6 +59,7 @@ STAMP = text(
 _ON_PRIMARY = text(
     "SELECT pg_current_wal_lsn()::text, clock_timestamp(), EXISTS (SELECT 1 FROM recent_writes "
     "WHERE writer_id = :writer AND written_at > clock_timestamp() - make_interval(secs => :window))")
+_STATUS = text("SELECT pg_is_in_recovery(), extract(epoch FROM now() - pg_last_xact_replay_timestamp())::float8")
 _ON_REPLICA = text("SELECT pg_is_in_recovery(), pg_last_wal_replay_lsn()::text, pg_last_xact_replay_timestamp()")
 
 
@@ -153,6 +155,21 @@ class Replica:
         self._down_until = time.monotonic() + RETRY_AFTER
         _log.warning("read replica unavailable (%s): reading on the primary for %.0f s",
                      str(e).splitlines()[0][:200] if str(e) else type(e).__name__, RETRY_AFTER)
+
+    async def status(self) -> dict[str, Any]:
+        """For /api/health: whether the replica answers, and how far its replay is behind (the
+        age of its last replayed commit, which also grows while the primary is idle)."""
+        try:
+            async with self.engine.connect() as conn:
+                recovering, lag = (await conn.execute(_STATUS)).one()
+        except (OSError, DBAPIError, PoolTimeout) as e:
+            return {"status": "unavailable", "error": str(e).splitlines()[0][:200] if str(e) else type(e).__name__}
+        answer: dict[str, Any] = {"status": "ok" if recovering else "not a replica"}
+        if lag is not None:
+            answer["last_replayed_commit_seconds"] = round(lag, 3)
+        if time.monotonic() < self._down_until:
+            answer["status"] = "resting"  # a read failed on it lately: reads go to the primary a while
+        return answer
 
     async def close(self) -> None:
         await self.engine.dispose()

@@ -44,6 +44,12 @@ async def change_on_primary(fable: Fable, note_id: int, title: str) -> None:
         await session.execute(text("UPDATE notes SET title = :t WHERE id = :id"), {"t": title, "id": note_id})
 
 
+async def health(fable: Fable) -> httpx.Response:
+    transport = httpx.ASGITransport(app=create_app(fable))
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as c:
+        return await c.get("/api/health")
+
+
 async def title(fable: Fable, caller: Caller, note_id: int) -> str:
     return str((await fable.call("read_note", {"note_id": note_id}, caller))["title"])
 
@@ -109,6 +115,8 @@ async def test_readrep_a_lagging_or_stopped_replica_leaves_reads_to_the_primary(
     assert read_fable.db.replica.routed == {**routed, "primary": routed["primary"] + 2}
     assert read_fable.db.replica._down_until > time.monotonic()  # no retry per call for a while
     assert time.monotonic() - started < 2
+    answer = await health(read_fable)  # still up: the replica's state is information
+    assert answer.status_code == 200 and answer.json()["read_replica"]["status"] == "unavailable"
 
 
 
@@ -150,6 +158,9 @@ async def test_readrep_rest_signs_in_on_the_primary_and_reads_on_the_replica(
         assert got.json()["title"] == "Seen over REST"  # the key looked up on the primary, the note read on the replica
         assert (await http.patch(f"/notes/{note}", json={"title": "Patched over REST"})).status_code == 200
         assert (await http.get(f"/notes/{note}")).json()["title"] == "Patched over REST"
+    answer = (await health(read_fable)).json()
+    assert answer["read_replica"]["status"] == "ok" and answer["read_replica"]["last_replayed_commit_seconds"] >= 0
+    assert "read_replica" not in (await health(fable)).json()  # none configured: nothing said
 
 
 async def test_readrep_the_bench_runs_end_to_end_on_a_small_world(
