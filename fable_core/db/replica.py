@@ -56,8 +56,9 @@ _log = logging.getLogger(__name__)
 STAMP = text(
     "INSERT INTO recent_writes (writer_id, written_at) VALUES (:writer, clock_timestamp()) "
     "ON CONFLICT (writer_id) DO UPDATE SET written_at = excluded.written_at")
+# The insert position, not the write position: past every commit, asynchronous ones included.
 _ON_PRIMARY = text(
-    "SELECT pg_current_wal_lsn()::text, clock_timestamp(), EXISTS (SELECT 1 FROM recent_writes "
+    "SELECT pg_current_wal_insert_lsn()::text, clock_timestamp(), EXISTS (SELECT 1 FROM recent_writes "
     "WHERE writer_id = :writer AND written_at > clock_timestamp() - make_interval(secs => :window))")
 _STATUS = text("SELECT pg_is_in_recovery(), extract(epoch FROM now() - pg_last_xact_replay_timestamp())::float8")
 _ON_REPLICA = text("SELECT pg_is_in_recovery(), pg_last_wal_replay_lsn()::text, pg_last_xact_replay_timestamp()")
