@@ -33,6 +33,17 @@ class Settings(BaseModel):
         description="PostgreSQL URL (postgresql://user:pass@host/db). Absent: Fable runs its own "
         "embedded PostgreSQL in FABLE_DATA_DIR/pg. The server needs the pgvector and pg_trgm extensions.",
     )
+    database_read_url: str | None = Field(
+        None,
+        description="PostgreSQL URL of a streaming read replica of DATABASE_URL. Set: read-only tool calls "
+        "query it, except a caller's reads within FABLE_READ_YOUR_WRITES_SECONDS of their own write, and "
+        "whenever it is down or lags (then the primary answers). See docs/deployment.md, Read replicas.",
+    )
+    fable_read_your_writes_seconds: float = Field(
+        5, gt=0, le=3600,
+        description="With DATABASE_READ_URL: how long after a caller's write their reads stay on the primary; "
+        "the replica is also skipped while its replay lags more than half of this.",
+    )
     fable_data_dir: Path = Field(
         default_factory=lambda: Path(platformdirs.user_data_dir("fable", appauthor=False)),
         description="Where Fable keeps its data: the embedded database, the generated secret key.",

@@ -1,4 +1,5 @@
-"""GET /api/health (public): is the database reachable, and is an LLM configured and up.
+"""GET /api/health (public): is the database reachable, and is an LLM configured and up (and,
+with ``DATABASE_READ_URL``, the read replica: informative, it never makes the answer 503).
 
 The LLM's status is the background probe's (see :func:`llm_status`). Answers 200 when the
 database is up (the LLM is optional: every non-LLM capability works
@@ -47,14 +48,26 @@ async def llm_status(fable: Fable) -> dict[str, Any]:
     return {"provider": provider, "status": "ok"} | answer.to_dict()
 
 
+async def replica_status(fable: Fable) -> dict[str, Any] | None:
+    """The read replica's (``DATABASE_READ_URL``), when there is one: informative only, as reads
+    go to the primary whenever it is down or behind."""
+    if fable.db.replica is None:
+        return None
+    try:
+        async with asyncio.timeout(TIMEOUT):
+            return await fable.db.replica.status()
+    except TimeoutError:
+        return {"status": "unavailable", "error": f"no answer within {TIMEOUT:g} s"}
+
+
 async def health(request: Request) -> Response:
     fable = web(request).fable
-    database, llm = await asyncio.gather(database_status(fable), llm_status(fable))
+    database, llm, replica = await asyncio.gather(database_status(fable), llm_status(fable), replica_status(fable))
     up = database["status"] == "ok"
-    return JSONResponse(
-        {"status": "ok" if up else "unavailable", "database": database, "llm": llm},
-        status_code=200 if up else 503,
-    )
+    body = {"status": "ok" if up else "unavailable", "database": database, "llm": llm}
+    if replica is not None:
+        body["read_replica"] = replica
+    return JSONResponse(body, status_code=200 if up else 503)
 
 
 routes = [ApiRoute("/api/health", health, methods=["GET"], doc=Doc("Database and LLM status", "system", public=True))]

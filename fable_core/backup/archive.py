@@ -80,6 +80,7 @@ EXCLUDED: dict[str, str] = {
                      "a restore cannot remap; restore a note from the trash to keep it",
     "job_runs": "which scheduled runs this instance has done: the restored one schedules its own",
     "mcp_sessions": "which replica holds which open MCP session: clients open new ones",
+    "recent_writes": "who wrote in the last seconds (read replicas' read-your-writes): transient",
 }
 COVERED: frozenset[str] = frozenset({
     "instance_settings", "users", "api_keys", "app_logs", "caldav_accounts", "conversations",

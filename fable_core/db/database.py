@@ -3,6 +3,8 @@
 ``Database.open(settings)`` resolves where the data lives (``DATABASE_URL`` or the embedded
 server), verifies the extensions Fable needs, applies pending migrations under an advisory lock
 (so concurrent processes starting at once do not race), and hands out transactional sessions.
+With ``DATABASE_READ_URL`` it also opens the read replica (:mod:`fable_core.db.replica`), which
+only :meth:`Database.replica_reading` uses; migrations and everything else run on the primary.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from sqlalchemy.ext.asyncio import (
 from fable_core.config import Settings
 from fable_core.db.errors import translated_db_errors
 from fable_core.db.migrations import Migration, current_revision, upgrade_to_head
+from fable_core.db.replica import CONNECT_TIMEOUT, STAMP, Replica, ReplicaFailed
 from fable_core.errors import InvalidInput, Unavailable
 
 __all__ = ["REQUIRED_EXTENSIONS", "Database", "async_url", "rowcount", "storage_description"]
@@ -39,18 +42,18 @@ _MIGRATION_LOCK = 0x0F_AB_1E
 _log = logging.getLogger(__name__)
 
 
-def async_url(url: str) -> str:
+def async_url(url: str, variable: str = "DATABASE_URL") -> str:
     """Accept ``postgres://`` and ``postgresql[+driver]://`` URLs and pin the asyncpg driver."""
     if url.startswith("postgres://"):
         url = "postgresql://" + url[len("postgres://"):]
     try:
         parsed = make_url(url)
     except ArgumentError as e:
-        raise InvalidInput(f"DATABASE_URL is not a database URL: {url!r}", variable="DATABASE_URL") from e
+        raise InvalidInput(f"{variable} is not a database URL: {url!r}", variable=variable) from e
     if parsed.get_backend_name() != "postgresql":
         raise InvalidInput(
-            f"DATABASE_URL must be a PostgreSQL URL, got {parsed.get_backend_name()!r}",
-            variable="DATABASE_URL",
+            f"{variable} must be a PostgreSQL URL, got {parsed.get_backend_name()!r}",
+            variable=variable,
         )
     if "sslmode" in parsed.query:  # libpq spelling; asyncpg calls it ``ssl``
         sslmode = parsed.query["sslmode"]
@@ -67,9 +70,10 @@ def rowcount(result: Result[*tuple[Any, ...]]) -> int:
 class Database:
     """An engine plus a session factory; one per process and database."""
 
-    def __init__(self, engine: AsyncEngine, url: str) -> None:
+    def __init__(self, engine: AsyncEngine, url: str, replica: Replica | None = None) -> None:
         self.engine = engine
         self.url = url
+        self.replica = replica
         self.sessions = async_sessionmaker(engine, expire_on_commit=False, autoflush=False)
         self._reading = async_sessionmaker(
             engine.execution_options(isolation_level="AUTOCOMMIT"), expire_on_commit=False, autoflush=False
@@ -95,6 +99,16 @@ class Database:
         )
         db = cls(engine, url)
         try:
+            if settings.database_read_url:
+                db.replica = Replica(
+                    create_async_engine(
+                        async_url(settings.database_read_url, "DATABASE_READ_URL"),
+                        pool_size=settings.fable_db_pool_size,
+                        max_overflow=settings.fable_db_pool_size,
+                        connect_args={"timeout": CONNECT_TIMEOUT},
+                    ),
+                    engine, settings.fable_read_your_writes_seconds,
+                )
             try:
                 async with engine.connect() as conn:
                     await check_extensions(conn)
@@ -104,7 +118,7 @@ class Database:
             if migrate:
                 await db.upgrade()
         except BaseException:
-            await engine.dispose()
+            await db.close()
             raise
         return db
 
@@ -122,15 +136,21 @@ class Database:
                 return await conn.run_sync(current_revision)
 
     @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[AsyncSession]:
+    async def transaction(self, *, writer: int | None = None) -> AsyncIterator[AsyncSession]:
         """A session inside one transaction: committed on success, rolled back on any error.
 
         Driver errors leave as domain errors (:func:`~fable_core.db.errors.translate_db_error`),
         here, for every caller: a database that is down is ``Unavailable`` (503) whether a tool
-        or a hand-written route asked."""
+        or a hand-written route asked. With a read replica, ``writer`` (the user a tool call
+        writes for) is stamped as having written, in this transaction: their reads stay on the
+        primary for a while (:mod:`fable_core.db.replica`)."""
         with translated_db_errors():
             async with self.sessions() as session, session.begin():
                 yield session
+                if writer is not None and self.replica is not None:
+                    await session.execute(STAMP, {"writer": writer})
+            if writer is not None and self.replica is not None:
+                self.replica.wrote(writer)
 
     @asynccontextmanager
     async def reading(self) -> AsyncIterator[AsyncSession]:
@@ -145,6 +165,32 @@ class Database:
             async with self._reading() as session:
                 yield session
 
+    @asynccontextmanager
+    async def replica_reading(self, user_id: int) -> AsyncIterator[AsyncSession]:
+        """A session for a read-only tool call of ``user_id``'s: on the read replica when there
+        is one and it may answer (not after their own recent write, not while it lags or is
+        down: :class:`~fable_core.db.replica.Replica`), else on the primary, as :meth:`reading`.
+        A failure of the replica's (not of the request's data) leaves as ``ReplicaFailed``: the
+        dispatcher then runs a one-session read tool again on the primary."""
+        if self.replica is None:
+            async with self.reading() as session:
+                yield session
+            return
+        with translated_db_errors():
+            replica_session = await self.replica.session(user_id)
+        if replica_session is None:
+            async with self.reading() as session:
+                yield session
+            return
+        with translated_db_errors():
+            try:
+                async with replica_session:
+                    yield replica_session
+            except (OSError, DBAPIError) as e:
+                if self.replica.failed(e):
+                    raise ReplicaFailed(f"the read replica failed: {type(e).__name__}") from e
+                raise
+
     async def ping(self) -> None:
         """One round trip; Unavailable (saying why) when the server does not answer."""
         with translated_db_errors():
@@ -152,6 +198,8 @@ class Database:
                 await conn.execute(text("SELECT 1"))
 
     async def close(self) -> None:
+        if self.replica is not None:
+            await self.replica.close()
         await self.engine.dispose()
 
 

@@ -1269,3 +1269,16 @@ class McpSession(Base):
     key_hash: Mapped[str] = mapped_column(String(64), nullable=False, index=True)
     created_at: Mapped[datetime] = _created()
     seen_at: Mapped[datetime] = _created()
+
+
+class RecentWrite(Base):
+    """When each user last wrote, for read replicas (:mod:`fable_core.db.replica`): their reads stay
+    on the primary for ``FABLE_READ_YOUR_WRITES_SECONDS`` after. Written only when
+    ``DATABASE_READ_URL`` is set, in the writing transaction; UNLOGGED (no WAL, not replicated:
+    only the primary reads it; a crash empties it, which costs at most one window)."""
+
+    __tablename__ = "recent_writes"
+    __table_args__ = ({"prefixes": ["UNLOGGED"]},)
+
+    writer_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    written_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)

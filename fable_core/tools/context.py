@@ -20,7 +20,9 @@ if TYPE_CHECKING:
     from fable_core.runtime import Fable
     from fable_core.tools.dispatcher import Dispatcher
 
-__all__ = ["Context"]
+__all__ = ["Context", "ReadKind"]
+
+ReadKind = Literal["read", "replica"]  # where a call's reads go: the primary, or the replica when it may
 
 
 @dataclass(slots=True)
@@ -41,6 +43,7 @@ class Context:
     events: list[Event] = field(default_factory=list)  # committed: published after the call
     dispatcher: Dispatcher | None = None
     progress_sink: ProgressSink | None = None
+    reads: ReadKind = "read"  # "replica" for a read-scope tool's call made for a person
     _session: AsyncSession | None = None
     _pending: list[Event] = field(default_factory=list)  # emitted, not yet committed
     _today: tuple[date, str] | None = None
@@ -120,7 +123,7 @@ class Context:
             return
         assert self.dispatcher is not None, "a phase needs the dispatcher's database"
         try:
-            async with self.dispatcher.session(kind) as session:
+            async with self.dispatcher.session(self.reads if kind == "read" else kind, self.caller) as session:
                 self._session = session
                 yield session
         except BaseException:

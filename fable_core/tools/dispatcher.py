@@ -1,7 +1,8 @@
 """The dispatcher: the one path every tool call takes, whatever the surface.
 
 validate arguments → authorise → run (a write tool in one transaction, a read tool in a session
-without one) → validate the result → publish events after commit → record usage. Errors leave
+without one: on the read replica when there is one and it may answer, :mod:`fable_core.db.replica`)
+→ validate the result → publish events after commit → record usage. Errors leave
 as :mod:`fable_core.errors` types; nothing is written when a call fails. Usage and failure rows
 go to ``app_logs`` in batches (:mod:`.usage`), outside the call's transaction.
 
@@ -29,9 +30,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from fable_core.caller import Caller
 from fable_core.config import Settings
 from fable_core.db.database import Database
+from fable_core.db.replica import ReplicaFailed
 from fable_core.errors import FableError, Forbidden, InvalidInput
 from fable_core.events import EventBus
-from fable_core.tools.context import Context
+from fable_core.tools.context import Context, ReadKind
 from fable_core.tools.progress import ProgressSink
 from fable_core.tools.registry import REGISTRY, Registry, Tool
 from fable_core.tools.suggest import argument_hint, unknown_tool
@@ -154,17 +156,28 @@ class Dispatcher:
 
     async def _run(self, t: Tool, args: dict[str, Any], caller: Caller,
                    progress: ProgressSink | None = None) -> tuple[BaseModel, list[Any]]:
+        # the replica takes the reads of read tools called for a person; not background work's,
+        # nor live streams' (following rows background work wrote a moment ago, told by NOTIFY)
+        replica = t.scope == "read" and not t.stream and caller.surface != "internal"
+        reads: ReadKind = "replica" if replica else "read"
         ctx = Context(caller=caller, settings=self.settings, runtime=self.runtime, dispatcher=self,
-                      progress_sink=progress)
+                      progress_sink=progress, reads=reads)
         if t.transaction == "phases":
             try:
                 return await self._call(t, args, ctx), ctx.events
             except BaseException:
                 await self.events.publish(ctx.events)  # what its committed phases changed
                 raise
-        async with self.session("write" if t.scope == "write" else "read") as session:
-            ctx._session = session
-            result = await self._call(t, args, ctx)
+        try:
+            async with self.session("write" if t.scope == "write" else reads, caller) as session:
+                ctx._session = session
+                result = await self._call(t, args, ctx)
+        except ReplicaFailed:  # the replica failed mid-read: the read again, on the primary (it changed nothing)
+            ctx = Context(caller=caller, settings=self.settings, runtime=self.runtime, dispatcher=self,
+                          progress_sink=progress)
+            async with self.session("read") as session:
+                ctx._session = session
+                result = await self._call(t, args, ctx)
         ctx.committed()
         return result, ctx.events
 
@@ -178,10 +191,20 @@ class Dispatcher:
             raise InternalError(f"{t.name} produced an invalid result") from e
 
     @asynccontextmanager
-    async def session(self, kind: Literal["read", "write"]) -> AsyncIterator[AsyncSession]:
+    async def session(self, kind: Literal["read", "replica", "write"],
+                      caller: Caller | None = None) -> AsyncIterator[AsyncSession]:
         """A database session for one call or phase, inside one of the pool's slots: a write
-        session is one transaction; a read session has no BEGIN/COMMIT."""
-        async with self._slots, (self.db.transaction() if kind == "write" else self.db.reading()) as session:
+        session is one transaction (which marks ``caller`` as having written, for the read
+        replica); a read session has no BEGIN/COMMIT; a ``replica`` one is a read session on the
+        read replica when ``caller`` may read there now (:meth:`Database.replica_reading`)."""
+        writer = caller.user_id if caller is not None else None
+        if kind == "write":
+            opened = self.db.transaction(writer=writer)
+        elif kind == "replica" and writer is not None:
+            opened = self.db.replica_reading(writer)
+        else:
+            opened = self.db.reading()
+        async with self._slots, opened as session:
             yield session
 
     async def run_within(self, outer: Context, name: str, arguments: Mapping[str, Any]) -> BaseModel:
