@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import signal
 import sys
 import time
 from pathlib import Path
@@ -31,7 +32,7 @@ def _replica_env(settings: Settings, tmp: Path, **llm: str) -> dict[str, str]:
             "FABLE_SHUTDOWN_TIMEOUT": "4", **llm}
 
 
-async def test_caddy_round_robins_both_replicas_and_streams_unbuffered(
+async def test_caddy_round_robins_both_replicas_streams_unbuffered_and_rides_out_a_stop(
     caddy_bin: Path, stack_llm: tuple[FakeLLM, str, str], settings: Settings, tmp_path: Path,
     fable: Fable, alice: Caller,
 ) -> None:
@@ -39,27 +40,48 @@ async def test_caddy_round_robins_both_replicas_and_streams_unbuffered(
     fake.reset()
     one = _replica_env(settings, tmp_path, LLM_PROVIDER="ollama", OLLAMA_URL=ollama)
     two = _replica_env(settings, tmp_path, LLM_PROVIDER="openai", OPENAI_BASE_URL=openai, OPENAI_MODEL="qwen3:8b")
+    key = await make_key(fable, alice)
     async with contextlib.AsyncExitStack() as stack:
         a, b = await asyncio.gather(stack.enter_async_context(replica(one)), stack.enter_async_context(replica(two)))
         url = await stack.enter_async_context(caddy(caddy_bin, tmp_path, a.url[7:], b.url[7:]))
-        client = await stack.enter_async_context(httpx.AsyncClient(base_url=url, timeout=10))
+        client = await stack.enter_async_context(httpx.AsyncClient(
+            base_url=url, timeout=10, headers={"authorization": f"Bearer {key}"}))
         providers = [(await client.get("/api/health")).json()["llm"]["provider"] for _ in range(6)]
         assert sorted(set(providers)) == ["ollama", "openai"]
         assert all(x != y for x, y in itertools.pairwise(providers))  # taking turns
 
-        key = await make_key(fable, alice)
-        note = (await client.post("/api/notes", json={"title": "Plan", "body": "one two three"},
-                                  headers={"authorization": f"Bearer {key}"})).json()
+        note = (await client.post("/api/notes", json={"title": "Plan", "body": "one two three"})).json()
         fake.plain_replies.append(Reply("first second third fourth", delay=0.25))
-        async with client.stream("POST", f"/api/notes/{note['id']}/assist/stream", json={"instruction": "shorter"},
-                                 headers={"authorization": f"Bearer {key}"}) as stream:
+        async with client.stream("POST", f"/api/notes/{note['id']}/assist/stream",
+                                 json={"instruction": "shorter"}) as stream:
             assert stream.status_code == 200 and stream.headers["content-type"].startswith("text/event-stream")
             arrivals = [(line[7:], time.monotonic()) async for line in stream.aiter_lines()
                         if line.startswith("event: ")]
-    tokens = [at for kind, at in arrivals if kind == "token"]
-    assert len(tokens) == 4 and arrivals[-1][0] == "result"
-    # each token reached the client as the model wrote it (0.25 s apart), not all at the end
-    assert tokens[-1] - tokens[0] > 0.5
+        tokens = [at for kind, at in arrivals if kind == "token"]
+        assert len(tokens) == 4 and arrivals[-1][0] == "result"
+        # each token reached the client as the model wrote it (0.25 s apart), not all at the end
+        assert tokens[-1] - tokens[0] > 0.5
+
+        # A rolling restart's first half: one replica gets SIGTERM while requests keep coming.
+        # Not one fails, and each POST runs once (the other replica takes over).
+        statuses: list[int] = []
+        titles: list[str] = []
+
+        async def post() -> None:
+            titles.append(f"During {len(titles)}")
+            statuses.append((await client.post("/api/notes", json={"title": titles[-1]})).status_code)
+
+        deadline = time.monotonic() + 30
+        a.proc.send_signal(signal.SIGTERM)
+        while a.proc.returncode is None and time.monotonic() < deadline:
+            await post()
+            statuses.append((await client.get("/api/notes", params={"limit": 1})).status_code)
+        await a.proc.wait()
+        for _ in range(4):  # after it: the stopped replica refuses connections, retried on the other
+            await post()
+        listed = (await client.get("/api/notes", params={"limit": 200})).json()["items"]
+    assert a.proc.returncode == 143 and set(statuses) == {200}
+    assert sorted(n["title"] for n in listed if n["title"].startswith("During")) == sorted(titles)  # once each
 
 
 async def test_a_request_a_draining_replica_refuses_runs_once_on_the_other(
