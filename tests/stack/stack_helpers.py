@@ -71,9 +71,10 @@ async def wait_healthy(url: str, proc: asyncio.subprocess.Process | None = None)
 async def caddy(caddy_bin: Path, tmp: Path, *upstreams: str) -> AsyncIterator[str]:
     """Caddy running deploy/Caddyfile as it is, its variables pointing at ``upstreams`` and a
     plain-HTTP site on a free port (the Caddyfile's FABLE_DOMAIN may name a scheme and port);
-    yields the site's URL once it answers through the first replica."""
+    yields the site's URL once it answers through the first replica, and its admin endpoint answers
+    what compose.yaml's health check of the proxy asks."""
     port, admin = free_port(), free_port()
-    env = caddy_env(tmp, FABLE_DOMAIN=f"http://127.0.0.1:{port}", CADDY_ADMIN=f"127.0.0.1:{admin}",
+    env = caddy_env(tmp, FABLE_DOMAIN=f"http://127.0.0.1:{port}", CADDY_ADMIN=f"localhost:{admin}",
                     FABLE_UPSTREAM_1=upstreams[0], FABLE_UPSTREAM_2=upstreams[1])
     log = (tmp / "caddy.log").open("wb")
     proc = await asyncio.create_subprocess_exec(str(caddy_bin), "run", "--config", str(CADDYFILE), "--adapter",
@@ -82,6 +83,8 @@ async def caddy(caddy_bin: Path, tmp: Path, *upstreams: str) -> AsyncIterator[st
     url = f"http://127.0.0.1:{port}"
     try:
         await wait_healthy(url, proc)
+        async with httpx.AsyncClient(timeout=5) as client:
+            assert (await client.get(f"http://localhost:{admin}/config/")).status_code == 200
         yield url
     finally:
         if proc.returncode is None:

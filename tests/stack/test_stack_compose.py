@@ -95,6 +95,7 @@ def test_the_proxy_serves_the_domain_over_https_and_balances_the_fable_services(
     proxy = compose["services"]["proxy"]
     assert "./deploy/Caddyfile:/etc/caddy/Caddyfile:ro" in proxy["volumes"]
     assert {"80:80", "443:443"} <= set(proxy["ports"])
+    assert "http://localhost:2019/config/" in proxy["healthcheck"]["test"]  # the admin endpoint (tests/stack runs it)
     adapted = subprocess.run([str(caddy_bin), "adapt", "--config", str(CADDYFILE), "--adapter", "caddyfile"],
                              env=caddy_env(tmp_path, FABLE_DOMAIN="fable.example.com"),
                              capture_output=True, text=True, check=True, timeout=30)

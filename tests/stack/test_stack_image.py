@@ -54,6 +54,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
     return zipfile.ZipFile(built)
 
 
+@pytest.mark.slow
 def test_the_wheel_holds_every_file_of_the_packages_and_nothing_else(wheel: zipfile.ZipFile) -> None:
     files = {name for name in wheel.namelist() if ".dist-info/" not in name}
     tracked = set(_tracked(*PACKAGES))

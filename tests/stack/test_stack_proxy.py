@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 from stack_helpers import caddy, health_probe, replica
 from support.fake_llm import FakeLLM, Reply
 from support.mcp_clients import make_key
@@ -32,6 +33,7 @@ def _replica_env(settings: Settings, tmp: Path, **llm: str) -> dict[str, str]:
             "FABLE_SHUTDOWN_TIMEOUT": "4", **llm}
 
 
+@pytest.mark.slow
 async def test_caddy_round_robins_both_replicas_streams_unbuffered_and_rides_out_a_stop(
     caddy_bin: Path, stack_llm: tuple[FakeLLM, str, str], settings: Settings, tmp_path: Path,
     fable: Fable, alice: Caller,
