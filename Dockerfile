@@ -21,14 +21,16 @@ RUN python -m venv /opt/fable \
 FROM python:3.12-slim
 # the same path as in the build stage: a venv's scripts name their interpreter by it
 COPY --from=build /opt/fable /opt/fable
-RUN useradd --system --create-home --uid 10001 fable \
- && mkdir /data && chown fable:fable /data
+RUN groupadd --system --gid 10001 fable \
+ && useradd --system --uid 10001 --gid 10001 --create-home fable \
+ && mkdir /data && chown 10001:10001 /data
 ENV PATH=/opt/fable/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     FABLE_DATA_DIR=/data \
     FABLE_HOST=0.0.0.0 \
     FABLE_PORT=8000
-USER fable
+# numeric, so a runtime can tell it is not root without reading the image's /etc/passwd
+USER 10001:10001
 WORKDIR /home/fable
 VOLUME /data
 EXPOSE 8000
