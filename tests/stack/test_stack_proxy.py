@@ -118,3 +118,11 @@ async def _run(*argv: str) -> tuple[int, bytes]:
     _, err = await proc.communicate()
     assert proc.returncode is not None
     return proc.returncode, err
+
+
+async def test_a_replica_answers_the_proxy_health_check_asked_as_localhost_not_by_its_service_name(
+    fable: Fable,
+) -> None:
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(create_app(fable)), base_url="http://fable1:8000") as c:
+        assert (await c.get("/api/health")).status_code == 421  # Caddy's default Host: the upstream's address
+        assert (await c.get("/api/health", headers={"host": "localhost"})).status_code == 200  # health_headers
