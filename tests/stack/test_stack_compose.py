@@ -103,6 +103,7 @@ def test_the_proxy_serves_the_domain_over_https_and_balances_the_fable_services(
     assert server["listen"] == [":443"] and "automatic_https" not in server  # a certificate for the name
     (route,) = server["routes"]
     assert route["match"] == [{"host": ["fable.example.com"]}]
+    assert _find(route, "headers")["response"]["set"] == {"Strict-Transport-Security": ["max-age=31536000"]}
     proxy_handler = _find(route, "reverse_proxy")
     port = "8000"  # the image's CMD
     assert [u["dial"] for u in proxy_handler["upstreams"]] == [f"{name}:{port}" for name in FABLES]
