@@ -28,8 +28,11 @@ from fable_web.drain import Drain
 
 
 def _replica_env(settings: Settings, tmp: Path, **llm: str) -> dict[str, str]:
-    return {"DATABASE_URL": settings.database_url or "", "FABLE_DATA_DIR": str(tmp),
-            "FABLE_SECRET_KEY": "stack-test-key", "EMBED_MODEL": "fake-embed", "TRUST_PROXY_HEADERS": "true",
+    """A replica's environment as compose.yaml's: secrets as files, one data directory for all."""
+    (tmp / "database_url").write_text(f"{settings.database_url}\n")
+    (tmp / "fable_secret_key").write_text("stack-test-key\n")
+    return {"DATABASE_URL_FILE": str(tmp / "database_url"), "FABLE_SECRET_KEY_FILE": str(tmp / "fable_secret_key"),
+            "FABLE_DATA_DIR": str(tmp / "data"), "EMBED_MODEL": "fake-embed", "TRUST_PROXY_HEADERS": "true",
             "FABLE_SHUTDOWN_TIMEOUT": "4", **llm}
 
 
