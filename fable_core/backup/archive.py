@@ -79,6 +79,8 @@ EXCLUDED: dict[str, str] = {
     "trashed_notes": "deleted notes awaiting their purge: their JSON names ids (the note's, its project's) "
                      "a restore cannot remap; restore a note from the trash to keep it",
     "job_runs": "which scheduled runs this instance has done: the restored one schedules its own",
+    "generations": "transient: the answers being written right now, on whichever process",
+    "generation_events": "transient: a live answer's events, kept a minute after it ends",
 }
 COVERED: frozenset[str] = frozenset({
     "instance_settings", "users", "api_keys", "app_logs", "caldav_accounts", "conversations",
