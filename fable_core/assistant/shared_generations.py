@@ -397,10 +397,12 @@ class RemoteFollow:
         loop = asyncio.get_running_loop()
         quiet_since = loop.time()
         snapshot = self.snapshot
+        following: int | None = None  # the generation it follows, once it has started
         try:
             while True:
-                if snapshot is None:
-                    return
+                if snapshot is None or (following is not None and snapshot.message_id != following):
+                    return  # gone, or the key's next generation: this one is over
+                following = snapshot.message_id
                 for seq, event, data in snapshot.events:
                     assert snapshot.message_id is not None
                     self.last = (snapshot.message_id, seq)

@@ -118,4 +118,4 @@ async def test_an_answer_is_followed_resumed_refused_stopped_and_survives_its_re
         assert end["event"] == "error" and end["data"]["status"] == "interrupted"
         assert result["event"] == "result" and result["data"]["status"] == "interrupted"
         assert result["data"]["content"].startswith("w0 w1 w2")  # the partial answer, kept
-        assert waited < 15, f"the follower waited {waited:.1f} s"
+        assert waited < 20, f"the follower waited {waited:.1f} s"  # 10 s without a beat, then a sweep
