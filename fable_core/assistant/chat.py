@@ -31,7 +31,7 @@ from fable_core.assistant import memory
 from fable_core.assistant.away import tell_away
 from fable_core.assistant.context import ContextPack, add_urls, build_context
 from fable_core.assistant.conversations import check_conversation, load_conversation, scope_label
-from fable_core.assistant.generation import Buffer, MessageWriter, StreamEvent
+from fable_core.assistant.generation import Buffer, MessageWriter, StreamEvent, parse_event_id
 from fable_core.assistant.memory import Past
 from fable_core.assistant.providers import NoProvider, StreamCut, unavailable
 from fable_core.assistant.toolloop import LoopResult, run_tool_loop
@@ -150,7 +150,7 @@ async def _store(assistant: Assistant, caller: Caller, conversation_id: int, con
         await check_conversation(conn, caller, conversation_id)
         await _check_notes(conn, caller, note_ids)
         if not reserved:
-            assistant.generations.reserve(key)  # Conflict while this conversation is answering
+            await assistant.generations.claim(key, conn)  # Conflict while this conversation is answering (anywhere)
         try:
             row = (await conn.execute(_STORE, {"conversation_id": conversation_id, "user_id": caller.user_id,
                                                "content": content})).first()
@@ -214,7 +214,7 @@ async def retry_message(assistant: Assistant, caller: Caller, conversation_id: i
         if answer.status not in RETRYABLE:
             raise Conflict(f"the last answer is {answer.status}; only an answer that failed, was cut off or "
                            "was stopped can be retried", status=answer.status)
-        assistant.generations.reserve(key)  # Conflict while this conversation is answering
+        await assistant.generations.claim(key, conn)  # Conflict while this conversation is answering (anywhere)
         try:
             await conn.execute(_FORGET, {"user_message_id": message.id, "message_id": answer.id,
                                          "conversation_id": conversation_id})
@@ -254,7 +254,7 @@ async def resend_message(assistant: Assistant, caller: Caller, conversation_id: 
         if last is None:
             raise Conflict(f"conversation {conversation_id} has no message to send again",
                            conversation_id=conversation_id)
-        assistant.generations.reserve(key)  # Conflict while this conversation is answering
+        await assistant.generations.claim(key, conn)  # Conflict while this conversation is answering (anywhere)
         try:
             params = {"conversation_id": conversation_id, "message_id": last.id}
             await conn.execute(_FORGET_FROM, params)
@@ -285,6 +285,26 @@ async def stored_reply(assistant: Assistant, caller: Caller, conversation_id: in
     return StreamEvent(f"{row.id}:stored", "message", {
         "message_id": row.id, "content": row.content, "status": row.status, "error": row.error,
         "tool_events": row.tool_events or [], "context": row.context})
+
+
+async def stored_end(assistant: Assistant, caller: Caller, conversation_id: int,
+                     last: StreamEvent) -> StreamEvent | None:
+    """The end event of an answer whose process died while ``last`` was its last event, as its
+    followers there would have seen it had the stream been cut: ``error``, status
+    ``interrupted`` (once a sweep has marked it), the next id."""
+    parsed = parse_event_id(last.id)
+    if parsed is None:
+        return None
+    message_id, n = parsed
+    async with assistant.db.reading() as s:
+        await load_conversation(s, caller, conversation_id)
+        row = (await s.execute(select(Message.status, Message.error).where(
+            Message.id == message_id, Message.conversation_id == conversation_id))).first()
+    if row is None or row.status not in RETRYABLE:
+        return None
+    return StreamEvent(f"{message_id}:{n + 1}", "error", {
+        "message_id": message_id, "status": row.status, "type": row.status, "message": row.error or "",
+        "details": {}})
 
 
 class _Turn:

@@ -10,11 +10,11 @@ process is recognisable (:func:`recover_interrupted`, :data:`STALE_AFTER` second
 beat) on any replica, whose sweep marks it ``interrupted`` within seconds. A finished buffer lives
 on for ``grace`` seconds (default 60) for late followers; afterwards the stored message answers.
 
-Replica safety: only the process running a generation holds its buffer. What must be correct
-across replicas is in PostgreSQL (the message, partial or complete, and its status); a follower
-on another replica gets that stored message. Live tailing across replicas would need the events
-themselves in PostgreSQL (an append-only ``generation_events`` table, or LISTEN/NOTIFY carrying
-event ids, with the buffer as a cache) — see docs/assistant.md.
+Replicas: a chat answer's key is also claimed in PostgreSQL, and its events are written there
+in batches (:mod:`fable_core.assistant.shared_generations`, ``shared``): followers on another
+process replay and tail them, a stop reaches the process running it, and a second answer for
+the same conversation is refused on every process. The buffer stays the fast path for
+followers on the running process.
 """
 
 from __future__ import annotations
@@ -23,13 +23,18 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from sqlalchemy import func, text, update
 
 from fable_core.db.database import Database, rowcount
 from fable_core.db.models import Message
 from fable_core.errors import Conflict
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncConnection
+
+    from fable_core.assistant.shared_generations import SharedLog
 
 __all__ = ["STALE_AFTER", "Buffer", "Generations", "StreamEvent", "mark_stale", "parse_event_id",
            "recover_interrupted"]
@@ -66,15 +71,21 @@ class Buffer:
     stopped: bool = False
     task: asyncio.Task[None] | None = None
     followers: int = 0  # how many follow it right now (an answer nobody follows is told of when it ends)
+    sink: SharedLog | None = None  # where its events are also written, for other processes' followers
+    claim: str = ""  # its claim in PostgreSQL, with a sink
     _signal: asyncio.Event = field(default_factory=asyncio.Event)
 
     def emit(self, event: str, data: dict[str, Any]) -> StreamEvent:
         item = StreamEvent(f"{self.message_id}:{len(self.events) + 1}", event, data)
         self.events.append(item)
         self._wake()
+        if self.sink is not None:
+            self.sink.emitted(self, item)
         return item
 
     def finish(self) -> None:
+        if not self.done and self.sink is not None:
+            self.sink.finished(self)
         self.done = True
         self._wake()
 
@@ -117,12 +128,26 @@ class Generations:
     """The generations this process runs, by key (``chat:<conversation>``, ``assist:<note>``, and
     research runs, ``research:<user>``: :mod:`fable_core.research.runner`)."""
 
-    def __init__(self, *, grace: float = 60.0) -> None:
+    def __init__(self, *, grace: float = 60.0, shared: SharedLog | None = None) -> None:
+        self.shared = shared  # claims and events in PostgreSQL, for the other processes
         self.grace = grace
+        if shared is not None:
+            shared.stop_local = self.stop
         self._buffers: dict[str, Buffer] = {}
         self._drops: dict[str, asyncio.TimerHandle] = {}
         self._reserved: set[str] = set()
         self._tasks: set[asyncio.Task[None]] = set()  # every runner still running, done or not
+
+    @property
+    def grace(self) -> float:
+        """How long a finished generation's events are kept for late followers (seconds)."""
+        return self._grace
+
+    @grace.setter
+    def grace(self, seconds: float) -> None:
+        self._grace = seconds
+        if self.shared is not None:
+            self.shared.grace = seconds
 
     def get(self, key: str) -> Buffer | None:
         return self._buffers.get(key)
@@ -137,8 +162,21 @@ class Generations:
             raise Conflict("a generation is already running here; stop it or wait for it", key=key)
         self._reserved.add(key)
 
+    async def claim(self, key: str, conn: AsyncConnection | None = None) -> None:
+        """Claim ``key`` here and, with ``shared``, on every process (``conn``: an autocommit
+        connection to claim it on); Conflict if a generation runs or is starting anywhere."""
+        self.reserve(key)
+        if self.shared is not None:
+            try:
+                await self.shared.claim(key, conn)
+            except BaseException:
+                self._reserved.discard(key)
+                raise
+
     def release(self, key: str) -> None:
         self._reserved.discard(key)
+        if self.shared is not None:
+            self.shared.release(key)
 
     def start(self, key: str, message_id: int, runner: Runner, *, owner: int | None = None) -> Buffer:
         if key in self._reserved:
@@ -148,6 +186,8 @@ class Generations:
         if key in self._drops:
             self._drops.pop(key).cancel()
         buffer = Buffer(key, message_id, owner)
+        if self.shared is not None:
+            self.shared.attach(buffer)  # a key claimed on every process: its events go to PostgreSQL too
         self._buffers[key] = buffer
         buffer.task = asyncio.create_task(self._run(buffer, runner), name=f"fable-generation-{key}")
         self._tasks.add(buffer.task)
@@ -183,10 +223,18 @@ class Generations:
             buffer.task.cancel()
         return True
 
+    async def stop_anywhere(self, key: str) -> bool:
+        """Stop the generation, here or (with ``shared``) on whichever process runs it; True if
+        one runs."""
+        if self.stop(key):
+            return True
+        return self.shared is not None and await self.shared.request_stop(key)
+
     def forget(self, key: str) -> None:
         """Stop the generation and drop its buffer: later followers find none (followers already
-        reading it get its end)."""
-        self.stop(key)
+        reading it get its end); with ``shared``, one another process runs is asked to stop too."""
+        if not self.stop(key) and self.shared is not None:
+            self.shared.stop_soon(key)
         buffer = self._buffers.pop(key, None)
         if buffer is not None and key in self._drops:
             self._drops.pop(key).cancel()
@@ -206,6 +254,8 @@ class Generations:
             handle.cancel()
         self._drops.clear()
         self._buffers.clear()
+        if self.shared is not None:  # what the cancelled runners said last, for other processes
+            await self.shared.flush()
 
 
 class MessageWriter:
@@ -256,10 +306,30 @@ STALE_AFTER = 10.0  # seconds without a heartbeat after which a generating answe
 DIED = "the process writing this answer stopped (a crash or a restart) before the answer was finished"
 
 
+# The generations (:mod:`.shared_generations`) of answers no longer being written whose process
+# stopped beating (``:beat`` seconds): their rows and events go, and their followers elsewhere end
+# with the stored answer's end. A live process beats every second; its row waits ``done`` for a
+# moment after its answer's last flush.
+_FORGET_DEAD = text("""
+WITH gone AS (
+    DELETE FROM generations g
+    WHERE g.key LIKE 'chat:%' AND NOT g.done AND g.message_id IS NOT NULL
+      AND g.heartbeat < now() - make_interval(secs => :beat)
+      AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = g.message_id AND m.status = 'generating')
+    RETURNING g.key
+)
+DELETE FROM generation_events e USING gone WHERE e.key = gone.key
+""")
+
+
 async def recover_interrupted(db: Database, *, stale_after: float = STALE_AFTER) -> int:
     """Mark messages whose generator stopped beating (a crashed process) ``interrupted``;
-    their partial text stays. Returns how many."""
-    return await mark_stale(db, "messages", running="generating", died=DIED, stale_after=stale_after)
+    their partial text stays; their generations' rows go (their followers on other processes
+    end). Returns how many."""
+    marked = await mark_stale(db, "messages", running="generating", died=DIED, stale_after=stale_after)
+    async with db.transaction() as s:
+        await s.execute(_FORGET_DEAD, {"beat": min(stale_after, 3.0)})
+    return marked
 
 
 async def mark_stale(db: Database, table: str, *, running: str, died: str, stale_after: float,

@@ -19,6 +19,7 @@ from fable_core.assistant.embeddings import Embedder, EmbeddingWorker, embedding
 from fable_core.assistant.gate import GatedProvider, ModelGate
 from fable_core.assistant.generation import STALE_AFTER, Generations, StreamEvent, recover_interrupted
 from fable_core.assistant.providers import NoProvider, Provider, make_provider
+from fable_core.assistant.shared_generations import SharedLog
 from fable_core.assistant.status import ProviderStatus
 from fable_core.assistant.summaries import ProjectSummaries
 from fable_core.assistant.toolpick import ToolPicker
@@ -51,9 +52,11 @@ class Assistant:
         self._sweeper: asyncio.Task[None] | None = None
         # what each sweep runs: interrupted answers, and whatever else runs on the generations
         # (research runs add theirs when installed)
-        self.sweeps: list[Callable[[], Awaitable[int]]] = [self._recover_answers]
+        self.shared = SharedLog(fable.db, grace=grace)  # chat answers across processes
+        self.shared.on_stale = self._recover_answers  # its followers end a dead process's answers
+        self.sweeps: list[Callable[[], Awaitable[int]]] = [self._recover_answers, self.shared.sweep]
         self.fetch_allow: tuple[str, ...] = ()  # tests only: see ssrf.fetch(allow_first_hop=)
-        self.generations = Generations(grace=grace)
+        self.generations = Generations(grace=grace, shared=self.shared)
         self.embedder: Embedder | None = None
         self.worker: EmbeddingWorker | None = None
         self.summaries: ProjectSummaries | None = None
@@ -73,6 +76,7 @@ class Assistant:
         await self.db.engine.dispose()  # connections opened before the listener: replace them
         await recover_interrupted(self.db)  # at start: any old beat means a dead process
         self._sweeper = asyncio.create_task(self._sweep(), name="fable-interrupted-sweeper")
+        self.shared.start()
         self.status.start()
         if self.worker is not None:
             self.worker.start()
@@ -101,6 +105,7 @@ class Assistant:
             await asyncio.gather(self._sweeper, return_exceptions=True)
         await self.status.close()
         await self.generations.close()
+        await self.shared.close()
         if self.worker is not None:
             await self.worker.stop()
         if self.summaries is not None:
@@ -128,7 +133,12 @@ class Assistant:
         return await chat.resend_message(self, caller, conversation_id, content)
 
     def stop(self, conversation_id: int) -> bool:
+        """Stop the conversation's answer if this process writes it."""
         return chat.stop_generation(self, conversation_id)
+
+    async def stop_anywhere(self, conversation_id: int) -> bool:
+        """Stop the conversation's answer on whichever process writes it."""
+        return await self.generations.stop_anywhere(chat.chat_key(conversation_id))
 
     def forget(self, conversation_id: int) -> None:
         """The conversation is gone: stop its generation and drop its buffer."""
@@ -136,21 +146,38 @@ class Assistant:
 
     async def follow(self, caller: Caller, conversation_id: int, last_event_id: str | None = None,
                      *, heartbeat: float | None = None) -> AsyncGenerator[StreamEvent, None]:
-        """The conversation's generation events after ``last_event_id``; with no live buffer
-        (finished over a minute ago, or run by another process) the stored reply. With
-        ``heartbeat``, a ``ping`` event (no id) after that many quiet seconds."""
-        buffer = self.generations.get(chat.chat_key(conversation_id))
+        """The conversation's generation events after ``last_event_id``: from this process's
+        buffer when it runs the answer, else as stored in PostgreSQL by the process that does;
+        with neither (finished over a minute ago) the stored reply. With ``heartbeat``, a
+        ``ping`` event (no id) after that many quiet seconds."""
+        key = chat.chat_key(conversation_id)
+        buffer = self.generations.get(key)
         if buffer is None or not belongs_to(buffer.owner, caller.user_id):
             # The buffer knows whose it is (a deleted conversation's is dropped): only a caller
             # it does not recognise costs a query before the first event.
             async with chat.autocommit(self.db) as conn:
                 await check_conversation(conn, caller, conversation_id)
             buffer = self.generations.get(chat.chat_key(conversation_id))
-        if buffer is None:
-            stored = await chat.stored_reply(self, caller, conversation_id)
-            if stored is not None:
-                yield stored
-            return
+        if buffer is None or buffer.done:  # perhaps the next answer, written by another process
+            remote = await self.shared.open(key, last_event_id, heartbeat=heartbeat)
+            if remote is not None and (buffer is None or remote.message_id != buffer.message_id):
+                last: StreamEvent | None = None
+                async for event in remote:
+                    if event is not None:
+                        last = event
+                    yield event if event is not None else StreamEvent("", "ping", {})
+                if last is not None and last.event not in ("done", "error"):  # its process died
+                    end = await chat.stored_end(self, caller, conversation_id, last)
+                    if end is not None:
+                        yield end
+                return
+            if remote is not None:
+                remote.close()
+            if buffer is None:
+                stored = await chat.stored_reply(self, caller, conversation_id)
+                if stored is not None:
+                    yield stored
+                return
         async for event in buffer.follow(last_event_id, heartbeat=heartbeat):
             yield event if event is not None else StreamEvent("", "ping", {})
 

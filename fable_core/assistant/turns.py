@@ -7,8 +7,9 @@ streaming tool: it reports the answer's events as they come (``context``, ``toke
 ``tool_call``, ``tool_result``, then ``done`` or ``error``: an ``error`` event's ``status`` is
 ``interrupted`` when the model's stream was cut off before it finished, ``error`` otherwise),
 each with an id a client resumes after (``last_event_id``, or SSE's ``Last-Event-ID``) without
-a gap or a repeat, and returns the answer as stored. With no answer running here (finished over
-a minute ago, or written by another process) it returns the stored answer straight away.
+a gap or a repeat, and returns the answer as stored, through any replica (an answer written by
+another process is read from PostgreSQL: :mod:`fable_core.assistant.shared_generations`). With no
+answer running (finished over a minute ago) it returns the stored answer straight away.
 ``retry_answer`` sends the last message again in place of an answer that failed, was cut off or
 was stopped; ``resend_message`` sends it again whatever became of its answer, edited or not
 (regenerate, edit and resend). ``start_chat`` starts a conversation with its first message, and
@@ -174,4 +175,4 @@ async def stop_answer(ctx: Context, conversation_id: ConversationId) -> Stopped:
     assistant = _assistant(ctx)
     async with ctx.reading() as session:
         await load_conversation(session, ctx.caller, conversation_id)
-    return Stopped(stopped=assistant.stop(conversation_id))
+    return Stopped(stopped=await assistant.stop_anywhere(conversation_id))

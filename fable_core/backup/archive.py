@@ -81,6 +81,8 @@ EXCLUDED: dict[str, str] = {
     "job_runs": "which scheduled runs this instance has done: the restored one schedules its own",
     "mcp_sessions": "which replica holds which open MCP session: clients open new ones",
     "recent_writes": "who wrote in the last seconds (read replicas' read-your-writes): transient",
+    "generations": "transient: the answers being written right now, on whichever process",
+    "generation_events": "transient: a live answer's events, kept a minute after it ends",
 }
 COVERED: frozenset[str] = frozenset({
     "instance_settings", "users", "api_keys", "app_logs", "caldav_accounts", "conversations",

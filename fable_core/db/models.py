@@ -43,6 +43,8 @@ __all__ = [
     "EventVersion",
     "Feed",
     "FeedItem",
+    "Generation",
+    "GenerationEvent",
     "Group",
     "GroupMember",
     "Image",
@@ -1282,3 +1284,38 @@ class RecentWrite(Base):
 
     writer_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     written_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+
+class Generation(Base):
+    """A generation (a chat answer) running or just finished on some Fable process
+    (:mod:`fable_core.assistant.shared_generations`): one per key, claimed before it starts (so
+    two processes never run one conversation's answer at once), beaten every second by the
+    process running it (``claim`` names that process and claim), ``done`` once its last event
+    is stored; ``stop_requested`` asks the running process to stop it. Transient: deleted a
+    minute after it ends."""
+
+    __tablename__ = "generations"
+
+    key: Mapped[str] = mapped_column(String(100), primary_key=True)
+    claim: Mapped[str] = mapped_column(String(40), nullable=False)
+    message_id: Mapped[int | None] = mapped_column(BigInteger)  # None while it is starting
+    owner: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))  # whose answer
+    heartbeat: Mapped[datetime] = _created()
+    done: Mapped[bool] = mapped_column(nullable=False, server_default=text("false"))
+    stop_requested: Mapped[bool] = mapped_column(nullable=False, server_default=text("false"))
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class GenerationEvent(Base):
+    """One event of a generation, as its followers on any process replay it: ``seq`` is the
+    ``n`` of its id ``<message id>:<n>``. Written in batches by the running process; deleted
+    with the generation's row, or when the key's next generation starts."""
+
+    __tablename__ = "generation_events"
+
+    key: Mapped[str] = mapped_column(String(100), primary_key=True)
+    message_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    event: Mapped[str] = mapped_column(String(40), nullable=False)
+    data: Mapped[dict[str, Any]] = mapped_column(JSONB, nullable=False)
+    at: Mapped[datetime] = _created()

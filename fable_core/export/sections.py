@@ -73,6 +73,8 @@ LEFT_OUT: dict[str, str] = {
     "user_identities": "sign-in links to an identity provider (credentials)",
     "imported_items": "where imported notes came from: bookkeeping for re-running an import",
     "note_words": "derived (search vocabulary)",
+    "generations": "transient: the answers being written right now, on whichever replica",
+    "generation_events": "transient: a live answer's events, kept a minute after it ends",
     "note_embeddings": "derived (rebuilt from notes)",
     "note_links": "derived (the wikilinks in note bodies)",
     "weather_forecasts": "a cache",
