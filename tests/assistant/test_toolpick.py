@@ -100,10 +100,18 @@ async def test_the_model_is_sent_the_picked_tools_and_finds_more_with_find_tools
         Reply("", [("log_work", {"note_id": task["id"], "minutes": 120})]),
         Reply("Logged two hours."),
     ])
+    # The tools' vectors are made in the background at a session's first turn: whether an earlier
+    # test's turn made them decides what "hello" picks by meaning. Made here, before the turn, the
+    # offer is the same in any order (it was not: this test failed after tests/assistant/test_generation.py).
+    assistant.tools._start_embedding()
+    if assistant.tools._embedding is not None:
+        await assistant.tools._embedding
     events = await turn(assistant, alice, conv, "hello")
     first, second, _ = fake.chat_bodies()[:3]
     names = [t["function"]["name"] for t in first["tools"]]
-    assert names == [*CORE, "find_tools"], names
+    # the core and find_tools; by meaning perhaps a few more (the fake model's hashed words
+    # collide), but not the tool the model then has to find
+    assert names[:len(CORE)] == list(CORE) and names[-1] == "find_tools" and "log_work" not in names, names
     assert tokens(first["tools"]) <= TOKEN_BUDGET
     found = next(e.data for e in events if e.event == "tool_result")
     assert found["ok"] and "log_work" in [t["name"] for t in found["result"]["tools"]]
