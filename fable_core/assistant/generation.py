@@ -34,9 +34,9 @@ from fable_core.errors import Conflict
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncConnection
 
-    from fable_core.assistant.shared_generations import SharedLog
+    from fable_core.assistant.shared_generations import RemoteFollow, SharedLog
 
-__all__ = ["STALE_AFTER", "Buffer", "Generations", "StreamEvent", "mark_stale", "parse_event_id",
+__all__ = ["STALE_AFTER", "Buffer", "Generations", "StreamEvent", "forget_dead", "mark_stale", "parse_event_id",
            "recover_interrupted"]
 
 _log = logging.getLogger(__name__)
@@ -223,6 +223,14 @@ class Generations:
             buffer.task.cancel()
         return True
 
+    async def shared_follow(self, key: str, last_event_id: str | None, *,
+                            heartbeat: float | None = None) -> RemoteFollow | None:
+        """A follower of ``key``'s generation as another process runs it (from PostgreSQL); None
+        without ``shared``, or when no other process runs one."""
+        if self.shared is None:
+            return None
+        return await self.shared.open(key, last_event_id, heartbeat=heartbeat)
+
     async def stop_anywhere(self, key: str) -> bool:
         """Stop the generation, here or (with ``shared``) on whichever process runs it; True if
         one runs."""
@@ -306,20 +314,29 @@ STALE_AFTER = 10.0  # seconds without a heartbeat after which a generating answe
 DIED = "the process writing this answer stopped (a crash or a restart) before the answer was finished"
 
 
-# The generations (:mod:`.shared_generations`) of answers no longer being written whose process
+# The generations (:mod:`.shared_generations`) of runs no longer being written whose process
 # stopped beating (``:beat`` seconds): their rows and events go, and their followers elsewhere end
-# with the stored answer's end. A live process beats every second; its row waits ``done`` for a
-# moment after its answer's last flush.
-_FORGET_DEAD = text("""
+# with the stored run's end. A live process beats every second; its row waits ``done`` for a
+# moment after its run's last flush. ``{kind}``, ``{table}``: this code's words, never a user's.
+_FORGET_DEAD = """
 WITH gone AS (
     DELETE FROM generations g
-    WHERE g.key LIKE 'chat:%' AND NOT g.done AND g.message_id IS NOT NULL
+    WHERE g.key LIKE '{kind}:%' AND NOT g.done AND g.message_id IS NOT NULL
       AND g.heartbeat < now() - make_interval(secs => :beat)
-      AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = g.message_id AND m.status = 'generating')
+      AND NOT EXISTS (SELECT 1 FROM {table} r WHERE r.id = g.message_id AND r.status = :running)
     RETURNING g.key
 )
 DELETE FROM generation_events e USING gone WHERE e.key = gone.key
-""")
+"""
+
+
+async def forget_dead(db: Database, *, kind: str, table: str, running: str, beat: float = 3.0) -> None:
+    """Delete the shared generations of kind ``kind`` (``chat``, ``research``) whose process
+    stopped beating and whose run (a row of ``table``) is no longer ``running``: what a sweep
+    does after marking a dead process's runs interrupted, so that their followers on other
+    processes end now rather than after the grace."""
+    async with db.transaction() as s:
+        await s.execute(text(_FORGET_DEAD.format(kind=kind, table=table)), {"beat": beat, "running": running})
 
 
 async def recover_interrupted(db: Database, *, stale_after: float = STALE_AFTER) -> int:
@@ -327,8 +344,7 @@ async def recover_interrupted(db: Database, *, stale_after: float = STALE_AFTER)
     their partial text stays; their generations' rows go (their followers on other processes
     end). Returns how many."""
     marked = await mark_stale(db, "messages", running="generating", died=DIED, stale_after=stale_after)
-    async with db.transaction() as s:
-        await s.execute(_FORGET_DEAD, {"beat": min(stale_after, 3.0)})
+    await forget_dead(db, kind="chat", table="messages", running="generating", beat=min(stale_after, 3.0))
     return marked
 
 

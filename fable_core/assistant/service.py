@@ -53,7 +53,7 @@ class Assistant:
         # what each sweep runs: interrupted answers, and whatever else runs on the generations
         # (research runs add theirs when installed)
         self.shared = SharedLog(fable.db, grace=grace)  # chat answers across processes
-        self.shared.on_stale = self._recover_answers  # its followers end a dead process's answers
+        self.shared.on_stale = self._sweep_once  # its followers end a dead process's runs
         self.sweeps: list[Callable[[], Awaitable[int]]] = [self._recover_answers, self.shared.sweep]
         self.fetch_allow: tuple[str, ...] = ()  # tests only: see ssrf.fetch(allow_first_hop=)
         self.generations = Generations(grace=grace, shared=self.shared)
@@ -95,6 +95,10 @@ class Assistant:
                     await sweep()
                 except FableError as e:  # the database is down: try again at the next sweep
                     _log.info("could not look for interrupted runs: %s", e.message)
+
+    async def _sweep_once(self) -> None:
+        for sweep in self.sweeps:
+            await sweep()
 
     async def _recover_answers(self) -> int:
         return await recover_interrupted(self.db, stale_after=max(STALE_AFTER, 3 * self.flush_interval))

@@ -69,14 +69,18 @@ WHERE generations.done OR generations.heartbeat < now() - make_interval(secs => 
 RETURNING key
 """)
 _UNCLAIM = text("DELETE FROM generations WHERE key = :key AND claim = :claim AND message_id IS NULL")
+# Every write is fenced by the claim: a process whose claim went stale (it lost the database for
+# longer than STALE_AFTER, and another took the key over) writes nothing of its old generation
+# when it comes back: no event of it, and no deleting of the newer generation's events.
 _STARTED = text("UPDATE generations SET message_id = :message_id, owner = :owner "
-                "WHERE key = :key AND claim = :claim")
+                "WHERE key = :key AND claim = :claim RETURNING key")
 _OLDER = text("DELETE FROM generation_events WHERE key = :key AND message_id <> :message_id")
 _EVENTS = text("""
 INSERT INTO generation_events (key, message_id, seq, event, data)
-SELECT k, m, s, e, CAST(d AS jsonb)
+SELECT v.k, v.m, v.s, v.e, CAST(v.d AS jsonb)
 FROM unnest(CAST(:keys AS text[]), CAST(:messages AS bigint[]), CAST(:seqs AS int[]), CAST(:events AS text[]),
-            CAST(:datas AS text[])) AS v(k, m, s, e, d)
+            CAST(:datas AS text[]), CAST(:claims AS text[])) AS v(k, m, s, e, d, c)
+JOIN generations g ON g.key = v.k AND g.claim = v.c AND g.message_id = v.m
 ON CONFLICT DO NOTHING
 """)
 _FINISHED = text("UPDATE generations SET done = true, finished_at = now() WHERE key = :key AND claim = :claim")
@@ -203,24 +207,26 @@ class SharedLog:
         batch, self._pending = self._pending, []
         if not batch:
             return
-        rows: list[tuple[str, int, int, str, str]] = []
+        rows: list[tuple[str, int, int, str, str, str]] = []
         keys: dict[str, None] = {}
         try:
             async with self.db.transaction() as s:
                 for item in batch:
                     b = item.buffer
                     if item.kind == "start":
-                        await s.execute(_STARTED, {"key": b.key, "claim": item.claim, "message_id": b.message_id,
-                                                   "owner": b.owner})
-                        await s.execute(_OLDER, {"key": b.key, "message_id": b.message_id})
+                        started = (await s.execute(_STARTED, {"key": b.key, "claim": item.claim,
+                                                              "message_id": b.message_id, "owner": b.owner})).first()
+                        if started is not None:  # still ours: the key's older events go
+                            await s.execute(_OLDER, {"key": b.key, "message_id": b.message_id})
                     elif item.kind == "event" and item.event is not None:
                         seq = int(item.event.id.rsplit(":", 1)[1])
                         rows.append((b.key, b.message_id, seq, item.event.event,
-                                     json.dumps(item.event.data, default=str)))
+                                     json.dumps(item.event.data, default=str), item.claim))
                     keys[b.key] = None
                 if rows:
-                    k, m, n, e, d = (list(column) for column in zip(*rows, strict=True))
-                    await s.execute(_EVENTS, {"keys": k, "messages": m, "seqs": n, "events": e, "datas": d})
+                    k, m, n, e, d, c = (list(column) for column in zip(*rows, strict=True))
+                    await s.execute(_EVENTS, {"keys": k, "messages": m, "seqs": n, "events": e, "datas": d,
+                                              "claims": c})
                 for item in batch:
                     if item.kind == "finish":
                         await s.execute(_FINISHED, {"key": item.buffer.key, "claim": item.claim})

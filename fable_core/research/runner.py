@@ -1,10 +1,12 @@
 """Research runs in the background, on the assistant's generations (:mod:`fable_core.assistant.generation`).
 
 A run is a row of ``research_runs`` and a generation keyed ``research:<user>``: one running run
-per user (in this process the key, across processes a partial unique index), so one user cannot
+per user (the key, claimed on every process, and a partial unique index), so one user cannot
 hog the model. The run's task writes the pipeline's events into the generation's buffer, which
 followers replay and tail (event ids ``<run>:<n>``, resumable); a follower going away (a client
-disconnecting) leaves the run going. While it runs, the row's ``updated_at`` is touched every
+disconnecting) leaves the run going. The events also go to PostgreSQL, so a run is followed,
+resumed and stopped through any replica (:mod:`fable_core.assistant.shared_generations`).
+While it runs, the row's ``updated_at`` is touched every
 :data:`HEARTBEAT` seconds; a run whose process died stops beating and :func:`sweep_interrupted`
 (in the assistant's sweep, every 2 s on every live process, and before each start) marks it ``interrupted``.
 
@@ -25,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import func, select, update
 
 from fable_core.access import owned_by
-from fable_core.assistant.generation import Buffer, Generations, mark_stale
+from fable_core.assistant.generation import Buffer, Generations, forget_dead, mark_stale
 from fable_core.assistant.providers import NoProvider, Provider, unavailable
 from fable_core.caller import Caller
 from fable_core.db.database import Database
@@ -82,7 +84,7 @@ async def start_run(ctx: Context, question: str) -> Buffer:
     searxng_url(ctx.settings)
     key = research_key(ctx.user_id)
     await sweep_interrupted(fable.db)
-    _reserve(assistant.generations, key)
+    await _claim(ctx, assistant.generations, key)
     try:
         run_id = await _record(ctx, question)
     except BaseException:
@@ -92,16 +94,20 @@ async def start_run(ctx: Context, question: str) -> Buffer:
     return assistant.generations.start(key, run_id, job.run, owner=ctx.user_id)
 
 
-def _reserve(runs: Generations, key: str) -> None:
-    """Claim the user's research slot in this process; Conflict naming the run holding it."""
+async def _claim(ctx: Context, runs: Generations, key: str) -> None:
+    """Claim the user's research slot on every process; Conflict naming the run holding it."""
     try:
-        runs.reserve(key)
+        await runs.claim(key)
     except Conflict as e:
         holder = runs.get(key)
-        if holder is None:
+        running = holder.message_id if holder is not None and not holder.done else None
+        if running is None:  # another process runs it, or it is starting
+            async with ctx.reading() as session:
+                running = await session.scalar(select(ResearchRun.id).where(
+                    owned_by(ResearchRun, ctx.caller), ResearchRun.status == "running"))
+        if running is None:
             raise Conflict("a research run of yours is starting; wait for it") from e
-        raise Conflict(f"research run {holder.message_id} is still running; stop it or wait for it",
-                       run_id=holder.message_id) from e
+        raise Conflict(f"research run {running} is still running; stop it or wait for it", run_id=running) from e
 
 
 async def _record(ctx: Context, question: str) -> int:
@@ -194,9 +200,12 @@ class _Run:
 async def sweep_interrupted(db: Database, *, stale_after: float = STALE_AFTER) -> int:
     """Mark running runs without a heartbeat for ``stale_after`` seconds ``interrupted`` (their
     process died), everyone's: a dead run is dead whoever's it is, and the sweep is one UPDATE
-    on a partial index. Returns how many."""
-    return await mark_stale(db, "research_runs", running="running", died=DIED, stale_after=stale_after,
-                            also=", finished_at = now()")
+    on a partial index; their shared generations go, so followers on other processes end.
+    Returns how many."""
+    marked = await mark_stale(db, "research_runs", running="running", died=DIED, stale_after=stale_after,
+                              also=", finished_at = now()")
+    await forget_dead(db, kind="research", table="research_runs", running="running")
+    return marked
 
 
 async def install(fable: Fable) -> None:

@@ -117,9 +117,19 @@ async def follow_research(ctx: Context, run_id: RunId, last_event_id: EventId = 
     async with ctx.reading() as session:
         run = await find_run(session, ctx.caller, run_id)
     buffer = _buffer(ctx, run_id)
-    if buffer is None:
-        return view(run)
-    return await _follow(ctx, buffer, last_event_id)
+    if buffer is not None:
+        return await _follow(ctx, buffer, last_event_id)
+    if run.status == "running":  # run by another process: its events are in PostgreSQL
+        remote = await generations(ctx.fable).shared_follow(research_key(ctx.user_id), last_event_id)
+        if remote is not None and remote.message_id == run_id:
+            async for event in remote:
+                if event is not None:
+                    await ctx.progress(event.event, event.data, id=event.id)
+            async with ctx.reading() as session:
+                return view(await find_run(session, ctx.caller, run_id))
+        if remote is not None:
+            remote.close()
+    return view(run)
 
 
 @tool(title="Stop a research run", scope="write", idempotent=True, transaction="phases",
@@ -127,11 +137,20 @@ async def follow_research(ctx: Context, run_id: RunId, last_event_id: EventId = 
 async def stop_research(ctx: Context, run_id: RunId) -> Stopped:
     """Stop a running research run; nothing of it is written."""
     async with ctx.reading() as session:
-        await find_run(session, ctx.caller, run_id)
+        run = await find_run(session, ctx.caller, run_id)
     buffer = _buffer(ctx, run_id)
-    stopped = buffer is not None and generations(ctx.fable).stop(buffer.key)
-    if stopped and buffer is not None and buffer.task is not None:
-        await asyncio.wait({buffer.task}, timeout=5)  # its end is recorded in a moment
+    runs = generations(ctx.fable)
+    if buffer is not None:
+        stopped = runs.stop(buffer.key)
+        if stopped and buffer.task is not None:
+            await asyncio.wait({buffer.task}, timeout=5)  # its end is recorded in a moment
+    else:  # perhaps running on another process: asked through PostgreSQL
+        stopped = run.status == "running" and await runs.stop_anywhere(research_key(ctx.user_id))
+        deadline = asyncio.get_running_loop().time() + 5  # its end is recorded in a moment
+        while stopped and run.status == "running" and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.05)
+            async with ctx.reading() as session:
+                run = await find_run(session, ctx.caller, run_id)
     async with ctx.reading() as session:
         return Stopped(stopped=stopped, run=view(await find_run(session, ctx.caller, run_id)))
 

@@ -1,0 +1,107 @@
+"""Research runs across replicas: a run started on one Fable process (the session's) is
+followed, resumed and stopped through another on the same database, a second run cannot start
+there, and a run whose process died ends for the other's followers."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
+
+import pytest
+from outside_helpers import Call
+from research_helpers import QUESTION, Recorder, script_run, serve_pages
+from sqlalchemy import text
+from support.fake_llm import FakeLLM
+from support.searxng import FakeSearxng
+from support.web_site import FakeSite
+
+from fable_core.caller import Caller
+from fable_core.config import Settings
+from fable_core.errors import Conflict
+from fable_core.research.runner import generations, research_key
+from fable_core.runtime import Fable
+
+
+async def until(condition: Callable[[], bool], seconds: float = 5.0) -> None:
+    async with asyncio.timeout(seconds):
+        while not condition():  # noqa: ASYNC110  the fakes signal nothing: poll them
+            await asyncio.sleep(0.01)
+
+
+@pytest.fixture
+async def other(outside_settings: Settings) -> AsyncIterator[Fable]:
+    """A second replica on the test's database (its own generations and LISTEN connection)."""
+    replica = await Fable.open(outside_settings, migrate=False)
+    yield replica
+    await replica.close()
+
+
+@pytest.fixture
+def held(llm: FakeLLM, searxng: FakeSearxng, site: FakeSite, site_url: str) -> Iterator[threading.Event]:
+    hold = threading.Event()
+    serve_pages(site, searxng, site_url, n=2)
+    script_run(llm, hold=hold)
+    yield hold
+    hold.set()
+
+
+async def test_followed_resumed_and_refused_through_another_replica(
+        call: Call, alice: Caller, outside_fable: Fable, other: Fable, llm: FakeLLM,
+        held: threading.Event) -> None:
+    started = await call("research", question=QUESTION, wait=False)
+    await until(lambda: len(llm.chat_bodies()) >= 2)  # outlining, held
+    assert generations(other).get(research_key(alice.user_id)) is None  # B reads PostgreSQL
+    with pytest.raises(Conflict, match=f"research run {started['id']} is still running"):
+        await other.call("research", {"question": "Something else", "wait": False}, alice)
+    first = Recorder()
+    follower = asyncio.ensure_future(other.dispatcher.call("follow_research", {"run_id": started["id"]}, alice,
+                                                          progress=first))
+    await until(lambda: "source" in first.kinds())  # live through B
+    follower.cancel()
+    seen = first.items[-1][1].id
+    held.set()
+    rest = Recorder()
+    run = await other.dispatcher.call("follow_research", {"run_id": started["id"], "last_event_id": seen},
+                                      alice, progress=rest)
+    assert run["status"] == "done" and len(run["notes"]) == 3
+    ids = [p.id for _, p in first.items] + [p.id for _, p in rest.items]
+    assert ids == [f"{started['id']}:{n}" for n in range(1, len(ids) + 1)]  # no gap, no repeat
+    assert rest.kinds()[-1] == "done"
+
+
+async def test_stopped_through_another_replica(call: Call, alice: Caller, other: Fable, llm: FakeLLM,
+                                               held: threading.Event) -> None:
+    started = await call("research", question=QUESTION, wait=False)
+    await until(lambda: len(llm.chat_bodies()) >= 2)
+    stopped = await other.call("stop_research", {"run_id": started["id"]}, alice)
+    assert stopped["stopped"] is True and stopped["run"]["status"] == "stopped"
+    held.set()
+    assert (await call("list_notes"))["items"] == []  # nothing written
+
+
+async def test_a_dead_process_run_ends_for_the_other_replica_follower(alice: Caller, outside_fable: Fable,
+                                                                     other: Fable) -> None:
+    """What a replica killed mid-run leaves: its run ``running`` and its generation claimed, both
+    without a beat for a while, two events stored. A follower through another replica gets those
+    events, then the run's end (``interrupted``, by the sweep it runs on seeing the dead beat)."""
+    key = research_key(alice.user_id)
+    async with outside_fable.db.transaction() as s:
+        run_id = await s.scalar(text(
+            "INSERT INTO research_runs (user_id, question, question_key, status, updated_at) "
+            "VALUES (:user, :q, :q, 'running', now() - interval '1 minute') RETURNING id"),
+            {"user": alice.user_id, "q": QUESTION})
+        await s.execute(text("INSERT INTO generations (key, claim, message_id, owner, heartbeat) "
+                             "VALUES (:key, 'dead.1', :run, :user, now() - interval '1 minute')"),
+                        {"key": key, "run": run_id, "user": alice.user_id})
+        await s.execute(text("INSERT INTO generation_events (key, message_id, seq, event, data) VALUES "
+                             "(:key, :run, 1, 'status', '{\"stage\": \"searching\"}'), "
+                             "(:key, :run, 2, 'query', '{\"query\": \"wild yeast\"}')"),
+                        {"key": key, "run": run_id})
+    got = Recorder()
+    async with asyncio.timeout(10):
+        run = await other.dispatcher.call("follow_research", {"run_id": run_id}, alice, progress=got)
+    assert [p.id for _, p in got.items] == [f"{run_id}:1", f"{run_id}:2"]
+    assert run["status"] == "interrupted"
+    async with outside_fable.db.transaction() as s:
+        assert await s.scalar(text("SELECT count(*) FROM generations WHERE key = :key"), {"key": key}) == 0
