@@ -1,0 +1,116 @@
+"""Limits and remembered credentials agree across ``fable serve`` replicas on one database.
+
+Each replica remembers who a key or a session cookie stands for for ``TTL`` (2 s). A revocation
+through one replica (a key revoked, a user disabled, a sign-out) is announced on commit
+(:mod:`fable_core.revocations`): the other replica refuses the credential at once, though it
+answered with it a moment before, well within the TTL that stays the bound if a notice is lost.
+The sign-in limit per address counts attempts on every replica together (it lives in
+PostgreSQL, :mod:`fable_core.rate_limits`).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+from support.mcp_clients import make_key
+from support.users import PASSWORD, make_user
+
+from fable_core.caller import Caller
+from fable_core.key_callers import TTL
+from fable_core.rate_limits import LIMITS
+from fable_core.runtime import Fable
+from fable_web.sessions import COOKIE
+
+_NOTICED = TTL / 2  # a refusal sooner than this after the last acceptance came from the notice
+
+_MCP_2026 = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28",
+             "mcp-method": "tools/list"}
+_TOOLS_LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "replicas", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {}}}}
+
+
+async def _sign_in(http: httpx.AsyncClient, url: str, username: str) -> dict[str, str]:
+    """Headers carrying a session cookie for ``username``, signed in through ``url``."""
+    r = await http.post(f"{url}/api/auth/login", json={"username": username, "password": PASSWORD},
+                        headers={"origin": url})
+    assert r.status_code == 200, r.text
+    return {"cookie": f"{COOKIE}={r.cookies[COOKIE]}"}
+
+
+async def _status(http: httpx.AsyncClient, url: str, headers: dict[str, str]) -> int:
+    return (await http.get(f"{url}/api/auth/me", headers=headers)).status_code
+
+
+async def _refused_soon(http: httpx.AsyncClient, url: str, headers: dict[str, str], primed: float,
+                        method: str = "GET", path: str = "/api/auth/me", **body: Any) -> float:
+    """Ask ``url`` until it refuses (401); how long after ``primed`` (just after it last accepted)
+    it did. Well under TTL (a few ms here): the notice cleared its memory, not the TTL's expiry."""
+    while True:
+        r = await http.request(method, f"{url}{path}", headers=headers, **body)
+        if r.status_code == 401:
+            return time.monotonic() - primed
+        assert r.status_code == 200, r.text
+        assert time.monotonic() - primed < TTL + 1, "still accepted past the TTL"
+
+
+async def test_revocations_and_the_sign_in_limit_hold_across_replicas(
+        cluster: Any, fable: Fable, alice: Caller, bob: Caller) -> None:
+    await make_user(fable, "root", role="admin")
+    # one cluster for every check (starting one costs seconds); the sign-in limit is checked
+    # for an address of its own, as a load balancer tells it in X-Forwarded-For
+    async with cluster(2, TRUST_PROXY_HEADERS="true") as c, httpx.AsyncClient(timeout=10) as http:
+        a, b = c.replicas[0].url, c.replicas[1].url
+        alice_key, bob_key = await make_key(fable, alice), await make_key(fable, bob)
+        root = await _sign_in(http, a, "root")
+        alice_web = await _sign_in(http, a, "alice")
+        bob_web = await _sign_in(http, b, "bob")
+        alice_bearer = {"authorization": f"Bearer {alice_key}"}
+        bob_bearer = {"authorization": f"Bearer {bob_key}"}
+        keys = (await http.get(f"{a}/api/api-keys", headers=alice_web)).json()["items"]
+
+        # alice's key, remembered by both replicas, revoked through A: refused on B, over REST and MCP
+        for url in (a, b):
+            assert await _status(http, url, alice_bearer) == 200
+        mcp = await http.post(f"{b}/mcp", json=_TOOLS_LIST, headers={**alice_bearer, **_MCP_2026})
+        assert mcp.status_code == 200 and mcp.json()["result"]["tools"], mcp.text
+        primed = time.monotonic()
+        r = await http.delete(f"{a}/api/api-keys/{keys[0]['id']}", headers={**alice_web, "origin": a})
+        assert r.status_code == 200, r.text
+        assert await _refused_soon(http, b, {**alice_bearer, **_MCP_2026}, primed, "POST", "/mcp",
+                                   json=_TOOLS_LIST) < _NOTICED
+        assert await _status(http, b, alice_bearer) == 401
+
+        # bob, disabled by an admin through A: his key and his session are refused on B
+        for url in (a, b):
+            assert await _status(http, url, bob_bearer) == 200
+            assert await _status(http, url, bob_web) == 200
+        primed = time.monotonic()
+        r = await http.patch(f"{a}/api/admin/users/{bob.user_id}", json={"is_active": False},
+                             headers={**root, "origin": a})
+        assert r.status_code == 200 and r.json()["is_active"] is False, r.text
+        assert await _refused_soon(http, b, bob_bearer, primed) < _NOTICED
+        assert await _refused_soon(http, b, bob_web, primed) < _NOTICED
+
+        # alice signs out through A: her cookie, which B remembered, is refused there
+        assert await _status(http, b, alice_web) == 200
+        primed = time.monotonic()
+        r = await http.post(f"{a}/api/auth/logout", json={}, headers={**alice_web, "origin": a})
+        assert r.status_code == 204, r.text
+        assert await _refused_soon(http, b, alice_web, primed) < _NOTICED
+
+        # the sign-in limit per address: attempts alternating between the replicas add up
+        limit = LIMITS["login"].attempts
+        client = {"origin": c.url, "x-forwarded-for": "198.51.100.9"}
+        for _ in range(limit):
+            r = await http.post(f"{c.url}/api/auth/login", json={"username": "root", "password": "not it"},
+                                headers=client)
+            assert r.status_code == 401, r.text
+        assert c.proxy.upstream_of("POST", "/api/auth/login") == [0, 1] * (limit // 2)
+        refused = await http.post(f"{c.url}/api/auth/login", json={"username": "root", "password": PASSWORD},
+                                  headers=client)
+        assert refused.status_code == 429 and refused.json()["error"]["type"] == "rate_limited", refused.text
+        await _sign_in(http, a, "root")  # from another address, signing in works as before
