@@ -258,6 +258,12 @@ class Settings(BaseModel):
         "127.0.0.1:5232, a Nextcloud on the LAN). Empty: every CalDAV URL must resolve to public "
         "addresses only, like every other user-given URL.",
     )
+    fable_job_every: list[str] = Field(
+        default_factory=list,
+        description="Run these background jobs every so many seconds instead of on their own schedule "
+        "(comma-separated `job=seconds`, e.g. `learn_profiles=600`). Every replica must be given the same: "
+        "each computes the due times the jobs run once for. Empty: each job's own schedule.",
+    )
     fable_caldav_sync_interval: float = Field(
         900, ge=30, le=86400,
         description="Seconds between scheduled CalDAV syncs of each account (a sync with nothing "
@@ -351,6 +357,19 @@ class Settings(BaseModel):
         description="Per-model exceptions to LLM_TOOL_MODE, comma-separated `model=mode` "
         "(`qwen2.5:0.5b=prompt,smollm2=prompt`).",
     )
+
+    @field_validator("fable_job_every")
+    @classmethod
+    def _job_every(cls, entries: list[str]) -> list[str]:
+        for entry in entries:
+            name, sep, seconds = entry.rpartition("=")
+            try:
+                ok = bool(sep and name.strip()) and 0 < float(seconds) <= 604_800
+            except ValueError:
+                ok = False
+            if not ok:
+                raise ValueError(f"{entry!r} is not job=seconds with seconds between 0 and 604800")
+        return entries
 
     @field_validator("llm_tool_modes")
     @classmethod
