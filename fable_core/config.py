@@ -58,6 +58,12 @@ class Settings(BaseModel):
         30, ge=1, le=36500, description="Days error entries (with their tracebacks) are kept.")
     fable_log_retention_usage_days: int = Field(
         90, ge=1, le=36500, description="Days tool-call usage entries are kept.")
+    fable_job_every: list[str] = Field(
+        default_factory=list,
+        description="Run these background jobs every so many seconds instead of on their own schedule "
+        "(comma-separated `job=seconds`, e.g. `learn_profiles=600`). Every replica must be given the same: "
+        "each computes the due times the jobs run once for. Empty: each job's own schedule.",
+    )
     fable_trash_days: int = Field(
         30, ge=1, le=3650, description="Days a deleted note stays in its owner's trash, restorable, before it is "
         "purged for good.")
@@ -257,12 +263,6 @@ class Settings(BaseModel):
         "addresses (comma-separated): a CalDAV server on this machine or network (Radicale on "
         "127.0.0.1:5232, a Nextcloud on the LAN). Empty: every CalDAV URL must resolve to public "
         "addresses only, like every other user-given URL.",
-    )
-    fable_job_every: list[str] = Field(
-        default_factory=list,
-        description="Run these background jobs every so many seconds instead of on their own schedule "
-        "(comma-separated `job=seconds`, e.g. `learn_profiles=600`). Every replica must be given the same: "
-        "each computes the due times the jobs run once for. Empty: each job's own schedule.",
     )
     fable_caldav_sync_interval: float = Field(
         900, ge=30, le=86400,

@@ -13,14 +13,18 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from datetime import UTC, datetime
 from typing import Any
 
+import pytest
 from sqlalchemy import select, text
 from support.fake_llm import FakeLLM, Reply
 
 from fable_core.caller import Caller
+from fable_core.config import Settings, load_settings
 from fable_core.db.models import JobRun, Profile
-from fable_core.jobs import _LOCK_CLASS, JOBS
+from fable_core.errors import InvalidInput
+from fable_core.jobs import _LOCK_CLASS, JOBS, scheduled
 from fable_core.runtime import Fable
 
 _HOLDER = text("SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
@@ -70,3 +74,18 @@ async def test_the_replica_running_a_job_killed_leaves_it_to_the_other(
             assert now_held_by != f"fable {c.replicas[holder].proc.pid}"
     finally:
         held.set()  # the fake's held answer ends (nobody reads it)
+
+
+def test_fable_job_every_gives_named_jobs_another_interval(settings: Settings) -> None:
+    table = scheduled(settings.model_copy(update={"fable_job_every": ["learn_profiles=2", " purge_trash = 30"]}))
+    learn, purge = table["learn_profiles"], table["purge_trash"]
+    assert (learn.every, learn.cron) == (2.0, None) and learn.fn is JOBS["learn_profiles"].fn
+    assert (purge.every, purge.cron) == (30.0, None)  # a cron job too
+    at = datetime(2026, 12, 5, 15, 0, 3, tzinfo=UTC)
+    assert learn.due(at) == at.replace(second=2)  # on the same 2 s grid in every replica
+    assert scheduled(settings)["learn_profiles"].every == 3600
+    with pytest.raises(InvalidInput, match="names no job 'nope'"):
+        scheduled(settings.model_copy(update={"fable_job_every": ["nope=5"]}))
+    for bad in ("learn_profiles", "learn_profiles=0", "learn_profiles=soon", "=5"):
+        with pytest.raises(InvalidInput, match="FABLE_JOB_EVERY"):
+            load_settings({"FABLE_JOB_EVERY": bad})

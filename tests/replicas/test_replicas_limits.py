@@ -10,14 +10,20 @@ PostgreSQL, :mod:`fable_core.rate_limits`).
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
 import httpx
-from support.mcp_clients import make_key
+import pytest
+from sqlalchemy import delete, select
+from support.mcp_clients import make_key, make_revocable_key, revoke_key
 from support.users import PASSWORD, make_user
 
 from fable_core.caller import Caller
+from fable_core.config import Settings
+from fable_core.db.models import ApiKey
+from fable_core.errors import Unauthenticated
 from fable_core.key_callers import TTL
 from fable_core.rate_limits import LIMITS
 from fable_core.runtime import Fable
@@ -114,3 +120,39 @@ async def test_revocations_and_the_sign_in_limit_hold_across_replicas(
                                   headers=client)
         assert refused.status_code == 429 and refused.json()["error"]["type"] == "rate_limited", refused.text
         await _sign_in(http, a, "root")  # from another address, signing in works as before
+
+
+async def test_a_key_revoked_by_one_process_is_forgotten_by_another_at_once(
+        fable: Fable, settings: Settings, alice: Caller) -> None:
+    other = Fable(settings, fable.db)  # another process's runtime, on the same database
+    try:
+        key, key_id = await make_revocable_key(fable, alice)
+        assert (await other.keys.caller(key, "rest")).username == "alice"  # remembered there for TTL
+        await other.revocations.ready()
+        primed = time.monotonic()
+        await revoke_key(fable, alice, key_id)  # as any process does it, announcing on commit
+        async with asyncio.timeout(TTL / 2):
+            while True:
+                try:
+                    await other.keys.caller(key, "rest")
+                except Unauthenticated:
+                    break
+                await asyncio.sleep(0.01)
+        assert time.monotonic() - primed < _NOTICED and other.revocations.heard >= 2  # connect + notice
+    finally:
+        await other.revocations.close()
+
+
+async def test_an_answer_read_while_a_revocation_is_heard_is_not_remembered(fable: Fable, alice: Caller) -> None:
+    key, key_id = await make_revocable_key(fable, alice)
+    async with fable.db.transaction() as holding:  # the lookup's stamp of first use waits on this lock
+        await holding.execute(select(ApiKey).where(ApiKey.id == key_id).with_for_update())
+        looking = asyncio.create_task(fable.keys.caller(key, "rest"))
+        await asyncio.sleep(0.2)
+        assert not looking.done()
+        fable.keys.forget()  # a notice heard meanwhile: what the lookup read may predate it
+    assert (await looking).username == "alice"
+    async with fable.db.transaction() as session:
+        await session.execute(delete(ApiKey).where(ApiKey.id == key_id))  # behind the process's back
+    with pytest.raises(Unauthenticated):
+        await fable.keys.caller(key, "rest")
