@@ -1,7 +1,7 @@
 """Limits and remembered credentials agree across ``fable serve`` replicas on one database.
 
 Each replica remembers who a key or a session cookie stands for for ``TTL`` (2 s). A revocation
-through one replica (a key revoked, a user disabled, a sign-out) is announced on commit
+through one replica (a key revoked, a user disabled, a session ended or signed out) is announced on commit
 (:mod:`fable_core.revocations`): the other replica refuses the credential at once, though it
 answered with it a moment before, well within the TTL that stays the bound if a notice is lost.
 The sign-in limit per address counts attempts on every replica together (it lives in
@@ -12,20 +12,27 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
 from support.mcp_clients import make_key, make_revocable_key, revoke_key
 from support.users import PASSWORD, make_user
 
+from fable_core import accounts, login_sessions
 from fable_core.caller import Caller
 from fable_core.config import Settings
+from fable_core.db.listener import Listener
 from fable_core.db.models import ApiKey
 from fable_core.errors import Unauthenticated
 from fable_core.key_callers import TTL
+from fable_core.oauth.clients import register_client
+from fable_core.oauth.server import revoke_token
 from fable_core.rate_limits import LIMITS
+from fable_core.revocations import CHANNEL
 from fable_core.runtime import Fable
 from fable_web.sessions import COOKIE
 
@@ -101,6 +108,16 @@ async def test_revocations_and_the_sign_in_limit_hold_across_replicas(
         assert await _refused_soon(http, b, bob_bearer, primed) < _NOTICED
         assert await _refused_soon(http, b, bob_web, primed) < _NOTICED
 
+        # alice ends her phone's session (signed in through B) from her laptop, through A
+        alice_phone = await _sign_in(http, b, "alice")
+        assert await _status(http, b, alice_phone) == 200
+        sessions = (await http.get(f"{a}/api/auth/sessions", headers=alice_web)).json()["items"]
+        [phone] = [item["id"] for item in sessions if not item["current"]]
+        primed = time.monotonic()
+        r = await http.delete(f"{a}/api/auth/sessions/{phone}", headers={**alice_web, "origin": a})
+        assert r.status_code == 200, r.text
+        assert await _refused_soon(http, b, alice_phone, primed) < _NOTICED
+
         # alice signs out through A: her cookie, which B remembered, is refused there
         assert await _status(http, b, alice_web) == 200
         primed = time.monotonic()
@@ -156,3 +173,70 @@ async def test_an_answer_read_while_a_revocation_is_heard_is_not_remembered(fabl
         await session.execute(delete(ApiKey).where(ApiKey.id == key_id))  # behind the process's back
     with pytest.raises(Unauthenticated):
         await fable.keys.caller(key, "rest")
+
+
+async def test_every_way_of_revoking_announces_on_commit_only(fable: Fable, alice: Caller, bob: Caller) -> None:
+    """Each path that ends or narrows a credential notifies ``fable_revoked``, heard by any
+    process listening; one rolled back does not."""
+    root = await make_user(fable, "root", role="admin", password=None)
+    admin = Caller(user_id=root.user_id, username="root", role="admin", surface="internal")
+    heard: list[str | None] = []
+    listener = Listener(fable.db.url, {CHANNEL: heard.append})
+    listener.start()
+
+    async def notices(change: Callable[[AsyncSession], Awaitable[object]]) -> list[str | None]:
+        async with fable.db.transaction() as session:
+            await change(session)
+        async with fable.db.reading() as session:  # a marker, delivered after what came before it
+            await session.execute(select(func.pg_notify(CHANNEL, "marker")))
+        async with asyncio.timeout(5):
+            while "marker" not in heard:  # noqa: ASYNC110 - heard by the listener's connection
+                await asyncio.sleep(0.01)
+        said = heard[:heard.index("marker")]
+        heard.clear()
+        return said
+
+    try:
+        await listener.listening.wait()
+        heard.clear()
+        _, key_id = await make_revocable_key(fable, alice)
+        assert await notices(lambda s: accounts.revoke_api_key(s, alice.user_id, key_id)) == [f"api key {key_id}"]
+        _, key_id = await make_revocable_key(fable, alice)
+        assert await notices(lambda s: accounts.revoke_any_api_key(s, key_id)) == [f"api key {key_id}"]
+        started = [(await _started(fable, bob)) for _ in range(2)]
+        assert await notices(lambda s: login_sessions.end_session(s, bob.user_id, started[0])) == [
+            f"session of user {bob.user_id}"]
+        assert await notices(lambda s: accounts.set_password(s, "bob", PASSWORD + " 2")) == [
+            f"session of user {bob.user_id}"]  # its other session ended
+        assert await notices(lambda s: accounts.set_role(s, "bob", "admin")) == [f"user {bob.user_id} role"]
+        assert await notices(lambda s: accounts.set_active(s, "bob", False, by=root.user_id)) == [
+            f"user {bob.user_id} disabled"]
+        assert await notices(lambda s: accounts.delete_user(s, "bob", by=root.user_id)) == [
+            f"user {bob.user_id} deleted"]
+        assert await notices(lambda s: revoke_token(s, {"client_id": "nobody", "token": "fat_x"})) == []
+        client = await _client(fable)
+        assert await notices(lambda _: fable.call("disable_oauth_client", {"client_id": client}, admin)) == [
+            "oauth client"]
+        _, key_id = await make_revocable_key(fable, alice)
+        with pytest.raises(RuntimeError, match="rolled back"):
+            await notices(lambda s: _revoke_then_fail(s, alice, key_id))
+        assert await notices(lambda _: asyncio.sleep(0)) == []
+    finally:
+        await listener.close()
+
+
+async def _started(fable: Fable, caller: Caller) -> int:
+    async with fable.db.transaction() as session:
+        return (await login_sessions.start_session(session, caller.user_id)).row.id
+
+
+async def _client(fable: Fable) -> str:
+    async with fable.db.transaction() as session:
+        client = await register_client(session, {"client_name": "Connector", "redirect_uris": [
+            "http://127.0.0.1:8765/callback"], "token_endpoint_auth_method": "none"}, None)
+    return client.client_id
+
+
+async def _revoke_then_fail(session: AsyncSession, caller: Caller, key_id: int) -> None:
+    await accounts.revoke_api_key(session, caller.user_id, key_id)
+    raise RuntimeError("rolled back")
