@@ -47,8 +47,6 @@ class KeyCallers:
         cached = self._known.get(digest)
         if cached is not None and cached[0] > now:
             return dataclasses.replace(cached[1], surface=surface)
-        if self._revocations is not None:
-            self._revocations.watch()
         epoch = self._epoch
         async with self._db.transaction() as session:
             if key.startswith(ACCESS_PREFIX) and self._settings is not None:
@@ -57,6 +55,8 @@ class KeyCallers:
                 caller = await caller_for_key(session, key, surface)
         if epoch != self._epoch:  # revoked while we looked: the answer may predate it
             return caller
+        if self._revocations is not None:
+            self._revocations.watch()  # from the first credential remembered
         if len(self._known) >= _MAX_ENTRIES:
             self._known.clear()
         self._known[digest] = (now + TTL, caller)

@@ -8,15 +8,21 @@ notice goes out when (and only if) it commits, and every process listening clear
 remembers. A process starts listening the first time it remembers a credential; a notice lost
 (a listener reconnecting, or not listening yet) leaves the remembered answers to their TTL,
 which stays the bound, and each (re)connect clears everything as if a notice had come.
+
+One listener per database in a process (:meth:`Revocations.of`), whatever the number of
+runtimes on it; what it calls is held weakly, so a surface gone is not kept alive by it.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
+from typing import ClassVar
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from fable_core.db.database import Database
 from fable_core.db.listener import Listener
 
 __all__ = ["CHANNEL", "Revocations", "announce"]
@@ -31,20 +37,31 @@ async def announce(session: AsyncSession, what: str) -> None:
 
 
 class Revocations:
-    """One per :class:`~fable_core.runtime.Fable`: calls each ``forget`` on every notice heard."""
+    """Calls each ``forget`` on every notice heard (and on each (re)connect)."""
+
+    _of: ClassVar[weakref.WeakKeyDictionary[Database, Revocations]] = weakref.WeakKeyDictionary()
 
     def __init__(self, url: str) -> None:
-        self._forgetters: list[Callable[[], None]] = []
+        self._forgetters: list[weakref.WeakMethod[Callable[[], None]]] = []
         self._listener = Listener(url, {CHANNEL: self._heard})
         self._closed = False
         self.heard = 0  # notices (and reconnects) handled, for tests and the curious
+
+    @classmethod
+    def of(cls, db: Database) -> Revocations:
+        """The one for ``db`` in this process (every runtime on it shares its listener)."""
+        found = cls._of.get(db)
+        if found is None:
+            found = cls._of[db] = cls(db.url)
+        return found
 
     @property
     def listening(self) -> bool:
         return self._listener.listening.is_set()
 
     def on_revoked(self, forget: Callable[[], None]) -> None:
-        self._forgetters.append(forget)
+        """Call ``forget`` (a bound method, held weakly) on every notice."""
+        self._forgetters.append(weakref.WeakMethod(forget))
 
     def watch(self) -> None:
         """Listen from now on (idempotent; called by whoever is about to remember a credential)."""
@@ -58,8 +75,13 @@ class Revocations:
 
     def _heard(self, _what: str | None) -> None:
         self.heard += 1
-        for forget in self._forgetters:
-            forget()
+        alive = []
+        for ref in self._forgetters:
+            forget = ref()
+            if forget is not None:
+                forget()
+                alive.append(ref)
+        self._forgetters = alive
 
     async def close(self) -> None:
         self._closed = True

@@ -46,7 +46,7 @@ class Fable:
         self.registry = registry
         self.events = EventBus()
         self.changes = ChangeFeed(db, self.events)  # the same events, to and from other processes
-        self.revocations = Revocations(db.url)  # credentials revoked by any process, heard here
+        self.revocations = Revocations.of(db)  # credentials revoked by any process, heard here
         self.keys = KeyCallers(db, settings, self.revocations)
         self.availability = Availability()  # optional services answering now (tools' ``needs``)
         self.dispatcher = Dispatcher(db, settings, registry=registry, events=self.events, runtime=self)

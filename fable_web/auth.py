@@ -121,7 +121,6 @@ class Authenticator:
         cached = self._sessions.get(digest)
         if cached is not None and cached[0] > now:
             return cached[1]
-        self.fable.revocations.watch()
         epoch = self._epoch
         async with self.fable.db.transaction() as session:
             info = await find_session(session, token)
@@ -129,6 +128,7 @@ class Authenticator:
             info = None
         if epoch != self._epoch:  # revoked while we looked: the answer may predate it
             return info
+        self.fable.revocations.watch()  # from the first session remembered
         if len(self._sessions) >= _MAX_ENTRIES:
             self._sessions.clear()
         self._sessions[digest] = (now + TTL, info)

@@ -25,6 +25,7 @@ from support.users import PASSWORD, make_user
 from fable_core import accounts, login_sessions
 from fable_core.caller import Caller
 from fable_core.config import Settings
+from fable_core.db.database import Database
 from fable_core.db.listener import Listener
 from fable_core.db.models import ApiKey
 from fable_core.errors import Unauthenticated
@@ -141,7 +142,7 @@ async def test_revocations_and_the_sign_in_limit_hold_across_replicas(
 
 async def test_a_key_revoked_by_one_process_is_forgotten_by_another_at_once(
         fable: Fable, settings: Settings, alice: Caller) -> None:
-    other = Fable(settings, fable.db)  # another process's runtime, on the same database
+    other = Fable(settings, await Database.open(settings, migrate=False))  # another process's runtime
     try:
         key, key_id = await make_revocable_key(fable, alice)
         assert (await other.keys.caller(key, "rest")).username == "alice"  # remembered there for TTL
@@ -157,7 +158,7 @@ async def test_a_key_revoked_by_one_process_is_forgotten_by_another_at_once(
                 await asyncio.sleep(0.01)
         assert time.monotonic() - primed < _NOTICED and other.revocations.heard >= 2  # connect + notice
     finally:
-        await other.revocations.close()
+        await other.close()
 
 
 async def test_an_answer_read_while_a_revocation_is_heard_is_not_remembered(fable: Fable, alice: Caller) -> None:
