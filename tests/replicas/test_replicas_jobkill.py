@@ -7,6 +7,7 @@ it is the one whose database connection holds the job's advisory lock (``pg_lock
 replica names its connections ``fable <pid>`` in ``pg_stat_activity.application_name``). While
 it runs, the other replica's ticks come and it runs nothing; once the holder is killed, the
 other finds the lock free and the due time not done, runs the job, and the summary is stored.
+The survivor's ``backfill_embeddings`` job then embeds a note no replica saw saved.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from support.fake_llm import FakeLLM, Reply
 
 from fable_core.caller import Caller
 from fable_core.config import Settings, load_settings
-from fable_core.db.models import JobRun, Profile
+from fable_core.db.models import JobRun, NoteEmbedding, Profile
 from fable_core.errors import InvalidInput
 from fable_core.jobs import _LOCK_CLASS, JOBS, scheduled
 from fable_core.runtime import Fable
@@ -38,6 +39,17 @@ def _replica_named(replicas: list[Any], application_name: str) -> int:
     return index
 
 
+async def _until(fable: Fable, query: Any) -> Any:
+    """The first row's first value once there is one (within 15 s)."""
+    async with asyncio.timeout(15):
+        while True:
+            async with fable.db.reading() as session:
+                found = await session.scalar(query)
+            if found is not None:
+                return found
+            await asyncio.sleep(0.1)
+
+
 async def test_the_replica_running_a_job_killed_leaves_it_to_the_other(
         cluster: Any, fable: Fable, alice: Caller, replicas_llm: tuple[FakeLLM, str]) -> None:
     llm = replicas_llm[0]
@@ -48,7 +60,7 @@ async def test_the_replica_running_a_job_killed_leaves_it_to_the_other(
     learn = JOBS["learn_profiles"]
     key = {"class": _LOCK_CLASS, "key": learn.lock_key & 0xFFFF_FFFF}
     try:
-        async with cluster(2, FABLE_JOB_EVERY="learn_profiles=2") as c:
+        async with cluster(2, FABLE_JOB_EVERY="learn_profiles=2,backfill_embeddings=2") as c:
             async with asyncio.timeout(20):
                 while not llm.chat_bodies():  # a replica's run is in the job, waiting on the model  # noqa: ASYNC110
                     await asyncio.sleep(0.05)
@@ -59,19 +71,19 @@ async def test_the_replica_running_a_job_killed_leaves_it_to_the_other(
 
             c.replicas[holder].proc.kill()
             await c.replicas[holder].proc.wait()
-            async with asyncio.timeout(15):
-                while True:
-                    async with fable.db.reading() as session:
-                        profile = await session.scalar(select(Profile).where(Profile.user_id == alice.user_id))
-                    if profile is not None and profile.summary_at is not None:
-                        break
-                    await asyncio.sleep(0.1)
-            assert profile.summary == "Alice drinks green tea and plans her week on Sundays."
+            summary = select(Profile.summary).where(Profile.user_id == alice.user_id, Profile.summary_at.is_not(None))
+            assert await _until(fable, summary) == "Alice drinks green tea and plans her week on Sundays."
+            assert await _until(fable, select(JobRun.due).where(JobRun.name == "learn_profiles"))  # recorded
             assert len(llm.chat_bodies()) == 2  # the killed run's request and the survivor's, no other
             async with fable.db.reading() as session:
-                assert await session.scalar(select(JobRun.due).where(JobRun.name == "learn_profiles")) is not None
                 now_held_by = (await session.execute(_HOLDER, key)).scalar_one_or_none()
             assert now_held_by != f"fable {c.replicas[holder].proc.pid}"
+
+            # a note no replica saw saved (as one saved through the killed replica before it
+            # embedded it) is embedded by the surviving replica's backfill job
+            assert fable.assistant is None or fable.assistant.worker is None  # the test runtime embeds nothing
+            note = await fable.call("create_note", {"title": "Saved elsewhere", "body": "green tea"}, alice)
+            assert await _until(fable, select(NoteEmbedding.note_id).where(NoteEmbedding.note_id == note["id"]))
     finally:
         held.set()  # the fake's held answer ends (nobody reads it)
 
