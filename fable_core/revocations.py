@@ -55,10 +55,6 @@ class Revocations:
             found = cls._of[db] = cls(db.url)
         return found
 
-    @property
-    def listening(self) -> bool:
-        return self._listener.listening.is_set()
-
     def on_revoked(self, forget: Callable[[], None]) -> None:
         """Call ``forget`` (a bound method, held weakly) on every notice."""
         self._forgetters.append(weakref.WeakMethod(forget))

@@ -339,8 +339,10 @@ async def _issue(session: AsyncSession, settings: Settings, grant: OAuthGrant, f
 async def _revoke_family(session: AsyncSession, family: str, now: datetime) -> int:
     result = await session.execute(update(OAuthToken).where(
         OAuthToken.family == family, OAuthToken.revoked_at.is_(None)).values(revoked_at=now))
-    await announce(session, "oauth token family")
-    return int(result.rowcount)  # type: ignore[attr-defined]
+    revoked = int(result.rowcount)  # type: ignore[attr-defined]
+    if revoked:
+        await announce(session, "oauth token family")
+    return revoked
 
 
 async def _audit(session: AsyncSession, client: OAuthClient, grant: OAuthGrant, action: str, **details: Any) -> None:
