@@ -40,8 +40,8 @@ def _replica_named(replicas: list[Any], application_name: str) -> int:
 
 
 async def _until(fable: Fable, query: Any) -> Any:
-    """The first row's first value once there is one (within 15 s)."""
-    async with asyncio.timeout(15):
+    """The first row's first value once there is one (within 30 s: the model's probe may be late)."""
+    async with asyncio.timeout(30):
         while True:
             async with fable.db.reading() as session:
                 found = await session.scalar(query)
@@ -61,7 +61,7 @@ async def test_the_replica_running_a_job_killed_leaves_it_to_the_other(
     key = {"class": _LOCK_CLASS, "key": learn.lock_key & 0xFFFF_FFFF}
     try:
         async with cluster(2, FABLE_JOB_EVERY="learn_profiles=2,backfill_embeddings=2") as c:
-            async with asyncio.timeout(20):
+            async with asyncio.timeout(30):
                 while not llm.chat_bodies():  # a replica's run is in the job, waiting on the model  # noqa: ASYNC110
                     await asyncio.sleep(0.05)
             async with fable.db.reading() as session:
