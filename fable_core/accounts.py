@@ -32,6 +32,7 @@ from fable_core.errors import Conflict, Forbidden, InvalidInput, NotFound, Unaut
 from fable_core.instance import registration_mode
 from fable_core.invitations import DEFAULT_TTL, issue_invitation
 from fable_core.passwords import check_password, hash_password, verify_nobody, verify_password
+from fable_core.revocations import announce
 
 __all__ = [
     "INVITE_TTL",
@@ -433,6 +434,7 @@ async def set_active(session: AsyncSession, who: str | int, active: bool, *, by:
         await _refuse_last_admin(session, user, "disable")
         await login_sessions.end_all(session, user.id)
     await session.execute(update(User).where(User.id == user.id).values(is_active=active))
+    await announce(session, f"user {user.id} {'enabled' if active else 'disabled'}")
     await session.refresh(user, ["is_active"])
     return user
 
@@ -447,6 +449,7 @@ async def set_role(session: AsyncSession, who: str | int, role: str) -> tuple[Us
     if before == "admin" and role != "admin":
         await _refuse_last_admin(session, user, "demote")
     await session.execute(update(User).where(User.id == user.id).values(role=role))
+    await announce(session, f"user {user.id} role")
     await session.refresh(user, ["role"])
     return user, before
 
@@ -487,6 +490,7 @@ async def delete_user(session: AsyncSession, who: str | int, *, by: int | None =
     await _refuse_last_admin(session, user, "delete")
     owned = await count_owned(session, user)
     await session.execute(delete(User).where(User.id == user.id))
+    await announce(session, f"user {user.id} deleted")
     return user, owned
 
 
@@ -565,6 +569,7 @@ async def revoke_api_key(session: AsyncSession, user_id: int, key_id: int) -> Ap
     )
     if row is None:
         raise NotFound(f"API key {key_id} not found", api_key_id=key_id)
+    await announce(session, f"api key {row.id}")
     return row
 
 
@@ -584,4 +589,5 @@ async def revoke_any_api_key(session: AsyncSession, key_id: int) -> tuple[ApiKey
         raise NotFound(f"API key {key_id} not found", api_key_id=key_id)
     key, username = row
     await session.execute(delete(ApiKey).where(ApiKey.id == key.id))
+    await announce(session, f"api key {key.id}")
     return key, username

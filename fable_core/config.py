@@ -69,6 +69,12 @@ class Settings(BaseModel):
         30, ge=1, le=36500, description="Days error entries (with their tracebacks) are kept.")
     fable_log_retention_usage_days: int = Field(
         90, ge=1, le=36500, description="Days tool-call usage entries are kept.")
+    fable_job_every: list[str] = Field(
+        default_factory=list,
+        description="Run these background jobs every so many seconds instead of on their own schedule "
+        "(comma-separated `job=seconds`, e.g. `learn_profiles=600`). Every replica must be given the same: "
+        "each computes the due times the jobs run once for. Empty: each job's own schedule.",
+    )
     fable_trash_days: int = Field(
         30, ge=1, le=3650, description="Days a deleted note stays in its owner's trash, restorable, before it is "
         "purged for good.")
@@ -368,6 +374,19 @@ class Settings(BaseModel):
         description="Per-model exceptions to LLM_TOOL_MODE, comma-separated `model=mode` "
         "(`qwen2.5:0.5b=prompt,smollm2=prompt`).",
     )
+
+    @field_validator("fable_job_every")
+    @classmethod
+    def _job_every(cls, entries: list[str]) -> list[str]:
+        for entry in entries:
+            name, sep, seconds = entry.rpartition("=")
+            try:
+                ok = bool(sep and name.strip()) and 0 < float(seconds) <= 604_800
+            except ValueError:
+                ok = False
+            if not ok:
+                raise ValueError(f"{entry!r} is not job=seconds with seconds between 0 and 604800")
+        return entries
 
     @field_validator("llm_tool_modes")
     @classmethod

@@ -24,6 +24,10 @@ does not. A wake (NOTIFY) is no due time: whoever gets the lock runs, the others
 must still be idempotent across runs (a reminder carries a once-only key; a push is claimed per
 row).
 
+``FABLE_JOB_EVERY`` (``job=seconds``, comma-separated) runs named jobs every so many seconds
+instead of on their own schedules (:func:`scheduled`): the same in every replica, since each
+computes the due times from it.
+
 **Who runs them.** ``fable serve`` opens its :class:`Fable` with ``jobs=True``, and the jobs
 capability's install hook (:func:`install`) starts a :class:`Scheduler` there (APScheduler's
 ``AsyncIOScheduler`` for the timing). ``fable mcp`` over stdio and ``fable call`` do not: they
@@ -38,6 +42,7 @@ next scheduled run tries again.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import logging
 import zlib
@@ -53,15 +58,17 @@ from apscheduler.triggers.interval import IntervalTrigger
 from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert
 
+from fable_core.config import Settings
 from fable_core.db.database import Database
 from fable_core.db.listener import Listener
 from fable_core.db.models import JobRun
+from fable_core.errors import InvalidInput
 
 if TYPE_CHECKING:
     from fable_core.capabilities import Closer
     from fable_core.runtime import Fable
 
-__all__ = ["JOBS", "Job", "Scheduler", "install", "job", "run_job"]
+__all__ = ["JOBS", "Job", "Scheduler", "install", "job", "run_job", "scheduled"]
 
 JobFunction = Callable[["Fable"], Awaitable[None]]
 F = TypeVar("F", bound=JobFunction)
@@ -290,11 +297,24 @@ class Scheduler:
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
+def scheduled(settings: Settings, jobs: dict[str, Job] | None = None) -> dict[str, Job]:
+    """The jobs with the schedules ``FABLE_JOB_EVERY`` gives some of them instead of their own."""
+    table = dict(JOBS if jobs is None else jobs)
+    for entry in settings.fable_job_every:
+        name, _, seconds = entry.rpartition("=")
+        name = name.strip()
+        if name not in table:
+            raise InvalidInput(f"FABLE_JOB_EVERY names no job {name!r}; the jobs are: {', '.join(sorted(table))}",
+                               field="FABLE_JOB_EVERY")
+        table[name] = dataclasses.replace(table[name], every=float(seconds), cron=None)
+    return table
+
+
 async def install(fable: Fable) -> Closer | None:
     """The jobs capability's hook: a scheduler, in a process opened to run jobs."""
     if not fable.runs_jobs:
         return None
-    scheduler = Scheduler(fable)
+    scheduler = Scheduler(fable, scheduled(fable.settings))
     scheduler.start()
     fable.jobs = scheduler
     return scheduler.close

@@ -2,8 +2,9 @@
 
 Every REST and MCP request carries its key. Looking it up costs a query (and, once a minute, the
 key's last-used stamp); remembering the answer for :data:`TTL` seconds makes a busy client cost
-one hash per request instead. Revoking a key or disabling a user clears this process's memory at
-once (:meth:`KeyCallers.forget`); other processes follow within ``TTL`` seconds. An OAuth access
+one hash per request instead. Whatever revokes a credential announces it in its transaction
+(:mod:`fable_core.revocations`): every process hears it on commit and forgets what it remembered
+(:meth:`KeyCallers.forget`); should a notice be lost, ``TTL`` bounds the staleness. An OAuth access
 token (``fat_...``, :mod:`fable_core.oauth.server`) is accepted wherever a key is, with its scope.
 """
 
@@ -18,6 +19,7 @@ from fable_core.caller import Caller, Surface
 from fable_core.config import Settings
 from fable_core.db.database import Database
 from fable_core.oauth.server import ACCESS_PREFIX, caller_for_token
+from fable_core.revocations import Revocations
 
 __all__ = ["TTL", "KeyCallers"]
 
@@ -28,10 +30,14 @@ _MAX_ENTRIES = 10_000
 class KeyCallers:
     """One per process (``Fable.keys``), shared by every surface that accepts bearer keys."""
 
-    def __init__(self, db: Database, settings: Settings | None = None) -> None:
+    def __init__(self, db: Database, settings: Settings | None = None, revocations: Revocations | None = None) -> None:
         self._db = db
         self._settings = settings  # None: API keys only
+        self._revocations = revocations
+        if revocations is not None:
+            revocations.on_revoked(self.forget)
         self._known: dict[str, tuple[float, Caller]] = {}
+        self._epoch = 0  # one more at each forget: an answer read before it is not remembered
 
     async def caller(self, key: str, surface: Surface) -> Caller:
         """The caller ``key`` stands for, on ``surface``; Unauthenticated when it is not a key."""
@@ -41,11 +47,16 @@ class KeyCallers:
         cached = self._known.get(digest)
         if cached is not None and cached[0] > now:
             return dataclasses.replace(cached[1], surface=surface)
+        epoch = self._epoch
         async with self._db.transaction() as session:
             if key.startswith(ACCESS_PREFIX) and self._settings is not None:
                 caller = await caller_for_token(session, self._settings, key, surface)
             else:
                 caller = await caller_for_key(session, key, surface)
+        if epoch != self._epoch:  # revoked while we looked: the answer may predate it
+            return caller
+        if self._revocations is not None:
+            self._revocations.watch()  # from the first credential remembered
         if len(self._known) >= _MAX_ENTRIES:
             self._known.clear()
         self._known[digest] = (now + TTL, caller)
@@ -53,4 +64,5 @@ class KeyCallers:
 
     def forget(self) -> None:
         """Drop every remembered key (after a revocation, a password change, a disabled user)."""
+        self._epoch += 1
         self._known.clear()

@@ -24,6 +24,7 @@ from fable_core.access import of_user
 from fable_core.db.database import rowcount
 from fable_core.db.models import LoginSession, User
 from fable_core.errors import NotFound
+from fable_core.revocations import announce
 
 __all__ = ["LIFETIME", "NewSession", "SessionInfo", "end_all", "end_others", "end_session",
            "find_session", "list_sessions", "session_view", "start_session", "token_hash"]
@@ -94,6 +95,7 @@ async def end_session(session: AsyncSession, user_id: int, session_id: int) -> N
         LoginSession.id == session_id, of_user(LoginSession, user_id)).returning(LoginSession.id))
     if gone is None:
         raise NotFound(f"session {session_id} not found", session_id=session_id)
+    await announce(session, f"session of user {user_id}")
 
 
 async def end_others(session: AsyncSession, user_id: int, keep: int | None) -> int:
@@ -101,7 +103,10 @@ async def end_others(session: AsyncSession, user_id: int, keep: int | None) -> i
     stmt = delete(LoginSession).where(of_user(LoginSession, user_id))
     if keep is not None:
         stmt = stmt.where(LoginSession.id != keep)
-    return rowcount(await session.execute(stmt))
+    ended = rowcount(await session.execute(stmt))
+    if ended:
+        await announce(session, f"session of user {user_id}")
+    return ended
 
 
 async def end_all(session: AsyncSession, user_id: int) -> int:

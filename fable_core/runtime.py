@@ -22,6 +22,7 @@ from fable_core.config import Settings, load_settings
 from fable_core.db.database import Database
 from fable_core.events import EventBus
 from fable_core.key_callers import KeyCallers
+from fable_core.revocations import Revocations
 from fable_core.tools.dispatcher import Dispatcher
 from fable_core.tools.registry import REGISTRY, Registry
 
@@ -45,7 +46,8 @@ class Fable:
         self.registry = registry
         self.events = EventBus()
         self.changes = ChangeFeed(db, self.events)  # the same events, to and from other processes
-        self.keys = KeyCallers(db, settings)
+        self.revocations = Revocations.of(db)  # credentials revoked by any process, heard here
+        self.keys = KeyCallers(db, settings, self.revocations)
         self.availability = Availability()  # optional services answering now (tools' ``needs``)
         self.dispatcher = Dispatcher(db, settings, registry=registry, events=self.events, runtime=self)
         self.llm: Provider | None = None
@@ -76,6 +78,7 @@ class Fable:
             await closer()
         self._closers = []
         await self.dispatcher.usage.close()
+        await self.revocations.close()
         await self.changes.close()
         await self.db.close()
 

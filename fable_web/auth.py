@@ -2,9 +2,10 @@
 
 Keys and sessions are checked against the database, but the answer is remembered for a couple
 of seconds per process (keys in ``fable_core.key_callers``, shared with MCP), so a busy client
-costs one signature check or hash per request, not a query. Signing out, a password change or a
-key revocation clears this process's memory at once; other replicas follow within :data:`TTL`
-seconds.
+costs one signature check or hash per request, not a query. Signing out, a password change, a
+disabled user or a key revocation clears this process's memory at once, and every other
+process's when it commits (:mod:`fable_core.revocations`); a lost notice leaves them to
+:data:`TTL` seconds.
 
 Cookie-authenticated unsafe requests must prove they come from our own pages: a same-origin
 ``Origin`` header or the session's CSRF token in ``X-CSRF-Token``. What a read-scope key may
@@ -46,6 +47,8 @@ class Authenticator:
         self.fable = fable
         self.codec = codec
         self._sessions: dict[str, tuple[float, SessionInfo | None]] = {}
+        self._epoch = 0  # one more at each revocation heard: an answer read before it is not remembered
+        fable.revocations.on_revoked(self._forget_sessions)
 
     async def caller(self, request: Request, *, tool: bool = False) -> Caller:
         """The authenticated caller, or Unauthenticated / Forbidden. On a route that runs a
@@ -92,6 +95,10 @@ class Authenticator:
                 self._sessions.pop(key, None)
         self.fable.keys.forget()  # the user's keys may have lost their reach too
 
+    def _forget_sessions(self) -> None:
+        self._epoch += 1
+        self._sessions.clear()
+
     def forget_token(self, token: str) -> None:
         self._sessions.pop(_digest(token), None)
 
@@ -114,10 +121,14 @@ class Authenticator:
         cached = self._sessions.get(digest)
         if cached is not None and cached[0] > now:
             return cached[1]
+        epoch = self._epoch
         async with self.fable.db.transaction() as session:
             info = await find_session(session, token)
         if info is not None and not info.is_active:
             info = None
+        if epoch != self._epoch:  # revoked while we looked: the answer may predate it
+            return info
+        self.fable.revocations.watch()  # from the first session remembered
         if len(self._sessions) >= _MAX_ENTRIES:
             self._sessions.clear()
         self._sessions[digest] = (now + TTL, info)

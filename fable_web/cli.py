@@ -466,6 +466,7 @@ async def _backup(args: argparse.Namespace) -> int | None:
 
 async def _restore(args: argparse.Namespace) -> int | None:
     from fable_core.backup import archive
+    from fable_core.revocations import announce
 
     async def run(fable: Any) -> int:
         with args.file.open("rb") as f:
@@ -475,6 +476,7 @@ async def _restore(args: argparse.Namespace) -> int | None:
                 into = await archive.owner_here(session, manifest) if manifest["scope"] == "user" else None
                 summary = await archive.restore(session, zf, manifest, into_user=into,
                                                 data_dir=fable.settings.fable_data_dir)
+                await announce(session, "restore")  # keys and accounts may have changed
         fable.keys.forget()
         skipped = summary.pop("skipped", 0)
         print(json.dumps({"scope": manifest["scope"], "rows": dict(summary), "skipped": skipped,

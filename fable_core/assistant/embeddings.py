@@ -6,7 +6,8 @@ the background.
 The worker embeds a note (as a document) after every committed save (it subscribes to
 ``NoteChanged``), feed items as a refresh stores them (:meth:`EmbeddingWorker.enqueue_feed_items`;
 their vectors live on ``feed_items`` itself, searched exactly: a user has a few thousand at most)
-and, shortly after start, backfills every note and feed item whose embedding is missing,
+and, shortly after start and every :data:`BACKFILL_EVERY` seconds in one replica (the
+``backfill_embeddings`` job), backfills every note and feed item whose embedding is missing,
 older than the note, or stored under another name (``note_embeddings.model`` holds the model
 and how documents were marked, :attr:`Marking.space`) — so changing ``EMBED_MODEL`` or the
 document prefix re-embeds everything. Embedding happens outside any transaction (a slow model
@@ -31,7 +32,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import event, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -45,11 +46,17 @@ from fable_core.db.database import Database
 from fable_core.db.models import FeedItem, Note, NoteEmbedding
 from fable_core.errors import Unavailable
 from fable_core.events import Event, EventBus, NoteChanged
+from fable_core.jobs import job
 from fable_core.knowledge.vectors import note_text
 
-__all__ = ["Embedder", "EmbeddingWorker", "embedding_provider", "ensure_index", "scan_filtered_indexes"]
+if TYPE_CHECKING:
+    from fable_core.runtime import Fable
+
+__all__ = ["BACKFILL_EVERY", "Embedder", "EmbeddingWorker", "backfill_embeddings", "embedding_provider",
+           "ensure_index", "scan_filtered_indexes"]
 
 _log = logging.getLogger(__name__)
+BACKFILL_EVERY = 600  # seconds between the backfill job's runs, besides each process's own at start
 QUERY_TIMEOUT = 10.0  # seconds one interactive embedding (a search, a duplicate check) may take
 HNSW_MAX_DIMS = 2000
 _INDEX_LOCK = 0x0F_AB_1E_E1
@@ -360,3 +367,13 @@ _SET_ITEM = text(
     "UPDATE feed_items SET embedding_model = :model, dims = :dims, embedding = CAST(:embedding AS vector) "
     "WHERE id = :id"
 )
+
+
+@job(every=BACKFILL_EVERY)
+async def backfill_embeddings(fable: Fable) -> None:
+    """Queue every note and feed item lacking a current embedding, in one replica: those saved
+    through a replica that stopped (or was killed) before it embedded them, which only a start
+    would find otherwise."""
+    worker = fable.assistant.worker if fable.assistant is not None else None
+    if worker is not None:
+        await worker.backfill()

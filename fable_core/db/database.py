@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, cast
@@ -96,6 +97,8 @@ class Database:
             pool_size=settings.fable_db_pool_size,
             max_overflow=settings.fable_db_pool_size,
             pool_pre_ping=False,
+            # which process a connection is (pg_stat_activity): replicas share one database
+            connect_args={"server_settings": {"application_name": f"fable {os.getpid()}"}},
         )
         db = cls(engine, url)
         try:

@@ -24,6 +24,7 @@ from fable_core.errors import InvalidInput, NotFound
 from fable_core.knowledge.paging import decode_cursor, encode_cursor
 from fable_core.knowledge.types import Cursor
 from fable_core.knowledge.views import absent_when_none
+from fable_core.revocations import announce
 from fable_core.tools import Context, Route, tool
 
 __all__ = ["Connection", "Connections", "OAuthClientPage", "OAuthClientView"]
@@ -93,6 +94,7 @@ async def revoke_connection(ctx: Context, connection_id: ConnectionId) -> Connec
                       redirect_hosts=_hosts(client.redirect_uris), scope=grant.scope,  # type: ignore[arg-type]
                       created_at=grant.created_at, last_used_at=grant.last_used_at)
     await ctx.session.execute(delete(OAuthGrant).where(OAuthGrant.id == grant.id))
+    await announce(ctx.session, "oauth connection")
     await audit(ctx.session, Actor.of(ctx.caller), "oauth.connection.revoke",
                 Target("oauth_connection", grant.id, client.client_name[:100]), client_id=client.client_id)
     _forget(ctx)
@@ -137,6 +139,7 @@ async def disable_oauth_client(ctx: Context, client_id: ClientId, disabled: bool
         await audit(ctx.session, Actor.of(ctx.caller), "oauth.client.disable" if disabled else "oauth.client.enable",
                     Target("oauth_client", client.id, client.client_name[:100]), client_id=client.client_id)
         await ctx.session.flush()
+        await announce(ctx.session, "oauth client")
     _forget(ctx)
     people = await ctx.session.scalar(select(func.count()).where(OAuthGrant.client_ref == client.id))
     return _client_view(client, int(people or 0))

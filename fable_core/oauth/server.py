@@ -55,6 +55,7 @@ from fable_core.db.models import OAuthClient, OAuthCode, OAuthGrant, OAuthToken,
 from fable_core.errors import InvalidInput, Unauthenticated, Unavailable
 from fable_core.instance import public_url
 from fable_core.oauth.clients import get_client, redirect_allowed
+from fable_core.revocations import announce
 
 __all__ = [
     "ACCESS_PREFIX", "AuthorizationRequest", "InvalidTargetError", "Redirected", "Refusal", "approve",
@@ -338,7 +339,10 @@ async def _issue(session: AsyncSession, settings: Settings, grant: OAuthGrant, f
 async def _revoke_family(session: AsyncSession, family: str, now: datetime) -> int:
     result = await session.execute(update(OAuthToken).where(
         OAuthToken.family == family, OAuthToken.revoked_at.is_(None)).values(revoked_at=now))
-    return int(result.rowcount)  # type: ignore[attr-defined]
+    revoked = int(result.rowcount)  # type: ignore[attr-defined]
+    if revoked:
+        await announce(session, "oauth token family")
+    return revoked
 
 
 async def _audit(session: AsyncSession, client: OAuthClient, grant: OAuthGrant, action: str, **details: Any) -> None:
@@ -364,6 +368,7 @@ async def revoke_token(session: AsyncSession, form: Mapping[str, str]) -> Refusa
         await _revoke_family(session, token.family, now)
     elif token.revoked_at is None:
         token.revoked_at = now
+        await announce(session, "oauth token")
     await session.flush()
     return None
 
