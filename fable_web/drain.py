@@ -31,6 +31,7 @@ import socket
 from collections.abc import Callable, Sequence
 
 import uvicorn
+from sse_starlette.sse import AppStatus
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = ["RETRY_MS", "Drain", "DrainingServer"]
@@ -149,6 +150,10 @@ class DrainingServer(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, drain: Drain) -> None:
         super().__init__(config)
         self.drain = drain
+        # sse-starlette (the MCP SDK's event streams) ends every stream of its own within 0.5 s
+        # of a SIGTERM, without the reconnect hint, racing the drain, and cuts a tool call's
+        # progress stream that should run to its end: the drain alone decides what ends when.
+        AppStatus.disable_automatic_graceful_drain()  # type: ignore[no-untyped-call]
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         _log.info("draining: ending held streams, finishing requests in progress")
