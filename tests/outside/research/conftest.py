@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
+from research_helpers import script_run, serve_pages
+from support.fake_llm import FakeLLM
+from support.searxng import FakeSearxng
+from support.web_site import FakeSite
 
 from fable_core.research import pipeline
 from fable_core.research.runner import generations, research_key
@@ -25,3 +30,13 @@ def _quick_stagger(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureReque
     """Searches start 10 ms apart instead of 200 (but in the test of the stagger itself)."""
     if "stagger" not in request.node.name:
         monkeypatch.setattr(pipeline, "STAGGER", 0.01)
+
+
+@pytest.fixture
+def held(llm: FakeLLM, searxng: FakeSearxng, site: FakeSite, site_url: str) -> Iterator[threading.Event]:
+    """A run whose outline waits until the test sets the event (released at the end anyway)."""
+    hold = threading.Event()
+    serve_pages(site, searxng, site_url, n=2)
+    script_run(llm, hold=hold)
+    yield hold
+    hold.set()

@@ -3,8 +3,10 @@ fake site, and a progress recorder."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,3 +63,14 @@ class Recorder:
 
     def kinds(self) -> list[str]:
         return [p.event for _, p in self.items]
+
+
+async def until(condition: Callable[[], bool], seconds: float = 5.0) -> None:
+    async with asyncio.timeout(seconds):
+        while not condition():  # noqa: ASYNC110  the fakes signal nothing: poll them
+            await asyncio.sleep(0.01)
+
+
+def outlining(llm: FakeLLM) -> Callable[[], bool]:
+    """True once a run asked the model for its outline (where a ``held`` run waits)."""
+    return lambda: len(llm.chat_bodies()) >= 2

@@ -6,27 +6,19 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator
 
 import pytest
 from outside_helpers import Call
-from research_helpers import QUESTION, Recorder, script_run, serve_pages
+from research_helpers import QUESTION, Recorder, outlining, until
 from sqlalchemy import text
 from support.fake_llm import FakeLLM
-from support.searxng import FakeSearxng
-from support.web_site import FakeSite
 
 from fable_core.caller import Caller
 from fable_core.config import Settings
 from fable_core.errors import Conflict
 from fable_core.research.runner import generations, research_key
 from fable_core.runtime import Fable
-
-
-async def until(condition: Callable[[], bool], seconds: float = 5.0) -> None:
-    async with asyncio.timeout(seconds):
-        while not condition():  # noqa: ASYNC110  the fakes signal nothing: poll them
-            await asyncio.sleep(0.01)
 
 
 @pytest.fixture
@@ -37,20 +29,11 @@ async def other(outside_settings: Settings) -> AsyncIterator[Fable]:
     await replica.close()
 
 
-@pytest.fixture
-def held(llm: FakeLLM, searxng: FakeSearxng, site: FakeSite, site_url: str) -> Iterator[threading.Event]:
-    hold = threading.Event()
-    serve_pages(site, searxng, site_url, n=2)
-    script_run(llm, hold=hold)
-    yield hold
-    hold.set()
-
-
 async def test_followed_resumed_and_refused_through_another_replica(
         call: Call, alice: Caller, outside_fable: Fable, other: Fable, llm: FakeLLM,
         held: threading.Event) -> None:
     started = await call("research", question=QUESTION, wait=False)
-    await until(lambda: len(llm.chat_bodies()) >= 2)  # outlining, held
+    await until(outlining(llm))  # held
     assert generations(other).get(research_key(alice.user_id)) is None  # B reads PostgreSQL
     with pytest.raises(Conflict, match=f"research run {started['id']} is still running"):
         await other.call("research", {"question": "Something else", "wait": False}, alice)
@@ -73,7 +56,7 @@ async def test_followed_resumed_and_refused_through_another_replica(
 async def test_stopped_through_another_replica(call: Call, alice: Caller, other: Fable, llm: FakeLLM,
                                                held: threading.Event) -> None:
     started = await call("research", question=QUESTION, wait=False)
-    await until(lambda: len(llm.chat_bodies()) >= 2)
+    await until(outlining(llm))
     stopped = await other.call("stop_research", {"run_id": started["id"]}, alice)
     assert stopped["stopped"] is True and stopped["run"]["status"] == "stopped"
     held.set()

@@ -7,12 +7,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Callable, Iterator
 from datetime import timedelta
 
 import pytest
 from outside_helpers import Api, Call
-from research_helpers import QUESTION, Recorder, script_run, serve_pages
+from research_helpers import QUESTION, Recorder, outlining, script_run, serve_pages, until
 from sqlalchemy import update
 from support.fake_llm import FakeLLM, Reply
 from support.mcp_clients import data, http_connect, make_key
@@ -25,26 +24,6 @@ from fable_core.errors import Conflict, InvalidInput, NotFound
 from fable_core.research import runner
 from fable_core.research.runner import generations, research_key, sweep_interrupted
 from fable_core.runtime import Fable
-
-
-async def until(condition: Callable[[], bool], seconds: float = 5.0) -> None:
-    async with asyncio.timeout(seconds):
-        while not condition():  # noqa: ASYNC110  the fakes signal nothing: poll them
-            await asyncio.sleep(0.01)
-
-
-@pytest.fixture
-def held(llm: FakeLLM, searxng: FakeSearxng, site: FakeSite, site_url: str) -> Iterator[threading.Event]:
-    """A run whose outline waits until the test sets the event (released at the end anyway)."""
-    hold = threading.Event()
-    serve_pages(site, searxng, site_url, n=2)
-    script_run(llm, hold=hold)
-    yield hold
-    hold.set()
-
-
-def outlining(llm: FakeLLM) -> Callable[[], bool]:
-    return lambda: len(llm.chat_bodies()) >= 2
 
 
 async def test_a_run_goes_on_in_the_background_and_is_followed_from_where_one_left(
