@@ -210,6 +210,7 @@ class Sizing:
     rss_idle_mb: list[float] = field(default_factory=list)
     rss_after_mb: list[float] = field(default_factory=list)
     connections_idle: int = 0
+    listening: int = 0  # of connections_idle: LISTEN connections, outside the pools
     connections_peak: int = 0
 
 
@@ -362,9 +363,13 @@ class Connections:
             await conn.execute(text("SELECT pg_stat_clear_snapshot()"))
             return int(await conn.scalar(text(sql)) or 0)
 
-    async def count(self) -> int:
+    async def count(self, where: str = "true") -> int:
         return await self._scalar("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
-                                  "AND datname = current_database() AND pid <> pg_backend_pid()")
+                                  f"AND datname = current_database() AND pid <> pg_backend_pid() AND {where}")
+
+    async def listening(self) -> int:
+        """Connections held open outside the pools to LISTEN (jobs, journal schedules, changes)."""
+        return await self.count("query ILIKE 'LISTEN%'")
 
     async def sessions(self) -> int:
         return await self._scalar("SELECT sessions FROM pg_stat_database WHERE datname = current_database()")
@@ -443,6 +448,7 @@ async def run(args: argparse.Namespace, wrk: str, database_url: str, data_dir: P
                 await asyncio.sleep(args.settle)  # the start's jobs and first ticks
                 sizing.rss_idle_mb = rss_mb(replicas)
                 sizing.connections_idle = await watcher.count()
+                sizing.listening = await watcher.listening()
                 each = max(1, args.connections // count)
                 watcher.start()
                 for workload in WORKLOADS:  # warm-up: pools, caches, key checks
@@ -523,14 +529,18 @@ def _row(x: Row, r: Results, machine: Machine) -> str:
 def _sizing(r: Results) -> list[str]:
     lines = ["### Sizing", "",
              "| replicas | RSS per replica idle after start, MB | RSS per replica after the load, MB "
-             "| DB connections idle (all replicas) | DB connections at peak (all replicas) |",
-             "|---:|---:|---:|---:|---:|"]
-    for count, s in r.sizing.items():
-        lines.append(f"| {count} | {_spread(s.rss_idle_mb)} | {_spread(s.rss_after_mb)} | {s.connections_idle} "
-                     f"| {s.connections_peak} |")
+             "| DB connections idle (all replicas) | of which LISTEN | DB connections at peak (all replicas) |",
+             "|---:|---:|---:|---:|---:|---:|"]
+    lines += [f"| {count} | {_spread(s.rss_idle_mb)} | {_spread(s.rss_after_mb)} | {s.connections_idle} "
+              f"| {s.listening} | {s.connections_peak} |" for count, s in r.sizing.items()]
+    single = r.sizing.get(1)
+    listen = f"{single.listening}" if single is not None else "a few"
     lines += ["", (f"Each replica's pool holds up to `FABLE_DB_POOL_SIZE` ({r.pool_size}) connections plus as many "
-                   f"overflow ones ({2 * r.pool_size} at most per replica); size PostgreSQL's `max_connections` "
-                   "for replicas x 2 x pool size, plus the migrations and backups.")]
+                   f"overflow ones, {2 * r.pool_size} at most, and {listen} more of its own held open to LISTEN "
+                   "(outside the pool); the peak column is sampled every half second, so it can miss short-lived "
+                   "overflow connections (`DB sessions opened` above counts them). Size PostgreSQL's "
+                   f"`max_connections` for replicas x ({2 * r.pool_size} + {listen}), plus `fable` commands, "
+                   "migrations and backups."), ""]
     for workload in WORKLOADS:
         one = r.row(workload, 1)
         if one is None or not one.requests:
