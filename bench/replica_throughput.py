@@ -226,10 +226,12 @@ class Results:
     def row(self, workload: str, replicas: int) -> Row | None:
         return next((r for r in self.rows if r.workload == workload and r.replicas == replicas), None)
 
-    def efficiency(self, row: Row, cores: int) -> float:
+    def efficiency(self, row: Row, cores: int) -> float | None:
+        """req/s per core in use (replicas, at most ``cores``) relative to one replica's; None
+        without a one-replica run."""
         one = self.row(row.workload, 1)
         if one is None or not one.rps:
-            return 0.0
+            return None
         return (row.rps / min(row.replicas, cores)) / one.rps
 
 
@@ -477,8 +479,10 @@ def figures(r: Results, cores: int) -> list[Figure]:
     found = [Figure(f"{WORKLOADS[0]}, best", best, "req/s", "rate")]
     for x in r.rows:
         found += [Figure(f"{x.workload}, {x.replicas} replica(s)", x.rps, "req/s", "rate"),
-                  Figure(f"{x.workload}, {x.replicas} replica(s), p50", pooled_quantile(x.parts, .5), "ms", "time"),
-                  Figure(f"{x.workload}, {x.replicas} replica(s), efficiency", r.efficiency(x, cores), "ratio")]
+                  Figure(f"{x.workload}, {x.replicas} replica(s), p50", pooled_quantile(x.parts, .5), "ms", "time")]
+        efficiency = r.efficiency(x, cores)
+        if efficiency is not None:
+            found.append(Figure(f"{x.workload}, {x.replicas} replica(s), efficiency", efficiency, "ratio"))
     for count, s in r.sizing.items():
         found += [Figure(f"RSS per replica idle, {count} replica(s)", statistics.mean(s.rss_idle_mb), "MB"),
                   Figure(f"RSS per replica after load, {count} replica(s)", max(s.rss_after_mb, default=0), "MB"),
@@ -519,9 +523,11 @@ def render(r: Results, machine: Machine) -> str:
 
 
 def _row(x: Row, r: Results, machine: Machine) -> str:
+    found = r.efficiency(x, machine.cores)
+    efficiency = "-" if found is None else f"{found:.2f}"
     return (f"| {x.workload} | {x.replicas} | {x.connections} | {x.requests:,} | {machine.rate(x.rps)} | "
             f"{machine.ms(pooled_quantile(x.parts, .5))} | {machine.ms(pooled_quantile(x.parts, .95))} | "
-            f"{x.errors} | {r.efficiency(x, machine.cores):.2f} | {x.per_request_ms(x.app_cpu_s):.2f} | "
+            f"{x.errors} | {efficiency} | {x.per_request_ms(x.app_cpu_s):.2f} | "
             f"{x.per_request_ms(x.pg_cpu_s):.2f} | {x.per_request_ms(x.wrk_cpu_s):.2f} | {x.sessions:,} | "
             f"{x.others_cores:.2f} | {x.load_average:.1f} |")
 

@@ -51,7 +51,7 @@ def test_the_section_reports_efficiency_per_core_and_the_sizing() -> None:
                                 busy_cpu_s=7.0))
         results.sizing[replicas] = Sizing([170.0] * replicas, [175.0] * replicas, 7 * replicas, 3 * replicas,
                                           21 * replicas)
-    assert [round(results.efficiency(row, 2), 2) for row in results.rows] == [1.0, 0.9, 0.85]
+    assert [round(results.efficiency(row, 2) or 0, 2) for row in results.rows] == [1.0, 0.9, 0.85]
     markdown = render(results, machine)
     assert "| REST notes list | 4 | 8 | 1,700 |" in markdown
     assert "| 1 | 170 | 175 | 7 | 3 | 21 |" in markdown
