@@ -343,8 +343,9 @@ def _children_cpu() -> float:
 
 
 def _busy() -> float:
+    """CPU seconds the whole machine has spent running anything (not idle, waiting or stolen)."""
     times = psutil.cpu_times()
-    return float(sum(times) - times.idle - getattr(times, "iowait", 0.0))
+    return float(sum(getattr(times, name, 0.0) for name in ("user", "nice", "system", "irq", "softirq")))
 
 
 # --- the runs -----------------------------------------------------------------------------------
@@ -518,7 +519,7 @@ def render(r: Results, machine: Machine) -> str:
                    "they cap the absolute figures, whatever the number of replicas. More replicas than cores "
                    "add processes competing for the same cores, not capacity; what scales is the CPU per "
                    "request, below."), ""]
-    lines += _sizing(r)
+    lines += _sizing(r, cores)
     return "\n".join(lines)
 
 
@@ -532,7 +533,7 @@ def _row(x: Row, r: Results, machine: Machine) -> str:
             f"{x.others_cores:.2f} | {x.load_average:.1f} |")
 
 
-def _sizing(r: Results) -> list[str]:
+def _sizing(r: Results, cores: int) -> list[str]:
     lines = ["### Sizing", "",
              "| replicas | RSS per replica idle after start, MB | RSS per replica after the load, MB "
              "| DB connections idle (all replicas) | of which LISTEN | DB connections at peak (all replicas) |",
@@ -552,11 +553,14 @@ def _sizing(r: Results) -> list[str]:
         if one is None or not one.requests:
             continue
         app_ms, pg_ms = one.per_request_ms(one.app_cpu_s), one.per_request_ms(one.pg_cpu_s)
+        total_ms = app_ms + pg_ms + one.per_request_ms(one.wrk_cpu_s)
         lines.append(
-            f"- {workload}: one replica served {one.rps:,.0f} req/s here; it spent {app_ms:.2f} ms of CPU per "
-            f"request and PostgreSQL {pg_ms:.2f} ms, so one core of replica serves about "
-            f"{1000 / app_ms if app_ms else 0:,.0f} req/s and one core of PostgreSQL about "
-            f"{1000 / pg_ms if pg_ms else 0:,.0f} req/s of this kind (at this machine's speed).")
+            f"- {workload}: one replica served {one.rps:,.0f} req/s here, spending {app_ms:.2f} ms of CPU per "
+            f"request (PostgreSQL {pg_ms:.2f} ms): one core of replica serves about "
+            f"{1000 / app_ms if app_ms else 0:,.0f} req/s of it and one core of PostgreSQL about "
+            f"{1000 / pg_ms if pg_ms else 0:,.0f} req/s, at this machine's speed. With replicas, PostgreSQL and "
+            f"wrk ({total_ms:.2f} ms in all per request) alone on its {cores} cores, the machine would top out near "
+            f"{cores * 1000 / total_ms if total_ms else 0:,.0f} req/s.")
     return lines
 
 
