@@ -37,7 +37,7 @@ __all__ = ["BENCHES", "SKIPPED", "main"]
 BENCHES = ("core", "imports", "search", "sharing", "journal", "calendar", "caldav", "structured", "feeds", "images",
            "mcp", "rest", "assistant", "retrieval", "tokens", "smallmodel", "research", "backup", "importers",
            "logs", "export", "markdown", "drafts", "projchat", "ui_pages", "ui_browse", "oauth", "tasks", "replicas",
-           "readrep", "generations")
+           "readrep", "generations", "replica_throughput")
 SKIPPED = 3  # exit status of a bench that cannot run on this machine
 
 
