@@ -21,7 +21,6 @@ import argparse
 import asyncio
 import os
 import random
-import shutil
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -38,7 +37,7 @@ from bench.machine import Machine
 from bench.memory import PeakMemory
 from bench.report import Figure, options, publish
 from bench.session import session
-from bench.standby import StreamingReplica
+from bench.standby import streaming_replica
 from fable_core.caller import Caller
 from fable_core.config import load_settings
 from fable_core.runtime import Fable
@@ -186,21 +185,16 @@ def main(argv: list[str] | None = None) -> int:
 
         async def go() -> Result:
             plain = await Fable.open(settings)
-            standby: StreamingReplica | None = None
-            routed: Fable | None = None
-            root = Path(tempfile.mkdtemp(prefix="fable-bench-replica-"))  # one the server's user may enter
             try:
                 me, ids = await _world(plain, args.notes)
-                standby = await StreamingReplica.create(bench.database_url, root)
-                routed = await Fable.open(settings.model_copy(update={"database_read_url": standby.url}))
-                return await run(plain, routed, me, ids, args.runs)
+                async with streaming_replica(bench.database_url) as standby:
+                    routed = await Fable.open(settings.model_copy(update={"database_read_url": standby.url}))
+                    try:
+                        return await run(plain, routed, me, ids, args.runs)
+                    finally:
+                        await routed.close()
             finally:
-                if routed is not None:
-                    await routed.close()
                 await plain.close()
-                if standby is not None:
-                    await standby.close()
-                shutil.rmtree(root, ignore_errors=True)
 
         result = asyncio.run(go())
     publish("readrep", render(result, bench.machine, bench.memory), figures(result), bench.machine, args)

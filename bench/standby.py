@@ -1,9 +1,8 @@
 """A streaming replica (hot standby) of an embedded PostgreSQL, made with the embedded server's
 own binaries: for the read-replica tests (``tests/readrep``) and bench (``bench.readrep``).
 
-    replica = await StreamingReplica.create(primary_url, root)   # pg_basebackup -R -X stream, started
-    ...  # replica.url is DATABASE_READ_URL; pause(), resume(), caught_up(), stop(), start()
-    await replica.close()
+    async with streaming_replica(primary_url) as replica:   # pg_basebackup -R -X stream, started
+        ...  # replica.url is DATABASE_READ_URL; pause(), resume(), caught_up(), stop(), start()
 
 The embedded server already allows it (``wal_level=replica``, ``max_wal_senders=10`` and
 initdb's ``local replication all trust`` line in pg_hba.conf): nothing of the primary is
@@ -18,9 +17,13 @@ from __future__ import annotations
 import asyncio
 import os
 import pwd
+import shutil
 import socket
 import subprocess
+import tempfile
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,7 +34,7 @@ from sqlalchemy.pool import NullPool
 
 from fable_core.db.embedded import _import_pgserver
 
-__all__ = ["StreamingReplica", "pg_bin"]
+__all__ = ["StreamingReplica", "pg_bin", "streaming_replica"]
 
 
 def pg_bin(name: str) -> str:
@@ -129,3 +132,18 @@ class StreamingReplica:
 
     async def resume(self) -> None:
         await self.sql("SELECT pg_wal_replay_resume()")
+
+
+@asynccontextmanager
+async def streaming_replica(primary_url: str) -> AsyncIterator[StreamingReplica]:
+    """A replica of ``primary_url`` in a new temporary directory (under the system's: one the
+    server's user may enter, outside pytest's base temp), stopped and removed at the end."""
+    root = Path(tempfile.mkdtemp(prefix="fable-replica-"))
+    try:
+        replica = await StreamingReplica.create(primary_url, root)
+        try:
+            yield replica
+        finally:
+            await replica.close()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

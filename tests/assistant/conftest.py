@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
+from support.assistants import settle
 from support.fake_llm import FakeLLM, ollama_app, openai_app
 from support.servers import serve_in_thread
 
@@ -67,15 +68,7 @@ async def _settle(ai_fable: Fable) -> AsyncIterator[None]:
     """After each test, let the assistant's background work finish (or cancel it) before the
     tables are truncated: generations, embeddings (incl. the start-up backfill), summaries."""
     yield
-    a: Assistant = ai_fable.assistant
-    for key in list(a.generations._buffers):
-        await a.generations.wait(key)
-    await a.generations.close()  # ids restart in the next test: no stale buffers
-    if a.summaries is not None:
-        await a.summaries.cancel()
-    if a.worker is not None:
-        await a.worker.idle()
-    await ai_fable.dispatcher.usage.flush()  # this test's usage rows, before their users go
+    await settle(ai_fable)
 
 
 @pytest.fixture

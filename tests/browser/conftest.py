@@ -13,10 +13,10 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 import pytest
 from browser_session import Session, Watch
 from playwright.async_api import Browser, Route, async_playwright
-from support.fake_llm import FakeLLM, ollama_app
-from support.servers import serve, serve_in_thread
+from support.assistants import fable_on_fake_ollama, settle
+from support.fake_llm import FakeLLM
+from support.servers import serve
 
-from fable_core.assistant.service import Assistant
 from fable_core.config import Settings
 from fable_core.runtime import Fable
 from fable_web.app import create_app
@@ -112,14 +112,8 @@ def chat_llm(chat_llm_state: FakeLLM) -> FakeLLM:
 @pytest.fixture(scope="session")
 async def chat_fable(settings: Settings, chat_llm_state: FakeLLM) -> AsyncIterator[Fable]:
     """A second Fable on the test database whose assistant talks to the fake Ollama over HTTP."""
-    with serve_in_thread(ollama_app(chat_llm_state)) as url:
-        app = await Fable.open(settings.model_copy(update={
-            "llm_provider": "ollama", "ollama_url": url, "embed_model": "fake-embed"}))
-        app.assistant.flush_interval = 0.05
-        try:
-            yield app
-        finally:
-            await app.close()
+    async with fable_on_fake_ollama(settings, chat_llm_state) as app:
+        yield app
 
 
 @pytest.fixture(scope="session")
@@ -134,12 +128,4 @@ async def chat_ui(browser: Browser, chat_base_url: str, chat_fable: Fable, chat_
     work (answers, embeddings, the start-up backfill) settles before the tables are emptied."""
     async with _session(browser, chat_base_url) as session:
         yield session
-    assistant: Assistant = chat_fable.assistant
-    for key in list(assistant.generations._buffers):
-        await assistant.generations.wait(key)
-    await assistant.generations.close()
-    if assistant.summaries is not None:
-        await assistant.summaries.cancel()
-    if assistant.worker is not None:
-        await assistant.worker.idle()
-    await chat_fable.dispatcher.usage.flush()  # this test's usage rows, before their users go
+    await settle(chat_fable)

@@ -5,13 +5,11 @@ embedded server's own ``pg_basebackup -R -X stream``), and Fables reading from i
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
+import bench.standby
 from bench.standby import StreamingReplica
 from fable_core.config import Settings
 from fable_core.runtime import Fable
@@ -19,13 +17,8 @@ from fable_core.runtime import Fable
 
 @pytest.fixture(scope="module")
 async def streaming_replica(database_url: str) -> AsyncIterator[StreamingReplica]:
-    root = Path(tempfile.mkdtemp(prefix="fable-test-replica-"))  # outside basetemp: see tests/conftest.py
-    try:
-        replica = await StreamingReplica.create(database_url, root)
+    async with bench.standby.streaming_replica(database_url) as replica:
         yield replica
-        await replica.close()
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

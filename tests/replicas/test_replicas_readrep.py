@@ -6,30 +6,22 @@ while another user's reads are served by the replica (they do not see a row it h
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from support.mcp_clients import make_key
 
-from bench.standby import StreamingReplica
+from bench.standby import StreamingReplica, streaming_replica
 from fable_core.caller import Caller
 from fable_core.runtime import Fable
 
 
 @pytest.fixture
 async def standby(database_url: str) -> AsyncIterator[StreamingReplica]:
-    root = Path(tempfile.mkdtemp(prefix="fable-test-replica-"))  # outside basetemp: see tests/conftest.py
-    try:
-        replica = await StreamingReplica.create(database_url, root)
+    async with streaming_replica(database_url) as replica:
         yield replica
-        await replica.close()
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
 
 
 async def test_reads_go_to_the_replica_but_never_hide_a_callers_own_write(

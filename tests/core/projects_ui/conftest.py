@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from support.fake_llm import FakeLLM, ollama_app
-from support.servers import serve_in_thread
+from support.assistants import fable_on_fake_ollama, settle
+from support.fake_llm import FakeLLM
 
 from fable_core.assistant.service import Assistant
 from fable_core.config import Settings
@@ -28,14 +28,8 @@ def fake(fake_state: FakeLLM) -> FakeLLM:
 
 @pytest.fixture(scope="session")
 async def ai_fable(settings: Settings, fake_state: FakeLLM) -> AsyncIterator[Fable]:
-    with serve_in_thread(ollama_app(fake_state)) as url:
-        app = await Fable.open(settings.model_copy(update={
-            "llm_provider": "ollama", "ollama_url": url, "embed_model": "fake-embed"}))
-        app.assistant.flush_interval = 0.05
-        try:
-            yield app
-        finally:
-            await app.close()
+    async with fable_on_fake_ollama(settings, fake_state) as app:
+        yield app
 
 
 @pytest.fixture
@@ -45,16 +39,5 @@ def assistant(ai_fable: Fable, fake: FakeLLM) -> Assistant:
 
 @pytest.fixture(autouse=True)
 async def _settle(ai_fable: Fable) -> AsyncIterator[None]:
-    """After each test, the assistant's background work ends before the tables are emptied."""
     yield
-    a: Assistant = ai_fable.assistant
-    for key in list(a.generations._buffers):
-        await a.generations.wait(key)
-    await a.generations.close()
-    if a.summaries is not None:
-        await a.summaries.cancel()
-    if a.worker is not None:
-        await a.worker.idle()
-    await ai_fable.dispatcher.usage.flush()
-
-
+    await settle(ai_fable)
