@@ -6,17 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
 from support.fake_llm import FakeLLM, ollama_app
 from support.rrproxy import RoundRobin
-from support.servers import FABLE, free_port, serve_in_thread
+from support.servers import fable_process, free_port, serve_in_thread
 
 from fable_core.config import Settings
 
@@ -47,30 +45,8 @@ async def served(serve_env: dict[str, str]) -> AsyncIterator[Served]:
 async def start_serve(env: dict[str, str], port: int | None = None) -> AsyncIterator[Served]:
     """A ``fable serve`` with ``env`` on ``port`` (else a free one), once it answers; killed at the
     end if the test has not stopped it."""
-    port = port or free_port()
-    proc = await asyncio.create_subprocess_exec(FABLE, "serve", "--port", str(port), env={**os.environ, **env},
-                                                stdin=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
-    assert proc.stderr is not None
-    lines: list[str] = []
-    url = f"http://127.0.0.1:{port}"
-    try:
-        async with asyncio.timeout(60):
-            while not any("serving on" in line for line in lines):
-                line = (await proc.stderr.readline()).decode()
-                assert line, f"fable serve exited: {lines}"
-                lines.append(line)
-        async with httpx.AsyncClient(timeout=10) as client, asyncio.timeout(30):
-            while True:
-                try:
-                    await client.get(f"{url}/api/health")
-                    break
-                except httpx.ConnectError:
-                    await asyncio.sleep(0.05)
+    async with fable_process(env, "--port", str(port or free_port())) as (proc, url, lines):
         yield Served(url, proc, lines)
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-        await proc.wait()
 
 
 @dataclass

@@ -26,7 +26,8 @@ import httpx
 import uvicorn
 from starlette.types import ASGIApp
 
-__all__ = ["FABLE", "fable_serve", "free_port", "serve", "serve_config", "serve_in_thread", "server_config"]
+__all__ = ["FABLE", "fable_process", "fable_serve", "free_port", "serve", "serve_config", "serve_in_thread",
+           "server_config"]
 
 FABLE = str(Path(sys.executable).with_name("fable"))
 
@@ -106,10 +107,12 @@ def free_port() -> int:
 
 
 @asynccontextmanager
-async def fable_serve(env: dict[str, str], *args: str) -> AsyncIterator[list[str]]:
+async def fable_process(env: dict[str, str],
+                        *args: str) -> AsyncIterator[tuple[asyncio.subprocess.Process, str, list[str]]]:
     """Run ``fable serve ARGS`` (the installed executable) with ``env`` over this environment
     until it says it is serving and answers ``/api/health`` on the URL it names; yields the
-    lines it printed (stderr). Stopped with SIGTERM, as a service manager does."""
+    process, that URL and the lines it printed (stderr). Killed at the end unless the test
+    stopped it (with the signal and at the moment it chose)."""
     proc = await asyncio.create_subprocess_exec(FABLE, "serve", *args, env={**os.environ, **env},
                                                 stdin=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
     assert proc.stderr is not None
@@ -128,8 +131,21 @@ async def fable_serve(env: dict[str, str], *args: str) -> AsyncIterator[list[str
                     break
                 except httpx.ConnectError:
                     await asyncio.sleep(0.05)
-        yield lines
+        yield proc, url, lines
     finally:
         if proc.returncode is None:
-            proc.terminate()
+            proc.kill()
         await proc.wait()
+
+
+@asynccontextmanager
+async def fable_serve(env: dict[str, str], *args: str) -> AsyncIterator[list[str]]:
+    """:func:`fable_process`, stopped with SIGTERM as a service manager does; yields the lines
+    it printed."""
+    async with fable_process(env, *args) as (proc, _, lines):
+        try:
+            yield lines
+        finally:
+            if proc.returncode is None:
+                proc.terminate()
+            await proc.wait()
