@@ -11,7 +11,7 @@ PIP    := URLLIB3_NO_OVERRIDE=1 PIP_NO_BINARY=urllib3-future $(BIN)/pip
 STAMP  := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: serve test check install install-dev test-tools bench lint clean
+.PHONY: serve test test-system-postgres check install install-dev test-tools bench lint clean
 
 serve: install
 	$(BIN)/fable db upgrade
@@ -23,6 +23,14 @@ serve: install
 TEST_WORKERS ?= 2
 test: install-dev check test-tools
 	$(BIN)/python -m pytest -n $(TEST_WORKERS)
+	$(MAKE) test-system-postgres
+
+# The database tests again, on the distribution's PostgreSQL with pgvector (the external-database
+# path; scripts/install-system-postgres installs it): a throwaway cluster for this run only.
+SYSTEM_POSTGRES_TESTS := tests/core/knowledge tests/core/test_migrations.py tests/assistant/test_semantic.py \
+	tests/assistant/test_vector_dims.py tests/assistant/retrieval
+test-system-postgres: install-dev
+	./scripts/system-postgres $(BIN)/python -m pytest -n $(TEST_WORKERS) -p no:cacheprovider $(SYSTEM_POSTGRES_TESTS)
 
 # Static checks, before any test runs: ruff (make lint), mypy strict on every package, and the
 # import contracts (surfaces above the core, knowledge apart from the assistant, no models in

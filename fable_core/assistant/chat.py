@@ -431,7 +431,7 @@ class _Turn:
             return await build_context(
                 conn, self.caller, vector, rag_project_id=self.conversation.rag_project_id,
                 note_ids=self.note_ids, exclude_note_id=self.exclude_note_id,
-                embedder=self.a.embedder)
+                embedder=self.a.retrieval)
 
     async def _retitle(self) -> None:
         if self.conversation.conversation_type == "journal" or not memory.wants_title(self.stored.earlier + 2):

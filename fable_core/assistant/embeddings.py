@@ -31,10 +31,12 @@ import hashlib
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import event, select, text
+from sqlalchemy import and_, delete, event, exists, insert, select, text
+from sqlalchemy.dialects.postgresql import insert as upsert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from fable_core.assistant.calibration import Calibration, calibrate
@@ -43,8 +45,9 @@ from fable_core.assistant.prefixes import InputType, Marking, marking_for
 from fable_core.assistant.providers.base import Provider
 from fable_core.config import Settings
 from fable_core.db.database import Database
-from fable_core.db.models import FeedItem, Note, NoteEmbedding
-from fable_core.errors import Unavailable
+from fable_core.db.errors import backend_died
+from fable_core.db.models import AppLog, EmbeddingFailure, FeedItem, Note, NoteEmbedding
+from fable_core.errors import FableError, Unavailable
 from fable_core.events import Event, EventBus, NoteChanged
 from fable_core.jobs import job
 from fable_core.knowledge.vectors import note_text
@@ -52,13 +55,15 @@ from fable_core.knowledge.vectors import note_text
 if TYPE_CHECKING:
     from fable_core.runtime import Fable
 
-__all__ = ["BACKFILL_EVERY", "Embedder", "EmbeddingWorker", "backfill_embeddings", "embedding_provider",
-           "ensure_index", "scan_filtered_indexes"]
+__all__ = ["BACKFILL_EVERY", "MAX_CRASHES", "PAUSE_MAX", "Embedder", "EmbeddingWorker", "backfill_embeddings",
+           "embedding_provider", "ensure_index", "scan_filtered_indexes"]
 
 _log = logging.getLogger(__name__)
 BACKFILL_EVERY = 600  # seconds between the backfill job's runs, besides each process's own at start
 QUERY_TIMEOUT = 10.0  # seconds one interactive embedding (a search, a duplicate check) may take
 HNSW_MAX_DIMS = 2000
+MAX_CRASHES = 3  # lone writes of one row that killed its backend, before the row is given up
+PAUSE_MAX = 600.0  # seconds: the longest pause after failures in a row
 _INDEX_LOCK = 0x0F_AB_1E_E1
 
 
@@ -198,13 +203,18 @@ class EmbeddingWorker:
     """Background embedding of changed and stale notes. ``await idle()`` waits until caught up."""
 
     def __init__(self, db: Database, embedder: Embedder, events: EventBus, *, gate: ModelGate | None = None,
-                 batch: int = 32, backfill_delay: float = 2.0, retry_after: float = 30.0) -> None:
+                 batch: int = 32, backfill_delay: float = 2.0, retry_after: float = 30.0,
+                 lost_after: float = 5.0) -> None:
         self.db = db
         self.embedder = embedder
         self.gate = gate  # the chat's gate when it shares the embedding server: wait while it runs
         self.batch = batch
         self.backfill_delay = backfill_delay
-        self.retry_after = retry_after
+        self.retry_after = retry_after  # the first pause while the model server is down
+        self.lost_after = lost_after  # the first pause after the database lost a write
+        self.paused_for = 0.0  # the last pause (0 after a success)
+        self._suspects: dict[str, dict[int, None]] = {"notes": {}, "feed items": {}}  # written one at a time
+        self._crashes: dict[tuple[str, int], int] = {}  # lone writes that killed the backend, this process
         self._events = events
         self._pending: dict[int, None] = {}
         self._pending_items: dict[int, None] = {}  # feed items
@@ -227,17 +237,20 @@ class EmbeddingWorker:
 
     def _on_event(self, event: Event) -> None:
         if isinstance(event, NoteChanged) and event.kind != "deleted":
+            self._crashes.pop(("notes", event.note_id), None)  # new text: a new chance
             self.enqueue([event.note_id])
 
     def enqueue(self, note_ids: Sequence[int]) -> None:
         for note_id in note_ids:
-            self._pending[note_id] = None
+            if self._crashes.get(("notes", note_id), 0) < MAX_CRASHES:
+                self._pending[note_id] = None
         self._woken()
 
     def enqueue_feed_items(self, item_ids: Sequence[int]) -> None:
         """Embed these feed items (a refresh stored them) soon, after any queued notes."""
         for item_id in item_ids:
-            self._pending_items[item_id] = None
+            if self._crashes.get(("feed items", item_id), 0) < MAX_CRASHES:
+                self._pending_items[item_id] = None
         self._woken()
 
     def _woken(self) -> None:
@@ -262,13 +275,19 @@ class EmbeddingWorker:
         """Queue every note and feed item lacking a current embedding; returns how many."""
         return await self._backfill_notes() + await self._backfill_feed_items()
 
+    def _given_up(self, *match: Any) -> Any:
+        """Rows given up under this model (MAX_CRASHES), as an EXISTS to negate."""
+        return exists().where(and_(*match, EmbeddingFailure.model == self.embedder.model,
+                                   EmbeddingFailure.crashes >= MAX_CRASHES))
+
     async def _backfill_feed_items(self) -> int:
         after, total = 0, 0
         while True:
             async with self.db.transaction() as s:
                 ids = list((await s.execute(
                     select(FeedItem.id).where(FeedItem.id > after, FeedItem.embedding_model.is_distinct_from(
-                        self.embedder.model)).order_by(FeedItem.id).limit(1000))).scalars())
+                        self.embedder.model), ~self._given_up(EmbeddingFailure.feed_item_id == FeedItem.id))
+                    .order_by(FeedItem.id).limit(1000))).scalars())
             if not ids:
                 return total
             self.enqueue_feed_items(ids)
@@ -282,7 +301,9 @@ class EmbeddingWorker:
                     select(Note.id).outerjoin(NoteEmbedding, NoteEmbedding.note_id == Note.id)
                     .where(Note.id > after,
                            (NoteEmbedding.note_id.is_(None)) | (NoteEmbedding.model != self.embedder.model)
-                           | (NoteEmbedding.updated_at < Note.updated_at))
+                           | (NoteEmbedding.updated_at < Note.updated_at),
+                           ~self._given_up(EmbeddingFailure.note_id == Note.id,
+                                           EmbeddingFailure.last_at >= Note.updated_at))
                     .order_by(Note.id).limit(1000)
                 )).scalars())
             if not ids:
@@ -300,17 +321,65 @@ class EmbeddingWorker:
                 await self.gate.quiet()
             pending, embed, what = ((self._pending, self.embed_notes, "notes") if self._pending
                                     else (self._pending_items, self.embed_feed_items, "feed items"))
-            ids = list(pending)[: self.batch]
+            suspects = self._suspects[what]
+            ids = [next(iter(suspects))] if suspects else list(pending)[: self.batch]
             try:
                 await embed(ids)
-            except Unavailable as e:
-                _log.warning("embedding paused for %.0f s: %s", self.retry_after, e.message)
-                await asyncio.sleep(self.retry_after)
+            except _WriteLost as e:
+                await self._lost(what, ids, e.detail)
+                continue
+            except Unavailable as e:  # the model server (or the database) does not answer
+                await self._pause(self.retry_after, e.message)
                 continue
             except Exception:  # noqa: BLE001 - one bad batch must not stop the worker
                 _log.exception("embedding %s %s failed; skipping them", what, ids)
+            self.paused_for = 0.0
             for row_id in ids:
                 pending.pop(row_id, None)
+                suspects.pop(row_id, None)
+
+    async def _pause(self, first: float, why: str) -> None:
+        """Wait, twice as long as the last pause (from ``first``, at most PAUSE_MAX), saying why."""
+        self.paused_for = min(PAUSE_MAX, max(first, 2 * self.paused_for))
+        _log.warning("embedding paused for %.0f s: %s", self.paused_for, why)
+        await asyncio.sleep(self.paused_for)
+
+    async def _lost(self, what: str, ids: list[int], detail: str) -> None:
+        """A write of ``ids`` lost its backend. Pause; then a batch is retried a row at a time,
+        and a lone row is counted (given up at MAX_CRASHES)."""
+        await self._pause(self.lost_after, f"the database backend writing the embeddings of {what} {ids} "
+                                           f"died ({detail})")
+        if len(ids) > 1:
+            self._suspects[what].update(dict.fromkeys(ids))
+            return
+        key = (what, ids[0])
+        self._crashes[key] = crashes = self._crashes.get(key, 0) + 1
+        try:
+            await self._count_crash(what, ids[0], crashes, detail)
+        except FableError as e:  # still down: this process's count holds meanwhile
+            _log.info("could not record the embedding crash of %s %s: %s", what, ids[0], e.message)
+        if crashes >= MAX_CRASHES:
+            (self._pending if what == "notes" else self._pending_items).pop(ids[0], None)
+            self._suspects[what].pop(ids[0], None)
+
+    async def _count_crash(self, what: str, row_id: int, crashes: int, detail: str) -> None:
+        column = EmbeddingFailure.note_id if what == "notes" else EmbeddingFailure.feed_item_id
+        model = self.embedder.model
+        async with self.db.transaction() as s:
+            stored = await s.scalar(upsert(EmbeddingFailure).values(
+                {column.key: row_id, "model": model, "crashes": crashes, "error": detail})
+                .on_conflict_do_update(index_elements=[column], set_={
+                    "crashes": EmbeddingFailure.crashes + 1, "error": detail, "model": model,
+                    "last_at": text("now()")})
+                .returning(EmbeddingFailure.crashes))
+            if (stored or crashes) < MAX_CRASHES:
+                return
+            message = (f"gave up embedding {what[:-1]} {row_id} with {model}: its write killed the database "
+                       f"backend {stored} times ({detail}); it is embedded again when it changes")
+            _log.error("%s", message)
+            await s.execute(insert(AppLog).values(
+                category="error", action="embedding.gave_up", error_type="backend_died", error_message=message,
+                details={what.replace(" ", "_")[:-1] + "_id": row_id, "model": model, "crashes": stored}))
 
     async def embed_notes(self, ids: Sequence[int]) -> int:
         """Embed the given notes whose text changed since their last embedding."""
@@ -325,11 +394,13 @@ class EmbeddingWorker:
         if not todo:
             return 0
         vectors = await self.embedder.embed([t for _, t in todo], "document")
-        await ensure_index(self.db, len(vectors[0]))
-        async with self.db.transaction() as s:
-            for (nid, t), vector in zip(todo, vectors, strict=True):
-                await s.execute(_UPSERT, {"id": nid, "model": model, "dims": len(vector),
-                                          "hash": content_hash(model, t), "embedding": _literal(vector)})
+        with _writing():
+            await ensure_index(self.db, len(vectors[0]))
+            async with self.db.transaction() as s:
+                for (nid, t), vector in zip(todo, vectors, strict=True):
+                    await s.execute(_UPSERT, {"id": nid, "model": model, "dims": len(vector),
+                                              "hash": content_hash(model, t), "embedding": _literal(vector)})
+                await s.execute(delete(EmbeddingFailure).where(EmbeddingFailure.note_id.in_([n for n, _ in todo])))
         return len(todo)
 
 
@@ -344,11 +415,33 @@ class EmbeddingWorker:
         if not items:
             return 0
         vectors = await self.embedder.embed([note_text(t, c) for _, t, c in items], "document")
-        async with self.db.transaction() as s:
-            await s.execute(_SET_ITEM, [{"id": item_id, "model": model, "dims": len(vector),
-                                         "embedding": _literal(vector)}
-                                        for (item_id, _, _), vector in zip(items, vectors, strict=True)])
+        with _writing():
+            async with self.db.transaction() as s:
+                await s.execute(_SET_ITEM, [{"id": item_id, "model": model, "dims": len(vector),
+                                             "embedding": _literal(vector)}
+                                            for (item_id, _, _), vector in zip(items, vectors, strict=True)])
+                await s.execute(delete(EmbeddingFailure).where(
+                    EmbeddingFailure.feed_item_id.in_([item_id for item_id, _, _ in items])))
         return len(items)
+
+
+class _WriteLost(Exception):
+    """A write of embeddings lost its backend (``backend_died``)."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+@contextmanager
+def _writing() -> Iterator[None]:
+    """Tell a write whose backend died from other failures (an outage is ``Unavailable``)."""
+    try:
+        yield
+    except FableError as e:
+        if backend_died(e):
+            raise _WriteLost(e.message) from e
+        raise
 
 
 def _literal(vector: Sequence[float]) -> str:

@@ -2,7 +2,10 @@
 on the runtime when Fable opens (``Fable.llm``, ``model_gate``, ``embedder``, ``assistant``).
 
 With ``LLM_PROVIDER=none`` the provider refuses every LLM call and there is no embedder, so
-search stays keyword-only; everything else works the same.
+search stays keyword-only; everything else works the same. When the database's vector extension
+failed its self-test (``Database.vectors``, :mod:`fable_core.db.vectors`) nothing is embedded
+into the database and nothing searched there by meaning (``Assistant.retrieval`` is None and so
+is ``Fable.embedder``): the model still picks each turn's tools by meaning, in this process.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ class Assistant:
         self.settings = fable.settings
         self.provider = provider
         self.gate = ModelGate(fable.settings.llm_concurrency_per_user)
-        self.status = ProviderStatus(provider, fable.availability, self.gate)
+        self.status = ProviderStatus(provider, fable.availability, self.gate, vectors=fable.db.vectors)
         self.flush_interval = flush_interval
         self.sweep_every = sweep_every
         self._sweeper: asyncio.Task[None] | None = None
@@ -58,15 +61,18 @@ class Assistant:
         self.fetch_allow: tuple[str, ...] = ()  # tests only: see ssrf.fetch(allow_first_hop=)
         self.generations = Generations(grace=grace, shared=self.shared)
         self.embedder: Embedder | None = None
+        self.retrieval: Embedder | None = None  # the embedder, where the database may hold its vectors
         self.worker: EmbeddingWorker | None = None
         self.summaries: ProjectSummaries | None = None
         self.embed_provider: Provider | None = None  # a separate embedding server (EMBED_BASE_URL)
         if not isinstance(provider, NoProvider):
             self.embed_provider = embedding_provider(fable.settings, provider)
             self.embedder = Embedder.from_settings(self.embed_provider or provider, fable.settings)
-            shared = self.gate if self.embed_provider is None else None  # back off while it answers
-            self.worker = EmbeddingWorker(fable.db, self.embedder, fable.events, gate=shared,
-                                          backfill_delay=backfill_delay)
+            if fable.db.vectors.on:
+                self.retrieval = self.embedder
+                shared = self.gate if self.embed_provider is None else None  # back off while it answers
+                self.worker = EmbeddingWorker(fable.db, self.embedder, fable.events, gate=shared,
+                                              backfill_delay=backfill_delay)
             self.summaries = ProjectSummaries(fable.db, fable.dispatcher, fable.events)
         self.tools = ToolPicker(fable.registry, fable.availability, self.embedder)  # each turn's tools
         self.tool_mode = tool_mode(fable.settings, provider.model)
@@ -195,7 +201,7 @@ async def install_assistant(fable: Fable, **options: Any) -> Assistant:
     provider = make_provider(fable.settings)
     assistant = Assistant(fable, provider, **options)
     fable.llm, fable.model_gate = provider, assistant.gate
-    fable.embedder, fable.assistant = assistant.embedder, assistant
+    fable.embedder, fable.assistant = assistant.retrieval, assistant
     await assistant.start()
     return assistant
 

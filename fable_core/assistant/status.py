@@ -9,12 +9,14 @@ reason no probe is sent while an answer streams; a stream that runs is proof eno
 A server that answers but does not serve the configured chat model is ``model missing`` (the
 detail names the models it does serve), and the LLM tools are withdrawn as when it is down; one
 that does not serve the embedding model leaves chat alone and turns semantic search off, with
-the reason (``Health.semantic_off``) for the UI to say.
+the reason (``Health.semantic_off``) for the UI to say. So does a database whose vector
+extension failed its self-test (:mod:`fable_core.db.vectors`), whatever the model server says.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 
@@ -22,6 +24,7 @@ from fable_core.assistant.gate import ModelGate
 from fable_core.assistant.providers import NoProvider, Provider
 from fable_core.assistant.providers.base import Health
 from fable_core.availability import Availability
+from fable_core.db.vectors import ON, VectorSupport
 
 __all__ = ["LLM", "NO_EMBEDDER", "PROBE_EVERY", "PROBE_TIMEOUT", "ProviderStatus"]
 
@@ -37,8 +40,9 @@ class ProviderStatus:
     """The provider's last known health, kept fresh by a background probe."""
 
     def __init__(self, provider: Provider, availability: Availability, gate: ModelGate, *,
-                 every: float = PROBE_EVERY, fresh_for: float = FRESH_FOR) -> None:
+                 every: float = PROBE_EVERY, fresh_for: float = FRESH_FOR, vectors: VectorSupport = ON) -> None:
         self.provider = provider
+        self.vectors = vectors
         self.availability = availability
         self.gate = gate
         self.every = every
@@ -79,6 +83,8 @@ class ProviderStatus:
             health = self._down(f"no answer within {PROBE_TIMEOUT:g} s")
         except Exception as e:  # noqa: BLE001 - a probe reports any failure as "down", never raises
             health = self._down(str(e) or type(e).__name__)
+        if not self.vectors.on:
+            health = dataclasses.replace(health, semantic_off=self.vectors.reason)
         self._last, self._checked = health, time.monotonic()
         self.availability.set(LLM, health.status == "ok")
         return health

@@ -83,6 +83,7 @@ EXCLUDED: dict[str, str] = {
     "recent_writes": "who wrote in the last seconds (read replicas' read-your-writes): transient",
     "generations": "transient: the answers being written right now, on whichever process",
     "generation_events": "transient: a live answer's events, kept a minute after it ends",
+    "embedding_failures": "embeddings given up after crashing the database: bookkeeping, counted again if it recurs",
 }
 COVERED: frozenset[str] = frozenset({
     "instance_settings", "users", "api_keys", "app_logs", "caldav_accounts", "conversations",

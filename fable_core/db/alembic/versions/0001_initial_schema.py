@@ -12,6 +12,9 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
+from fable_core.db.migrations import vectors_run
+from fable_core.db.vectors import create_vector_type
+
 revision = '0001'
 down_revision = None
 branch_labels = None
@@ -19,7 +22,7 @@ depends_on = None
 
 
 def upgrade() -> None:
-    op.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    create_vector_type(op.execute, vectors_run())  # pgvector, or its stand-in where it cannot run
     op.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
     op.create_table('users',
     sa.Column('id', sa.Integer(), nullable=False),

@@ -17,6 +17,8 @@ from alembic import op
 from pgvector.sqlalchemy import Vector
 from sqlalchemy.dialects import postgresql
 
+from fable_core.db.migrations import vectors_run
+
 revision = "0003"
 down_revision = "0002"
 branch_labels = None
@@ -78,10 +80,11 @@ def upgrade() -> None:
         sa.Column("updated_at", sa.DateTime(timezone=True), server_default=sa.text("now()"), nullable=False),
     )
     op.create_index("ix_note_embeddings_user_id", "note_embeddings", ["user_id"])
-    op.execute(
-        "CREATE INDEX IF NOT EXISTS ix_note_embeddings_hnsw_768 ON note_embeddings "
-        "USING hnsw ((embedding::vector(768)) vector_cosine_ops) WHERE dims = 768"
-    )
+    if vectors_run():  # no index method where pgvector cannot run (fable_core.db.vectors)
+        op.execute(
+            "CREATE INDEX IF NOT EXISTS ix_note_embeddings_hnsw_768 ON note_embeddings "
+            "USING hnsw ((embedding::vector(768)) vector_cosine_ops) WHERE dims = 768"
+        )
     op.create_table(
         "note_drafts",
         sa.Column("id", sa.Integer(), primary_key=True),
