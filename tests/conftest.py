@@ -118,7 +118,8 @@ DO $$ DECLARE owned record; BEGIN
     JOIN pg_attribute a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
     WHERE s.last_value IS NOT NULL AND s.schemaname = current_schema()
   LOOP
-    EXECUTE format('SELECT setval(%L, COALESCE((SELECT max(%I) FROM %s), 0) + 1, false)', owned.seq, owned.col, owned.tbl);
+    EXECUTE format('SELECT setval(%L, COALESCE((SELECT max(%I) FROM %s), 0) + 1, false)',
+                   owned.seq, owned.col, owned.tbl);
   END LOOP;
 END $$""")
 
