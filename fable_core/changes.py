@@ -119,16 +119,18 @@ class ChangeFeed:
                 await raw.add_listener(CHANNEL, lambda *args: inbox.put_nowait(args[-1]))
                 self.listening.set()
                 waiting_lost = asyncio.ensure_future(lost.wait())
+                getting: asyncio.Future[str] | None = None
                 try:
                     while True:
                         getting = asyncio.ensure_future(inbox.get())
                         done, _ = await asyncio.wait({getting, waiting_lost}, return_when=asyncio.FIRST_COMPLETED)
                         if getting not in done:
-                            getting.cancel()
                             return
                         await self._deliver(getting.result())
-                finally:
+                finally:  # also when closing cancels us: no waiter outlives the listener
                     waiting_lost.cancel()
+                    if getting is not None:
+                        getting.cancel()
             finally:
                 self.listening.clear()
 

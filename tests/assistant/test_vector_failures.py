@@ -116,9 +116,10 @@ HOLD = (
 )
 
 
-async def kill_held_backends(url: str, kills: list[int]) -> None:
-    """SIGKILL every backend sleeping in the trigger, as an extension's crash would end it."""
-    while True:
+async def kill_held_backends(url: str, kills: list[int], stop: asyncio.Event) -> None:
+    """SIGKILL every backend sleeping in the trigger, as an extension's crash would end it, until
+    ``stop`` (never cancelled mid-connect: that would leave a connection half made)."""
+    while not stop.is_set():
         try:
             pids = await sql(url, "SELECT pid FROM pg_stat_activity WHERE wait_event = 'PgSleep' LIMIT 1")
         except (DBAPIError, OSError):  # the server restarts after the last kill
@@ -135,7 +136,8 @@ async def test_a_write_that_kills_its_backend_pauses_embedding_and_is_given_up_a
     with throwaway_server() as server:
         app = await Fable.open(ai_settings.model_copy(update={"database_url": server.url}))
         kills: list[int] = []
-        killer = asyncio.create_task(kill_held_backends(server.url, kills))
+        stop = asyncio.Event()
+        killer = asyncio.create_task(kill_held_backends(server.url, kills, stop))
         try:
             worker = app.assistant.worker if app.assistant is not None else None
             assert isinstance(worker, EmbeddingWorker)
@@ -163,7 +165,7 @@ async def test_a_write_that_kills_its_backend_pauses_embedding_and_is_given_up_a
             assert pauses == sorted(pauses) and len(pauses) >= MAX_CRASHES, "each pause as long as the last, or longer"
             assert await worker.backfill() == 0, "given up: the backfill leaves it alone"
         finally:
-            killer.cancel()
+            stop.set()
             await asyncio.gather(killer, return_exceptions=True)
             await app.close()
         assert server.log().count("was terminated by signal 9") == len(kills)
