@@ -65,6 +65,7 @@ from fable_core.db.models import (
     Milestone,
     Note,
     NoteEmbedding,
+    NoteImage,
     NoteLink,
     NoteVersion,
     Project,
@@ -361,16 +362,15 @@ def _readable(model: Any, alone: bool, b: _Binds) -> Any:
 
 
 def image_readable(reach: Reach) -> Any:
-    """The WHERE clause for images the caller may see: their own, and another's that its owner
-    embeds (``/api/images/<id>``) in a note of theirs the caller may read (shared directly or by
-    its project). An image someone embeds in a note they do not own stays visible to its owner
-    only: nobody can see another's image by embedding its id in their own note."""
+    """The WHERE clause for images the caller may see: their own, and another's whose owner wrote
+    its embed (``/api/images/<id>``, recorded in ``note_images``) into a note the caller may read
+    (shared directly or by its project). Nobody sees another's image by embedding its id: not in
+    their own note, and not by appending it to a note of the owner's they may edit."""
     b = _Binds(reach)
     if reach.alone:
         return b.owner(Image)
-    embeds = exists(select(Note.id).where(
-        Note.user_id == Image.user_id, b.note_reach(Note),
-        Note.body.regexp_match(func.concat("/api/images/", Image.id, r"(\D|$)"))))
+    embeds = exists(select(NoteImage.note_id).join(Note, Note.id == NoteImage.note_id).where(
+        NoteImage.image_id == Image.id, NoteImage.added_by == Image.user_id, b.note_reach(Note)))
     return or_(b.owner(Image), embeds)
 
 

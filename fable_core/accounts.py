@@ -17,7 +17,7 @@ import hashlib
 import re
 import secrets
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -31,8 +31,11 @@ from fable_core.db.models import AccountToken, ApiKey, LoginSession, Note, Proje
 from fable_core.errors import Conflict, Forbidden, InvalidInput, NotFound, Unauthenticated
 from fable_core.instance import registration_mode
 from fable_core.invitations import DEFAULT_TTL, issue_invitation
-from fable_core.passwords import check_password, hash_password, verify_nobody, verify_password
+from fable_core.passwords import Hashed, check_password, hash_password, verify_nobody, verify_password
 from fable_core.revocations import announce
+
+if TYPE_CHECKING:
+    from fable_core.db.database import Database
 
 __all__ = [
     "INVITE_TTL",
@@ -101,7 +104,7 @@ def normalise_email(email: str | None) -> str | None:
 async def create_user(
     session: AsyncSession,
     username: str,
-    password: str | None = None,
+    password: Hashed | str | None = None,
     *,
     email: str | None = None,
     role: str | None = None,
@@ -126,7 +129,8 @@ async def create_user(
     user = User(
         username=username,
         email=normalise_email(email),
-        password_hash=await hash_password(password) if password is not None else None,
+        password_hash=None if password is None else password if isinstance(password, Hashed)
+        else await hash_password(password),
         role=role,
     )
     session.add(user)
@@ -141,10 +145,11 @@ async def find_user(session: AsyncSession, username: str) -> User:
     return user
 
 
-async def authenticate(session: AsyncSession, username: str, password: str) -> User:
+async def authenticate(db: Database, username: str, password: str) -> User:
     """The active user with this name and password; Unauthenticated (same message, same time)
-    otherwise."""
-    user = await session.scalar(select(User).where(func.lower(User.username) == (username or "").lower()))
+    otherwise. The account is read, then the password checked with no connection held."""
+    async with db.reading() as session:
+        user = await session.scalar(select(User).where(func.lower(User.username) == (username or "").lower()))
     if user is None or not user.is_active:
         await verify_nobody(password)
         raise Unauthenticated("wrong username or password")
@@ -153,30 +158,42 @@ async def authenticate(session: AsyncSession, username: str, password: str) -> U
     return user
 
 
-async def _set_password(session: AsyncSession, user: User, new_password: str, *, keep_session: int | None) -> None:
+async def checked_password(db: Database, user_id: int, password: str, *, field: str = "current_password") -> str | None:
+    """The account's current hash once ``password`` matches it (checked with no connection
+    held); InvalidInput naming ``field`` when it does not. Hand it to the transaction that acts,
+    which refuses if the hash changed meanwhile (:func:`_still`)."""
+    async with db.reading() as session:
+        current = await session.scalar(select(User.password_hash).where(User.id == user_id))
+    if not await verify_password(current, password):
+        raise InvalidInput("the current password is wrong", field=field)
+    return current
+
+
+def _still(user: User, checked: str | None) -> None:
+    if user.password_hash != checked:
+        raise Conflict("the password changed meanwhile: try again with the new one", field="current_password")
+
+
+async def _set_password(session: AsyncSession, user: User, new_password: Hashed | str, *,
+                        keep_session: int | None) -> None:
     """Store a new hash; every session but ``keep_session`` ends and no reset link sent before
     works any more."""
-    user.password_hash = await hash_password(new_password)
+    user.password_hash = new_password if isinstance(new_password, Hashed) else await hash_password(new_password)
     await session.flush()
     await login_sessions.end_others(session, user.id, keep_session)
     await discard_tokens(session, "reset", user.id)
 
 
-async def _check_current_password(user: User, password: str) -> None:
-    if not await verify_password(user.password_hash, password):
-        raise InvalidInput("the current password is wrong", field="current_password")
-
-
 async def change_password(
-    session: AsyncSession, user_id: int, current_password: str, new_password: str, *,
+    session: AsyncSession, user_id: int, checked: str | None, new_password: Hashed, *,
     keep_session: int | None = None,
 ) -> User:
-    """Change a password after checking the current one; every other session ends."""
-    check_password(new_password)
+    """Change a password whose current one was checked (:func:`checked_password`, the hash it
+    matched); every other session ends."""
     user = await session.get(User, user_id, with_for_update=True)
     if user is None:
         raise Unauthenticated("no such user")
-    await _check_current_password(user, current_password)
+    _still(user, checked)
     await _set_password(session, user, new_password, keep_session=keep_session)
     return user
 
@@ -184,7 +201,7 @@ async def change_password(
 async def register_user(
     session: AsyncSession,
     username: str,
-    password: str,
+    password: Hashed,
     *,
     email: str | None = None,
     invitation: str | None = None,
@@ -197,8 +214,7 @@ async def register_user(
     An invitation is redeemed in the same transaction, so it works exactly once. One made for
     an address admits only that address, which it verifies (the admin vouched for it).
     """
-    email = normalise_email(email)
-    check_password(password)  # before the invitation is spent, and before the lock
+    email = normalise_email(email)  # ``password`` was checked and hashed before the transaction opened
     await session.execute(select(func.pg_advisory_xact_lock(USER_CREATION_LOCK)))  # first-user race
     first = not await session.scalar(select(func.count(User.id)))
     mode = "open" if first else await registration_mode(session, settings)
@@ -253,10 +269,9 @@ async def request_password_reset(
     return user, token
 
 
-async def reset_password(session: AsyncSession, token: str, new_password: str) -> User:
-    """Set a new password with a reset token; the token is spent, every session ends and every
-    other reset link stops working."""
-    check_password(new_password)  # refuse a bad password before spending the token
+async def reset_password(session: AsyncSession, token: str, new_password: Hashed) -> User:
+    """Set a new password (hashed before the transaction) with a reset token; the token is
+    spent, every session ends and every other reset link stops working."""
     row = await redeem_token(session, "reset", token)
     user = await session.get(User, row.user_id, with_for_update=True)
     if user is None or not user.is_active:
@@ -299,20 +314,21 @@ async def _mark_verified(session: AsyncSession, user: User) -> None:
     await session.flush()
 
 
-async def change_email(session: AsyncSession, user_id: int, password: str | None, email: str | None, *,
+async def change_email(session: AsyncSession, user_id: int, checked: str | None, email: str | None, *,
                        login_session: int | None = None) -> User:
-    """Change (or with None remove) the account's address after checking the password; a new
-    address starts unverified. An account without a password (one that signs in with its OIDC
-    provider only) proves itself by a recent sign-in instead: ``login_session``, the caller's
-    session, must be at most :data:`REAUTH_WINDOW` old (see :func:`_check_recent_sign_in`)."""
+    """Change (or with None remove) the account's address; ``checked`` is the hash the password
+    given matched (:func:`checked_password`, None when none was given). A new address starts
+    unverified. An account without a password (one that signs in with its OIDC provider only)
+    proves itself by a recent sign-in instead: ``login_session``, the caller's session, must be
+    at most :data:`REAUTH_WINDOW` old (see :func:`_check_recent_sign_in`)."""
     user = await session.get(User, user_id, with_for_update=True)
     if user is None:
         raise Unauthenticated("no such user")
     email = normalise_email(email)
-    if password is not None or user.password_hash is not None:
-        if password is None:
+    if user.password_hash is not None:
+        if checked is None:
             raise InvalidInput("give your current password", field="password")
-        await _check_current_password(user, password)
+        _still(user, checked)
     else:
         await _check_recent_sign_in(session, user, login_session)
     if email != user.email:
@@ -464,9 +480,9 @@ async def _refuse_last_admin(session: AsyncSession, user: User, doing: str) -> N
                                f"{doing} it", field="role" if doing == "demote" else "username")
 
 
-async def set_password(session: AsyncSession, username: str, new_password: str) -> User:
-    """An operator's password reset (no current password asked): every session of the account
-    ends and every reset link sent before stops working."""
+async def set_password(session: AsyncSession, username: str, new_password: Hashed | str) -> User:
+    """An operator's password reset (no current password asked; hashed before the transaction):
+    every session of the account ends and every reset link sent before stops working."""
     check_password(new_password)
     user = await find_user(session, username)
     await session.refresh(user, with_for_update=True)
@@ -552,6 +568,7 @@ async def caller_for_key(session: AsyncSession, key: str, surface: str) -> Calle
         scope=api_key.scope,  # type: ignore[arg-type]
         surface=surface,  # type: ignore[arg-type]
         role=user.role,
+        credential="key",
     )
 
 

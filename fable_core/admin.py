@@ -29,6 +29,7 @@ from fable_core.db.models import AccountToken, ApiKey, Note, NoteVersion, User
 from fable_core.errors import Forbidden
 from fable_core.invitations import revoke_invitation
 from fable_core.mail_settings import MailServerChange, remove_mail_server, save_mail_server
+from fable_core.passwords import Hashed
 
 __all__ = ["account_overview", "change_public_url", "change_registration", "change_role", "create_account",
            "delete_account", "forget_mail_server", "invite", "issue_api_key", "require_admin", "revoke",
@@ -67,7 +68,7 @@ async def account_overview(session: AsyncSession, *, only: int | None = None) ->
             for user, count, size in rows]
 
 
-async def create_account(session: AsyncSession, actor: Actor, username: str, password: str | None,
+async def create_account(session: AsyncSession, actor: Actor, username: str, password: Hashed | None,
                          role: str | None = None) -> User:
     """An operator's new account (the first one an admin, unless told)."""
     await require_admin(session, actor)
@@ -76,7 +77,7 @@ async def create_account(session: AsyncSession, actor: Actor, username: str, pas
     return user
 
 
-async def set_account_password(session: AsyncSession, actor: Actor, username: str, password: str) -> User:
+async def set_account_password(session: AsyncSession, actor: Actor, username: str, password: Hashed) -> User:
     """An operator sets an account's password: every session of it ends."""
     await require_admin(session, actor)
     user = await accounts.set_password(session, username, password)

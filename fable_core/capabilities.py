@@ -87,7 +87,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability("calculator", ("fable_core.calculator.calculate",)),
     Capability("backup", ("fable_core.backup.backups",)),
     Capability("importers", ("fable_core.importers.vault", "fable_core.importers.chats")),
-    Capability("logs", ("fable_core.logs.viewer",), jobs=("fable_core.logs.retention",)),
+    Capability("logs", ("fable_core.logs.viewer",), jobs=("fable_core.logs.retention", "fable_core.rate_limits")),
     Capability("export", ("fable_core.export.export",)),
     Capability("drafts", ("fable_core.drafts.drafts", "fable_core.drafts.merging")),
     Capability("browse", ("fable_core.browse.titles", "fable_core.browse.tags", "fable_core.browse.graph")),

@@ -2,20 +2,26 @@
 
 Hits live in ``rate_limit_hits``. Each check takes a transaction-scoped advisory lock on its
 bucket, prunes hits older than the window, counts the rest and records the new attempt, so two
-replicas cannot both admit the last allowed attempt. What is limited (the account endpoints,
+replicas cannot both admit the last allowed attempt. A bucket nobody hits again (one of many
+addresses) is pruned by the hourly :func:`prune_rate_limits` job. What is limited (the account endpoints,
 per address and per account) is in :data:`LIMITS`; the web surface decides who a client is.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sqlalchemy import text
 
-from fable_core.db.database import Database
+from fable_core.db.database import Database, rowcount
 from fable_core.errors import RateLimited
+from fable_core.jobs import job
 
-__all__ = ["LIMITS", "Limit", "count_attempt"]
+if TYPE_CHECKING:
+    from fable_core.runtime import Fable
+
+__all__ = ["LIMITS", "Limit", "check_attempts", "count_attempt", "prune_rate_limits", "prune_stale_hits"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +44,7 @@ LIMITS: dict[str, Limit] = {
     "test_mail": Limit(10, 600),               # an admin's test mails
     "oauth_register": Limit(10, 3600),         # OAuth dynamic client registrations, per address
     "oauth_document": Limit(30, 300),          # client metadata documents Fable fetches, per address
+    "unknown_user": Limit(20, 3600),           # names shared with that match no account, per user
 }
 
 _LOCK = text("SELECT pg_advisory_xact_lock(hashtext(:bucket))")
@@ -51,6 +58,23 @@ _COUNT = text(
 _RECORD = text("INSERT INTO rate_limit_hits (bucket) VALUES (:bucket)")
 
 
+async def check_attempts(db: Database, name: str, key: str) -> None:
+    """RateLimited when bucket ``name:key`` is at its limit, recording nothing: for limits that
+    count only failures (:func:`count_attempt` after one)."""
+    limit = LIMITS[name]
+    params = {"bucket": f"{name}:{key}"[:200], "window": limit.window_seconds}
+    async with db.reading() as session:
+        count, remaining = (await session.execute(_COUNT, params)).one()
+    if count >= limit.attempts:
+        _refuse(name, limit, remaining)
+
+
+def _refuse(name: str, limit: Limit, remaining: object) -> None:
+    retry = max(1, int(float(remaining or 0)) + 1)  # type: ignore[arg-type]
+    raise RateLimited(f"too many {name.removesuffix('_account').replace('_', ' ')} attempts; retry in {retry} s",
+                      retry_after=retry, limit=limit.attempts, window_seconds=limit.window_seconds)
+
+
 async def count_attempt(db: Database, name: str, key: str) -> None:
     """Count one attempt in bucket ``name:key``; RateLimited when it is over the limit."""
     limit = LIMITS[name]
@@ -61,11 +85,20 @@ async def count_attempt(db: Database, name: str, key: str) -> None:
         await session.execute(_PRUNE, params)
         count, remaining = (await session.execute(_COUNT, params)).one()
         if count >= limit.attempts:
-            retry = max(1, int(float(remaining or 0)) + 1)
-            raise RateLimited(
-                f"too many {name.removesuffix('_account').replace('_', ' ')} attempts; retry in {retry} s",
-                retry_after=retry,
-                limit=limit.attempts,
-                window_seconds=limit.window_seconds,
-            )
+            _refuse(name, limit, remaining)
         await session.execute(_RECORD, {"bucket": bucket})
+
+
+async def prune_stale_hits(db: Database) -> int:
+    """Delete every hit older than the longest window (no bucket counts it any more); how many."""
+    longest = max(limit.window_seconds for limit in LIMITS.values())
+    async with db.transaction() as session:
+        return rowcount(await session.execute(text(
+            "DELETE FROM rate_limit_hits WHERE hit_at <= now() - make_interval(secs => :longest)"),
+            {"longest": longest}))
+
+
+@job(cron="23 * * * *")
+async def prune_rate_limits(fable: Fable) -> None:
+    """Delete rate-limit hits no window counts any more: those of buckets nobody hit again."""
+    await prune_stale_hits(fable.db)

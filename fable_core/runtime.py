@@ -11,6 +11,7 @@ A Fable opened with ``jobs=True`` (``fable serve``) also runs the background job
 
 from __future__ import annotations
 
+import gc
 import logging
 from typing import TYPE_CHECKING, Any, Self
 
@@ -22,6 +23,7 @@ from fable_core.config import Settings, load_settings
 from fable_core.db.database import Database
 from fable_core.events import EventBus
 from fable_core.key_callers import KeyCallers
+from fable_core.loopwatch import LoopWatch
 from fable_core.revocations import Revocations
 from fable_core.tools.dispatcher import Dispatcher
 from fable_core.tools.registry import REGISTRY, Registry
@@ -56,6 +58,7 @@ class Fable:
         self.assistant: Assistant | None = None
         self.runs_jobs = jobs  # whether this process runs the background jobs
         self.jobs: Scheduler | None = None
+        self.loop_watch = LoopWatch()  # how late the event loop runs (/api/health)
         self._closers: list[Closer] = []
 
     @classmethod
@@ -68,12 +71,18 @@ class Fable:
         db = await Database.open(settings, migrate=migrate)
         fable = cls(settings, db, jobs=jobs)
         fable._closers = await install_capabilities(fable)
+        fable.loop_watch.start()
+        # What start-up allocated (modules, the registry, schemas: ~280,000 objects) lives as long
+        # as the process: out of the collector's sight, a full collection no longer walks it all
+        # (~120 ms with the loop stopped, each time the long-lived objects grow by a quarter)
+        gc.freeze()
         return fable
 
     async def call(self, name: str, arguments: dict[str, Any] | None, caller: Caller) -> dict[str, Any]:
         return await self.dispatcher.call(name, arguments, caller)
 
     async def close(self) -> None:
+        await self.loop_watch.stop()
         for closer in reversed(self._closers):
             await closer()
         self._closers = []

@@ -19,12 +19,13 @@ from starlette.responses import JSONResponse, Response
 from fable_core import accounts, instance, login_sessions
 from fable_core.audit import Actor, audit
 from fable_core.errors import Forbidden, InvalidInput, Unauthenticated, Unavailable
-from fable_core.passwords import MAX_LENGTH
+from fable_core.passwords import MAX_LENGTH, hashed
 from fable_mcp.hosts import HostPolicy
 from fable_web.context import WebContext, web
 from fable_web.payload import parse_model, read_json_object
 from fable_web.routing import ApiRoute, Doc
 from fable_web.security import is_same_origin
+from fable_web.sessions import DEVICE_COOKIE
 
 __all__ = ["routes"]
 
@@ -108,6 +109,7 @@ async def _signed_in(request: Request, user: Any, status: int = 200) -> JSONResp
             session, user.id, user_agent=request.headers.get("user-agent", ""), ip=w.limiter.ip(request))
     response = JSONResponse({"user": accounts.user_view(user), "csrf_token": started.csrf}, status_code=status)
     w.sessions.attach(response, started.token)
+    w.sessions.remember(response, user.username)
     return response
 
 
@@ -117,9 +119,10 @@ async def register(request: Request) -> Response:
     body = parse_model(Registration, await read_json_object(request))
     w = web(request)
     await w.limiter.hit(request, "register")
+    password = await hashed(body.password)  # before the transaction: no connection waits on the hasher
     async with w.fable.db.transaction() as session:
         user = await accounts.register_user(
-            session, body.username, body.password, email=body.email, invitation=body.invitation,
+            session, body.username, password, email=body.email, invitation=body.invitation,
             settings=w.fable.settings,
         )
         await session.refresh(user, ["created_at"])
@@ -137,10 +140,11 @@ async def login(request: Request) -> Response:
     refuse_cross_site(request)
     body = parse_model(Credentials, await read_json_object(request))
     w = web(request)
-    await w.limiter.hit(request, "login", account=body.username)
+    known = w.sessions.knows(request.cookies.get(DEVICE_COOKIE), body.username)  # not locked out by strangers
+    await w.limiter.hit(request, "login", account=None if known else body.username)
     try:
+        user = await accounts.authenticate(w.fable.db, body.username, body.password)
         async with w.fable.db.transaction() as session:
-            user = await accounts.authenticate(session, body.username, body.password)
             await audit(session, Actor(user.id, user.username, "web"), "auth.sign_in", ip=w.limiter.ip(request))
     except Unauthenticated:
         async with w.fable.db.transaction() as session:  # the name tried, never the password
@@ -190,9 +194,10 @@ async def change_password(request: Request) -> Response:
     local_auth_required(request)
     body = parse_model(PasswordChange, await read_json_object(request))
     await w.limiter.hit(request, "password", account=info.user_id)
+    new_password = await hashed(body.new_password)  # both checks before the transaction opens
+    checked = await accounts.checked_password(w.fable.db, info.user_id, body.current_password)
     async with w.fable.db.transaction() as session:
-        user = await accounts.change_password(session, info.user_id, body.current_password,
-                                              body.new_password, keep_session=info.id)
+        user = await accounts.change_password(session, info.user_id, checked, new_password, keep_session=info.id)
         await session.refresh(user, ["created_at"])
     w.auth.forget_user(user.id)
     return JSONResponse({"user": accounts.user_view(user)})
@@ -209,7 +214,8 @@ async def forgot_password(request: Request) -> Response:
     await w.limiter.hit(request, "forgot_password")
     if not await w.mailer.configured():
         raise Unavailable("password reset by email is not available on this instance; ask its admin")
-    await w.limiter.count("forgot_password_account", login.strip().lower())
+    if not w.sessions.knows(request.cookies.get(DEVICE_COOKIE), login):
+        await w.limiter.count("forgot_password_account", login.strip().lower())
     response = JSONResponse(
         {"message": "if an account with that name or a verified email exists, a reset link was sent"},
         status_code=202,
@@ -241,8 +247,9 @@ async def reset_password(request: Request) -> Response:
     body = parse_model(ResetPassword, await read_json_object(request))
     w = web(request)
     await w.limiter.hit(request, "reset_password")
+    password = await hashed(body.password)
     async with w.fable.db.transaction() as session:
-        user = await accounts.reset_password(session, body.token, body.password)
+        user = await accounts.reset_password(session, body.token, password)
         await session.refresh(user, ["created_at"])
     w.auth.forget_user(user.id)
     return JSONResponse({"user": accounts.user_view(user)})
@@ -253,8 +260,10 @@ async def change_email(request: Request) -> Response:
     info = await w.auth.session(request)
     body = parse_model(EmailChange, await read_json_object(request))
     await w.limiter.hit(request, "password", account=info.user_id)
+    checked = None if body.password is None else await accounts.checked_password(w.fable.db, info.user_id,
+                                                                                   body.password)
     async with w.fable.db.transaction() as session:
-        user = await accounts.change_email(session, info.user_id, body.password, body.email, login_session=info.id)
+        user = await accounts.change_email(session, info.user_id, checked, body.email, login_session=info.id)
         await session.refresh(user, ["created_at"])
     response = JSONResponse({"user": accounts.user_view(user)})
     response.background = _verification_mail(w, user.id)

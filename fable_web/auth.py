@@ -60,7 +60,8 @@ class Authenticator:
             note_user(request, caller.user_id, caller.username)
             return caller
         info = await self._signed_in(request)
-        return Caller(user_id=info.user_id, username=info.username, role=info.role, surface="web")
+        return Caller(user_id=info.user_id, username=info.username, role=info.role, surface="web",
+                      credential="session")
 
     async def session(self, request: Request) -> SessionInfo:
         """The request's signed-in session, for routes that manage credentials and accounts;

@@ -288,6 +288,7 @@ def _account_line(user: Any) -> str:
 async def _user(args: argparse.Namespace) -> int | None:
     from fable_core import admin
     from fable_core.audit import Actor
+    from fable_core.passwords import hashed
 
     password: str | None = None
     if args.user_command == "passwd" or (args.user_command == "create" and not args.no_password):
@@ -304,15 +305,16 @@ async def _user(args: argparse.Namespace) -> int | None:
                     account["active"] = account.pop("is_active")
                     print(json.dumps(account))
             return 0
+        new = await hashed(password) if password is not None else None  # before the transaction opens
         async with fable.db.transaction() as session:
             if args.user_command == "create":
-                user = await admin.create_account(session, actor, args.username, password,
+                user = await admin.create_account(session, actor, args.username, new,
                                                   role="admin" if args.admin else None)
                 print(json.dumps({"id": user.id, "username": user.username, "role": user.role}))
                 return 0
             if args.user_command == "passwd":
-                assert password is not None
-                user = await admin.set_account_password(session, actor, args.username, password)
+                assert new is not None
+                user = await admin.set_account_password(session, actor, args.username, new)
             elif args.user_command == "role":
                 user = await admin.change_role(session, actor, args.username, args.role)
             else:

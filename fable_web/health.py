@@ -1,6 +1,7 @@
 """GET /api/health (public): is the database reachable (and may it hold vectors: the vector
 extension's self-test, :mod:`fable_core.db.vectors`), and is an LLM configured and up (and, with
-``DATABASE_READ_URL``, the read replica: informative, it never makes the answer 503).
+``DATABASE_READ_URL``, the read replica: informative, it never makes the answer 503); and the
+event loop's worst lag of the last minute (:mod:`fable_core.loopwatch`).
 
 The LLM's status is the background probe's (see :func:`llm_status`). Answers 200 when the
 database is up (the LLM is optional: every non-LLM capability works
@@ -65,7 +66,8 @@ async def health(request: Request) -> Response:
     fable = web(request).fable
     database, llm, replica = await asyncio.gather(database_status(fable), llm_status(fable), replica_status(fable))
     up = database["status"] == "ok"
-    body = {"status": "ok" if up else "unavailable", "database": database, "llm": llm}
+    body = {"status": "ok" if up else "unavailable", "database": database, "llm": llm,
+            "event_loop": {"worst_lag_ms": round(fable.loop_watch.worst() * 1000)}}
     if replica is not None:
         body["read_replica"] = replica
     return JSONResponse(body, status_code=200 if up else 503)

@@ -8,7 +8,9 @@ account's limit, and one address cannot spend another's.
 The client address is the connection's peer, unless ``TRUST_PROXY_HEADERS`` is set: then it is
 taken from ``X-Forwarded-For`` *from the right*, ``TRUSTED_PROXY_HOPS`` entries in (each proxy
 appends the address it saw; entries further left are whatever the client sent, and rotating them
-must not buy new buckets).
+must not buy new buckets). Every ``X-Forwarded-For`` line counts, joined in order: a proxy may add
+its own line rather than extend the client's, and reading the first line alone let the client's
+own line decide.
 """
 
 from __future__ import annotations
@@ -24,10 +26,10 @@ __all__ = ["LIMITS", "RateLimiter", "client_ip"]
 def client_ip(request: Request, trust_proxy_headers: bool, hops: int = 1) -> str:
     """The client's address; behind ``hops`` trusted proxies, the one the outermost saw."""
     if trust_proxy_headers:
-        forwarded = [part.strip() for part in request.headers.get("x-forwarded-for", "").split(",")]
-        forwarded = [part for part in forwarded if part]
-        if forwarded:
-            return forwarded[-hops] if len(forwarded) >= hops else forwarded[0]
+        lines = request.headers.getlist("x-forwarded-for")
+        forwarded = [part.strip() for part in ",".join(lines).split(",") if part.strip()]
+        if len(forwarded) >= hops:  # fewer than the proxies add: not from them, so not trusted
+            return forwarded[-hops]
     return request.client.host if request.client else "unknown"
 
 

@@ -28,8 +28,8 @@ from typing import Any
 import nh3
 from latex2mathml.converter import convert as latex_to_mathml
 from markdown_it import MarkdownIt
+from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
-from mdit_py_plugins.anchors import anchors_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
@@ -42,9 +42,11 @@ from fable_core.errors import PayloadTooLarge
 from fable_core.knowledge.lookups import TitledBody, note_ids_by_title, notes_by_title
 from fable_core.knowledge.types import MAX_BODY
 from fable_core.knowledge.wikilinks import title_key
+from fable_core.offload import Budget, offload
 from fable_core.runtime import Fable
 from fable_web.context import web
 from fable_web.highlight import TOKEN_CLASSES, highlight_code
+from fable_web.linkify import linkify
 from fable_web.obsidian import CALLOUTS, MAX_EMBED_DEPTH, embed_keys, heading_id, link_keys, obsidian_plugin
 from fable_web.payload import parse_model, read_json_object
 from fable_web.routing import ApiRoute, Doc
@@ -53,6 +55,9 @@ __all__ = ["Resolver", "link_keys", "render_markdown", "render_note", "routes", 
 
 Resolver = Callable[[str], int | None]
 """Maps a link's title to the id of the caller's note with that title, or None."""
+RENDER = Budget("rendering markdown", MAX_BODY * (MAX_EMBED_DEPTH + 2), 10.0)
+"""A note with its embeds, off the event loop (:mod:`fable_core.offload`): the largest note of
+Fable's most expensive markdown renders in about 5 s on the reference machine."""
 
 _MATH_TAGS = {
     "math", "maction", "menclose", "merror", "mfenced", "mfrac", "mi", "mmultiscripts", "mn", "mo", "mover",
@@ -148,10 +153,32 @@ def _parser() -> MarkdownIt:
           .enable(["table", "strikethrough", "linkify"]))
     md.use(front_matter_plugin).use(footnote_plugin)
     md.use(dollarmath_plugin, allow_space=False, allow_digits=False, renderer=_math)
-    md.use(anchors_plugin, min_level=1, max_level=6, slug_func=heading_id)
+    md.core.ruler.push("heading_ids", _heading_ids)
+    md.core.ruler.at("linkify", linkify)  # linear in the paragraph: fable_web.linkify
     md.use(obsidian_plugin)
     md.add_render_rule("image", _render_image)
     return md
+
+
+def _heading_ids(state: StateCore) -> None:
+    """Give every heading its id (:func:`heading_id`), repeats numbered ``-1``, ``-2``...:
+    linear in the headings, where mdit-py-plugins' anchors tried every number from 1 for each
+    repeat (8,000 equal headings took 39 s)."""
+    taken: set[str] = set()
+    next_number: dict[str, int] = {}
+    for index, token in enumerate(state.tokens):
+        if token.type != "heading_open":
+            continue
+        children = state.tokens[index + 1].children or []
+        base = heading_id("".join(c.content for c in children if c.type in ("text", "code_inline")))
+        number = next_number.get(base, 0)
+        slug = base if number == 0 else f"{base}-{number}"
+        while slug in taken:
+            number += 1
+            slug = f"{base}-{number}"
+        next_number[base] = number + 1
+        taken.add(slug)
+        token.attrSet("id", slug)
 
 
 _MD = _parser()
@@ -193,7 +220,9 @@ async def render_note(fable: Fable, caller: Caller, body: str, note_id: int | No
             keys |= link_keys(note.body)
             wanted |= embed_keys(note.body)
     ids = await note_ids_by_title(fable, caller, keys)
-    return render_markdown(body, lambda title: ids.get(title_key(title)), embeds, note_id, lines=note_id is not None)
+    size = len(body) + sum(len(note.body) for note in embeds.values())
+    return await offload(RENDER, size, render_markdown, body, lambda title: ids.get(title_key(title)), embeds,
+                         note_id, lines=note_id is not None)
 
 
 # --- routes ------------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from fable_core.db.models import Base
 from fable_core.runtime import Fable
 
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+pytest_plugins = ["support.loopguard"]  # a test fails when one event-loop callback hogs the CPU
 
 
 @pytest.fixture(scope="session")

@@ -19,6 +19,12 @@ correct itself; a near-duplicate note answers ``requires_confirmation`` with the
 repeat (the error's ``confirm_arguments``, else the call's with ``confirm: true``) so the UI can
 offer confirm / deny. Every call's event carries ``at``, how many characters of the answer's
 text came before it, so a client shows text and tool cards in the order they happened.
+
+A tool that destroys, sends data out or gives others access (``@tool(confirm=...)``: ``delete_*``,
+``share``, ``add_group_member``, ``cache_image``, ``subscribe_feed``, ``research``...) never runs
+on the model's word alone: a page it read or a message it was shown may be an attacker's
+instructions. Its call answers ``requires_confirmation`` with the call's own arguments; the UI's
+Confirm runs it as the user, over REST, and the model is told to say what it proposed.
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ from fable_core.tools.binary import Blob
 from fable_core.tools.compact import compact
 from fable_core.tools.dispatcher import Dispatcher, check_arguments
 from fable_core.tools.progress import Progress
-from fable_core.tools.registry import Registry
+from fable_core.tools.registry import Registry, Tool
 from fable_core.tools.suggest import unknown_tool
 
 __all__ = ["MAX_ROUNDS", "LoopResult", "llm_tools", "run_tool_loop"]
@@ -153,6 +159,21 @@ async def _find_tools(offer: Offer, caller: Caller, call: ToolCall, emit: Emit, 
     return outcome
 
 
+async def _to_confirm(dispatcher: Dispatcher, t: Tool, arguments: dict[str, Any], caller: Caller) -> dict[str, Any]:
+    """The answer to a call the user must confirm: rehearsed first (:meth:`Dispatcher.rehearse`),
+    so a call that would fail gets its error, not a button."""
+    try:
+        await dispatcher.rehearse(t.name, arguments, caller)
+    except NeedsConfirmation as e:  # its own question (a near-duplicate): the user answers that one
+        return {"error": e.to_dict(), "requires_confirmation": True,
+                "confirm_arguments": e.details.get("confirm_arguments") or {**arguments, "confirm": True}}
+    except FableError as e:
+        return {"error": e.to_dict()}
+    error = NeedsConfirmation(f"{t.name} ({t.title.lower()}) runs only once the user confirms it: tell them what it "
+                              "will do and that they can confirm it here; it has not run", tool=t.name)
+    return {"error": error.to_dict(), "requires_confirmation": True, "confirm_arguments": arguments}
+
+
 async def _refuse_call(name: str, arguments: dict[str, Any], runnable: list[str], emit: Emit,
                        result: LoopResult) -> dict[str, Any]:
     error = unknown_tool(name, runnable, " is available here")  # never a hidden tool's name
@@ -166,6 +187,14 @@ async def _run_call(dispatcher: Dispatcher, caller: Caller, name: str, arguments
                     emit: Emit, result: LoopResult) -> dict[str, Any]:
     event: dict[str, Any] = {"name": name, "arguments": arguments, "at": len(result.text)}
     await emit("tool_call", event)
+    t = dispatcher.registry.get(name)
+    if t is not None and t.confirm:
+        held = await _to_confirm(dispatcher, t, arguments, caller)
+        event = {**event, **held, "ok": False}
+        result.tool_events.append(event)
+        await emit("tool_result", event)
+        return held
+
     async def progress(item: Progress) -> None:  # a streaming tool's progress, in the chat's events
         await emit("tool_progress", {"name": name, "event": item.event, "data": item.data})
 

@@ -39,6 +39,7 @@ import shutil
 import zipfile
 from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime
+from functools import cache
 from importlib import metadata
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -56,6 +57,7 @@ from fable_core.db.models import Base
 from fable_core.errors import Conflict, InvalidInput
 from fable_core.images import store
 from fable_core.images.sniff import NotAnImage, sniff
+from fable_core.knowledge.image_refs import rebuild_image_refs
 
 __all__ = ["COVERED", "EXCLUDED", "FORMAT", "ID_KEYS", "JSON_IDS", "JSON_ID_FREE", "Scope", "Summary", "owner_here",
            "read_archive", "restore", "write_archive"]
@@ -84,6 +86,8 @@ EXCLUDED: dict[str, str] = {
     "generations": "transient: the answers being written right now, on whichever process",
     "generation_events": "transient: a live answer's events, kept a minute after it ends",
     "embedding_failures": "embeddings given up after crashing the database: bookkeeping, counted again if it recurs",
+    "note_images": "which images notes embed and who wrote each embed: counted again from the restored notes, "
+                   "as their owners'",
 }
 COVERED: frozenset[str] = frozenset({
     "instance_settings", "users", "api_keys", "app_logs", "caldav_accounts", "conversations",
@@ -137,6 +141,24 @@ def tables(*, embeddings: bool) -> list[Table]:
 def _columns(table: Table, *, embeddings: bool) -> list[Column[Any]]:
     return [c for c in table.columns
             if c.computed is None and (embeddings or not isinstance(c.type, Vector))]
+
+
+@cache
+def user_tables() -> frozenset[str]:
+    """The tables a user's own archive may hold: those :func:`write_archive` writes for one
+    account (never an instance table). A restore of a user's archive refuses any other."""
+    chosen: dict[str, Any] = {}
+    for table in tables(embeddings=True):
+        if table.name not in INSTANCE_ONLY and (where := _scoped(table, 0, chosen)) is not None:
+            chosen[table.name] = where
+    return frozenset(chosen)
+
+
+def _owner_column(table: Table) -> str | None:
+    """The column naming the account a row belongs to (the one :func:`_scoped` picks by)."""
+    if table.name == "users":
+        return "id"
+    return next((name for name in _OWNER_COLUMNS if name in table.c), None)
 
 
 def _encode(value: Any) -> Any:
@@ -411,6 +433,7 @@ async def restore(session: AsyncSession, zf: zipfile.ZipFile, manifest: dict[str
         written = await anyio.to_thread.run_sync(_place_images, zf, data_dir, list(manifest["images"]))
     try:
         summary = await _restore_rows(session, zf, manifest, into_user)
+        await rebuild_image_refs(session, list(summary.maps.get("notes", {}).values()))
     except BaseException:
         await anyio.to_thread.run_sync(_remove, written)
         raise
@@ -446,13 +469,17 @@ async def _restore_rows(session: AsyncSession, zf: zipfile.ZipFile, manifest: di
         assert into_user is not None
         maps["users"] = {int(manifest.get("user_id", 0)): into_user}
     entries: dict[str, Any] = manifest["tables"]
+    if manifest["scope"] == "user" and (foreign := sorted(set(entries) - user_tables())):
+        raise _bad(f"a personal backup holds {', '.join(repr(t) for t in foreign[:5])}, which only an instance "
+                   "backup may restore; nothing was restored")
+    owner = int(manifest.get("user_id", 0)) if manifest["scope"] == "user" else None
     try:
         for table in _restore_order():
             entry = entries.get(table.name)
             if entry is None or (table.name == "users" and manifest["scope"] == "user"):
                 continue
             summary[table.name] = await _restore_table(session, zf, table, entry, maps, summary,
-                                                       manifest.get("_image_types", {}))
+                                                       manifest.get("_image_types", {}), owner)
     except IntegrityError as e:
         detail = str(e.orig).splitlines()[0][:300] if e.orig is not None else ""
         raise Conflict(f"the backup clashes with what is here, nothing restored: {detail}") from e
@@ -460,8 +487,12 @@ async def _restore_rows(session: AsyncSession, zf: zipfile.ZipFile, manifest: di
 
 
 async def _restore_table(session: AsyncSession, zf: zipfile.ZipFile, table: Table, entry: dict[str, Any],
-                         maps: dict[str, dict[int, int]], summary: Summary, types: dict[str, str]) -> int:
+                         maps: dict[str, dict[int, int]], summary: Summary, types: dict[str, str],
+                         owner: int | None) -> int:
+    """Insert one table's rows; with ``owner`` (a user's archive), every row must be that
+    account's, by the column it was archived by."""
     names: list[str] = entry["columns"]
+    owned_at = names.index(column) if owner is not None and (column := _owner_column(table)) in names else None
     if table.name == "images" and not {"content_type", "sha256"} <= set(names):
         raise _bad("its images have no content type or hash")
     columns = [table.c[n] for n in names]
@@ -487,6 +518,8 @@ async def _restore_table(session: AsyncSession, zf: zipfile.ZipFile, table: Tabl
         batch = lines
         if any(not isinstance(r, list) or len(r) != len(names) for r in batch):
             raise _bad(f"a row of {table.name!r} does not match its columns")
+        if owned_at is not None and any(r[owned_at] != owner for r in batch):
+            raise _bad(f"a row of {table.name!r} belongs to another account than the backup's; nothing was restored")
         if table.name == "users":
             await _existing_users(session, batch, names, mapping)
             batch = [r for r in batch if r[id_at] not in mapping]

@@ -36,7 +36,7 @@ def _blob(content: bytes, what: str) -> Blob:
                          "Cache-Control": "no-store"})
 
 
-@tool(title="Back up the instance", scope="read", admin=True, transaction="phases", agents=False,
+@tool(title="Back up the instance", scope="read", admin=True, credentials="session", transaction="phases", agents=False,
       route=Route("GET", "/backups/instance"))
 async def backup_instance(ctx: Context, embeddings: bool = False) -> Blob:
     """Every account and its data as one ZIP archive (restore_backup reads it).
@@ -82,6 +82,9 @@ async def restore_backup(ctx: Context, archive_file: BinaryFile) -> Restored:
     zf, manifest = await anyio.to_thread.run_sync(archive.read_archive, archive_file.file)
     if manifest["scope"] == "instance" and not ctx.caller.is_admin:
         raise Forbidden("only an admin may restore an instance backup")
+    if manifest["scope"] == "instance" and not ctx.caller.in_person:
+        raise Forbidden("an instance backup is restored only in a signed-in session or from the operator's command "
+                        "line, never with an API key or an OAuth token", reason="session_only")
     if manifest["scope"] == "user" and manifest.get("username") != ctx.caller.username:
         raise Forbidden("this is another account's backup: only its owner may restore it")
     async with ctx.transaction() as session:

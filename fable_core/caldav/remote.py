@@ -150,6 +150,9 @@ def _converse(server: Server, pin: str | None, work: Callable[[Client], T]) -> T
     except dav_error.DAVError as e:
         raise Unavailable(f"the CalDAV server at {server.url[:100]!r} answered an error: {_reason(e)}",
                           url=server.url[:200]) from e
+    except ValueError as e:  # what it answered makes no sense here (an href on another host, say)
+        raise Unavailable(f"the CalDAV server at {server.url[:100]!r} answered what Fable cannot use: "
+                          f"{_reason(e)}", url=server.url[:200]) from e
     finally:
         client.close()
 

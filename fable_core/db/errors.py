@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -11,6 +12,10 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from fable_core.errors import Conflict, FableError, InvalidInput, NotFound, Unavailable
 
 __all__ = ["backend_died", "translate_db_error", "translated_db_errors"]
+
+# asyncpg's own refusal of a parameter ("invalid input for query argument $2: 3000000000 (value out of
+# int32 range)"): said to clients without the statement's internals
+_ARGUMENT = re.compile(r"invalid input for query argument \$\d+: (?P<value>.*?)(?: \((?P<why>[^()]*)\))?$")
 
 
 @contextmanager
@@ -37,6 +42,9 @@ def translate_db_error(exc: DBAPIError) -> FableError:
         if sqlstate == "23503":
             return NotFound(f"a referenced row does not exist: {detail}")
         return InvalidInput(f"constraint violated: {detail}")
+    if (argument := _ARGUMENT.match(detail)) is not None:  # refused by the driver, before the server
+        why = "out of range" if "range" in (argument["why"] or "") else "of the wrong kind"
+        return InvalidInput(f"invalid value {argument['value'][:100]}: {why}")
     if sqlstate and sqlstate.startswith("22"):
         return InvalidInput(f"invalid value: {detail}")
     if sqlstate and sqlstate.startswith(("08", "57")):

@@ -258,10 +258,14 @@ def title_key(title: str) -> str:
 
 # title A, tags B, body C (weighed by fable_core.knowledge.ranking.WEIGHTS); tags give their words,
 # `project/alpha` both `project` and `alpha` (fable_tag_words, migration 0012)
+SEARCHED_BODY = 150_000
+"""How much of a body its search vector holds (migration 0038): a tsvector holds at most 1 MB,
+which a 1 MB body of distinct words overflows (it was refused with 503); the start of it is
+what a search by words finds, the whole of it is stored."""
 SEARCH_VECTOR_SQL = (
     "setweight(to_tsvector('english'::regconfig, coalesce(title, '')), 'A') || "
     "setweight(to_tsvector('english'::regconfig, fable_tag_words(tags)), 'B') || "
-    "setweight(to_tsvector('english'::regconfig, coalesce(body, '')), 'C') || "
+    f"setweight(to_tsvector('english'::regconfig, left(coalesce(body, ''), {SEARCHED_BODY})), 'C') || "
     "setweight(jsonb_to_tsvector('english'::regconfig, coalesce(fields, '{}'::jsonb), '[\"string\"]'), 'B')"
 )
 TITLE_VECTOR_SQL = "to_tsvector('english'::regconfig, coalesce(title, ''))"
@@ -403,6 +407,19 @@ class NoteWord(Base):
         # `word % :typo`, the candidates of a correction (0011)
         Index("ix_note_words_word_trgm", "word", postgresql_using="gin", postgresql_ops={"word": "gin_trgm_ops"}),
     )
+
+
+class NoteImage(Base):
+    """An image a note embeds (``/api/images/<id>``), and who wrote that embed into it: the
+    note's readers may see the image only when its owner did (:func:`fable_core.access.image_readable`),
+    so an editor of someone's note cannot plant the ids of their images to read them. Kept by
+    every save of a body (:mod:`fable_core.knowledge.image_refs`); an embed keeps its first writer."""
+
+    __tablename__ = "note_images"
+
+    note_id: Mapped[int] = mapped_column(ForeignKey("notes.id", ondelete="CASCADE"), primary_key=True)
+    image_id: Mapped[int] = mapped_column(ForeignKey("images.id", ondelete="CASCADE"), primary_key=True, index=True)
+    added_by: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), nullable=False)
 
 
 class NoteLink(Base):

@@ -7,19 +7,26 @@ git's markers (``<<<<<<< theirs`` / ``=======`` / ``>>>>>>> yours``) and named b
 of the section it is in. Titles merge the same way as one line; tags as sets (what each side
 added is kept, what either removed is dropped).
 
-Cost: two ``difflib`` comparisons of the base with each side (no junk heuristic), about
-quadratic in the lines of a changed stretch; `merge_note_edit` on a 2,000-line note takes ~8 ms at the
-reference speed through the dispatcher (`bench.drafts`, docs/benchmarks.md).
+Cost: two patience diffs of the base with each side (``patiencediff``, compiled: lines that
+occur once anchor the match, so it stays near linear whatever the text; ``difflib`` without its
+junk heuristic took 20 s for 3,000 equal lines); `merge_note_edit` runs it off the event loop
+within :data:`MERGE` (:mod:`fable_core.offload`), and on a 2,000-line note takes a few ms
+(`bench.drafts`, docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from difflib import SequenceMatcher
+
+from patiencediff import PatienceSequenceMatcher
 
 from fable_core.knowledge.sections import outline
+from fable_core.knowledge.types import MAX_BODY
+from fable_core.offload import Budget
 
-__all__ = ["Merged", "merge_bodies", "merge_tags", "merge_title"]
+__all__ = ["MERGE", "Merged", "merge_bodies", "merge_tags", "merge_title"]
+
+MERGE = Budget("merging the edits", 3 * MAX_BODY, 5.0)
 
 THEIRS_MARK, SPLIT_MARK, YOURS_MARK = "<<<<<<< theirs", "=======", ">>>>>>> yours"
 _NO_HEADING = "(before the first heading)"
@@ -34,7 +41,7 @@ class Merged:
 def _matches(base: list[str], other: list[str]) -> dict[int, int]:
     """For each base line kept in ``other``, where it is there (a monotone map)."""
     found: dict[int, int] = {}
-    for block in SequenceMatcher(None, base, other, autojunk=False).get_matching_blocks():
+    for block in PatienceSequenceMatcher(None, base, other).get_matching_blocks():
         for n in range(block.size):
             found[block.a + n] = block.b + n
     return found

@@ -17,9 +17,10 @@ from sqlalchemy import select
 from fable_core.access import get_visible
 from fable_core.db.models import Note, NoteVersion
 from fable_core.drafts.drafts import DraftTags, DraftTitle, Version
-from fable_core.drafts.merge import merge_bodies, merge_tags, merge_title
+from fable_core.drafts.merge import MERGE, merge_bodies, merge_tags, merge_title
 from fable_core.errors import NotFound
 from fable_core.knowledge.types import Body, NoteId
+from fable_core.offload import offload
 from fable_core.tools import Context, Route, tool
 
 __all__ = ["NoteMerge"]
@@ -39,7 +40,7 @@ class NoteMerge(BaseModel):
     conflicts: Annotated[list[str], Field(description="The headings of the sections both sides changed.")]
 
 
-@tool(title="Merge an edit with the note's changes", scope="read", agents=False,
+@tool(title="Merge an edit with the note's changes", scope="read", agents=False, transaction="phases",
       route=Route("POST", "/notes/{note_id}/merge"))
 async def merge_note_edit(
     ctx: Context,
@@ -56,12 +57,14 @@ async def merge_note_edit(
         title: Your title (omitted: unchanged).
         tags: Your tags (omitted: unchanged).
     """
-    note = await get_visible(ctx.session, Note, note_id, ctx.caller)
-    base = await ctx.session.scalar(
-        select(NoteVersion).where(NoteVersion.note_id == note.id, NoteVersion.version == base_version))
+    async with ctx.reading() as session:  # released before the merge: it may take a while
+        note = await get_visible(session, Note, note_id, ctx.caller)
+        base = await session.scalar(
+            select(NoteVersion).where(NoteVersion.note_id == note.id, NoteVersion.version == base_version))
     if base is None:
         raise NotFound(f"note {note_id} has no version {base_version}", note_id=note_id, version=base_version)
-    merged = merge_bodies(base.body, note.body, body)
+    merged = await offload(MERGE, len(base.body) + len(note.body) + len(body), merge_bodies, base.body, note.body,
+                           body)
     yours = base.title if title is None else title.strip() or base.title
     merged_title = merge_title(base.title, note.title, yours)
     conflicts = merged.conflicts + ([TITLE_CONFLICT] if merged_title is None else [])

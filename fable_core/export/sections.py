@@ -76,6 +76,7 @@ LEFT_OUT: dict[str, str] = {
     "generations": "transient: the answers being written right now, on whichever replica",
     "generation_events": "transient: a live answer's events, kept a minute after it ends",
     "embedding_failures": "embeddings given up after crashing the database: bookkeeping, counted again if it recurs",
+    "note_images": "derived (the image embeds in note bodies, with who wrote each)",
     "note_embeddings": "derived (rebuilt from notes)",
     "note_links": "derived (the wikilinks in note bodies)",
     "weather_forecasts": "a cache",

@@ -12,7 +12,6 @@ file name itself, past the SSRF guard.
 
 from __future__ import annotations
 
-import asyncio
 import calendar
 import hashlib
 import io
@@ -24,6 +23,7 @@ import feedparser
 
 from fable_core.errors import InvalidInput
 from fable_core.feeds.text import html_text, plain
+from fable_core.offload import Budget, offload
 
 __all__ = ["MAX_ITEMS", "Entry", "NotAFeed", "Parsed", "parse"]
 
@@ -54,9 +54,13 @@ class Parsed:
     entries: list[Entry]  # newest first, at most MAX_ITEMS, each guid once
 
 
+PARSE = Budget("reading a feed", 5_000_000, 10.0, unit="bytes")
+"""One feed's bytes (fetches stop at 5 MB), off the event loop (:mod:`fable_core.offload`)."""
+
+
 async def parse(content: bytes, url: str, content_type: str = "") -> Parsed:
     """The feed in ``content`` (fetched from ``url``, which relative links resolve against)."""
-    return await asyncio.to_thread(_parse, content, url, content_type)
+    return await offload(PARSE, len(content), _parse, content, url, content_type)
 
 
 def _parse(content: bytes, url: str, content_type: str) -> Parsed:

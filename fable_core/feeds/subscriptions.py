@@ -43,7 +43,7 @@ async def own_feed(session: AsyncSession, caller: Caller, feed_id: int) -> Feed:
     return feed
 
 
-@tool(title="Subscribe to a feed", scope="write", transaction="phases", open_world=True,
+@tool(title="Subscribe to a feed", scope="write", transaction="phases", open_world=True, confirm=True,
       route=Route("POST", "/feeds", status=201))
 async def subscribe_feed(ctx: Context, url: FeedUrl, name: FeedName | None = None, category: Category = "") -> FeedInfo:
     """Subscribe to an RSS or Atom feed; it is read once first, and a page that is not a feed is refused.

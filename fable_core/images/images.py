@@ -79,7 +79,7 @@ async def search_images(
     return ImageResults(query=query, page=page, results=results[:limit])
 
 
-@tool(title="Cache an image", scope="write", idempotent=True, transaction="phases", open_world=True,
+@tool(title="Cache an image", scope="write", idempotent=True, transaction="phases", open_world=True, confirm=True,
       route=Route("POST", "/images", status=201))
 async def cache_image(ctx: Context, url: Url, alt: Alt = "") -> SavedImage:
     """Fetch a web image into your store; its markdown embeds it in a note.

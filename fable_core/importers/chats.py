@@ -20,15 +20,17 @@ from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.db.models import Conversation, Message
-from fable_core.errors import InvalidInput
-from fable_core.importers.archive import MAX_TOTAL, is_zip, read_zip
+from fable_core.errors import InvalidInput, PayloadTooLarge
+from fable_core.importers.archive import IMPORT, MAX_TOTAL, is_zip, read_zip
 from fable_core.importers.report import LISTED, ImportReport, ItemLine, already_imported, record
+from fable_core.offload import offload
 from fable_core.tools import Context, Route, tool
 from fable_core.tools.binary import Binary
 
-__all__ = ["import_conversations"]
+__all__ = ["MAX_CONVERSATIONS", "import_conversations"]
 
 _TITLE = 200
+MAX_CONVERSATIONS = 20_000  # a heavy user's export holds a few thousand
 
 
 @dataclass(slots=True)
@@ -50,9 +52,13 @@ async def import_conversations(ctx: Context, content: Binary, dry_run: bool = Tr
     Args:
         content: The export ZIP or conversations.json.
     """
-    data = _conversations_json(content)
-    chats, skipped = parse_export(data)
+    chats, skipped = await offload(IMPORT, len(content), _read_export, content)
     return await store_chats(ctx, ctx.session, chats, skipped, dry_run=dry_run)
+
+
+def _read_export(content: bytes) -> tuple[list[Chat], list[ItemLine]]:
+    """The upload's conversations (on a worker thread: inflating and parsing take a while)."""
+    return parse_export(_conversations_json(content))
 
 
 def _conversations_json(content: bytes) -> Any:
@@ -68,8 +74,13 @@ def _conversations_json(content: bytes) -> Any:
         data = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise InvalidInput(f"conversations.json is not valid JSON: {e}", field="content") from e
+    except RecursionError as e:  # nested deeper than any export is
+        raise InvalidInput("conversations.json is nested too deeply to be an export", field="content") from e
     if not isinstance(data, list):
         raise InvalidInput("conversations.json should be a list of conversations", field="content")
+    if len(data) > MAX_CONVERSATIONS:
+        raise PayloadTooLarge(f"conversations.json holds {len(data):,} entries; at most {MAX_CONVERSATIONS:,} "
+                              "conversations are imported at once", limit=MAX_CONVERSATIONS)
     return data
 
 

@@ -33,10 +33,11 @@ from fable_core.images import store
 from fable_core.images.sniff import NotAnImage
 from fable_core.importers import archive
 from fable_core.importers import markdown as md
-from fable_core.importers.archive import Entry, is_zip, read_zip
+from fable_core.importers.archive import IMPORT, Entry, is_zip, unpack
 from fable_core.importers.report import LISTED, ImportReport, ItemLine, already_imported, record
 from fable_core.knowledge.importing import ImportedNote, store_notes
 from fable_core.knowledge.types import MAX_BODY, MAX_TITLE
+from fable_core.offload import offload
 from fable_core.tools import Context, Route, tool
 from fable_core.tools.binary import Binary
 
@@ -64,7 +65,7 @@ async def import_vault(
     """
     if not is_zip(content):
         raise InvalidInput("upload the vault as a ZIP of its folder", field="content")
-    entries = _strip_root(read_zip(content))
+    entries = _strip_root(await unpack(content))
     written: list[str] = []
     try:
         return await import_entries(ctx, ctx.session, entries, kind, dry_run=dry_run, written=written)
@@ -94,19 +95,11 @@ async def import_entries(
                                for e in entries if not e.path.lower().endswith((".md", *IMAGE_TYPES))]
     warnings: list[ItemLine] = []
     done = await already_imported(s, ctx.user_id, kind, "note", [e.path for e in notes_in])
-    parsed: list[tuple[Entry, str, md.Parsed]] = []
-    for entry in notes_in:
-        if entry.path in done:
-            skipped.append(ItemLine(item=entry.path, id=done[entry.path], reason="imported before"))
-            continue
-        text, why = _text(entry)
-        if text is None:
-            skipped.append(ItemLine(item=entry.path, reason=why))
-            continue
-        page = md.parse_markdown(text)
-        if page.problem:
-            warnings.append(ItemLine(item=entry.path, reason=f"{page.problem}: kept as text in the body"))
-        parsed.append((entry, _title(entry.path, page.meta), page))
+    skipped.extend(ItemLine(item=e.path, id=done[e.path], reason="imported before") for e in notes_in if e.path in done)
+    fresh = [entry for entry in notes_in if entry.path not in done]
+    parsed, unread, problems = await offload(IMPORT, sum(e.size for e in fresh), _parse_notes, fresh)
+    skipped += unread
+    warnings += problems
     names = _link_names(parsed)
     images: dict[str, int | None] = {}  # attachment path → image id (None in a dry run / not an image)
     batch: list[ImportedNote] = []
@@ -142,6 +135,24 @@ async def import_entries(
                         created_items=created[:LISTED], skipped_items=skipped[:LISTED], warnings=warnings[:LISTED])
 
 
+def _parse_notes(entries: list[Entry]) -> tuple[list[tuple[Entry, str, md.Parsed]], list[ItemLine], list[ItemLine]]:
+    """Each note file decoded and its front matter read (on a worker thread); the parsed ones,
+    the skipped ones and warnings."""
+    parsed: list[tuple[Entry, str, md.Parsed]] = []
+    skipped: list[ItemLine] = []
+    warnings: list[ItemLine] = []
+    for entry in entries:
+        text, why = _text(entry)
+        if text is None:
+            skipped.append(ItemLine(item=entry.path, reason=why))
+            continue
+        page = md.parse_markdown(text)
+        if page.problem:
+            warnings.append(ItemLine(item=entry.path, reason=f"{page.problem}: kept as text in the body"))
+        parsed.append((entry, _title(entry.path, page.meta), page))
+    return parsed, skipped, warnings
+
+
 def _flags(result: object, n: int) -> list[bool]:
     flags = [False] * n
     for duplicate in result.skipped:  # type: ignore[attr-defined]
@@ -158,9 +169,16 @@ def _strip_root(entries: list[Entry]) -> list[Entry]:
     return entries
 
 
+# A note's file larger than this cannot become a note (MAX_BODY characters, 4 bytes each at most):
+# it is listed as skipped without being decoded or parsed
+_MAX_NOTE_BYTES = 4 * MAX_BODY
+
+
 def _text(entry: Entry) -> tuple[str | None, str]:
     if entry.content is None:
         return None, f"larger than {archive.MAX_FILE} bytes"
+    if entry.size > _MAX_NOTE_BYTES:
+        return None, f"larger than {_MAX_NOTE_BYTES} bytes: more than a note holds"
     if b"\x00" in entry.content[:8192]:
         return None, "not text (a binary file named .md)"
     try:

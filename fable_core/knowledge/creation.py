@@ -27,6 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from fable_core.access import of_user
 from fable_core.db.models import Note, NoteLink, NoteVersion, title_key
 from fable_core.knowledge import vocabulary, wikilinks
+from fable_core.knowledge.image_refs import add_image_refs
 
 __all__ = ["insert_note", "insert_notes", "new_row"]
 
@@ -70,16 +71,20 @@ def new_row(
     }
 
 
-async def insert_note(session: AsyncSession, row: dict[str, Any]) -> dict[str, Any]:
-    """Store one new note (``row`` from :func:`new_row`) with its first version and links;
-    returns its summary (the fields of ``NoteSummary``)."""
+async def insert_note(session: AsyncSession, row: dict[str, Any], *, writer: int | None) -> dict[str, Any]:
+    """Store one new note (``row`` from :func:`new_row`) with its first version and links, and
+    its image embeds as ``writer``'s (None: the caller records them); returns its summary (the
+    fields of ``NoteSummary``)."""
     links = wikilinks.parse_links(row["body"])
     params = {f"new_{column}": value for column, value in row.items()}
     if links:
         params["link_keys"], params["link_titles"] = list(links), list(links.values())
     statement = _INSERT_ONE[bool(links)]
     result = await (await session.connection()).execute(statement, params)
-    return dict(zip(result.keys(), result.one(), strict=True))
+    summary = dict(zip(result.keys(), result.one(), strict=True))
+    if writer is not None and "/api/images/" in row["body"]:
+        await add_image_refs(session, [(summary["id"], row["body"])], writer)
+    return summary
 
 
 def _insert_one_statement(with_links: bool) -> Any:
@@ -128,10 +133,10 @@ def _outgoing_links(new: Any) -> Any:
 _INSERT_ONE = {False: _insert_one_statement(False), True: _insert_one_statement(True)}
 
 
-async def insert_notes(session: AsyncSession, user_id: int, rows: list[dict[str, Any]]) -> list[int]:
+async def insert_notes(session: AsyncSession, user_id: int, rows: list[dict[str, Any]], *, writer: int) -> list[int]:
     """Store a batch of new notes (rows from :func:`new_row`, titles distinct by key) with their
-    first versions, links and words, and resolve the links waiting for their titles; returns
-    their ids."""
+    first versions, links, words and image embeds (``writer``'s), and resolve the links waiting
+    for their titles; returns their ids."""
     ids = list((await session.execute(
         insert(Note).returning(Note.id, sort_by_parameter_order=True), rows)).scalars().all())
     stored = list(zip(ids, rows, strict=True))
@@ -140,6 +145,7 @@ async def insert_notes(session: AsyncSession, user_id: int, rows: list[dict[str,
          "body": r["body"], "tags": r["tags"], "body_length": len(r["body"]), "fields": r.get("fields")}
         for note_id, r in stored])
     await _link(session, user_id, [(note_id, r["title_key"], r["body"]) for note_id, r in stored])
+    await add_image_refs(session, ((note_id, r["body"]) for note_id, r in stored), writer)
     await vocabulary.add(session, ids)
     return ids
 

@@ -126,7 +126,7 @@ async def store_notes(
     if rows and not dry_run:
         stored: list[int] = []
         for start in range(0, len(rows), MAX_BATCH):  # links to later batches resolve as they land
-            stored += await insert_notes(s, ctx.user_id, rows[start:start + MAX_BATCH])
+            stored += await insert_notes(s, ctx.user_id, rows[start:start + MAX_BATCH], writer=ctx.user_id)
         for i, note_id in zip(taken, stored, strict=True):
             ids[i] = note_id
             ctx.emit(NoteChanged(ctx.user_id, note_id, "created"))

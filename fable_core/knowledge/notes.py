@@ -47,6 +47,7 @@ from fable_core.knowledge.saving import (
 )
 from fable_core.knowledge.sections import Section, find_section, outline
 from fable_core.knowledge.types import (
+    MAX_BODY,
     Body,
     Cursor,
     Limit,
@@ -132,7 +133,7 @@ async def create_note(
         row = new_row(owner, title, body, tags, status=status, priority=priority,
                       due_date=due_date, recurrence_rule=recurrence_rule, project_id=placed.project_id,
                       milestone_id=placed.milestone_id, parent_id=placed.parent_id)
-        summary = await insert_note(session, row)
+        summary = await insert_note(session, row, writer=ctx.user_id)
         ctx.emit(NoteChanged(owner, summary["id"], "created"))
         reach = None if belongs_to(owner, ctx.user_id) else await reach_of(session, ctx.caller)
     return NoteSummary.model_validate(mark_shared([{**summary, "owner_id": owner}], reach)[0])
@@ -143,7 +144,7 @@ async def read_note(
     ctx: Context,
     note_id: NoteId,
     section: Annotated[str | None, StringConstraints(max_length=300)] = None,
-    offset: Annotated[int, Field(ge=0)] = 0,
+    offset: Annotated[int, Field(ge=0, le=MAX_BODY)] = 0,
     max_chars: Annotated[int | None, Field(ge=100, le=1_000_000)] = None,
 ) -> NoteDetail:
     """Read a note or task with its body; read a long one in parts with `section` or `max_chars`.

@@ -24,6 +24,7 @@ from fable_core.errors import InvalidInput
 from fable_core.events import NoteChanged
 from fable_core.knowledge import vocabulary, wikilinks
 from fable_core.knowledge.creation import insert_note, new_row
+from fable_core.knowledge.image_refs import copy_image_refs, sync_image_refs
 from fable_core.knowledge.matching import project_ref
 from fable_core.knowledge.recurrence import next_occurrence
 from fable_core.knowledge.types import Status
@@ -128,6 +129,7 @@ async def save_changes(ctx: Context, note: Note, *, old_title: str | None = None
     await snapshot(s, note)
     if body_changed:
         await wikilinks.sync_links(s, note)
+        await sync_image_refs(s, note.id, note.body, ctx.caller.user_id)
     rewritten: list[Note] | None = None
     if old_title is not None and old_title != note.title:
         rewritten = await _rename(ctx, note, old_title)
@@ -203,7 +205,8 @@ async def apply_status(ctx: Context, note: Note, status: Status) -> NoteSummary 
         note.user_id, note.title, note.body, list(note.tags), status="todo", priority=note.priority,
         due_date=following, recurrence_rule=_following_rule(note.recurrence_rule),
         project_id=note.project_id, milestone_id=note.milestone_id, parent_id=note.parent_id,
-    ))
+    ), writer=None)
+    await copy_image_refs(ctx.session, note.id, successor["id"])  # the same embeds, by the same writers
     note.recurrence_rule = None
     ctx.emit(NoteChanged(note.user_id, successor["id"], "created"))
     return NoteSummary.model_validate(successor)

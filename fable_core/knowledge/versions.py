@@ -19,7 +19,7 @@ from fable_core.knowledge.types import Cursor, Limit, NoteId
 from fable_core.knowledge.views import NoteSummary
 from fable_core.tools import Context, Route, tool
 
-VersionNo = Annotated[int, Field(ge=1, description="Version number (1 is the first save).")]
+VersionNo = Annotated[int, Field(ge=1, le=2**31 - 1, description="Version number (1 is the first save).")]
 
 
 class VersionSummary(BaseModel):

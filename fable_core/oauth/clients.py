@@ -16,6 +16,7 @@ loopback port).
 
 from __future__ import annotations
 
+import re
 import secrets
 from typing import Any
 from urllib.parse import urlsplit
@@ -42,10 +43,31 @@ def _bad_metadata(message: str, error: str = "invalid_client_metadata") -> Inval
                         oauth_error=error)
 
 
+# What a browser reads otherwise than Python's urlsplit (WHATWG URL parsing: a backslash is a
+# slash, controls and spaces are stripped): "http://evil.example\@127.0.0.1:9/cb" is 127.0.0.1 to
+# urlsplit and evil.example to a browser. Such a URI is refused outright, registered or asked for.
+_AMBIGUOUS = re.compile(r"[\x00-\x20\x7f\\]")
+
+
+def unambiguous(uri: str) -> bool:
+    """Whether ``uri`` means the same host to a browser as to us: no backslash, control
+    character or space anywhere, and no user info, percent-encoding or second ``@`` in its host."""
+    if _AMBIGUOUS.search(uri):
+        return False
+    try:
+        parts = urlsplit(uri)
+    except ValueError:
+        return False
+    return "@" not in parts.netloc and "%" not in parts.netloc
+
+
 def check_redirect_uri(uri: Any) -> str:
     """``uri`` if Fable accepts it as a redirect URI; InvalidInput (``invalid_redirect_uri``) else."""
     if not isinstance(uri, str) or not uri or len(uri) > 2000:
         raise _bad_metadata("each redirect URI must be a string of at most 2000 characters", "invalid_redirect_uri")
+    if not unambiguous(uri):
+        raise _bad_metadata(f"redirect URI {uri[:200]!r} has a backslash, a space, a control character or user "
+                            "info, which browsers and servers read differently", "invalid_redirect_uri")
     try:
         parts = urlsplit(uri)
         host = parts.hostname
@@ -146,7 +168,7 @@ async def get_client(session: AsyncSession, client_id: str | None) -> OAuthClien
 def redirect_allowed(client: OAuthClient, uri: str | None) -> bool:
     """Whether ``uri`` is one of the client's redirect URIs: exactly, or (RFC 8252 §7.3) a
     registered loopback http URI on another port."""
-    if not uri:
+    if not uri or not unambiguous(uri):
         return False
     if uri in client.redirect_uris:
         return True

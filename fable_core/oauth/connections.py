@@ -101,7 +101,7 @@ async def revoke_connection(ctx: Context, connection_id: ConnectionId) -> Connec
     return view
 
 
-@tool(title="List OAuth client registrations", scope="read", admin=True, agents=False,
+@tool(title="List OAuth client registrations", scope="read", admin=True, credentials="session", agents=False,
       route=Route("GET", "/oauth/clients"))
 async def list_oauth_clients(ctx: Context, limit: PageSize = 50, cursor: Cursor = None) -> OAuthClientPage:
     """Admin: registered OAuth clients, newest first, with how many people approved each."""
@@ -126,7 +126,8 @@ async def list_oauth_clients(ctx: Context, limit: PageSize = 50, cursor: Cursor 
         next_cursor=encode_cursor("oauth-clients", [last.created_at.isoformat(), last.id]) if more and last else None)
 
 
-@tool(title="Disable or enable an OAuth client", scope="write", admin=True, idempotent=True, agents=False,
+@tool(title="Disable or enable an OAuth client", scope="write", admin=True, credentials="session", idempotent=True,
+      agents=False,
       route=Route("POST", "/oauth/clients/disabled"))
 async def disable_oauth_client(ctx: Context, client_id: ClientId, disabled: bool = True) -> OAuthClientView:
     """Admin: disable a client registration (its tokens stop working at once) or enable it again."""

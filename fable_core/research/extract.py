@@ -4,15 +4,23 @@ The page's ``<article>`` if it has one, else its ``<main>``, else its ``<body>``
 ``script``, ``style``, ``nav``, ``header``, ``footer``, ``aside``, ``form`` (and what never shows:
 ``noscript``, ``template``, ``svg``, ``iframe``). Headings become markdown headings, paragraphs
 and list items their own lines, everything else runs together; whitespace is collapsed. About
-2 ms for a 100 kB page. Malformed markup is read as far as it goes: :func:`readable_text` never raises.
+2 ms for a 100 kB page, linear in the markup whatever its nesting (12,000 unclosed ``<svg>`` then
+12,000 ``</b>`` took 15 s when the skipped tags were searched as a list). Malformed markup is read
+as far as it goes: :func:`readable_text` never raises.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from html.parser import HTMLParser
 
-__all__ = ["Page", "printable", "readable_text"]
+from fable_core.offload import Budget, offload
+
+__all__ = ["EXTRACT", "Page", "printable", "read_page", "readable_text"]
+
+EXTRACT = Budget("reading a web page", 5_000_000, 5.0)
+"""One page's markup, off the event loop (:mod:`fable_core.offload`): fetches stop at a few MB."""
 
 _SKIPPED = frozenset({"script", "style", "nav", "header", "footer", "aside", "form", "noscript", "template",
                       "svg", "iframe", "button", "select", "textarea"})
@@ -47,6 +55,7 @@ class _Reader(HTMLParser):
         self.seen: set[str] = set()
         self.skipping = 0
         self.skip_stack: list[str] = []
+        self.skip_open: Counter[str] = Counter()  # the tags on skip_stack: a membership test in O(1)
         self.in_title = False
         self.title: list[str] = []
 
@@ -58,6 +67,7 @@ class _Reader(HTMLParser):
         if self.skipping or tag in _SKIPPED:
             self.skipping += 1
             self.skip_stack.append(tag)
+            self.skip_open[tag] += 1
             return
         if tag == "title":
             self.in_title = True
@@ -71,10 +81,12 @@ class _Reader(HTMLParser):
 
     def handle_endtag(self, tag: str) -> None:
         if self.skipping:
-            if tag in self.skip_stack:  # close up to the matching tag (unclosed ones inside go too)
+            if self.skip_open[tag]:  # close up to the matching tag (unclosed ones inside go too)
                 while self.skip_stack:
                     self.skipping -= 1
-                    if self.skip_stack.pop() == tag:
+                    popped = self.skip_stack.pop()
+                    self.skip_open[popped] -= 1
+                    if popped == tag:
                         break
             return
         if tag == "title":
@@ -111,6 +123,11 @@ def readable_text(markup: str, *, limit: int = 20_000) -> Page:
     chosen = next((name for name in ("article", "main") if name in reader.seen and _tidy(reader.parts[name])),
                   "body")
     return Page(" ".join("".join(reader.title).split())[:300], _tidy(reader.parts[chosen])[:limit])
+
+
+async def read_page(markup: str, *, limit: int = 20_000) -> Page:
+    """:func:`readable_text` on a worker thread, within :data:`EXTRACT`."""
+    return await offload(EXTRACT, len(markup), readable_text, markup, limit=limit)
 
 
 def printable(text: str) -> str:

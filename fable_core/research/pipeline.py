@@ -33,7 +33,7 @@ from fable_core.assistant.providers import Provider
 from fable_core.config import Settings
 from fable_core.db.models import title_key
 from fable_core.errors import FableError, Unavailable
-from fable_core.research.extract import printable, readable_text
+from fable_core.research.extract import printable, read_page
 from fable_core.ssrf import Blocked, check_url, fetch
 from fable_core.websearch.searxng import Hit, search
 
@@ -203,7 +203,7 @@ class Pipeline:
             if kind == "text/plain":
                 text = printable(page.text[:20_000]).strip()
             else:
-                found = readable_text(page.text)
+                found = await read_page(page.text)
                 title, text = found.title or hit.title, found.text
             reason = "" if _WORD.search(text) else "no readable text"
         if reason:

@@ -134,12 +134,12 @@ async def get_group(ctx: Context, group_id: RowId) -> GroupDetail:
     return await _detail(ctx, group)
 
 
-@tool(title="Add a group member", scope="write", idempotent=True,
+@tool(title="Add a group member", scope="write", idempotent=True, confirm=True,
       route=Route("POST", "/groups/{group_id}/members"))
 async def add_group_member(ctx: Context, group_id: RowId, username: Username, role: Role = "member") -> GroupDetail:
     """Add a user to a group or change their role (group owners and admins)."""
     group = await _managed(ctx, group_id)
-    user = await find_user(ctx.session, username)
+    user = await find_user(ctx.session, username, asker=(ctx.fable.db, ctx.user_id))
     before = await is_group_member(ctx.session, group, user.id)
     if before == "owner" and role == "member":
         await _refuse_last_owner(ctx, group, user.id)

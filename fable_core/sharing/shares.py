@@ -119,7 +119,7 @@ async def _tell(ctx: Context, share: Share, item: Project | Note, kind: Notifica
     await notify(ctx, await _reached(ctx, share), kind, title, data={**about, "permission": share.permission})
 
 
-@tool(title="Share a project or note", scope="write", idempotent=True, route=Route("POST", "/shares"))
+@tool(title="Share a project or note", scope="write", idempotent=True, confirm=True, route=Route("POST", "/shares"))
 async def share(
     ctx: Context,
     project_id: RowId | None = None,
@@ -136,7 +136,7 @@ async def share(
         raise InvalidInput("pass with_user or with_group: one grantee", field="with_user")
     grantee: dict[str, int] = {}
     if with_user is not None:
-        user = await find_user(ctx.session, with_user)
+        user = await find_user(ctx.session, with_user, asker=(ctx.fable.db, ctx.user_id))
         if belongs_to(user.id, ctx.user_id):
             raise InvalidInput("you cannot share with yourself", field="with_user")
         if belongs_to(user.id, item.user_id):

@@ -68,7 +68,8 @@ async def save_entity(ctx: Context, entity: Entity, name: str, fields: Fields | 
     if note is None:
         await check_duplicate_title(s, ctx.caller, name, ask=False)
         given = merged(entity, None, fields)
-        summary = await insert_note(s, new_row(ctx.user_id, name, body or "", tags, entity=entity, fields=given))
+        summary = await insert_note(s, new_row(ctx.user_id, name, body or "", tags, entity=entity, fields=given),
+                                    writer=ctx.user_id)
         ctx.emit(NoteChanged(ctx.user_id, summary["id"], "created"))
         return EntitySummary(id=summary["id"], title=summary["title"], kind=entity, fields=given,
                              tags=summary["tags"], version=summary["version"], created=True)

@@ -64,7 +64,8 @@ async def create_list(ctx: Context, title: Title, items: _Items | None = None, b
     await check_duplicate_title(ctx.session, ctx.caller, title, ask=False)
     stored = [ListItem(text=text) for text in items or []]
     fields = {"items": [item.model_dump() for item in stored]}
-    summary = await insert_note(ctx.session, new_row(ctx.user_id, title, body, tags, entity="list", fields=fields))
+    summary = await insert_note(ctx.session, new_row(ctx.user_id, title, body, tags, entity="list", fields=fields),
+                                writer=ctx.user_id)
     ctx.emit(NoteChanged(ctx.user_id, summary["id"], "created"))
     return _view(summary["id"], summary["title"], summary["version"], stored)
 

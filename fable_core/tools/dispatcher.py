@@ -16,6 +16,7 @@ events). A tool calls another through :meth:`Context.call`, validated and author
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 import traceback
@@ -68,6 +69,10 @@ def check_arguments(t: Tool, arguments: Mapping[str, Any] | None, caller: Caller
     if not t.allows(caller):
         if t.admin and not caller.is_admin:
             raise Forbidden(f"{t.name} is for admins", tool=t.name, role=caller.role)
+        if t.credentials == "session" and not caller.in_person:
+            raise Forbidden(f"{t.name} runs only in a signed-in session or from the operator's command line, "
+                            "never with an API key, an OAuth token or through the assistant", tool=t.name,
+                            reason="session_only")
         raise Forbidden(f"{t.name} changes data; this credential has read-only scope", tool=t.name)
     return {k: getattr(model, k) for k in type(model).model_fields}
 
@@ -207,6 +212,24 @@ class Dispatcher:
         async with self._slots, opened as session:
             yield session
 
+    async def rehearse(self, name: str, arguments: Mapping[str, Any] | None, caller: Caller) -> Tool:
+        """Run tool ``name`` as :meth:`run` would, then roll all of it back: its error if it would
+        fail (validation, access, its own rules), nothing changed and nothing told either way.
+        What asks a person before it runs (the assistant's ``confirm`` tools) asks only about a
+        call that would work. A ``phases`` tool (its phases commit, and it reaches outside) is
+        only validated."""
+        t = self.tool(name, caller)
+        args = check_arguments(t, arguments, caller)
+        if t.transaction == "phases":
+            return t
+        ctx = Context(caller=caller, settings=self.settings, runtime=self.runtime, dispatcher=self)
+        with contextlib.suppress(_Rehearsed):
+            async with self.session("write", caller) as session:
+                ctx._session = session
+                await self._call(t, args, ctx)
+                raise _Rehearsed  # the transaction rolls back; its events are never published
+        return t
+
     async def run_within(self, outer: Context, name: str, arguments: Mapping[str, Any]) -> BaseModel:
         """A tool calling a tool: validated and authorised as any call, as the same caller; inside
         ``outer``'s open session (its events join the outer call's), else a call of its own."""
@@ -230,6 +253,10 @@ class Dispatcher:
             traceback=tb,
         )
         self.usage.record(row)
+
+
+class _Rehearsed(Exception):
+    """Ends a rehearsal's transaction (:meth:`Dispatcher.rehearse`)."""
 
 
 def _usage(name: str, caller: Caller, started: float) -> dict[str, Any]:

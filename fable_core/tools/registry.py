@@ -20,13 +20,18 @@ from fable_core.tools._schema import ToolSignature, build_signature, split_docst
 if TYPE_CHECKING:
     from fable_core.config import Settings
 
-__all__ = ["CLIENT_CAPABILITIES", "REGISTRY", "Annotations", "Registry", "Route", "Tool", "Transaction", "tool"]
+__all__ = ["CLIENT_CAPABILITIES", "REGISTRY", "Annotations", "Credentials", "Registry", "Route", "Tool", "Transaction",
+           "tool"]
 
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 CLIENT_CAPABILITIES = frozenset({"sampling", "elicitation", "roots"})
 """What a tool may need its MCP client to have declared (``client_needs``)."""
 _NAME = re.compile(r"^[a-z][a-z0-9_]{1,63}$")
 HttpMethod = Literal["GET", "POST", "PATCH", "PUT", "DELETE"]
+Credentials = Literal["any", "session"]
+"""Who may run a tool beyond its scope and role: ``any`` credential, or only a person in a
+signed-in session or the operator's command line (``session``: never an API key or OAuth
+token, never the assistant; :attr:`fable_core.caller.Caller.in_person`)."""
 Transaction = Literal["call", "phases"]
 """How a tool meets the database. ``call``: the dispatcher opens one transaction (a write tool)
 or one reading session (a read tool) around the whole call. ``phases``: the tool waits on
@@ -81,6 +86,8 @@ class Tool:
     agents: bool = True  # offered to agents (MCP clients, the assistant); False: for the UI's devices only
     body_limit: Callable[[Settings], int] | None = None  # a Binary tool's REST body limit (default: an image's)
     client_needs: frozenset[str] = frozenset()  # MCP client capabilities it relies on (CLIENT_CAPABILITIES)
+    credentials: Credentials = "any"
+    confirm: bool = False  # the in-app assistant asks the user before it runs (:mod:`fable_core.assistant.toolloop`)
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -97,8 +104,10 @@ class Tool:
         return self.signature.output_schema
 
     def allows(self, caller: Caller) -> bool:
-        """May ``caller`` run it: its scope reaches the tool's, and an admin tool needs an admin."""
-        return (self.scope == "read" or caller.can_write) and (not self.admin or caller.is_admin)
+        """May ``caller`` run it: its scope reaches the tool's, an admin tool needs an admin, and
+        a session-only tool a person signed in (or the operator)."""
+        return ((self.scope == "read" or caller.can_write) and (not self.admin or caller.is_admin)
+                and (self.credentials == "any" or caller.in_person))
 
 
 class Registry:
@@ -167,6 +176,8 @@ def tool(
     agents: bool = True,
     body_limit: Callable[[Settings], int] | None = None,
     client_needs: tuple[str, ...] = (),
+    credentials: Credentials = "any",
+    confirm: bool | None = None,
 ) -> Callable[[F], F]:
     """Register an async function as a tool and return it unchanged.
 
@@ -186,6 +197,12 @@ def tool(
     ``client_needs``: the MCP client capabilities the tool relies on (``"sampling"``,
     ``"elicitation"``, ``"roots"``); an MCP client that did not declare them is refused with
     error -32021 (HTTP 400) before the tool runs (:mod:`fable_mcp.tools`). No Fable tool needs one yet.
+    ``credentials="session"``: only a person in a signed-in session or the operator's command
+    line may run it (:data:`Credentials`); it is offered to nobody else.
+    ``confirm``: when the in-app assistant's model calls it, the user confirms the call before it
+    runs (a model's reading of a page or a message may be someone else's instructions). Unset: a
+    ``destructive`` tool asks; say ``confirm=True`` for one that sends data out or gives others
+    access, ``False`` for a destructive one whose loss is trivial.
     """
     if transaction not in ("call", "phases"):
         raise ValueError(f"transaction must be 'call' or 'phases', not {transaction!r}")
@@ -233,6 +250,8 @@ def tool(
                 agents=agents,
                 body_limit=body_limit,
                 client_needs=frozenset(client_needs),
+                credentials=credentials,
+                confirm=destructive if confirm is None else confirm,
             )
         )
         return fn

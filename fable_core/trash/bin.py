@@ -7,7 +7,8 @@ as PostgreSQL's own JSON of those rows (``to_jsonb``). Restoring reads them back
 its version numbers work again, and wikilinks waiting for its title resolve to it again. A
 project, milestone or parent note deleted meanwhile is left out (NULL). What a restore does not
 bring back: its shares, its server-side draft and its embedding (recomputed by the embedding
-backfill) were deleted with it.
+backfill) were deleted with it. Its image embeds come back with who wrote each (``images``), for
+the images still there.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 from sqlalchemy import Table, delete, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.db.models import Note, NoteVersion, TaskLog, TrashedNote
+from fable_core.db.models import Note, NoteImage, NoteVersion, TaskLog, TrashedNote
 
 __all__ = ["put_back", "throw_away"]
 
@@ -40,6 +41,7 @@ def _aggregate(table: Table, alias: str, order: str) -> str:
 _NOTES: Table = Note.__table__  # type: ignore[assignment]
 _VERSIONS: Table = NoteVersion.__table__  # type: ignore[assignment]
 _LOGS: Table = TaskLog.__table__  # type: ignore[assignment]
+_IMAGES: Table = NoteImage.__table__  # type: ignore[assignment]
 
 _MOVE = text(f"""
 INSERT INTO trashed_notes (id, user_id, title, kind, deleted_by, data)
@@ -47,7 +49,8 @@ SELECT n.id, n.user_id, n.title,
        coalesce(n.entity, CASE WHEN n.status IS NULL THEN 'note' ELSE 'task' END), :deleted_by,
        jsonb_build_object('note', to_jsonb(n) - {_generated(_NOTES)},
                           'versions', {_aggregate(_VERSIONS, 'v', 'version')},
-                          'logs', {_aggregate(_LOGS, 'l', 'id')})
+                          'logs', {_aggregate(_LOGS, 'l', 'id')},
+                          'images', {_aggregate(_IMAGES, 'i', 'image_id')})
 FROM notes n WHERE n.id = :note_id
 """)
 
@@ -77,7 +80,14 @@ FROM trashed_notes t, jsonb_populate_recordset(NULL::{table.name}, t.data->'{key
 """)
 
 
-_RESTORE_CHILDREN = (_restore_children(_VERSIONS, "versions"), _restore_children(_LOGS, "logs"))
+_RESTORE_IMAGES = text("""
+INSERT INTO note_images (note_id, image_id, added_by)
+SELECT r.note_id, r.image_id, r.added_by
+FROM trashed_notes t, jsonb_populate_recordset(NULL::note_images, t.data->'images') r
+WHERE t.id = :note_id AND EXISTS (SELECT 1 FROM images i WHERE i.id = r.image_id)
+  AND EXISTS (SELECT 1 FROM users u WHERE u.id = r.added_by)
+""")
+_RESTORE_CHILDREN = (_restore_children(_VERSIONS, "versions"), _restore_children(_LOGS, "logs"), _RESTORE_IMAGES)
 
 
 async def throw_away(session: AsyncSession, note: Note, deleted_by: int) -> None:

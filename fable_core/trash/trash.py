@@ -22,6 +22,7 @@ from fable_core.errors import InvalidInput, NotFound
 from fable_core.events import NoteChanged
 from fable_core.jobs import job
 from fable_core.knowledge import wikilinks
+from fable_core.knowledge.image_refs import rebuild_image_refs
 from fable_core.knowledge.listing import summary_of
 from fable_core.knowledge.matching import check_duplicate_title
 from fable_core.knowledge.paging import decode_cursor, encode_cursor
@@ -96,6 +97,8 @@ async def restore_note(ctx: Context, trashed_id: TrashedId) -> NoteSummary:
     note = await ctx.session.get(Note, note_id)
     assert note is not None
     await wikilinks.sync_links(ctx.session, note)
+    if "images" not in trashed.data:  # deleted before embeds were recorded: counted as its owner's
+        await rebuild_image_refs(ctx.session, [note.id])
     await wikilinks.resolve_pending(ctx.session, note)
     ctx.emit(NoteChanged(note.user_id, note.id, "created"))
     return await summary_of(ctx, note)

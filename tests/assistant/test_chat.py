@@ -367,10 +367,11 @@ async def test_urls_in_a_message_are_fetched_through_the_ssrf_guard(
         finally:
             assistant.fetch_allow = ()
     urls = events[0].data["urls"]
-    assert urls[0] == {"url": f"{site}/notes", "ok": True, "chars": len("Release notes Version 2 & more")}
+    read = "# Release notes Version 2 & more"  # the page's readable text: its heading kept as a heading
+    assert urls[0] == {"url": f"{site}/notes", "ok": True, "chars": len(read)}
     assert urls[1]["ok"] is False and "not public" in urls[1]["error"]
     system = fake.chat_bodies()[0]["messages"][0]["content"]
-    assert f"Content of {site}/notes:\nRelease notes Version 2 & more" in system
+    assert f"Content of {site}/notes:\n{read}" in system
     assert "x()" not in system
 
 

@@ -21,7 +21,7 @@ from mcp import Client
 from sqlalchemy import delete, func, select
 from support.mcp_clients import make_key
 from support.servers import serve
-from support.users import make_user
+from support.users import PASSWORD, make_user
 
 from fable_core.caller import Caller
 from fable_core.db.models import AppLog, Note, Setting
@@ -73,7 +73,13 @@ async def test_bad_archives_are_refused_and_nothing_is_written(fable: Fable, wor
         answer = await http.post("/backups/restore", content=bad["checksum"],
                                  headers={"Content-Type": "application/zip"})
         assert answer.status_code == 422 and "checksum" in answer.text
-        got = await http.get("/backups/instance")
+        refused = await http.get("/backups/instance")  # an admin's key: never the whole instance
+        assert refused.status_code == 403 and refused.json()["error"]["details"]["reason"] == "session_only"
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost/api",
+                                 headers={"Origin": "http://localhost"}) as browser:
+        signed_in = await browser.post("/auth/login", json={"username": alice.username, "password": PASSWORD})
+        assert signed_in.status_code == 200
+        got = await browser.get("/backups/instance")  # the admin, signed in
         assert got.status_code == 200 and got.headers["content-type"] == "application/zip"
         assert "attachment" in got.headers["content-disposition"]
     async with Client(build_server(fable, replace(alice, surface="mcp"))) as client:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -128,8 +129,8 @@ async def test_api_key_is_shown_once_with_its_mcp_config(ui: Session, fable: Fab
     assert who.ok and user["username"] == "grace"
     grace = Caller(user_id=user["id"], username="grace", role=user["role"])  # what she is offered
     async with as_a_host_starts(pasted, tmp_path) as client:
-        assert [t.name for t in (await client.list_tools()).tools] == [
-            t.name for t in fable.registry.for_agents(grace, fable.availability)]
+        assert [t.name for t in (await client.list_tools()).tools] == [  # what her key is offered
+            t.name for t in fable.registry.for_agents(replace(grace, credential="key"), fable.availability)]
 
     await page.reload()
     await expect(page.locator("#api-keys tbody")).to_contain_text("Claude Desktop")

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
+from support.caldav_server import Radicale, radicale_server
 
 from bench.core import render, run
 from bench.machine import record
@@ -12,6 +16,8 @@ from fable_core.config import Settings
 from fable_core.runtime import Fable
 
 
+@pytest.mark.heavy_loop(reason="the bench's harness writes its corpus and measures the machine (a busy wait) "
+                               "in its own coroutine: that is the harness's work, not a request's")
 async def test_core_bench_runs_end_to_end_on_a_small_corpus(settings: Settings) -> None:
     machine = record()
     result = await run(settings, notes=40, workers=3, processes=1, runs=4, batch=10, single_seconds=0.5)
@@ -82,16 +88,20 @@ async def test_journal_bench_runs_end_to_end_on_a_small_world(fable: Fable) -> N
     assert [f.name for f in journal.figures(result)] == ["gather p50 at 1,200 notes", "gather p95 at 1,200 notes"]
 
 
-async def test_caldav_bench_runs_end_to_end_against_radicale(fable: Fable, tmp_path: Path) -> None:
-    from support.caldav_server import radicale_server
+@pytest.fixture
+def radicale(tmp_path: Path) -> Iterator[Radicale]:
+    """Radicale started (and its calendars made) before the test's own phase: blocking work."""
+    with radicale_server(tmp_path / "radicale") as server:
+        yield server
 
+
+async def test_caldav_bench_runs_end_to_end_against_radicale(fable: Fable, radicale: Radicale) -> None:
     from bench import caldav
 
-    with radicale_server(tmp_path / "radicale") as radicale:
-        local = Fable(fable.settings.model_copy(update={"fable_caldav_allow_hosts": [radicale.host]}), fable.db)
-        machine = record()
-        result = await caldav.run(local, radicale, events=20, runs=3)
-        machine.finish()
+    local = Fable(fable.settings.model_copy(update={"fable_caldav_allow_hosts": [radicale.host]}), fable.db)
+    machine = record()
+    result = await caldav.run(local, radicale, events=20, runs=3)
+    machine.finish()
     assert (result.events, result.pulled_again, result.quiet.samples) == (20, 0, 3)
     markdown = caldav.render(result, machine, PeakMemory({}, 1.0))
     assert markdown.startswith("## CalDAV sync") and "| sync_calendar, nothing changed | 3 |" in markdown

@@ -266,10 +266,9 @@ async def test_passwd_sets_a_new_password_and_ends_every_session(
     status, out, err = await fable_cli("user", "passwd", "alice", "--password-stdin", capsys=capsys)
     assert status == 0 and json.loads(out)["username"] == "alice" and "every session" in err
     assert await count(fable, LoginSession) == 0
-    async with fable.db.transaction() as s:
-        assert (await authenticate(s, "alice", "the operator's new password")).id == alice.user_id
-        with pytest.raises(Unauthenticated):
-            await authenticate(s, "alice", PASSWORD)
+    assert (await authenticate(fable.db, "alice", "the operator's new password")).id == alice.user_id
+    with pytest.raises(Unauthenticated):
+        await authenticate(fable.db, "alice", PASSWORD)
     stdin_of(monkeypatch, "the operator's new password\n")
     status, _, err = await fable_cli("user", "passwd", "nobody", "--password-stdin", capsys=capsys)
     assert status == 1 and err.startswith("error: not_found: no user named 'nobody'")

@@ -121,14 +121,20 @@ async def test_admins_only_on_every_surface(app: Starlette, fable: Fable, call: 
             assert r.status_code == 403 and r.json()["error"]["type"] == "forbidden", r.text
     async with signed_in(app, "bob") as c:
         assert (await c.get("/api/logs")).status_code == 403
-    async with client_of(app, authorization=f"Bearer {alice_key}") as c:
+    async with client_of(app, authorization=f"Bearer {alice_key}") as c:  # an admin's key: not the logs
+        refused_key = await c.get("/api/logs", params={"category": "audit"})
+        assert refused_key.status_code == 403 and refused_key.json()["error"]["details"]["reason"] == "session_only"
+    async with signed_in(app, "alice") as c:  # the admin, signed in
         assert (await c.get("/api/logs", params={"category": "audit"})).status_code == 200
         r = await c.get("/api/logs", params={"category": "nonsense"})
         assert r.status_code == 422 and r.json()["error"]["type"] == "invalid_input"
     async with Client(build_server(fable, replace(bob, surface="mcp"))) as client:
         assert "list_logs" not in [t.name for t in (await client.list_tools()).tools]
         assert (await client.call_tool("list_logs", {})).is_error
-    async with Client(build_server(fable, replace(alice, surface="mcp"))) as client:
+    async with Client(build_server(fable, replace(alice, surface="mcp", credential="key"))) as client:
+        assert "list_logs" not in [t.name for t in (await client.list_tools()).tools]
+        assert (await client.call_tool("list_logs", {"category": "audit"})).is_error
+    async with Client(build_server(fable, replace(alice, surface="mcp"))) as client:  # fable mcp on her machine
         assert not (await client.call_tool("list_logs", {"category": "audit"})).is_error
         assert (await client.call_tool("list_logs", {"limit": 0})).is_error
 

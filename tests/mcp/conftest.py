@@ -53,10 +53,14 @@ def _connector(kind: str, request: pytest.FixtureRequest, fable: Fable, alice: C
     url = request.getfixturevalue("mcp_base_url") + "/mcp" if kind == "http" else ""
     env = request.getfixturevalue("stdio_env") if kind == "stdio" else {}
 
+    # how the server knows the client: an API key over HTTP (and in memory, which stands in for
+    # it), the operator's own machine over stdio; what it offers depends on it (session-only tools)
+    credential = "local" if kind == "stdio" else "key"
+
     @asynccontextmanager
     async def connect(as_: Caller | None = None, *, scope: Scope = "write", **client_args: Any
                       ) -> AsyncIterator[Client]:
-        caller = replace(as_ or alice, surface="mcp", scope=scope)
+        caller = replace(as_ or alice, surface="mcp", scope=scope, credential=credential)
         if kind == "memory":
             async with Client(build_server(fable, caller), **client_args) as client:
                 yield client
@@ -70,6 +74,7 @@ def _connector(kind: str, request: pytest.FixtureRequest, fable: Fable, alice: C
             async with Client(params, **client_args) as client:
                 yield client
 
+    connect.credential = credential  # type: ignore[attr-defined]
     return connect
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +58,8 @@ async def test_the_api_key_answers_stdio_config_starts_the_bridge(fable: Fable, 
         server = config["mcpServers"]["fable"]
         assert Path(server["command"]).is_absolute() and Path(server["command"]).name == "fable"
         assert server["args"] == ["mcp", "--remote", f"{url}/mcp"]
-        first_user = Caller(user_id=1, username="ada", role="admin")  # what is offered hangs on the role
+        # what is offered hangs on the role, and on the credential: the bridge's remote knows it by its key
+        first_user = Caller(user_id=1, username="ada", role="admin", credential="key")
         assert await tool_names(config, tmp_path) == offered_names(fable, first_user)
 
 
@@ -86,11 +88,12 @@ async def test_print_config_for_the_remote_bridge(
     config = json.loads(await fable_output("mcp", "--remote", f"{mcp_base_url}/mcp", "--print-config",
                                            env={"FABLE_API_KEY": key}))
     assert config["mcpServers"]["fable"]["env"] == {"FABLE_API_KEY": key}
-    assert await tool_names(config, tmp_path) == offered_names(fable, alice)
+    by_key = replace(alice, credential="key")
+    assert await tool_names(config, tmp_path) == offered_names(fable, by_key)
 
     (tmp_path / "key").write_text(key)  # named relative to where it is printed: the config names it absolutely
     config = json.loads(await fable_output("mcp", "--remote", f"{mcp_base_url}/mcp", "--api-key-file", "key",
                                            "--print-config", env={}, cwd=tmp_path))
     server = config["mcpServers"]["fable"]
     assert "env" not in server and server["args"][-2:] == ["--api-key-file", str(tmp_path / "key")]
-    assert await tool_names(config, tmp_path) == offered_names(fable, alice)
+    assert await tool_names(config, tmp_path) == offered_names(fable, by_key)

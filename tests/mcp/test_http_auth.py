@@ -83,7 +83,8 @@ async def test_read_scope_key_lists_and_calls_only_read_tools(
         refused = await client.call_tool("create_note", {"title": "Sneaky"})
         refused_update = await client.call_tool("update_note", {"note_id": note["id"], "body": "x"})
         read = await client.call_tool("read_note", {"note_id": note["id"]})
-    offered = {t.name for t in fable.registry if t.scope == "read" and not t.needs and t.agents}  # no model here
+    offered = {t.name for t in fable.registry if t.scope == "read" and not t.needs and t.agents  # no model here
+               and t.credentials == "any"}  # nor what a person signed in runs
     assert names == offered and "create_note" not in names
     assert refused.is_error and refused.content[0].text.startswith("forbidden: create_note changes data")
     assert refused_update.is_error and not read.is_error

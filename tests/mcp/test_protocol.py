@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import httpx
 import pytest
@@ -44,7 +45,7 @@ async def test_2025_06_18_handshake_and_calls_over_http(mcp_base_url: str, fable
     assert caps["resources"]["subscribe"] is True and {"tools", "prompts", "completions", "logging"} <= set(caps)
     assert initialized.status_code == 202
     assert {t["name"] for t in listed["result"]["tools"]} == {t.name for t in fable.registry.for_agents(
-        alice, fable.availability)}
+        replace(alice, credential="key"), fable.availability)}  # a key: no session-only tool
     assert json.loads(called["result"]["content"][0]["text"])["title"] == "From 2025-06-18"
     assert "structuredContent" not in called["result"]  # the text is the result (FABLE_MCP_STRUCTURED adds it)
 

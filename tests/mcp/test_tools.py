@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -60,7 +61,7 @@ def _hints(t: Tool) -> dict[str, bool]:
 async def test_every_offered_tool_is_listed_with_its_registry_metadata(connect, fable: Fable, alice: Caller) -> None:
     async with connect() as client:
         listed = {t["name"]: t for t in _as_received(await client.list_tools())}
-    offered = fable.registry.for_agents(alice, fable.availability)
+    offered = fable.registry.for_agents(replace(alice, credential=connect.credential), fable.availability)
     assert sorted(listed) == sorted(t.name for t in offered)
     assert not any(t.needs for t in offered)  # no model here: nothing that needs one is offered
     for t in offered:

@@ -198,3 +198,26 @@ async def test_operators_can_close_registration_or_turn_oauth_off(fable: Fable, 
     assert await answers(fable_oauth_registration=False) == (403, 200, True)
     assert await answers(fable_oauth_enabled=False) == (503, 503, False)
     assert await _count(fable, OAuthClient) == 0
+
+
+async def test_a_redirect_a_browser_reads_as_another_host_is_refused(
+        http: httpx.AsyncClient, oauth_url: str, fable: Fable, alice: Caller) -> None:
+    """Python's urlsplit sees host 127.0.0.1 in ``http://evil.example\\@127.0.0.1:9/cb``; a browser
+    (WHATWG parsing: the backslash is a slash) goes to evil.example. Such a URI is never
+    registered, and never matches a registered loopback redirect on another port."""
+    client = await register(http, redirect_uris=["http://127.0.0.1:1/cb"])
+    for uri in ("http://evil.example\\@127.0.0.1:9/cb", "http://user@127.0.0.1:9/cb", "http://127.0.0.1:9/c b",
+                "http://127.0.0.1:9/cb\x00", "http://%65vil.example@127.0.0.1:9/cb"):
+        refused = await http.post("/oauth/register", json={"redirect_uris": [uri]})
+        assert (refused.status_code, refused.json()["error"]) == (400, "invalid_redirect_uri"), uri
+    _, challenge = pkce()
+    async with browser(fable, oauth_url, alice.user_id) as b:
+        params = authorization(client["client_id"], challenge, redirect_uri="http://evil.example\\@127.0.0.1:9/cb")
+        r = await b.get("/oauth/authorize", params=params)
+        assert r.status_code == 302 and r.headers["location"].startswith("/oauth/consent?")  # never to the URI
+        assert (await b.get("/api/oauth/authorization", params=query_of(r.headers["location"]))).status_code == 422
+        posted = await b.post("/api/oauth/authorization", json=params | {"approve": True})
+        assert posted.status_code == 422 and "redirect" not in posted.json()
+        ok = await approve(b, authorization(client["client_id"], challenge, redirect_uri="http://127.0.0.1:9/cb"))
+        assert "code" in ok  # the plain loopback redirect on another port still works
+    assert await _count(fable, OAuthCode) == 1

@@ -76,10 +76,13 @@ async def test_admins_list_and_disable_client_registrations(
         r = await b.get("/api/oauth/authorization", params=authorization(client["client_id"], challenge))
         assert r.status_code == 422
 
-    key = await make_key(fable, alice)
-    enabled = await http.post("/api/oauth/clients/disabled", json={"client_id": client["client_id"],
-                                                                         "disabled": False},
+    key = await make_key(fable, alice)  # an admin's key does not run the instance
+    refused = await http.post("/api/oauth/clients/disabled", json={"client_id": client["client_id"], "disabled": False},
                               headers={"authorization": f"Bearer {key}"})
+    assert refused.status_code == 403 and refused.json()["error"]["details"]["reason"] == "session_only"
+    async with browser(fable, oauth_url, alice.user_id) as admin:  # the admin, signed in
+        enabled = await admin.post("/api/oauth/clients/disabled", json={"client_id": client["client_id"],
+                                                                         "disabled": False})
     assert enabled.status_code == 200 and "disabled_at" not in enabled.json()
     async with browser(fable, oauth_url, bob.user_id) as b:
         assert "code" in await approve(b, authorization(client["client_id"], challenge))

@@ -170,6 +170,9 @@ async def _assistant(fable: Fable, llm: FakeLLM, people: People, name: str, args
     await run_tool_loop(fable.llm, fable.dispatcher, replace(people.callers[role], surface="assistant"),
                         [{"role": "user", "content": "go"}], emit, result, rounds=1)
     [event] = result.tool_events
+    if event.get("requires_confirmation") and REGISTRY.get(name).confirm:  # type: ignore[union-attr]
+        # it ran nothing: the person confirms, as the chat's Confirm does (the same call, as them)
+        return await _in_process(fable, people, name, event["confirm_arguments"], role)
     text = json.dumps(event, default=str)
     return ("ok" if event["ok"] else event["error"]["type"]), text
 

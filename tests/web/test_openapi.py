@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 import httpx
@@ -27,7 +28,7 @@ async def test_every_api_route_of_the_app_is_in_the_document(client: httpx.Async
 
 async def test_openapi_validates_and_covers_every_route(client: httpx.AsyncClient) -> None:
     doc = (await client.get("/api/openapi.json")).json()
-    validate(doc)
+    await asyncio.to_thread(validate, doc)  # the validator's work is the test's: off the loop it checks
     assert doc["openapi"] == "3.1.0"
     for t in REGISTRY:
         if t.route is None:

@@ -8,6 +8,7 @@ from support.users import PASSWORD
 from web_helpers import BASE, error_of, make_client, signed_in
 
 from fable_core.caller import Caller
+from fable_core.rate_limits import prune_stale_hits
 from fable_core.runtime import Fable
 from fable_web.app import create_app
 from fable_web.ratelimit import LIMITS
@@ -98,3 +99,47 @@ async def test_password_change_is_limited_per_user(app: Starlette, alice: Caller
         codes = [(await browser.post("/api/auth/password", json={
             "current_password": f"guess {i}", "new_password": "whatever new"})).status_code for i in range(6)]
     assert codes == [422] * 5 + [429]
+
+
+async def test_every_forwarded_for_line_counts(fable: Fable, alice: Caller) -> None:
+    """A proxy that adds its own X-Forwarded-For line (rather than extend the client's) must not
+    let the client's line, which comes first, decide who the client is."""
+    trusted = Fable(fable.settings.model_copy(update={"trust_proxy_headers": True}), fable.db)
+    async with make_client(create_app(trusted), origin=BASE) as c:
+        codes = [(await c.post("/api/auth/reset-password", json={"token": "t", "password": "whatever123"},
+                               headers=[("x-forwarded-for", f"192.0.2.{i}"),  # the client's own line
+                                        ("x-forwarded-for", "198.51.100.7")])).status_code  # the proxy's
+                 for i in range(11)]
+    assert codes[-1] == 429  # one client, one bucket, however it rotates its line
+
+
+async def test_a_browser_that_signed_in_before_is_not_locked_out_by_strangers(app: Starlette, alice: Caller) -> None:
+    """The account-wide limit counts strangers' failures, not the owner's own browser: twenty
+    attempts from twenty addresses lock out a new browser for 15 minutes, not the one that signed
+    in before (its known-device cookie)."""
+    async with make_client(app, ip="203.0.113.9", origin=BASE) as owner:
+        first = await owner.post("/api/auth/login", json={"username": "alice", "password": PASSWORD})
+        assert first.status_code == 200 and "fable_device" in owner.cookies
+        for i in range(19):  # with the owner's first sign-in, the account's 20
+            async with make_client(app, ip=f"198.51.100.{i}", origin=BASE) as stranger:
+                assert (await stranger.post("/api/auth/login", json=WRONG)).status_code == 401
+        again = await owner.post("/api/auth/login", json={"username": "alice", "password": PASSWORD})
+        assert again.status_code == 200
+        forged = owner.cookies["fable_device"][:-3] + "xyz"
+    async with make_client(app, ip="203.0.113.10", origin=BASE) as newcomer:
+        newcomer.cookies.set("fable_device", forged, path="/api/auth")
+        refused = await newcomer.post("/api/auth/login", json={"username": "alice", "password": PASSWORD})
+        assert refused.status_code == 429  # a new (or forged) browser waits like anyone
+
+
+async def test_hits_no_window_counts_are_pruned(fable: Fable) -> None:
+    """A bucket nobody hits again (one of a thousand addresses) does not keep its rows forever."""
+    async with fable.db.transaction() as session:
+        await session.execute(text(
+            "INSERT INTO rate_limit_hits (bucket, hit_at) SELECT 'login:198.51.100.' || i, now() - interval '2 hours' "
+            "FROM generate_series(1, 50) i"))
+        await session.execute(text("INSERT INTO rate_limit_hits (bucket) VALUES ('login:203.0.113.1')"))
+    assert await prune_stale_hits(fable.db) == 50
+    async with fable.db.reading() as session:
+        left = (await session.execute(text("SELECT bucket FROM rate_limit_hits"))).scalars().all()
+    assert left == ["login:203.0.113.1"]

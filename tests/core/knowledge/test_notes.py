@@ -380,3 +380,14 @@ async def test_update_note_bad_input_writes_nothing(call, fails, snapshot, args)
 async def test_oversized_body_says_what_the_limit_is(call, fails) -> None:
     err = await fails(call("create_note", title="Big", body="x" * 1_000_001), InvalidInput)
     assert "body" in err.message and "1000000" in err.message
+
+
+async def test_a_body_of_a_million_distinct_words_is_stored_and_its_start_searched(call) -> None:
+    """A tsvector holds at most 1 MB: such a body was refused (503 "string is too long for
+    tsvector"). It is stored whole; search by words reads its first 150,000 characters."""
+    words = " ".join(f"w{i:06x}q" for i in range(110_000))  # 1,099,999 characters, each word once
+    body = ("zephyrine " + words)[:1_000_000]
+    note = await call("create_note", title="Distinct words", body=body)
+    assert (await call("read_note", note_id=note["id"]))["body_length"] == len(body)
+    found = await call("search_notes", query="zephyrine")
+    assert [hit["id"] for hit in found["items"]] == [note["id"]]

@@ -170,7 +170,9 @@ async def test_the_assistant_researches_from_chat_through_the_registry(
     await outside_fable.assistant.wait(conversation["id"])
     answer = await call("follow_answer", conversation_id=conversation["id"])
     assert answer["status"] == "done" and answer["content"] == "I wrote research notes."
-    [event] = answer["tool_events"]
-    assert event["name"] == "research" and event["ok"]
+    [event] = answer["tool_events"]  # a run goes out to the web: the person confirms it first
+    assert event["name"] == "research" and not event["ok"] and event["requires_confirmation"]
+    assert (await call("list_research"))["items"] == []
+    await call("research", **event["confirm_arguments"])  # the chat's Confirm: the same call, as them
     [run] = (await call("list_research"))["items"]
     assert run["status"] == "done" and run["question"] == QUESTION
