@@ -27,7 +27,7 @@ test: install-dev check test-tools
 
 # The database tests again, on the distribution's PostgreSQL with pgvector (the external-database
 # path; scripts/install-system-postgres installs it): a throwaway cluster for this run only.
-SYSTEM_POSTGRES_TESTS := tests/core/knowledge tests/core/test_migrations.py tests/assistant/test_semantic.py \
+SYSTEM_POSTGRES_TESTS := tests/core/knowledge/test_notes.py tests/core/knowledge/test_listing.py tests/core/test_migrations.py tests/assistant/test_semantic.py \
 	tests/assistant/test_vector_dims.py tests/assistant/retrieval
 test-system-postgres: install-dev
 	./scripts/system-postgres $(BIN)/python -m pytest -n $(TEST_WORKERS) -p no:cacheprovider $(SYSTEM_POSTGRES_TESTS)
