@@ -43,8 +43,11 @@ from fable_mcp.errors import error_result, unexpected_result
 __all__ = ["PROFILES", "blob_result", "call_tool", "check_selection", "list_tools", "mcp_tool", "offered",
            "progress_notifications", "require_client_capabilities"]
 
-PROFILES: dict[str, frozenset[str]] = {
-    "core": frozenset({"notes", "listing", "search", "tasks", "projects"}),  # tool groups
+PROFILES: dict[str, frozenset[str]] = {  # tool names
+    "core": frozenset({"create_note", "read_note", "update_note", "edit_note", "delete_note", "convert_note",
+                       "list_tags", "get_backlinks", "list_notes", "search_notes", "complete_task",
+                       "reschedule_task", "list_tasks", "create_project", "update_project", "get_project",
+                       "list_projects", "delete_project"}),
 }
 
 
@@ -55,7 +58,7 @@ def check_selection(registry: Registry, selection: Iterable[str]) -> None:
     if unknown:
         groups = sorted({t.group for t in registry})
         raise ValueError(f"FABLE_MCP_TOOLS: unknown {', '.join(unknown)}; use all, "
-                         f"{', '.join(PROFILES)}, a group ({', '.join(groups)}) or a tool name")
+                         f"{', '.join(PROFILES)}, a toolset ({', '.join(groups)}) or a tool name")
 
 
 def offered(fable: Fable, caller: Caller) -> list[Tool]:
@@ -64,8 +67,8 @@ def offered(fable: Fable, caller: Caller) -> list[Tool]:
     selection = set(fable.settings.fable_mcp_tools)
     if "all" in selection:
         return usable
-    groups = selection.union(*(PROFILES.get(entry, ()) for entry in selection))
-    return [t for t in usable if t.name in selection or t.group in groups]
+    names = selection.union(*(PROFILES.get(entry, ()) for entry in selection))
+    return [t for t in usable if t.name in names or t.group in selection]
 
 
 def mcp_tool(tool: Tool, *, structured: bool = False) -> types.Tool:

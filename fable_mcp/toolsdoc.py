@@ -60,7 +60,7 @@ def _tool(t: Tool) -> list[str]:
 
 
 def render(registry: Registry) -> str:
-    """The generated block: tools grouped by the module that registers them, groups A-Z (the
+    """The generated block: tools grouped by toolset (``@tool(group=...)``), toolsets A-Z (the
     registry's order across modules depends on import order; within one it is the source's)."""
     groups: dict[str, list[Tool]] = {}
     for t in registry:

@@ -133,7 +133,7 @@ async def keep_draft(session: AsyncSession, caller: Caller, rewrite: Rewrite, te
     return DraftView(**_draft_fields(draft), original=rewrite.original)
 
 
-@tool(title="Rewrite a note with the assistant", scope="write", stream=True, needs=("llm",),
+@tool(group="writing", title="Rewrite a note with the assistant", scope="write", stream=True, needs=("llm",),
       route=Route("POST", "/notes/{note_id}/assist"))
 async def assist_note(
     ctx: Context, note_id: NoteId, instruction: Instruction, section: SectionName = None
@@ -165,7 +165,7 @@ async def _draft(ctx: Context, note_id: int) -> tuple[Note, NoteDraft]:
     return note, draft
 
 
-@tool(title="Read a note's draft", scope="read", route=Route("GET", "/notes/{note_id}/draft"))
+@tool(group="writing", title="Read a note's draft", scope="read", route=Route("GET", "/notes/{note_id}/draft"))
 async def get_note_draft(ctx: Context, note_id: NoteId) -> DraftView:
     """The assistant's pending rewrite of a note, with the text it would replace."""
     note, draft = await _draft(ctx, note_id)
@@ -174,7 +174,8 @@ async def get_note_draft(ctx: Context, note_id: NoteId) -> DraftView:
     return DraftView(**_draft_fields(draft), original=original)
 
 
-@tool(title="Accept a note's draft", scope="write", route=Route("POST", "/notes/{note_id}/draft/accept"))
+@tool(group="writing", title="Accept a note's draft", scope="write",
+      route=Route("POST", "/notes/{note_id}/draft/accept"))
 async def accept_note_draft(ctx: Context, note_id: NoteId) -> NoteSummary:
     """Apply the assistant's draft to the note (keeping a version) and drop the draft. Refused
     with a conflict when the note changed after the draft was written."""
@@ -195,7 +196,8 @@ async def accept_note_draft(ctx: Context, note_id: NoteId) -> NoteSummary:
     return NoteSummary.model_validate(result, from_attributes=True)
 
 
-@tool(title="Reject a note's draft", scope="write", idempotent=True, route=Route("DELETE", "/notes/{note_id}/draft"))
+@tool(group="writing", title="Reject a note's draft", scope="write", idempotent=True,
+      route=Route("DELETE", "/notes/{note_id}/draft"))
 async def reject_note_draft(ctx: Context, note_id: NoteId) -> Deleted:
     """Drop the assistant's draft of a note; the note stays as it is."""
     _, draft = await _draft(ctx, note_id)
@@ -213,7 +215,7 @@ class TagSuggestions(BaseModel):
                                          "the note has.")
 
 
-@tool(title="Suggest tags", scope="read", transaction="phases", needs=("llm",),
+@tool(group="writing", title="Suggest tags", scope="read", transaction="phases", needs=("llm",),
       route=Route("POST", "/assist/suggest-tags"))
 async def suggest_tags(
     ctx: Context,
@@ -245,7 +247,7 @@ async def suggest_tags(
     return TagSuggestions(tags=found.tags[:limit], reason=found.reason())
 
 
-@tool(title="Quick capture", scope="write", transaction="phases", needs=("llm",),
+@tool(group="writing", title="Quick capture", scope="write", transaction="phases", needs=("llm",),
       route=Route("POST", "/assist/capture"))
 async def quick_capture(
     ctx: Context,
@@ -335,7 +337,8 @@ class ProjectSummaryView(BaseModel):
     reason: str = Field("", description="Why the summary was not updated.")
 
 
-@tool(title="Summarise a project", scope="write", idempotent=True, transaction="phases", needs=("llm",),
+@tool(group="projects", title="Summarise a project", scope="write", idempotent=True, transaction="phases",
+      needs=("llm",),
       route=Route("POST", "/projects/{project_id}/summarize"))
 async def summarize_project(
     ctx: Context, project_id: Annotated[int, Field(ge=1, le=2**31 - 1)]

@@ -30,7 +30,8 @@ class ConversationModel(BaseModel):
     model: str | None = Field(description="null: the default model.")
 
 
-@tool(title="List chat models", scope="read", transaction="phases", needs=("llm",), route=Route("GET", "/chat/models"))
+@tool(group="chat", assistant=False, title="List chat models", scope="read", transaction="phases", needs=("llm",),
+      route=Route("GET", "/chat/models"))
 async def list_chat_models(ctx: Context) -> ChatModels:
     """The models a conversation can answer with, and the default one."""
     async with ctx.reading() as session:
@@ -45,7 +46,7 @@ async def list_chat_models(ctx: Context) -> ChatModels:
     return ChatModels(default=default, items=names)
 
 
-@tool(title="Choose a conversation's model", scope="write", idempotent=True,
+@tool(group="chat", assistant=False, title="Choose a conversation's model", scope="write", idempotent=True,
       route=Route("PUT", "/chat/conversations/{conversation_id}/model"))
 async def set_conversation_model(ctx: Context, conversation_id: ConversationId,
                                  model: ModelName | None = None) -> ConversationModel:

@@ -84,7 +84,7 @@ async def check_scope(session: AsyncSession, caller: Caller, rag_project_id: int
         raise NotFound(f"project {rag_project_id} not found", project_id=rag_project_id)
 
 
-@tool(title="Start a conversation", scope="write", route=Route("POST", "/chat/conversations", status=201))
+@tool(group="chat", title="Start a conversation", scope="write", route=Route("POST", "/chat/conversations", status=201))
 async def create_conversation(
     ctx: Context,
     title: ConvTitle | None = None,
@@ -101,7 +101,7 @@ async def create_conversation(
     return ConversationSummary.model_validate(row)
 
 
-@tool(title="List conversations", scope="read", route=Route("GET", "/chat/conversations"))
+@tool(group="chat", title="List conversations", scope="read", route=Route("GET", "/chat/conversations"))
 async def list_conversations(
     ctx: Context,
     conversation_type: Literal["chat", "journal", "mcp"] | None = None,
@@ -138,7 +138,8 @@ async def list_conversations(
     )
 
 
-@tool(title="Read a conversation", scope="read", route=Route("GET", "/chat/conversations/{conversation_id}"))
+@tool(group="chat", title="Read a conversation", scope="read",
+      route=Route("GET", "/chat/conversations/{conversation_id}"))
 async def get_conversation(
     ctx: Context,
     conversation_id: ConversationId,
@@ -158,7 +159,7 @@ async def get_conversation(
     )
 
 
-@tool(title="Rename a conversation", scope="write", idempotent=True,
+@tool(group="chat", title="Rename a conversation", scope="write", idempotent=True,
       route=Route("PATCH", "/chat/conversations/{conversation_id}"))
 async def rename_conversation(ctx: Context, conversation_id: ConversationId, title: ConvTitle) -> ConversationSummary:
     """Give a conversation a new title."""
@@ -169,7 +170,7 @@ async def rename_conversation(ctx: Context, conversation_id: ConversationId, tit
     return ConversationSummary.model_validate(conversation)
 
 
-@tool(title="Delete a conversation", scope="write", destructive=True,
+@tool(group="chat", title="Delete a conversation", scope="write", destructive=True,
       route=Route("DELETE", "/chat/conversations/{conversation_id}"))
 async def delete_conversation(ctx: Context, conversation_id: ConversationId) -> Deleted:
     """Delete a conversation and all its messages (a running answer is stopped)."""
@@ -180,7 +181,7 @@ async def delete_conversation(ctx: Context, conversation_id: ConversationId) -> 
     return Deleted(id=conversation_id)
 
 
-@tool(title="Set the assistant's note scope", scope="write", idempotent=True,
+@tool(group="chat", title="Set the assistant's note scope", scope="write", idempotent=True,
       route=Route("PUT", "/chat/conversations/{conversation_id}/scope"))
 async def set_rag_scope(
     ctx: Context,
@@ -210,7 +211,7 @@ async def set_rag_scope(
                     label=await scope_label(ctx.session, ctx.caller, scope))
 
 
-@tool(title="Find projects", scope="read", route=Route("GET", "/search/projects"))
+@tool(group="projects", title="Find projects", scope="read", route=Route("GET", "/search/projects"))
 async def search_projects(
     ctx: Context,
     query: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)],

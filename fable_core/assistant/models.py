@@ -39,7 +39,8 @@ def installed_provider(fable: Fable | None) -> Provider:
     return provider if provider is not None else NoProvider()
 
 
-@tool(title="List models", scope="read", transaction="phases", admin=True, needs=("llm",),
+@tool(group="models", assistant=False, title="List models", scope="read", transaction="phases", admin=True,
+      needs=("llm",),
       route=Route("GET", "/models"))
 async def list_models(ctx: Context) -> ModelList:
     """List the models installed on the LLM server."""
@@ -49,7 +50,8 @@ async def list_models(ctx: Context) -> ModelList:
                      items=[ModelInfo(**m) for m in models])
 
 
-@tool(title="Pull a model", scope="write", idempotent=True, open_world=True, stream=True, admin=True,
+@tool(group="models", assistant=False, title="Pull a model", scope="write", idempotent=True, open_world=True,
+      stream=True, admin=True,
       needs=("llm",),
       route=Route("POST", "/models/pull"))
 async def pull_model(ctx: Context, name: ModelName) -> ModelAction:
@@ -62,7 +64,8 @@ async def pull_model(ctx: Context, name: ModelName) -> ModelAction:
     return ModelAction(name=name, status=str(last[-1].get("status", "")) if last else "", progress=last)
 
 
-@tool(title="Delete a model", scope="write", destructive=True, transaction="phases", admin=True,
+@tool(group="models", assistant=False, title="Delete a model", scope="write", destructive=True, transaction="phases",
+      admin=True,
       needs=("llm",), route=Route("DELETE", "/models"))
 async def delete_model(ctx: Context, name: ModelName) -> ModelAction:
     """Remove a model from the LLM server."""
@@ -70,7 +73,8 @@ async def delete_model(ctx: Context, name: ModelName) -> ModelAction:
     return ModelAction(name=name, status="deleted")
 
 
-@tool(title="Warm up a model", scope="write", idempotent=True, transaction="phases", admin=True,
+@tool(group="models", assistant=False, title="Warm up a model", scope="write", idempotent=True, transaction="phases",
+      admin=True,
       needs=("llm",),
       route=Route("POST", "/models/warm"))
 async def warm_model(ctx: Context, name: ModelName | None = None) -> ModelAction:

@@ -44,7 +44,7 @@ from fable_core.tools.registry import Registry, Tool, tool
 if TYPE_CHECKING:
     from fable_core.assistant.embeddings import Embedder
 
-__all__ = ["BUDGET_BYTES", "CORE", "FIND_TOOLS", "HIDDEN_GROUPS", "MAX_PICKED", "Offer", "ToolPicker", "schema_of",
+__all__ = ["BUDGET_BYTES", "CORE", "FIND_TOOLS", "MAX_PICKED", "Offer", "ToolPicker", "schema_of",
            "schemas_bytes"]
 
 _log = logging.getLogger(__name__)
@@ -53,9 +53,6 @@ MAX_PICKED = 4
 BUDGET_BYTES = 10_000  # ≈ 2,500 tokens of tool schema per turn, at 4 bytes a token
 MAX_FOUND = 4
 TOOL_RELEVANCE = 2.0  # spreads above the message's baseline, as for a suggested note (assistant.context)
-# Managing the model server is for admins, not the model; the model does not chat with itself nor
-# pick its own model; and devices subscribe to Web Push, not the model.
-HIDDEN_GROUPS = frozenset({"models", "turns", "chatmodels"})
 
 _WORD = re.compile(r"[a-z0-9]+")
 _STOPWORDS = (
@@ -119,7 +116,7 @@ class FoundTools(BaseModel):
 _LOOP_TOOLS = Registry()
 
 
-@tool(title="Find tools", scope="read", registry=_LOOP_TOOLS)
+@tool(group="chat", title="Find tools", scope="read", registry=_LOOP_TOOLS)
 async def find_tools(ctx: Context, query: Annotated[str, Field(min_length=1, max_length=200)]) -> FoundTools:
     """Find more tools for a job you have no tool for (e.g. "log work hours", "milestones",
     "note versions"); the tools found can be called from the next step on.
@@ -167,9 +164,10 @@ class ToolPicker:
 
     def eligible(self, caller: Caller) -> list[Tool]:
         """Every tool the assistant may offer ``caller``: what the registry offers it (scope,
-        admin, services up), less the hidden groups and, in a project's workspace, the scope."""
+        admin, services up), less those not for the assistant (``assistant=False``: managing the
+        model server, its own turns, its model) and, in a project's workspace, the scope."""
         return [t for t in self.registry.for_agents(caller, self.availability)
-                if t.group not in HIDDEN_GROUPS
+                if t.assistant
                 and not (t.name == "set_rag_scope" and caller.project_id is not None)]
 
     def everything(self, caller: Caller) -> Offer:

@@ -66,7 +66,7 @@ def _assistant(ctx: Context) -> Assistant:
     return found
 
 
-@tool(title="Ask the assistant", scope="write", transaction="phases", needs=("llm",),
+@tool(group="chat", assistant=False, title="Ask the assistant", scope="write", transaction="phases", needs=("llm",),
       route=Route("POST", f"{_BASE}/messages", status=202))
 async def send_message(
     ctx: Context,
@@ -85,7 +85,8 @@ async def send_message(
     return TurnStarted.model_validate(started)
 
 
-@tool(title="Start a conversation with a message", scope="write", transaction="phases", needs=("llm",),
+@tool(group="chat", assistant=False, title="Start a conversation with a message", scope="write", transaction="phases",
+      needs=("llm",),
       route=Route("POST", "/chat/start", status=202))
 async def start_chat(
     ctx: Context,
@@ -115,7 +116,8 @@ async def start_chat(
     return TurnStarted.model_validate(started)
 
 
-@tool(title="Follow the assistant's answer", scope="read", stream=True, route=Route("GET", f"{_BASE}/generation"))
+@tool(group="chat", assistant=False, title="Follow the assistant's answer", scope="read", stream=True,
+      route=Route("GET", f"{_BASE}/generation"))
 async def follow_answer(
     ctx: Context,
     conversation_id: ConversationId,
@@ -145,7 +147,8 @@ async def _stored(session: Any, ctx: Context, conversation_id: int) -> StoredAns
                         tool_events=row.tool_events or [], context=row.context)
 
 
-@tool(title="Retry the assistant's answer", scope="write", transaction="phases", needs=("llm",),
+@tool(group="chat", assistant=False, title="Retry the assistant's answer", scope="write", transaction="phases",
+      needs=("llm",),
       route=Route("POST", f"{_BASE}/generation/retry", status=202))
 async def retry_answer(ctx: Context, conversation_id: ConversationId) -> TurnStarted:
     """Send the last message again in place of an answer that failed, was cut off or was stopped.
@@ -155,7 +158,8 @@ async def retry_answer(ctx: Context, conversation_id: ConversationId) -> TurnSta
     return TurnStarted.model_validate(await _assistant(ctx).retry(ctx.caller, conversation_id))
 
 
-@tool(title="Send the last message again", scope="write", transaction="phases", needs=("llm",),
+@tool(group="chat", assistant=False, title="Send the last message again", scope="write", transaction="phases",
+      needs=("llm",),
       route=Route("POST", f"{_BASE}/resend", status=202))
 async def resend_message(ctx: Context, conversation_id: ConversationId,
                          content: MessageText | None = None) -> TurnStarted:
@@ -168,7 +172,7 @@ async def resend_message(ctx: Context, conversation_id: ConversationId,
     return TurnStarted.model_validate(await _assistant(ctx).resend(ctx.caller, conversation_id, content))
 
 
-@tool(title="Stop the assistant's answer", scope="write", idempotent=True,
+@tool(group="chat", assistant=False, title="Stop the assistant's answer", scope="write", idempotent=True,
       route=Route("POST", f"{_BASE}/generation/stop"))
 async def stop_answer(ctx: Context, conversation_id: ConversationId) -> Stopped:
     """Stop the answer being written in a conversation; what was written so far is kept."""

@@ -36,7 +36,8 @@ def _blob(content: bytes, what: str) -> Blob:
                          "Cache-Control": "no-store"})
 
 
-@tool(title="Back up the instance", scope="read", admin=True, credentials="session", transaction="phases", agents=False,
+@tool(group="data", title="Back up the instance", scope="read", admin=True, credentials="session",
+      transaction="phases", agents=False,
       route=Route("GET", "/backups/instance"))
 async def backup_instance(ctx: Context, embeddings: bool = False) -> Blob:
     """Every account and its data as one ZIP archive (restore_backup reads it).
@@ -51,7 +52,7 @@ async def backup_instance(ctx: Context, embeddings: bool = False) -> Blob:
     return _blob(out.getvalue(), "instance")
 
 
-@tool(title="Back up my data", scope="read", transaction="phases", agents=False,
+@tool(group="data", title="Back up my data", scope="read", transaction="phases", agents=False,
       route=Route("GET", "/backups/mine"))
 async def backup_mine(ctx: Context, embeddings: bool = False) -> Blob:
     """Your own data as one ZIP archive (restore_backup reads it).
@@ -70,7 +71,8 @@ def _restore_limit(settings: Settings) -> int:
     return settings.fable_restore_max_bytes
 
 
-@tool(title="Restore a backup", scope="write", agents=False, transaction="phases", body_limit=_restore_limit,
+@tool(group="data", title="Restore a backup", scope="write", agents=False, transaction="phases",
+      body_limit=_restore_limit,
       route=Route("POST", "/backups/restore"))
 async def restore_backup(ctx: Context, archive_file: BinaryFile) -> Restored:
     """Restore an archive, all or nothing, with fresh ids: an instance's (admins) or yours into your account.

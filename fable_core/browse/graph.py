@@ -30,7 +30,7 @@ MAX_NOTES = 5000
 _KIND = func.coalesce(Note.entity, case((Note.status.is_(None), "note"), else_="task"))
 
 
-@tool(title="Graph of notes", scope="read", route=Route("GET", "/graph"))
+@tool(group="notes", title="Graph of notes", scope="read", route=Route("GET", "/graph"))
 async def note_graph(
     ctx: Context,
     tag: Tag | None = None,

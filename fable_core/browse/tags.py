@@ -25,7 +25,7 @@ __all__ = ["MAX_TAGS", "tag_tree"]
 MAX_TAGS = 2000  # the nodes of one tree: more is truncated (and says so)
 
 
-@tool(title="Tag tree", scope="read", route=Route("GET", "/tags/tree"))
+@tool(group="notes", title="Tag tree", scope="read", route=Route("GET", "/tags/tree"))
 async def tag_tree(
     ctx: Context,
     prefix: Annotated[str | None, StringConstraints(strip_whitespace=True, min_length=1, max_length=64)] = None,

@@ -34,7 +34,7 @@ TIERS: tuple[Literal["exact", "prefix", "word", "similar"], ...] = ("exact", "pr
 _KIND = func.coalesce(Note.entity, case((Note.status.is_(None), "note"), else_="task"))
 
 
-@tool(title="Suggest note titles", scope="read", route=Route("GET", "/titles"))
+@tool(group="notes", title="Suggest note titles", scope="read", route=Route("GET", "/titles"))
 async def suggest_titles(
     ctx: Context,
     text: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TITLE)],

@@ -21,7 +21,7 @@ class Calculation(BaseModel):
     date: dt.date | None = absent_when_none("The result as a date, when it is one.")
 
 
-@tool(title="Calculate", scope="read", transaction="phases", route=Route("GET", "/calculate"))
+@tool(group="calculator", title="Calculate", scope="read", transaction="phases", route=Route("GET", "/calculate"))
 async def calculate(
     ctx: Context,
     expression: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_LENGTH)],

@@ -106,7 +106,8 @@ def _listed(found: list[remote.RemoteCalendar], chosen: str | None) -> CaldavCal
     return CaldavCalendars(calendars=[CaldavCalendar(href=c.href, name=c.name) for c in found], chosen=chosen)
 
 
-@tool(title="Connect a CalDAV account", scope="write", idempotent=True, agents=False, transaction="phases",
+@tool(group="calendar", title="Connect a CalDAV account", scope="write", idempotent=True, agents=False,
+      transaction="phases",
       open_world=True, route=Route("PUT", "/caldav/account"))
 async def connect_caldav(ctx: Context, url: Url, username: Username, password: Password) -> CaldavCalendars:
     """Connect your CalDAV server (its URL and your login, checked by logging in); lists its calendars."""
@@ -131,7 +132,7 @@ async def connect_caldav(ctx: Context, url: Url, username: Username, password: P
         return _listed(found, chosen.href if chosen else None)
 
 
-@tool(title="List the CalDAV account's calendars", scope="read", agents=False, transaction="phases",
+@tool(group="calendar", title="List the CalDAV account's calendars", scope="read", agents=False, transaction="phases",
       open_world=True, route=Route("GET", "/caldav/calendars"))
 async def list_caldav_calendars(ctx: Context) -> CaldavCalendars:
     """The calendars on your connected CalDAV server, and which one Fable syncs with."""
@@ -141,7 +142,8 @@ async def list_caldav_calendars(ctx: Context) -> CaldavCalendars:
     return _listed(await remote.run(server, remote.calendars), chosen)
 
 
-@tool(title="Choose the calendar to sync", scope="write", idempotent=True, agents=False, transaction="phases",
+@tool(group="calendar", title="Choose the calendar to sync", scope="write", idempotent=True, agents=False,
+      transaction="phases",
       open_world=True, route=Route("PUT", "/caldav/calendar"))
 async def choose_caldav_calendar(ctx: Context, calendar: Href) -> CaldavStatus:
     """Sync with this calendar (an href from list_caldav_calendars)."""
@@ -162,13 +164,15 @@ async def choose_caldav_calendar(ctx: Context, calendar: Href) -> CaldavStatus:
         return status_of(account)
 
 
-@tool(title="Show the calendar sync's status", scope="read", agents=False, route=Route("GET", "/caldav/status"))
+@tool(group="calendar", title="Show the calendar sync's status", scope="read", agents=False,
+      route=Route("GET", "/caldav/status"))
 async def get_caldav_status(ctx: Context) -> CaldavStatus:
     """Your CalDAV account and its sync: last success, last error, next attempt (never the password)."""
     return status_of(await ctx.session.get(CaldavAccount, ctx.user_id))
 
 
-@tool(title="Disconnect the CalDAV account", scope="write", destructive=True, idempotent=True, agents=False,
+@tool(group="calendar", title="Disconnect the CalDAV account", scope="write", destructive=True, idempotent=True,
+      agents=False,
       route=Route("DELETE", "/caldav/account"))
 async def disconnect_caldav(ctx: Context) -> CaldavStatus:
     """Stop syncing and forget the CalDAV login; your events stay in Fable."""

@@ -339,7 +339,8 @@ async def sync_calendars(fable: Fable) -> None:
 # --- tools ---------------------------------------------------------------------------------------
 
 
-@tool(title="Sync the calendar now", scope="write", idempotent=True, transaction="phases", open_world=True,
+@tool(group="calendar", title="Sync the calendar now", scope="write", idempotent=True, transaction="phases",
+      open_world=True,
       route=Route("POST", "/caldav/sync"))
 async def sync_calendar(ctx: Context) -> SyncResult:
     """Sync your events with your CalDAV calendar now, both ways."""
@@ -365,7 +366,7 @@ class EventVersionPage(BaseModel):
     items: list[EventVersionItem]
 
 
-@tool(title="List event versions", scope="read", route=Route("GET", "/caldav/versions"))
+@tool(group="calendar", title="List event versions", scope="read", route=Route("GET", "/caldav/versions"))
 async def list_event_versions(
     ctx: Context, uid: Annotated[str, StringConstraints(strip_whitespace=True, max_length=255)] = "",
     with_ical: bool = False, limit: Annotated[int, Field(ge=1, le=100)] = 20,

@@ -44,7 +44,7 @@ PageSize = Annotated[int, Field(ge=1, le=500)]
 Clearable = Literal["color", "rrule", "note_id", "project_id"]
 
 
-@tool(title="Create an event", scope="write", route=Route("POST", "/events", status=201))
+@tool(group="calendar", title="Create an event", scope="write", route=Route("POST", "/events", status=201))
 async def create_event(
     ctx: Context, title: Title, start: WhenText, end: WhenText | None = None, all_day: bool | None = None,
     timezone: Zone | None = None, rrule: Rule | None = None, location: Location = "", description: Description = "",
@@ -69,7 +69,8 @@ async def create_event(
     return await _view(ctx, row, user_zone)
 
 
-@tool(title="Change an event", scope="write", idempotent=True, route=Route("PATCH", "/events/{event_id}"))
+@tool(group="calendar", title="Change an event", scope="write", idempotent=True,
+      route=Route("PATCH", "/events/{event_id}"))
 async def update_event(
     ctx: Context, event_id: EventId, occurrence: WhenText | None = None, title: Title | None = None,
     start: WhenText | None = None, end: WhenText | None = None, all_day: bool | None = None,
@@ -93,7 +94,7 @@ async def update_event(
     return await _view(ctx, row, user_zone)
 
 
-@tool(title="Delete an event", scope="write", destructive=True, idempotent=False,
+@tool(group="calendar", title="Delete an event", scope="write", destructive=True, idempotent=False,
       route=Route("DELETE", "/events/{event_id}"))
 async def delete_event(ctx: Context, event_id: EventId, occurrence: WhenText | None = None) -> EventDeleted:
     """Delete an event (or one occurrence).
@@ -107,14 +108,14 @@ async def delete_event(ctx: Context, event_id: EventId, occurrence: WhenText | N
     return EventDeleted(id=event_id, occurrence=format_when(when, user_zone) if when is not None else None)
 
 
-@tool(title="Get an event", scope="read", route=Route("GET", "/events/{event_id}"))
+@tool(group="calendar", title="Get an event", scope="read", route=Route("GET", "/events/{event_id}"))
 async def get_event(ctx: Context, event_id: EventId) -> EventView:
     """Read an event in full."""
     row = await service.get_event(ctx.session, ctx.caller, event_id)
     return await _view(ctx, row, ZoneInfo(await ctx.timezone()))
 
 
-@tool(title="List events", scope="read", route=Route("GET", "/events"))
+@tool(group="calendar", title="List events", scope="read", route=Route("GET", "/events"))
 async def list_events(ctx: Context, start: WhenText | None = None, end: WhenText | None = None,
                       limit: PageSize = 100, cursor: Cursor = None) -> EventPage:
     """List events in a range by start, recurring ones as occurrences.

@@ -59,7 +59,8 @@ def _draft(row: EditDraft) -> Draft:
                  base_version=row.base_version)
 
 
-@tool(title="Save an unsaved edit", scope="write", idempotent=True, agents=False, route=Route("PUT", "/drafts"))
+@tool(group="notes", title="Save an unsaved edit", scope="write", idempotent=True, agents=False,
+      route=Route("PUT", "/drafts"))
 async def save_draft(
     ctx: Context,
     note_id: NoteId | None = None,
@@ -80,7 +81,7 @@ async def save_draft(
     return DraftSaved(note_id=row.note_id, updated_at=row.updated_at)
 
 
-@tool(title="Get your unsaved edit", scope="read", agents=False, route=Route("GET", "/drafts"))
+@tool(group="notes", title="Get your unsaved edit", scope="read", agents=False, route=Route("GET", "/drafts"))
 async def get_draft(ctx: Context, note_id: NoteId | None = None) -> Draft:
     """Your unsaved edit of a note (no note_id: of a new note); NotFound when there is none."""
     await _check(ctx, note_id, "viewer")
@@ -91,7 +92,7 @@ async def get_draft(ctx: Context, note_id: NoteId | None = None) -> Draft:
     return _draft(row)
 
 
-@tool(title="Discard your unsaved edit", scope="write", destructive=True, idempotent=True, agents=False,
+@tool(group="notes", title="Discard your unsaved edit", scope="write", destructive=True, idempotent=True, agents=False,
       route=Route("DELETE", "/drafts"))
 async def discard_draft(ctx: Context, note_id: NoteId | None = None) -> DraftDiscarded:
     """Throw away your unsaved edit of a note (no note_id: of a new note)."""

@@ -40,7 +40,7 @@ class NoteMerge(BaseModel):
     conflicts: Annotated[list[str], Field(description="The headings of the sections both sides changed.")]
 
 
-@tool(title="Merge an edit with the note's changes", scope="read", agents=False, transaction="phases",
+@tool(group="notes", title="Merge an edit with the note's changes", scope="read", agents=False, transaction="phases",
       route=Route("POST", "/notes/{note_id}/merge"))
 async def merge_note_edit(
     ctx: Context,

@@ -39,7 +39,8 @@ class Export(Download):
     media_types = ("application/zip", "application/json")
 
 
-@tool(title="Export my data", scope="read", route=Route("GET", "/export"), transaction="phases", agents=False)
+@tool(group="data", title="Export my data", scope="read", route=Route("GET", "/export"), transaction="phases",
+      agents=False)
 async def export_data(ctx: Context, format: Literal["markdown", "json"] = "markdown") -> Export:  # noqa: A002
     """Download everything you own: a Markdown ZIP (a file per note) or one JSON document.
 

@@ -59,7 +59,7 @@ def _snippet(text: str) -> str:
     return flat[:SNIPPET_CHARS] + "…" if len(flat) > SNIPPET_CHARS else flat
 
 
-@tool(title="List feed items", scope="read", route=Route("GET", "/feed-items"))
+@tool(group="feeds", title="List feed items", scope="read", route=Route("GET", "/feed-items"))
 async def list_feed_items(
     ctx: Context,
     feed_id: FeedId | None = None,
@@ -108,7 +108,8 @@ def _item_view(item: FeedItem, feed: str, full: bool) -> FeedItemView:
                         text=item.content if full else None, read=item.read_at is not None, note_id=item.note_id)
 
 
-@tool(title="Mark feed items read", scope="write", idempotent=True, route=Route("POST", "/feed-items/read"))
+@tool(group="feeds", title="Mark feed items read", scope="write", idempotent=True,
+      route=Route("POST", "/feed-items/read"))
 async def mark_feed_items_read(
     ctx: Context,
     item_ids: Annotated[list[ItemId] | None, Field(max_length=500)] = None,
@@ -131,7 +132,7 @@ async def mark_feed_items_read(
     return MarkedRead(changed=len(changed))
 
 
-@tool(title="Save a feed item as a note", scope="write", idempotent=True,
+@tool(group="feeds", title="Save a feed item as a note", scope="write", idempotent=True,
       route=Route("POST", "/feed-items/{item_id}/note"))
 async def save_feed_item(ctx: Context, item_id: ItemId) -> SavedItem:
     """Save a feed item as a note with its text and a link to its source; saving it again returns that note."""
@@ -166,7 +167,8 @@ async def _create_note(ctx: Context, item: FeedItem, feed: str) -> Any:
     raise AssertionError("unreachable")
 
 
-@tool(title="Search feed items", scope="read", transaction="phases", route=Route("GET", "/feed-items/search"))
+@tool(group="feeds", title="Search feed items", scope="read", transaction="phases",
+      route=Route("GET", "/feed-items/search"))
 async def search_feed_items(
     ctx: Context,
     query: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)],

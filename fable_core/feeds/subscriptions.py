@@ -43,7 +43,7 @@ async def own_feed(session: AsyncSession, caller: Caller, feed_id: int) -> Feed:
     return feed
 
 
-@tool(title="Subscribe to a feed", scope="write", transaction="phases", open_world=True, confirm=True,
+@tool(group="feeds", title="Subscribe to a feed", scope="write", transaction="phases", open_world=True, confirm=True,
       route=Route("POST", "/feeds", status=201))
 async def subscribe_feed(ctx: Context, url: FeedUrl, name: FeedName | None = None, category: Category = "") -> FeedInfo:
     """Subscribe to an RSS or Atom feed; it is read once first, and a page that is not a feed is refused.
@@ -81,7 +81,7 @@ async def _refuse_taken(session: AsyncSession, caller: Caller, url: str) -> None
         raise Conflict(f"you already subscribe to {url[:200]!r} (feed {taken})", feed_id=taken)
 
 
-@tool(title="List feeds", scope="read", route=Route("GET", "/feeds"))
+@tool(group="feeds", title="List feeds", scope="read", route=Route("GET", "/feeds"))
 async def list_feeds(ctx: Context, category: Category | None = None,
                      limit: Annotated[int, Field(ge=1, le=500)] = 200, cursor: Cursor = None) -> FeedList:
     """Your feeds by category and name, with their item and unread counts and refresh errors."""
@@ -121,7 +121,7 @@ def _view(feed: Feed, items: int, unread: int) -> FeedInfo:
                     next_fetch_at=feed.next_fetch_at)
 
 
-@tool(title="Change a feed", scope="write", idempotent=True, route=Route("PATCH", "/feeds/{feed_id}"))
+@tool(group="feeds", title="Change a feed", scope="write", idempotent=True, route=Route("PATCH", "/feeds/{feed_id}"))
 async def update_feed(ctx: Context, feed_id: FeedId, name: FeedName | None = None,
                       category: Category | None = None) -> FeedInfo:
     """Rename a feed or change its category ("" for none)."""
@@ -136,7 +136,7 @@ async def update_feed(ctx: Context, feed_id: FeedId, name: FeedName | None = Non
     return await _info(ctx.session, feed)
 
 
-@tool(title="Unsubscribe from a feed", scope="write", destructive=True, idempotent=True,
+@tool(group="feeds", title="Unsubscribe from a feed", scope="write", destructive=True, idempotent=True,
       route=Route("DELETE", "/feeds/{feed_id}"))
 async def unsubscribe_feed(ctx: Context, feed_id: FeedId) -> Deleted:
     """Unsubscribe from a feed and delete its items (notes saved from them stay)."""
@@ -147,7 +147,7 @@ async def unsubscribe_feed(ctx: Context, feed_id: FeedId) -> Deleted:
     return Deleted(id=feed_id)
 
 
-@tool(title="Refresh feeds", scope="write", idempotent=True, transaction="phases", open_world=True,
+@tool(group="feeds", title="Refresh feeds", scope="write", idempotent=True, transaction="phases", open_world=True,
       route=Route("POST", "/feeds/refresh"))
 async def refresh_feeds(ctx: Context, feed_id: FeedId | None = None) -> RefreshResult:
     """Fetch your feeds (or one) now; unchanged feeds cost a conditional request."""

@@ -64,7 +64,7 @@ def _saved(row: Image, alt: str) -> SavedImage:
                       markdown=f"![{_NOT_IN_ALT.sub(' ', alt).strip()}]({url})")
 
 
-@tool(title="Search images", scope="read", transaction="phases", open_world=True, needs=(SEARXNG,),
+@tool(group="images", title="Search images", scope="read", transaction="phases", open_world=True, needs=(SEARXNG,),
       route=Route("GET", "/images/search"))
 async def search_images(
     ctx: Context,
@@ -79,7 +79,8 @@ async def search_images(
     return ImageResults(query=query, page=page, results=results[:limit])
 
 
-@tool(title="Cache an image", scope="write", idempotent=True, transaction="phases", open_world=True, confirm=True,
+@tool(group="images", title="Cache an image", scope="write", idempotent=True, transaction="phases", open_world=True,
+      confirm=True,
       route=Route("POST", "/images", status=201))
 async def cache_image(ctx: Context, url: Url, alt: Alt = "") -> SavedImage:
     """Fetch a web image into your store; its markdown embeds it in a note.
@@ -101,7 +102,7 @@ async def cache_image(ctx: Context, url: Url, alt: Alt = "") -> SavedImage:
         return _saved(await store.save(session, ctx.caller, image, fetched.url), alt)
 
 
-@tool(title="Upload an image", scope="write", idempotent=True, transaction="phases",
+@tool(group="images", title="Upload an image", scope="write", idempotent=True, transaction="phases",
       route=Route("POST", "/images/upload", status=201))
 async def upload_image(ctx: Context, content: Binary, alt: Alt = "") -> SavedImage:
     """Store an image in your store; its markdown embeds it in a note.
@@ -116,7 +117,8 @@ async def upload_image(ctx: Context, content: Binary, alt: Alt = "") -> SavedIma
         return _saved(await store.save(session, ctx.caller, image, None), alt)
 
 
-@tool(title="Get an image", scope="read", transaction="phases", route=Route("GET", "/images/{image_id}"))
+@tool(group="images", title="Get an image", scope="read", transaction="phases",
+      route=Route("GET", "/images/{image_id}"))
 async def get_image(ctx: Context, image_id: ImageId) -> Blob:
     """One of your images, or one in a note shared with you, as the image."""
     async with ctx.reading() as session:

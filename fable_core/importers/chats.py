@@ -42,7 +42,7 @@ class Chat:
     messages: list[tuple[str, str, datetime | None]] = field(default_factory=list)  # role, text, when
 
 
-@tool(title="Import conversations", scope="write", route=Route("POST", "/import/conversations"))
+@tool(group="data", title="Import conversations", scope="write", route=Route("POST", "/import/conversations"))
 async def import_conversations(ctx: Context, content: Binary, dry_run: bool = True) -> ImportReport:
     """Import a ChatGPT or Claude export (its ZIP, or its conversations.json) as conversations.
 

@@ -50,7 +50,7 @@ _MD_IMAGE = re.compile(r"!\[([^\]\n]{0,300})\]\(<?([^)\n>\s]{1,500})>?(?:[ \t]+\
 VaultKind = Literal["obsidian", "basic_memory"]
 
 
-@tool(title="Import a vault", scope="write", route=Route("POST", "/import/vault"))
+@tool(group="data", title="Import a vault", scope="write", route=Route("POST", "/import/vault"))
 async def import_vault(
     ctx: Context, content: Binary, kind: VaultKind = "obsidian", dry_run: bool = True,
 ) -> ImportReport:

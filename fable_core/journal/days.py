@@ -117,7 +117,7 @@ def check_day(day: date, today: date, zone: ZoneInfo, field: str = "day") -> Non
 # --- tools ------------------------------------------------------------------------------------
 
 
-@tool(title="Open a journal day", scope="write", idempotent=True, route=Route("POST", "/journal/days"))
+@tool(group="journal", title="Open a journal day", scope="write", idempotent=True, route=Route("POST", "/journal/days"))
 async def open_journal(ctx: Context, day: Day = None) -> DayView:
     """Your journal conversation for a day (default today), made if new; write in it with send_message."""
     today, zone = await today_of(ctx.session, ctx.caller)
@@ -125,7 +125,7 @@ async def open_journal(ctx: Context, day: Day = None) -> DayView:
     return await day_view(ctx.session, await open_day(ctx.session, ctx.caller, day or today))
 
 
-@tool(title="List journal days", scope="read", route=Route("GET", "/journal/days"))
+@tool(group="journal", title="List journal days", scope="read", route=Route("GET", "/journal/days"))
 async def list_journal_days(ctx: Context, start: date | None = None, end: date | None = None) -> JournalDays:
     """Your journal days from start to end (default: the 30 days to today), newest first; at most 92 days."""
     today, _ = await today_of(ctx.session, ctx.caller)

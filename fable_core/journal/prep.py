@@ -216,7 +216,8 @@ async def _fail(fable: Fable, row_id: int, error: BaseException) -> None:
         _log.warning("could not mark journal day %s failed", row_id, exc_info=True)
 
 
-@tool(title="Prepare a journal day", scope="write", transaction="phases", route=Route("POST", "/journal/prepare"))
+@tool(group="journal", title="Prepare a journal day", scope="write", transaction="phases",
+      route=Route("POST", "/journal/prepare"))
 async def prepare_journal(ctx: Context, day: Day = None) -> DayView:
     """Write a day's morning note now (default today); it replaces the note until you write in that day."""
     async with ctx.reading() as session:

@@ -76,7 +76,7 @@ class ImportResult(BaseModel):
     skipped: list[SkippedNote]
 
 
-@tool(title="Import notes", scope="write", route=Route("POST", "/notes/import"))
+@tool(group="data", title="Import notes", scope="write", route=Route("POST", "/notes/import"))
 async def import_notes(
     ctx: Context,
     notes: Annotated[list[ImportedNote], Field(min_length=1, max_length=MAX_BATCH)],

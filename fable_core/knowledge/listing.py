@@ -67,7 +67,7 @@ _SORTS: dict[str, tuple[Any, bool]] = {
 }
 
 
-@tool(title="List notes and tasks", scope="read", route=Route("GET", "/notes"))
+@tool(group="notes", title="List notes and tasks", scope="read", route=Route("GET", "/notes"))
 async def list_notes(
     ctx: Context,
     tag: Tag | None = None,

@@ -80,7 +80,7 @@ async def _refuse_taken(session: AsyncSession, project_id: int, title: str,
                        f"{taken.title!r}", existing_milestone_id=taken.id)
 
 
-@tool(title="Create a milestone", scope="write",
+@tool(group="projects", title="Create a milestone", scope="write",
       route=Route("POST", "/projects/{project_id}/milestones"))
 async def create_milestone(
     ctx: Context,
@@ -106,7 +106,7 @@ async def create_milestone(
     return await _summary(ctx.session, milestone)
 
 
-@tool(title="Update a milestone", scope="write", idempotent=True,
+@tool(group="projects", title="Update a milestone", scope="write", idempotent=True,
       route=Route("PATCH", "/milestones/{milestone_id}"))
 async def update_milestone(
     ctx: Context,
@@ -134,7 +134,7 @@ async def update_milestone(
     return await _summary(ctx.session, milestone)
 
 
-@tool(title="List milestones of a project", scope="read",
+@tool(group="projects", title="List milestones of a project", scope="read",
       route=Route("GET", "/projects/{project_id}/milestones"))
 async def list_milestones(
     ctx: Context,
@@ -159,7 +159,7 @@ async def list_milestones(
         "milestones", [items[-1].order_index, items[-1].id]) if more else None)
 
 
-@tool(title="Delete a milestone", scope="write", destructive=True, idempotent=False,
+@tool(group="projects", title="Delete a milestone", scope="write", destructive=True, idempotent=False,
       route=Route("DELETE", "/milestones/{milestone_id}"))
 async def delete_milestone(ctx: Context, milestone_id: MilestoneId) -> MilestoneDeleted:
     """Delete a milestone. Its notes and tasks are kept, in the same project, without milestone."""
@@ -170,7 +170,7 @@ async def delete_milestone(ctx: Context, milestone_id: MilestoneId) -> Milestone
     return MilestoneDeleted(id=milestone.id, tasks_detached=rowcount(detached))
 
 
-@tool(title="Reorder a project's milestones", scope="write", idempotent=True,
+@tool(group="projects", title="Reorder a project's milestones", scope="write", idempotent=True,
       route=Route("POST", "/projects/{project_id}/milestones/reorder"))
 async def reorder_milestones(
     ctx: Context,

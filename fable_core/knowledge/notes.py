@@ -91,7 +91,7 @@ _CLEAR_COLUMNS = {
 }
 
 
-@tool(title="Create a note or task", scope="write", transaction="phases", route=Route("POST", "/notes"))
+@tool(group="notes", title="Create a note or task", scope="write", transaction="phases", route=Route("POST", "/notes"))
 async def create_note(
     ctx: Context,
     title: Title,
@@ -139,7 +139,7 @@ async def create_note(
     return NoteSummary.model_validate(mark_shared([{**summary, "owner_id": owner}], reach)[0])
 
 
-@tool(title="Read a note", scope="read", route=Route("GET", "/notes/{note_id}"))
+@tool(group="notes", title="Read a note", scope="read", route=Route("GET", "/notes/{note_id}"))
 async def read_note(
     ctx: Context,
     note_id: NoteId,
@@ -180,7 +180,7 @@ _READ_STATEMENT = visible_row(Note, *SUMMARY_COLUMNS, Note.body, Note.created_at
                               Note.fields)
 
 
-@tool(title="Update a note or task", scope="write", idempotent=True,
+@tool(group="notes", title="Update a note or task", scope="write", idempotent=True,
       route=Route("PATCH", "/notes/{note_id}"))
 async def update_note(
     ctx: Context,
@@ -248,7 +248,7 @@ async def update_note(
     return await summary_of(ctx, note)
 
 
-@tool(title="Edit part of a note", scope="write", route=Route("POST", "/notes/{note_id}/edit"))
+@tool(group="notes", title="Edit part of a note", scope="write", route=Route("POST", "/notes/{note_id}/edit"))
 async def edit_note(
     ctx: Context,
     note_id: NoteId,
@@ -312,7 +312,7 @@ def _into_section(body: str, found: Section, text_: str, *, replace: bool) -> st
     return before + lead + text_ + trail + after
 
 
-@tool(title="Delete a note or task", scope="write", destructive=True, idempotent=False,
+@tool(group="notes", title="Delete a note or task", scope="write", destructive=True, idempotent=False,
       route=Route("DELETE", "/notes/{note_id}"))
 async def delete_note(ctx: Context, note_id: NoteId) -> Deleted:
     """Move a note or task (with its versions and work log) to its owner's trash, restorable
@@ -325,7 +325,7 @@ async def delete_note(ctx: Context, note_id: NoteId) -> Deleted:
     return Deleted(id=note_id)
 
 
-@tool(title="Convert between note and task", scope="write", idempotent=True,
+@tool(group="notes", title="Convert between note and task", scope="write", idempotent=True,
       route=Route("POST", "/notes/{note_id}/convert"))
 async def convert_note(ctx: Context, note_id: NoteId, to: Literal["task", "note"]) -> NoteSummary:
     """Make a note a task (status todo) or a task a plain note (clears status, priority, due
@@ -344,7 +344,7 @@ async def convert_note(ctx: Context, note_id: NoteId, to: Literal["task", "note"
     return await summary_of(ctx, note)
 
 
-@tool(title="List tags", scope="read", route=Route("GET", "/tags"))
+@tool(group="notes", title="List tags", scope="read", route=Route("GET", "/tags"))
 async def list_tags(
     ctx: Context,
     prefix: Annotated[str | None, StringConstraints(strip_whitespace=True, max_length=64)] = None,
@@ -372,7 +372,7 @@ async def list_tags(
     )
 
 
-@tool(title="Find notes that link here", scope="read", route=Route("GET", "/notes/{note_id}/backlinks"))
+@tool(group="notes", title="Find notes that link here", scope="read", route=Route("GET", "/notes/{note_id}/backlinks"))
 async def get_backlinks(ctx: Context, note_id: NoteId, limit: Limit = 20, cursor: Cursor = None) -> BacklinkPage:
     """List the notes whose body links to this note with [[its title]], newest first."""
     note = await get_visible(ctx.session, Note, note_id, ctx.caller)

@@ -172,7 +172,7 @@ def _columns(project: Project) -> dict[str, Any]:
 # --- tools ------------------------------------------------------------------------------------
 
 
-@tool(title="Create a project", scope="write", route=Route("POST", "/projects"))
+@tool(group="projects", title="Create a project", scope="write", route=Route("POST", "/projects"))
 async def create_project(
     ctx: Context,
     title: ProjectTitle,
@@ -196,7 +196,7 @@ async def create_project(
     return info
 
 
-@tool(title="Update a project", scope="write", idempotent=True,
+@tool(group="projects", title="Update a project", scope="write", idempotent=True,
       route=Route("PATCH", "/projects/{project_id}"))
 async def update_project(
     ctx: Context,
@@ -229,7 +229,7 @@ async def update_project(
     return await _info(ctx, found)
 
 
-@tool(title="Get a project", scope="read", route=Route("GET", "/projects/{project_id}"))
+@tool(group="projects", title="Get a project", scope="read", route=Route("GET", "/projects/{project_id}"))
 async def get_project(ctx: Context, project_id: RowId | None = None,
                       project: ProjectRef = None) -> ProjectDetail:
     """A project (by project_id or by name) with its milestones in order and how many of its
@@ -247,7 +247,7 @@ async def get_project(ctx: Context, project_id: RowId | None = None,
     })
 
 
-@tool(title="List projects", scope="read", route=Route("GET", "/projects"))
+@tool(group="projects", title="List projects", scope="read", route=Route("GET", "/projects"))
 async def list_projects(
     ctx: Context,
     status: list[ProjectStatus] | None = None,
@@ -279,7 +279,7 @@ async def list_projects(
         "projects", [page[-1].sort_key, page[-1][0].id]) if more else None)
 
 
-@tool(title="Delete a project", scope="write", destructive=True, idempotent=False,
+@tool(group="projects", title="Delete a project", scope="write", destructive=True, idempotent=False,
       route=Route("DELETE", "/projects/{project_id}"))
 async def delete_project(
     ctx: Context,

@@ -64,7 +64,7 @@ _FRONT_MATTER = r"^---[ \t]*\n.*?\n---[ \t]*(\n|$)"  # (PostgreSQL's regular exp
 _LINK_REST = re.compile(r"!?\[|\]\([^)\s]*\)?")  # what a fragment cut out of a link leaves
 
 
-@tool(title="Search notes", scope="read", transaction="phases", route=Route("GET", "/search"))
+@tool(group="notes", title="Search notes", scope="read", transaction="phases", route=Route("GET", "/search"))
 async def search_notes(
     ctx: Context,
     query: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)],

@@ -56,7 +56,7 @@ class CompletedTask(BaseModel):
     next_occurrence: NoteSummary | None = None
 
 
-@tool(title="Complete a task", scope="write", idempotent=True,
+@tool(group="tasks", title="Complete a task", scope="write", idempotent=True,
       route=Route("POST", "/tasks/{note_id}/complete"))
 async def complete_task(ctx: Context, note_id: NoteId) -> CompletedTask:
     """Mark a task done. A recurring task gets its next occurrence, returned as next_occurrence.
@@ -69,7 +69,7 @@ async def complete_task(ctx: Context, note_id: NoteId) -> CompletedTask:
     return CompletedTask(task=await summary_of(ctx, note), next_occurrence=successor)
 
 
-@tool(title="Reschedule a task", scope="write", idempotent=True,
+@tool(group="tasks", title="Reschedule a task", scope="write", idempotent=True,
       route=Route("POST", "/tasks/{note_id}/reschedule"))
 async def reschedule_task(ctx: Context, note_id: NoteId, due_date: date) -> NoteSummary:
     """Move an open task to a new due date. Its recurrence rule is kept: later occurrences
@@ -179,7 +179,7 @@ async def _counts(
     return dict(row._mapping)
 
 
-@tool(title="List tasks by when they are due", scope="read", route=Route("GET", "/tasks"))
+@tool(group="tasks", title="List tasks by when they are due", scope="read", route=Route("GET", "/tasks"))
 async def list_tasks(
     ctx: Context,
     project_id: RowId | None = None,
@@ -255,7 +255,8 @@ class ParsedTask(BaseModel):
     project: str | None = absent_when_none("A project's name (+Name), not looked up.")
 
 
-@tool(title="Read a task typed in words", scope="read", agents=False, route=Route("POST", "/tasks/parse"))
+@tool(group="tasks", title="Read a task typed in words", scope="read", agents=False,
+      route=Route("POST", "/tasks/parse"))
 async def parse_task(ctx: Context, text: Annotated[str, StringConstraints(min_length=1, max_length=500)]) -> ParsedTask:
     """Read a line such as "pay rent every month on the 1st p1 #home" or "call Anna tomorrow
     5pm" as a task's fields (title, due date, recurrence, priority, tags, project), relative to

@@ -79,7 +79,7 @@ def _changes(v: Any) -> str:
     return "; ".join(said) or "title, body and tags unchanged"
 
 
-@tool(title="List versions of a note", scope="read", route=Route("GET", "/notes/{note_id}/versions"))
+@tool(group="history", title="List versions of a note", scope="read", route=Route("GET", "/notes/{note_id}/versions"))
 async def list_note_versions(ctx: Context, note_id: NoteId, limit: Limit = 20,
                              cursor: Cursor = None) -> VersionPage:
     """List a note's saved versions, newest first, each with a line on what it changed (bodies
@@ -98,7 +98,7 @@ async def list_note_versions(ctx: Context, note_id: NoteId, limit: Limit = 20,
                        next_cursor=encode_cursor("versions", [items[-1].version]) if more else None)
 
 
-@tool(title="Compare two versions of a note", scope="read",
+@tool(group="history", title="Compare two versions of a note", scope="read",
       route=Route("GET", "/notes/{note_id}/diff"))
 async def diff_note_versions(ctx: Context, note_id: NoteId, from_version: VersionNo,
                              to_version: VersionNo | None = None) -> VersionDiff:
@@ -122,7 +122,7 @@ async def diff_note_versions(ctx: Context, note_id: NoteId, from_version: Versio
     )
 
 
-@tool(title="Restore a version of a note", scope="write",
+@tool(group="history", title="Restore a version of a note", scope="write",
       route=Route("POST", "/notes/{note_id}/versions/{version}/restore"))
 async def restore_note_version(ctx: Context, note_id: NoteId, version: VersionNo) -> NoteSummary:
     """Bring back the title, body, tags (and a person's, place's or list's fields) of an earlier

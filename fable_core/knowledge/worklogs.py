@@ -51,7 +51,7 @@ class WorkLogPage(BaseModel):
     next_cursor: str | None = None
 
 
-@tool(title="Log work on a task", scope="write", idempotent=False,
+@tool(group="projects", title="Log work on a task", scope="write", idempotent=False,
       route=Route("POST", "/tasks/{note_id}/logs"))
 async def log_work(
     ctx: Context,
@@ -77,7 +77,7 @@ async def log_work(
     return WorkLog.model_validate(log)
 
 
-@tool(title="List work logged on a task", scope="read", route=Route("GET", "/tasks/{note_id}/logs"))
+@tool(group="projects", title="List work logged on a task", scope="read", route=Route("GET", "/tasks/{note_id}/logs"))
 async def list_work_logs(ctx: Context, note_id: NoteId, limit: Limit = 50,
                          cursor: Cursor = None) -> WorkLogPage:
     """List the work logged on a task, most recent day first, with the total minutes."""
@@ -102,7 +102,7 @@ async def list_work_logs(ctx: Context, note_id: NoteId, limit: Limit = 50,
     )
 
 
-@tool(title="Delete a work log entry", scope="write", destructive=True, idempotent=False,
+@tool(group="projects", title="Delete a work log entry", scope="write", destructive=True, idempotent=False,
       route=Route("DELETE", "/logs/{log_id}"))
 async def delete_work_log(ctx: Context, log_id: RowId) -> Deleted:
     """Delete one entry of work logged on a task (by its id, from list_work_logs)."""
@@ -145,7 +145,7 @@ class WorkReport(BaseModel):
     days: list[ReportDay] = Field(description="The days with time logged, in order.")
 
 
-@tool(title="Report time logged", scope="read", route=Route("GET", "/reports/work"))
+@tool(group="projects", title="Report time logged", scope="read", route=Route("GET", "/reports/work"))
 async def work_report(
     ctx: Context,
     start: date | None = None,

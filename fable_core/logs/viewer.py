@@ -51,7 +51,8 @@ class LogPage(BaseModel):
     next_cursor: str | None = None
 
 
-@tool(title="List app logs", scope="read", admin=True, credentials="session", route=Route("GET", "/logs"))
+@tool(group="admin", title="List app logs", scope="read", admin=True, credentials="session",
+      route=Route("GET", "/logs"))
 async def list_logs(ctx: Context, category: Category | None = None, since: datetime | None = None,
                     until: datetime | None = None, user: Text | None = None, action: Text | None = None,
                     query: Text | None = None, limit: PageSize = 50, cursor: Cursor = None) -> LogPage:

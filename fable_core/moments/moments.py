@@ -74,7 +74,8 @@ class Removed(BaseModel):
     deleted: bool = True
 
 
-@tool(title="Record a moment", scope="write", transaction="phases", route=Route("POST", "/moments", 201))
+@tool(group="journal", title="Record a moment", scope="write", transaction="phases",
+      route=Route("POST", "/moments", 201))
 async def record_moment(ctx: Context, text: Text | None = None, at: datetime | None = None, mood: Mood | None = None,
                         tags: Tags | None = None, location: Place | None = None, moment_id: MomentId | None = None,
                         ) -> MomentView:
@@ -114,7 +115,7 @@ async def _change(ctx: Context, moment_id: int, text: str | None, at: datetime |
         return MomentView.model_validate(moment)
 
 
-@tool(title="Delete a moment", scope="write", destructive=True, idempotent=True,
+@tool(group="journal", title="Delete a moment", scope="write", destructive=True, idempotent=True,
       route=Route("DELETE", "/moments/{moment_id}"))
 async def delete_moment(ctx: Context, moment_id: MomentId) -> Removed:
     """Delete a moment."""
@@ -122,7 +123,7 @@ async def delete_moment(ctx: Context, moment_id: MomentId) -> Removed:
     return Removed(id=moment_id)
 
 
-@tool(title="Moments", scope="read", transaction="phases", route=Route("GET", "/moments"))
+@tool(group="journal", title="Moments", scope="read", transaction="phases", route=Route("GET", "/moments"))
 async def list_moments(ctx: Context, query: Query = "", start: date | None = None, end: date | None = None,
                        tag: Tag | None = None, limit: Annotated[int, Field(ge=1, le=100)] = 20,
                        cursor: Cursor = None) -> MomentPage:

@@ -59,7 +59,7 @@ class Marked(BaseModel):
     unread: int = Field(description=f"Unread notifications left (up to {MAX_COUNTED}).")
 
 
-@tool(title="List notifications", scope="read", route=Route("GET", "/notifications"))
+@tool(group="notifications", title="List notifications", scope="read", route=Route("GET", "/notifications"))
 async def list_notifications(ctx: Context, unread_only: bool = False, limit: PageSize = 20,
                              cursor: Cursor = None) -> NotificationPage:
     """List your notifications, newest first; the first page counts the unread."""
@@ -77,13 +77,15 @@ async def list_notifications(ctx: Context, unread_only: bool = False, limit: Pag
         next_cursor=encode_cursor("notifications", [items[-1].id]) if more else None)
 
 
-@tool(title="Count unread notifications", scope="read", route=Route("GET", "/notifications/unread"))
+@tool(group="notifications", title="Count unread notifications", scope="read",
+      route=Route("GET", "/notifications/unread"))
 async def count_notifications(ctx: Context) -> Unread:
     """Count your unread notifications."""
     return Unread(unread=await unread_count(ctx.session, ctx.caller))
 
 
-@tool(title="Mark notifications read", scope="write", idempotent=True, route=Route("POST", "/notifications/read"))
+@tool(group="notifications", title="Mark notifications read", scope="write", idempotent=True,
+      route=Route("POST", "/notifications/read"))
 async def mark_notifications_read(
     ctx: Context, ids: Annotated[list[NotificationId], Field(min_length=1, max_length=200)],
 ) -> Marked:
@@ -91,7 +93,7 @@ async def mark_notifications_read(
     return await _mark(ctx, Notification.id.in_(ids))
 
 
-@tool(title="Mark all notifications read", scope="write", idempotent=True,
+@tool(group="notifications", title="Mark all notifications read", scope="write", idempotent=True,
       route=Route("POST", "/notifications/read-all"))
 async def mark_all_notifications_read(ctx: Context) -> Marked:
     """Mark all your notifications read."""

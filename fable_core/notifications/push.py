@@ -83,14 +83,14 @@ def check_endpoint(endpoint: str, allow: list[str]) -> None:
         raise InvalidInput(f"endpoint {endpoint[:100]!r} cannot be pushed to: {e.message}", field="endpoint") from e
 
 
-@tool(title="Get the Web Push public key", scope="read", transaction="phases", agents=False,
+@tool(group="notifications", title="Get the Web Push public key", scope="read", transaction="phases", agents=False,
       route=Route("GET", "/push/public-key"))
 async def get_push_public_key(ctx: Context) -> PublicKey:
     """The Web Push applicationServerKey."""
     return PublicKey(public_key=(await vapid_keys(ctx.fable.db, ctx.settings)).public)
 
 
-@tool(title="Subscribe a device to push", scope="write", idempotent=True, agents=False,
+@tool(group="notifications", title="Subscribe a device to push", scope="write", idempotent=True, agents=False,
       route=Route("POST", "/push/subscriptions"))
 async def subscribe_push(
     ctx: Context, endpoint: Endpoint, p256dh: P256dh, auth: AuthSecret,
@@ -113,7 +113,7 @@ async def subscribe_push(
     return Subscribed(devices=devices + (known is None))
 
 
-@tool(title="Unsubscribe a device from push", scope="write", idempotent=True, agents=False,
+@tool(group="notifications", title="Unsubscribe a device from push", scope="write", idempotent=True, agents=False,
       route=Route("DELETE", "/push/subscriptions"))
 async def unsubscribe_push(ctx: Context, endpoint: Endpoint) -> Unsubscribed:
     """Stop pushing to a browser's endpoint."""

@@ -67,7 +67,8 @@ def _hosts(uris: list[str]) -> list[str]:
     return sorted({urlsplit(u).hostname or urlsplit(u).scheme for u in uris})
 
 
-@tool(title="List my OAuth connections", scope="read", agents=False, route=Route("GET", "/oauth/connections"))
+@tool(group="account", title="List my OAuth connections", scope="read", agents=False,
+      route=Route("GET", "/oauth/connections"))
 async def list_connections(ctx: Context) -> Connections:
     """The OAuth clients you authorised (MCP connectors): name, scope, last use."""
     rows = (await ctx.session.execute(
@@ -80,7 +81,8 @@ async def list_connections(ctx: Context) -> Connections:
         for g, c in rows])
 
 
-@tool(title="Revoke an OAuth connection", scope="write", destructive=True, idempotent=False, agents=False,
+@tool(group="account", title="Revoke an OAuth connection", scope="write", destructive=True, idempotent=False,
+      agents=False,
       route=Route("DELETE", "/oauth/connections/{connection_id}"))
 async def revoke_connection(ctx: Context, connection_id: ConnectionId) -> Connection:
     """End an OAuth connection: its tokens stop working; the client must ask you again."""
@@ -101,7 +103,8 @@ async def revoke_connection(ctx: Context, connection_id: ConnectionId) -> Connec
     return view
 
 
-@tool(title="List OAuth client registrations", scope="read", admin=True, credentials="session", agents=False,
+@tool(group="admin", title="List OAuth client registrations", scope="read", admin=True, credentials="session",
+      agents=False,
       route=Route("GET", "/oauth/clients"))
 async def list_oauth_clients(ctx: Context, limit: PageSize = 50, cursor: Cursor = None) -> OAuthClientPage:
     """Admin: registered OAuth clients, newest first, with how many people approved each."""
@@ -126,7 +129,8 @@ async def list_oauth_clients(ctx: Context, limit: PageSize = 50, cursor: Cursor 
         next_cursor=encode_cursor("oauth-clients", [last.created_at.isoformat(), last.id]) if more and last else None)
 
 
-@tool(title="Disable or enable an OAuth client", scope="write", admin=True, credentials="session", idempotent=True,
+@tool(group="admin", title="Disable or enable an OAuth client", scope="write", admin=True, credentials="session",
+      idempotent=True,
       agents=False,
       route=Route("POST", "/oauth/clients/disabled"))
 async def disable_oauth_client(ctx: Context, client_id: ClientId, disabled: bool = True) -> OAuthClientView:

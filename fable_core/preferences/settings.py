@@ -56,14 +56,14 @@ def _current(key: SettingKey[Any], stored: Any) -> Any:
         return key.default
 
 
-@tool(title="List your settings", scope="read", route=Route("GET", "/settings"))
+@tool(group="settings", title="List your settings", scope="read", route=Route("GET", "/settings"))
 async def list_settings(ctx: Context) -> SettingList:
     """Your settings (time zone, assistant, journal...): each key's value, default and meaning."""
     stored = await values_of(ctx.session, ctx.caller)
     return SettingList(items=[SettingValue(**_view(key, stored.get(name))) for name, key in KEYS.items()])
 
 
-@tool(title="Get a setting", scope="read", route=Route("GET", "/settings/{key}"))
+@tool(group="settings", title="Get a setting", scope="read", route=Route("GET", "/settings/{key}"))
 async def get_setting(ctx: Context, key: str) -> SettingDetail:
     """One of your settings: value, default and the JSON Schema of what it accepts."""
     found = find_key(key)
@@ -71,7 +71,7 @@ async def get_setting(ctx: Context, key: str) -> SettingDetail:
     return SettingDetail(**_view(found, stored), accepts=found.adapter.json_schema())
 
 
-@tool(title="Change a setting", scope="write", idempotent=True, route=Route("PUT", "/settings/{key}"))
+@tool(group="settings", title="Change a setting", scope="write", idempotent=True, route=Route("PUT", "/settings/{key}"))
 async def set_setting(ctx: Context, key: str, value: Any) -> SettingValue:
     """Change one of your settings; the value must match its type (see get_setting). null resets it.
 
@@ -84,7 +84,8 @@ async def set_setting(ctx: Context, key: str, value: Any) -> SettingValue:
     return SettingValue(**_view(found, None if new is None else found.stored(new)))
 
 
-@tool(title="Reset a setting", scope="write", idempotent=True, route=Route("DELETE", "/settings/{key}"))
+@tool(group="settings", title="Reset a setting", scope="write", idempotent=True,
+      route=Route("DELETE", "/settings/{key}"))
 async def reset_setting(ctx: Context, key: str) -> SettingValue:
     """Put one of your settings back to its default."""
     found = find_key(key)

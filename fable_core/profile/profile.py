@@ -48,13 +48,14 @@ class ProfileView(BaseModel):
                                                 description="What the assistant noticed, newest first.")
 
 
-@tool(title="Get the profile", scope="read", route=Route("GET", "/profile"))
+@tool(group="profile", title="Get the profile", scope="read", route=Route("GET", "/profile"))
 async def get_profile(ctx: Context) -> ProfileView:
     """Your profile: facts you stated, the assistant's observations, the learned summary."""
     return await load_profile(ctx.session, ctx.caller)
 
 
-@tool(title="Change the profile", scope="write", destructive=True, idempotent=True, route=Route("PATCH", "/profile"))
+@tool(group="profile", title="Change the profile", scope="write", destructive=True, idempotent=True,
+      route=Route("PATCH", "/profile"))
 async def update_profile(
     ctx: Context, facts: Annotated[list[Fact], Field(max_length=MAX_FACTS)] | None = None,
     summary: Annotated[str, StringConstraints(strip_whitespace=True, max_length=MAX_SUMMARY)] | None = None,
@@ -79,7 +80,7 @@ async def update_profile(
     return await load_profile(session, ctx.caller)
 
 
-@tool(title="Record an observation", scope="write", route=Route("POST", "/profile/observations", 201))
+@tool(group="profile", title="Record an observation", scope="write", route=Route("POST", "/profile/observations", 201))
 async def record_observation(ctx: Context, text: ObservationText) -> ObservationView:
     """Remember something you learned about the user (a preference, habit, circumstance) for
     later conversations."""

@@ -89,7 +89,8 @@ def view(run: ResearchRun) -> ResearchView:
         "sources": run.sources or [], "created_at": run.created_at, "finished_at": run.finished_at})
 
 
-@tool(title="Research a question on the web", scope="write", stream=True, open_world=True, destructive=True,
+@tool(group="research", title="Research a question on the web", scope="write", stream=True, open_world=True,
+      destructive=True,
       needs=("llm", SEARXNG), route=Route("POST", "/research"))
 async def research(ctx: Context, question: Question, wait: bool = True) -> ResearchView:
     """Research a question on the web into notes: an index note (summary, links) and a note per section.
@@ -107,7 +108,8 @@ async def research(ctx: Context, question: Question, wait: bool = True) -> Resea
     return await _follow(ctx, buffer, None)
 
 
-@tool(title="Follow a research run", scope="read", stream=True, route=Route("GET", "/research/{run_id}/events"))
+@tool(group="research", title="Follow a research run", scope="read", stream=True,
+      route=Route("GET", "/research/{run_id}/events"))
 async def follow_research(ctx: Context, run_id: RunId, last_event_id: EventId = None) -> ResearchView:
     """Follow a research run's progress until it ends, and return it.
 
@@ -132,7 +134,7 @@ async def follow_research(ctx: Context, run_id: RunId, last_event_id: EventId = 
     return view(run)
 
 
-@tool(title="Stop a research run", scope="write", idempotent=True, transaction="phases",
+@tool(group="research", title="Stop a research run", scope="write", idempotent=True, transaction="phases",
       route=Route("POST", "/research/{run_id}/stop"))
 async def stop_research(ctx: Context, run_id: RunId) -> Stopped:
     """Stop a running research run; nothing of it is written."""
@@ -155,7 +157,7 @@ async def stop_research(ctx: Context, run_id: RunId) -> Stopped:
         return Stopped(stopped=stopped, run=view(await find_run(session, ctx.caller, run_id)))
 
 
-@tool(title="List research runs", scope="read", route=Route("GET", "/research"))
+@tool(group="research", title="List research runs", scope="read", route=Route("GET", "/research"))
 async def list_research(
     ctx: Context,
     limit: Annotated[int, Field(ge=1, le=100)] = 20,
@@ -176,7 +178,7 @@ async def list_research(
     return ResearchPage(items=items, next_cursor=encode_cursor("research", [items[-1].id]) if more else None)
 
 
-@tool(title="Read a research run", scope="read", route=Route("GET", "/research/{run_id}"))
+@tool(group="research", title="Read a research run", scope="read", route=Route("GET", "/research/{run_id}"))
 async def get_research(ctx: Context, run_id: RunId) -> ResearchView:
     """A research run: its question, status, notes, sources and error."""
     return view(await find_run(ctx.session, ctx.caller, run_id))

@@ -80,7 +80,7 @@ async def _managed(ctx: Context, group_id: int) -> Group:
     return group
 
 
-@tool(title="Create a group", scope="write", admin=True, route=Route("POST", "/groups", status=201))
+@tool(group="sharing", title="Create a group", scope="write", admin=True, route=Route("POST", "/groups", status=201))
 async def create_group(ctx: Context, name: GroupName, description: Annotated[str, StringConstraints(
         max_length=2000)] = "", owner: Username | None = None) -> GroupDetail:
     """Create a group of people to share with at once (admins only).
@@ -101,7 +101,7 @@ async def create_group(ctx: Context, name: GroupName, description: Annotated[str
     return await _detail(ctx, group)
 
 
-@tool(title="Delete a group", scope="write", admin=True, destructive=True, idempotent=False,
+@tool(group="sharing", title="Delete a group", scope="write", admin=True, destructive=True, idempotent=False,
       route=Route("DELETE", "/groups/{group_id}"))
 async def delete_group(ctx: Context, group_id: RowId) -> GroupDeleted:
     """Delete a group (admins only); what was shared with it is no longer shared with its members."""
@@ -112,7 +112,7 @@ async def delete_group(ctx: Context, group_id: RowId) -> GroupDeleted:
     return GroupDeleted(id=group_id)
 
 
-@tool(title="List groups", scope="read", route=Route("GET", "/groups"))
+@tool(group="sharing", title="List groups", scope="read", route=Route("GET", "/groups"))
 async def list_groups(ctx: Context) -> GroupPage:
     """List the groups (to share with), with their size and your role in each."""
     members = func.count(GroupMember.user_id)
@@ -125,7 +125,7 @@ async def list_groups(ctx: Context) -> GroupPage:
                                                for i, n, d, c, r in rows]})
 
 
-@tool(title="Get a group", scope="read", route=Route("GET", "/groups/{group_id}"))
+@tool(group="sharing", title="Get a group", scope="read", route=Route("GET", "/groups/{group_id}"))
 async def get_group(ctx: Context, group_id: RowId) -> GroupDetail:
     """A group with its members (shown to its members and to admins)."""
     group = await ctx.session.get(Group, group_id)
@@ -134,7 +134,7 @@ async def get_group(ctx: Context, group_id: RowId) -> GroupDetail:
     return await _detail(ctx, group)
 
 
-@tool(title="Add a group member", scope="write", idempotent=True, confirm=True,
+@tool(group="sharing", title="Add a group member", scope="write", idempotent=True, confirm=True,
       route=Route("POST", "/groups/{group_id}/members"))
 async def add_group_member(ctx: Context, group_id: RowId, username: Username, role: Role = "member") -> GroupDetail:
     """Add a user to a group or change their role (group owners and admins)."""
@@ -151,7 +151,7 @@ async def add_group_member(ctx: Context, group_id: RowId, username: Username, ro
     return await _detail(ctx, group)
 
 
-@tool(title="Remove a group member", scope="write", destructive=True, idempotent=True,
+@tool(group="sharing", title="Remove a group member", scope="write", destructive=True, idempotent=True,
       route=Route("DELETE", "/groups/{group_id}/members/{username}"))
 async def remove_group_member(ctx: Context, group_id: RowId, username: Username) -> GroupDetail:
     """Remove a user from a group (group owners and admins), or yourself to leave it."""

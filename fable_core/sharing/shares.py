@@ -119,7 +119,8 @@ async def _tell(ctx: Context, share: Share, item: Project | Note, kind: Notifica
     await notify(ctx, await _reached(ctx, share), kind, title, data={**about, "permission": share.permission})
 
 
-@tool(title="Share a project or note", scope="write", idempotent=True, confirm=True, route=Route("POST", "/shares"))
+@tool(group="sharing", title="Share a project or note", scope="write", idempotent=True, confirm=True,
+      route=Route("POST", "/shares"))
 async def share(
     ctx: Context,
     project_id: RowId | None = None,
@@ -170,7 +171,7 @@ async def share(
     return _view((await ctx.session.execute(_listing().where(Share.id == share_id))).one())
 
 
-@tool(title="Revoke a share", scope="write", destructive=True, idempotent=False,
+@tool(group="sharing", title="Revoke a share", scope="write", destructive=True, idempotent=False,
       route=Route("DELETE", "/shares/{share_id}"))
 async def unshare(ctx: Context, share_id: RowId) -> Unshared:
     """Revoke a share (id from list_shares): the item's owner and admins may, you one made to you."""
@@ -196,7 +197,7 @@ def _grantee_of(with_user: str | None, with_group: str | None) -> dict[str, str]
     return {"with_user": with_user} if with_user is not None else {"with_group": with_group or ""}
 
 
-@tool(title="List shares", scope="read", route=Route("GET", "/shares"))
+@tool(group="sharing", title="List shares", scope="read", route=Route("GET", "/shares"))
 async def list_shares(
     ctx: Context,
     project_id: RowId | None = None,

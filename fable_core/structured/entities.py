@@ -97,7 +97,7 @@ _Notes = Annotated[Body | None, Field(description="Replaces the body when given.
 _Target = Annotated[NoteId | None, Field(description="Update this note (a plain note becomes one).")]
 
 
-@tool(title="Save a person", scope="write", idempotent=True, route=Route("POST", "/people"))
+@tool(group="people", title="Save a person", scope="write", idempotent=True, route=Route("POST", "/people"))
 async def save_person(ctx: Context, person: Title, fields: PersonFields | None = None, body: _Notes = None,
                       tags: Tags | None = None, note_id: _Target = None) -> EntitySummary:
     """Create a note on a person (titled with their name), or update the one with this name (or
@@ -105,7 +105,7 @@ async def save_person(ctx: Context, person: Title, fields: PersonFields | None =
     return await save_entity(ctx, "person", person, fields, body, tags, note_id)
 
 
-@tool(title="Save a place", scope="write", idempotent=True, route=Route("POST", "/places"))
+@tool(group="people", title="Save a place", scope="write", idempotent=True, route=Route("POST", "/places"))
 async def save_place(ctx: Context, place: Title, fields: PlaceFields | None = None, body: _Notes = None,
                      tags: Tags | None = None, note_id: _Target = None) -> EntitySummary:
     """Create a note on a place (titled with its name), or update the one with this name (or
@@ -113,7 +113,7 @@ async def save_place(ctx: Context, place: Title, fields: PlaceFields | None = No
     return await save_entity(ctx, "place", place, fields, body, tags, note_id)
 
 
-@tool(title="List people, places or lists", scope="read", route=Route("GET", "/entities"))
+@tool(group="people", title="List people, places or lists", scope="read", route=Route("GET", "/entities"))
 async def list_entities(ctx: Context, kind: Entity, limit: Annotated[int, Field(ge=1, le=200)] = 50,
                         cursor: Cursor = None) -> EntityPage:
     """List your people, places or lists by name, with their fields (search_notes with `kind`

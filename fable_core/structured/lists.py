@@ -55,7 +55,7 @@ async def _list_note(ctx: Context, note_id: int, *, for_update: bool = False) ->
     return note
 
 
-@tool(title="Create a list", scope="write", route=Route("POST", "/lists"))
+@tool(group="lists", title="Create a list", scope="write", route=Route("POST", "/lists"))
 async def create_list(ctx: Context, title: Title, items: _Items | None = None, body: Body = "",
                       tags: Tags | None = None) -> ListView:
     """Create a checklist (shopping, packing...): a note whose items can be checked."""
@@ -70,14 +70,14 @@ async def create_list(ctx: Context, title: Title, items: _Items | None = None, b
     return _view(summary["id"], summary["title"], summary["version"], stored)
 
 
-@tool(title="Read a list", scope="read", route=Route("GET", "/lists/{note_id}"))
+@tool(group="lists", title="Read a list", scope="read", route=Route("GET", "/lists/{note_id}"))
 async def get_list(ctx: Context, note_id: NoteId) -> ListView:
     """Read a list's items and how many are open."""
     note = await _list_note(ctx, note_id)
     return _view(note.id, note.title, note.version, _items(note))
 
 
-@tool(title="Change a list", scope="write", route=Route("PATCH", "/lists/{note_id}"))
+@tool(group="lists", title="Change a list", scope="write", route=Route("PATCH", "/lists/{note_id}"))
 async def update_list(ctx: Context, note_id: NoteId, add: _Items | None = None, check: _Refs | None = None,
                       uncheck: _Refs | None = None, remove: _Refs | None = None) -> ListView:
     """Add items, check / uncheck / remove items by position (1 = first) or text. Keeps a version."""

@@ -27,6 +27,7 @@ F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 CLIENT_CAPABILITIES = frozenset({"sampling", "elicitation", "roots"})
 """What a tool may need its MCP client to have declared (``client_needs``)."""
 _NAME = re.compile(r"^[a-z][a-z0-9_]{1,63}$")
+_GROUP = re.compile(r"^[a-z][a-z0-9]{1,31}$")
 HttpMethod = Literal["GET", "POST", "PATCH", "PUT", "DELETE"]
 Credentials = Literal["any", "session"]
 """Who may run a tool beyond its scope and role: ``any`` credential, or only a person in a
@@ -75,7 +76,7 @@ class Tool:
     scope: Scope
     annotations: Annotations
     route: Route | None
-    group: str
+    group: str  # its toolset: a stable public name (FABLE_MCP_TOOLS, OpenAPI tags, docs), not a file's
     module: str
     fn: Callable[..., Awaitable[Any]]
     transaction: Transaction
@@ -88,6 +89,7 @@ class Tool:
     client_needs: frozenset[str] = frozenset()  # MCP client capabilities it relies on (CLIENT_CAPABILITIES)
     credentials: Credentials = "any"
     confirm: bool = False  # the in-app assistant asks the user before it runs (:mod:`fable_core.assistant.toolloop`)
+    assistant: bool = True  # the in-app assistant may describe and run it (False: MCP clients and people only)
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -161,6 +163,7 @@ REGISTRY = Registry()
 
 def tool(
     *,
+    group: str,
     title: str,
     scope: Scope,
     destructive: bool = False,
@@ -178,9 +181,13 @@ def tool(
     client_needs: tuple[str, ...] = (),
     credentials: Credentials = "any",
     confirm: bool | None = None,
+    assistant: bool = True,
 ) -> Callable[[F], F]:
     """Register an async function as a tool and return it unchanged.
 
+    ``group`` is its toolset (``"notes"``, ``"calendar"``): the stable public name clients select
+    tools by (``FABLE_MCP_TOOLS``), OpenAPI tags and the docs list them under, declared here so
+    that moving or renaming a file changes no configuration.
     ``scope="read"`` tools are read-only (and idempotent unless told otherwise); write tools
     declare whether they are ``destructive`` (delete or overwrite data) and ``idempotent``.
     A tool that waits on a remote service declares ``transaction="phases"`` (see
@@ -203,11 +210,15 @@ def tool(
     runs (a model's reading of a page or a message may be someone else's instructions). Unset: a
     ``destructive`` tool asks; say ``confirm=True`` for one that sends data out or gives others
     access, ``False`` for a destructive one whose loss is trivial.
+    ``assistant=False``: the in-app assistant never describes nor runs it (managing the model
+    server, the assistant's own turns); MCP clients and the other surfaces still have it.
     """
     if transaction not in ("call", "phases"):
         raise ValueError(f"transaction must be 'call' or 'phases', not {transaction!r}")
+    if not _GROUP.match(group):
+        raise ValueError(f"group {group!r} must be a lowercase word")
     if callable(title):  # bare @tool
-        raise TypeError("use @tool(title=..., scope=...), not bare @tool")
+        raise TypeError("use @tool(group=..., title=..., scope=...), not bare @tool")
     if scope not in ("read", "write"):
         raise ValueError(f"scope must be 'read' or 'write', not {scope!r}")
     if unknown_needs := set(client_needs) - CLIENT_CAPABILITIES:
@@ -239,7 +250,7 @@ def tool(
                     open_world=open_world,
                 ),
                 route=route,
-                group=fn.__module__.rsplit(".", 1)[-1],
+                group=group,
                 module=fn.__module__,
                 fn=fn,
                 transaction="phases" if stream else transaction,
@@ -252,6 +263,7 @@ def tool(
                 client_needs=frozenset(client_needs),
                 credentials=credentials,
                 confirm=destructive if confirm is None else confirm,
+                assistant=assistant,
             )
         )
         return fn

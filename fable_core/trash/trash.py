@@ -57,7 +57,7 @@ class Emptied(BaseModel):
     deleted: int
 
 
-@tool(title="List deleted notes", scope="read", route=Route("GET", "/trash"))
+@tool(group="history", title="List deleted notes", scope="read", route=Route("GET", "/trash"))
 async def list_trash(ctx: Context, limit: Annotated[int, Field(ge=1, le=200)] = 50,
                      cursor: Cursor = None) -> TrashPage:
     """Notes and tasks you deleted, newest first; restore_note brings one back until purge_at."""
@@ -84,7 +84,8 @@ async def list_trash(ctx: Context, limit: Annotated[int, Field(ge=1, le=200)] = 
 TrashedId = Annotated[int, Field(ge=1, le=2**31 - 1, description="Its id in list_trash.")]
 
 
-@tool(title="Restore a deleted note", scope="write", route=Route("POST", "/trash/{trashed_id}/restore"))
+@tool(group="history", title="Restore a deleted note", scope="write",
+      route=Route("POST", "/trash/{trashed_id}/restore"))
 async def restore_note(ctx: Context, trashed_id: TrashedId) -> NoteSummary:
     """Bring a deleted note or task back from the trash, with its id, versions and links."""
     note_id = trashed_id
@@ -104,7 +105,8 @@ async def restore_note(ctx: Context, trashed_id: TrashedId) -> NoteSummary:
     return await summary_of(ctx, note)
 
 
-@tool(title="Empty the trash", scope="write", destructive=True, idempotent=True, route=Route("DELETE", "/trash"))
+@tool(group="history", title="Empty the trash", scope="write", destructive=True, idempotent=True,
+      route=Route("DELETE", "/trash"))
 async def empty_trash(ctx: Context, trashed_id: TrashedId | None = None) -> Emptied:
     """Delete for good what is in your trash, or only `trashed_id`; it cannot be restored."""
     stmt = delete(TrashedNote).where(owned_by(TrashedNote, ctx.caller))

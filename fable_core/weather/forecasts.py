@@ -92,7 +92,8 @@ class PlaceList(BaseModel):
     items: list[PlaceView]
 
 
-@tool(title="Weather", scope="read", transaction="phases", open_world=True, route=Route("GET", "/weather"))
+@tool(group="weather", title="Weather", scope="read", transaction="phases", open_world=True,
+      route=Route("GET", "/weather"))
 async def get_weather(ctx: Context, location: LocationName | None = None, lat: Lat | None = None,
                       lon: Lon | None = None, cached: bool = False) -> WeatherReport:
     """Forecast and changes since yesterday for your journal locations, one, or lat/lon;
@@ -100,14 +101,15 @@ async def get_weather(ctx: Context, location: LocationName | None = None, lat: L
     return await _report(ctx, location, lat, lon, "cached" if cached else "stale")
 
 
-@tool(title="Refresh the weather", scope="write", idempotent=True, transaction="phases", open_world=True,
+@tool(group="weather", title="Refresh the weather", scope="write", idempotent=True, transaction="phases",
+      open_world=True,
       route=Route("POST", "/weather/refresh"))
 async def refresh_weather(ctx: Context, location: LocationName | None = None) -> WeatherReport:
     """Refetch the weather of your journal locations (or one)."""
     return await _report(ctx, location, None, None, "always")
 
 
-@tool(title="Find a place", scope="read", transaction="phases", open_world=True,
+@tool(group="weather", title="Find a place", scope="read", transaction="phases", open_world=True,
       route=Route("GET", "/weather/places"))
 async def find_place(
     ctx: Context, place: Annotated[str, StringConstraints(strip_whitespace=True, min_length=2, max_length=200)],

@@ -33,7 +33,7 @@ def result(hit: Hit) -> WebResult:
     return WebResult(title=hit.title, url=hit.url, snippet=hit.snippet, engine=hit.engine, published=hit.published)
 
 
-@tool(title="Search the web", scope="read", transaction="phases", open_world=True, needs=(SEARXNG,),
+@tool(group="research", title="Search the web", scope="read", transaction="phases", open_world=True, needs=(SEARXNG,),
       route=Route("GET", "/web/search"))
 async def web_search(
     ctx: Context,

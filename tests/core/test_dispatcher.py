@@ -38,7 +38,7 @@ async def _make(ctx: Context, title: str) -> Project:
     return project
 
 
-@tool(title="Make projects", scope="write", registry=registry)
+@tool(group="test", title="Make projects", scope="write", registry=registry)
 async def make_projects(
     ctx: Context, title: str, count: Annotated[int, Field(ge=1, le=5)] = 1
 ) -> Made:
@@ -48,7 +48,7 @@ async def make_projects(
     return Made(id=made[0].id, title=made[0].title)
 
 
-@tool(title="Make then conflict", scope="write", registry=registry)
+@tool(group="test", title="Make then conflict", scope="write", registry=registry)
 async def make_then_conflict(ctx: Context, title: str) -> Made:
     """Create two projects, then refuse."""
     await _make(ctx, title)
@@ -56,21 +56,21 @@ async def make_then_conflict(ctx: Context, title: str) -> Made:
     raise Conflict(f"{title!r} collides")
 
 
-@tool(title="Make then crash", scope="write", registry=registry)
+@tool(group="test", title="Make then crash", scope="write", registry=registry)
 async def make_then_crash(ctx: Context, title: str) -> Made:
     """Create a project, then fail unexpectedly."""
     await _make(ctx, title)
     raise RuntimeError("boom: internal detail 7f3a")
 
 
-@tool(title="Make then bad result", scope="write", registry=registry)
+@tool(group="test", title="Make then bad result", scope="write", registry=registry)
 async def make_then_bad_result(ctx: Context, title: str) -> Made:
     """Create a project, then return something that is not a Made."""
     await _make(ctx, title)
     return {"title": title}  # type: ignore[return-value]
 
 
-@tool(title="Orphan", scope="write", registry=registry)
+@tool(group="test", title="Orphan", scope="write", registry=registry)
 async def make_orphan(ctx: Context, user_id: int) -> Made:
     """Create a project for a user id that may not exist (a foreign-key violation)."""
     project = Project(user_id=user_id, title="orphan")
@@ -79,7 +79,7 @@ async def make_orphan(ctx: Context, user_id: int) -> Made:
     return Made(id=project.id, title=project.title)
 
 
-@tool(title="Count projects", scope="read", registry=registry)
+@tool(group="test", title="Count projects", scope="read", registry=registry)
 async def count_projects(ctx: Context) -> Made:
     """How many projects the caller has."""
     n = await ctx.session.scalar(select(func.count()).where(Project.user_id == ctx.user_id))
@@ -256,7 +256,7 @@ async def test_refused_calls_are_logged_as_usage_with_their_error(
 # --- phases, streams, a tool calling a tool ------------------------------------------------------
 
 
-@tool(title="Slow remote", scope="write", transaction="phases", registry=registry)
+@tool(group="test", title="Slow remote", scope="write", transaction="phases", registry=registry)
 async def slow_remote(ctx: Context, title: str) -> Made:
     """Make a project, wait on something remote holding no connection, make another."""
     async with ctx.transaction():
@@ -267,7 +267,7 @@ async def slow_remote(ctx: Context, title: str) -> Made:
     return Made(id=first.id, title=first.title)
 
 
-@tool(title="Phase then fail", scope="write", transaction="phases", registry=registry)
+@tool(group="test", title="Phase then fail", scope="write", transaction="phases", registry=registry)
 async def phase_then_fail(ctx: Context, title: str) -> Made:
     """A committed phase, then a failure: the first phase's work and events stay."""
     async with ctx.transaction():
@@ -275,7 +275,7 @@ async def phase_then_fail(ctx: Context, title: str) -> Made:
     raise Conflict("the second phase refused")
 
 
-@tool(title="Countdown", scope="read", stream=True, registry=registry)
+@tool(group="test", title="Countdown", scope="read", stream=True, registry=registry)
 async def countdown(ctx: Context, n: Annotated[int, Field(ge=1, le=5)]) -> Made:
     """Report n steps of progress, then the result."""
     for i in range(n, 0, -1):
@@ -283,7 +283,7 @@ async def countdown(ctx: Context, n: Annotated[int, Field(ge=1, le=5)]) -> Made:
     return Made(id=n, title="liftoff")
 
 
-@tool(title="Make via a tool", scope="write", registry=registry)
+@tool(group="test", title="Make via a tool", scope="write", registry=registry)
 async def make_via(ctx: Context, title: str) -> Made:
     """Call make_projects inside this call's transaction, then refuse if told to."""
     made = await ctx.call("make_projects", {"title": title})

@@ -40,6 +40,8 @@ def registry() -> Registry:
 def register_echo(registry: Registry, **options: Any) -> None:
     options.setdefault("scope", "read")
 
+    options.setdefault("group", "test")
+
     @tool(title="Echo", registry=registry, **options)
     async def echo(ctx: Context, note_id: int, text: str = "hi") -> Echo:
         """Echo the text back.
@@ -55,6 +57,13 @@ def register_echo(registry: Registry, **options: Any) -> None:
 
 
 # --- refusals -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("group", ["", "Notes", "my_notes", "notes/tasks"])
+def test_a_toolset_name_that_is_not_a_lowercase_word_is_refused(registry: Registry, group: str) -> None:
+    with pytest.raises(ValueError, match="must be a lowercase word"):
+        register_echo(registry, group=group)
+    assert len(registry) == 0
 
 
 def test_bare_decorator_is_refused(registry: Registry) -> None:
@@ -89,7 +98,7 @@ def test_route_parameters_must_be_arguments(registry: Registry) -> None:
 def test_sync_functions_are_refused(registry: Registry) -> None:
     with pytest.raises(TypeError, match="must be an async function"):
 
-        @tool(title="Sync", scope="read", registry=registry)
+        @tool(group="test", title="Sync", scope="read", registry=registry)
         def sync(note_id: int) -> Echo:
             """Not async."""
             return Echo(id=note_id, text="")
@@ -98,7 +107,7 @@ def test_sync_functions_are_refused(registry: Registry) -> None:
 def test_untyped_parameters_are_refused(registry: Registry) -> None:
     with pytest.raises(TypeError, match="parameter 'text' has no type annotation"):
 
-        @tool(title="Untyped", scope="read", registry=registry)
+        @tool(group="test", title="Untyped", scope="read", registry=registry)
         async def untyped(ctx: Context, text) -> Echo:  # type: ignore[no-untyped-def]
             """Untyped."""
             return Echo(id=1, text=text)
@@ -107,7 +116,7 @@ def test_untyped_parameters_are_refused(registry: Registry) -> None:
 def test_variadic_parameters_are_refused(registry: Registry) -> None:
     with pytest.raises(TypeError, match="plain keyword parameter"):
 
-        @tool(title="Variadic", scope="read", registry=registry)
+        @tool(group="test", title="Variadic", scope="read", registry=registry)
         async def variadic(ctx: Context, **extra: str) -> Echo:
             """Variadic."""
             return Echo(id=1, text="")
@@ -116,7 +125,7 @@ def test_variadic_parameters_are_refused(registry: Registry) -> None:
 def test_results_must_be_pydantic_models(registry: Registry) -> None:
     with pytest.raises(TypeError, match="must return a pydantic model"):
 
-        @tool(title="Dict", scope="read", registry=registry)
+        @tool(group="test", title="Dict", scope="read", registry=registry)
         async def as_dict(ctx: Context) -> dict[str, Any]:
             """Returns a dict."""
             return {}
@@ -125,7 +134,7 @@ def test_results_must_be_pydantic_models(registry: Registry) -> None:
 def test_a_docstring_is_required(registry: Registry) -> None:
     with pytest.raises(ValueError, match="needs a docstring"):
 
-        @tool(title="Mute", scope="read", registry=registry)
+        @tool(group="test", title="Mute", scope="read", registry=registry)
         async def mute(ctx: Context) -> Echo:
             return Echo(id=1, text="")
 
@@ -150,7 +159,7 @@ def test_decorator_returns_the_function_unchanged(registry: Registry) -> None:
         """Plain."""
         return Echo(id=1, text="")
 
-    assert tool(title="Plain", scope="read", registry=registry)(plain) is plain
+    assert tool(group="test", title="Plain", scope="read", registry=registry)(plain) is plain
     assert registry.get("plain") is not None and registry.get("plain").fn is plain  # type: ignore[union-attr]
 
 
@@ -186,7 +195,7 @@ NoteRef = Annotated[int, Field(ge=1, description="Id of the note.")]
 def test_types_give_constraints_and_default_descriptions_the_docstring_refines(
     registry: Registry,
 ) -> None:
-    @tool(title="Constrained", scope="read", registry=registry)
+    @tool(group="test", title="Constrained", scope="read", registry=registry)
     async def constrained(
         ctx: Context,
         note_id: NoteRef,
@@ -225,13 +234,13 @@ def test_read_scope_tools_are_annotated_read_only_and_idempotent(registry: Regis
 
 
 def test_write_scope_annotations_follow_the_declaration(registry: Registry) -> None:
-    @tool(title="Wipe", scope="write", destructive=True, idempotent=True, open_world=True,
+    @tool(group="test", title="Wipe", scope="write", destructive=True, idempotent=True, open_world=True,
           registry=registry)
     async def wipe(ctx: Context) -> Echo:
         """Wipe."""
         return Echo(id=1, text="")
 
-    @tool(title="Add", scope="write", registry=registry)
+    @tool(group="test", title="Add", scope="write", registry=registry)
     async def add(ctx: Context) -> Echo:
         """Add."""
         return Echo(id=1, text="")
@@ -245,7 +254,7 @@ def test_write_scope_annotations_follow_the_declaration(registry: Registry) -> N
 def test_read_scope_callers_see_only_read_tools(registry: Registry) -> None:
     register_echo(registry)
 
-    @tool(title="Add", scope="write", registry=registry)
+    @tool(group="test", title="Add", scope="write", registry=registry)
     async def add(ctx: Context) -> Echo:
         """Add."""
         return Echo(id=1, text="")

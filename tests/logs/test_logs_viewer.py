@@ -40,7 +40,7 @@ class Nothing(BaseModel):
     pass
 
 
-@tool(title="Crash", scope="read", registry=crashing)
+@tool(group="test", title="Crash", scope="read", registry=crashing)
 async def crash(ctx: Context) -> Nothing:
     """Fail unexpectedly."""
     raise RuntimeError("boom: secret detail 5e1d")

@@ -121,7 +121,7 @@ async def test_bad_arguments_and_scope_are_warnings_naming_the_tool(connect_fast
 async def test_an_unexpected_failure_is_an_error_without_traceback(fable: Fable, alice: Caller) -> None:
     registry = Registry()
 
-    @tool(title="Break", scope="read", registry=registry)
+    @tool(group="test", title="Break", scope="read", registry=registry)
     async def explode(ctx: Context) -> Deleted:
         """Fail the way a bug would."""
         raise RuntimeError("secret internal detail")

@@ -78,14 +78,14 @@ class _Asked(BaseModel):
 _fixtures = Registry()
 
 
-@tool(title="Needs sampling", scope="read", registry=_fixtures, name="test_missing_capability",
+@tool(group="test", title="Needs sampling", scope="read", registry=_fixtures, name="test_missing_capability",
       client_needs=("sampling",))
 async def _needs_sampling(ctx: Context) -> _Asked:
     """Conformance fixture: relies on the client's sampling capability."""
     return _Asked()
 
 
-@tool(title="Change the tool list", scope="read", registry=_fixtures, name="test_trigger_tool_change")
+@tool(group="test", title="Change the tool list", scope="read", registry=_fixtures, name="test_trigger_tool_change")
 async def _trigger_tool_change(ctx: Context) -> _Asked:
     """Conformance fixture: the model comes or goes, as when Ollama starts or stops."""
     assert ctx.runtime is not None

@@ -32,7 +32,7 @@ class Asked(BaseModel):
     asked: bool = True
 
 
-@tool(title="Ask the client's model", scope="read", registry=registry, client_needs=("sampling",))
+@tool(group="test", title="Ask the client's model", scope="read", registry=registry, client_needs=("sampling",))
 async def ask_client_model(ctx: Context) -> Asked:
     """Would ask the client to sample."""
     ran.append("ask_client_model")
@@ -100,7 +100,7 @@ async def test_a_2025_session_without_sampling_is_refused_too(local: Fable, alic
 
 def test_an_unknown_client_capability_is_refused_at_registration() -> None:
     with pytest.raises(ValueError, match="client_needs: unknown"):
-        @tool(title="Bad", scope="read", registry=Registry(), client_needs=("telepathy",))
+        @tool(group="test", title="Bad", scope="read", registry=Registry(), client_needs=("telepathy",))
         async def bad(ctx: Context) -> Asked:
             """Never registered."""
             return Asked()

@@ -130,12 +130,12 @@ async def test_a_listen_stream_hears_that_the_tool_list_changed(connect_fast, fa
     assert event == ToolsListChanged()
 
 
-async def test_a_profile_narrows_the_list_to_its_groups_and_named_tools(fable: Fable, alice: Caller) -> None:
+async def test_a_profile_narrows_the_list_to_its_tools_and_named_ones(fable: Fable, alice: Caller) -> None:
     local = Fable(fable.settings.model_copy(update={"fable_mcp_tools": ["core", "log_work"]}), fable.db)
     async with Client(build_server(local, alice)) as client:
         listed = _names(await client.list_tools())
     core = {t.name for t in fable.registry.for_caller(alice, fable.availability)
-            if t.group in PROFILES["core"] and t.agents}  # device-only tools (parse_task) are never offered
+            if t.name in PROFILES["core"] and t.agents}  # device-only tools (parse_task) are never offered
     assert {"create_note", "search_notes", "list_tasks"} <= core
     assert listed == core | {"log_work"}
 
@@ -143,5 +143,5 @@ async def test_a_profile_narrows_the_list_to_its_groups_and_named_tools(fable: F
 @pytest.mark.parametrize("entry", ["nots", "Core"])
 def test_an_unknown_profile_entry_is_refused_naming_it(fable: Fable, alice: Caller, entry: str) -> None:
     local = Fable(fable.settings.model_copy(update={"fable_mcp_tools": ["core", entry]}), fable.db)
-    with pytest.raises(ValueError, match=f"FABLE_MCP_TOOLS: unknown {entry}; use all, core, a group"):
+    with pytest.raises(ValueError, match=f"FABLE_MCP_TOOLS: unknown {entry}; use all, core, a toolset"):
         build_server(local, alice)

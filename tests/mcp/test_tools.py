@@ -76,7 +76,7 @@ async def test_every_offered_tool_is_listed_with_its_registry_metadata(connect, 
 async def test_a_tool_added_to_a_registry_appears_with_no_mcp_code(fable: Fable, alice: Caller) -> None:
     registry = Registry()
 
-    @tool(title="Echo", scope="read", registry=registry)
+    @tool(group="test", title="Echo", scope="read", registry=registry)
     async def echo(ctx: Context, text: str) -> Deleted:
         """Echo back nothing but an id, for the test."""
         return Deleted(id=len(text))
@@ -216,7 +216,7 @@ async def test_unexpected_exception_is_logged_and_reported_without_traceback(
 ) -> None:
     registry = Registry()
 
-    @tool(title="Break", scope="read", registry=registry)
+    @tool(group="test", title="Break", scope="read", registry=registry)
     async def explode(ctx: Context) -> Deleted:
         """Fail the way a bug would."""
         raise RuntimeError("secret internal detail")

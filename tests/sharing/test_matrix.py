@@ -29,7 +29,6 @@ from support.fake_llm import FakeLLM, Reply
 from support.mcp_clients import http_connect
 
 from fable_core.assistant.toolloop import LoopResult, run_tool_loop
-from fable_core.assistant.toolpick import HIDDEN_GROUPS
 from fable_core.capabilities import load_capabilities
 from fable_core.errors import FableError
 from fable_core.runtime import Fable
@@ -206,7 +205,7 @@ def surface(request: pytest.FixtureRequest, app_url: str, matrix_fable: Fable, m
                 run = lambda t, a, r: (  # noqa: E731
                     _assistant(matrix_fable, matrix_llm, people, t.name, a, r) if t.agents
                     else _in_process(matrix_fable, people, t.name, a, r))
-                setattr(run, "hidden", HIDDEN_GROUPS)  # noqa: B010  tools never offered to the model
+                setattr(run, "assistant", True)  # noqa: B010  tools never offered to the model (assistant=False) are skipped
                 yield run
 
     return opened
@@ -239,7 +238,7 @@ async def _outcomes(run: Run, matrix_fable: Fable, people: People) -> list[str]:
     """What went otherwise than the oracle says, for every tool and role."""
     wrong: list[str] = []
     for t in CASES:
-        if t.group in getattr(run, "hidden", ()):
+        if not t.assistant and getattr(run, "assistant", False):
             continue  # not on this surface (the model does not chat with itself)
         if t.name not in _OWNERS:  # the same on every surface: asked once
             baseline = await build_world(matrix_fable, people)
@@ -286,7 +285,7 @@ async def test_listings_show_what_is_shared_and_nothing_else(surface: Surface, m
     assert set(SHOWN) <= {t.name for t in _listings()}
     async with surface() as run:
         for t in _listings():
-            if not matrix_fable.availability.meets(t.needs) or t.group in getattr(run, "hidden", ()):
+            if not matrix_fable.availability.meets(t.needs) or (not t.assistant and getattr(run, "assistant", False)):
                 continue  # not offered here (web search without SearXNG): it lists nobody's rows anyway
             args = {name: SAMPLES[name] for name in t.input_schema.get("required", [])}
             for role in ROLES:
