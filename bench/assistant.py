@@ -48,9 +48,9 @@ from bench.memory import PeakMemory
 from bench.report import Figure, options, publish
 from bench.session import session
 from bench.stats import Latency, measure, summarise
-from fable_core.caller import Caller
 from fable_core.config import Settings, load_settings
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 if TYPE_CHECKING:
     from fable_core.assistant.service import Assistant
@@ -82,7 +82,7 @@ class Results:
 
 
 async def _user(fable: Fable) -> Caller:
-    from fable_core.accounts import create_user
+    from fable_core.identity.accounts import create_user
 
     async with fable.db.transaction() as s:
         user = await create_user(s, "bench", None)
@@ -207,7 +207,7 @@ async def followers(fable: Fable, caller: Caller, fake_url: str, count: int, res
     from helpers import sse_events
     from support.servers import serve
 
-    from fable_core.accounts import create_api_key
+    from fable_core.identity.accounts import create_api_key
     from fable_web.app import create_app
 
     async with fable.db.transaction() as s:

@@ -26,7 +26,7 @@ from bench.machine import Machine
 from bench.memory import PeakMemory
 from bench.report import Figure, options, publish
 from bench.session import on_one_fable
-from fable_core.backup import archive
+from fable_core.data.backup import archive
 from fable_core.db.models import Base
 from fable_core.runtime import Fable
 

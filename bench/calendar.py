@@ -31,9 +31,9 @@ from bench.machine import Machine
 from bench.memory import PeakMemory
 from bench.report import Figure, options, publish
 from bench.session import on_one_fable
-from fable_core.calendar.service import EventFields, create_event, delete_event, update_event
-from fable_core.caller import Caller
+from fable_core.daily.calendar.service import EventFields, create_event, delete_event, update_event
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 __all__ = ["MONTH_VIEW_LIMIT", "QUICK", "main"]
 

@@ -33,10 +33,10 @@ from bench.memory import PeakMemory
 from bench.report import Figure, options, publish
 from bench.session import session
 from bench.stats import Latency, measure
-from fable_core.caller import Caller
 from fable_core.config import Settings, load_settings
 from fable_core.errors import Conflict, NeedsConfirmation
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 __all__ = ["QUICK", "CoreResults", "main", "run"]
 
@@ -71,7 +71,7 @@ class CoreResults:
 
 
 async def _make_user(fable: Fable) -> Caller:
-    from fable_core.accounts import create_user
+    from fable_core.identity.accounts import create_user
 
     async with fable.db.transaction() as session:
         user = await create_user(session, f"bench{random.randrange(10**9)}", None)

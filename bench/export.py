@@ -30,9 +30,9 @@ from bench.machine import Machine
 from bench.memory import PeakMemory
 from bench.report import Figure, options, publish
 from bench.session import on_one_fable
-from fable_core.caller import Caller
 from fable_core.runtime import Fable
 from fable_core.tools.binary import Download
+from fable_core.tools.caller import Caller
 
 __all__ = ["QUICK", "main"]
 

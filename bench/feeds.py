@@ -30,10 +30,10 @@ from bench.memory import PeakMemory
 from bench.report import Figure, options, publish
 from bench.session import session
 from bench.stats import Latency, measure
-from fable_core.accounts import create_user
-from fable_core.caller import Caller
 from fable_core.config import load_settings
+from fable_core.identity.accounts import create_user
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 _TESTS = Path(__file__).resolve().parents[1] / "tests"
 sys.path[:0] = [str(_TESTS)]  # the fake web site the tests run

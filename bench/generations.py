@@ -35,15 +35,15 @@ from bench.machine import Machine
 from bench.memory import PeakMemory
 from bench.report import Figure, options, publish
 from bench.session import session
-from fable_core.accounts import create_user
 from fable_core.assistant.chat import chat_key
 from fable_core.assistant.generation import Buffer
 from fable_core.assistant.service import Assistant
 from fable_core.assistant.shared_generations import CHANNEL
-from fable_core.caller import Caller
 from fable_core.config import load_settings
 from fable_core.db.models import Conversation
+from fable_core.identity.accounts import create_user
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 __all__ = ["QUICK", "main"]
 

@@ -33,8 +33,8 @@ from bench.memory import PeakMemory
 from bench.report import Figure, options, publish
 from bench.serving import free_port, serve_in_process, serve_option, start_servers, stop
 from bench.session import session
-from fable_core.accounts import create_api_key
 from fable_core.config import Settings, load_settings
+from fable_core.identity.accounts import create_api_key
 from fable_core.runtime import Fable
 
 __all__ = ["QUICK", "main"]

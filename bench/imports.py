@@ -37,9 +37,9 @@ from bench.corpus import Corpus
 from bench.machine import Machine, record
 from bench.postgres import stop_postmaster
 from bench.report import Figure, options, publish
-from fable_core.caller import Caller
 from fable_core.config import load_settings
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 __all__ = ["QUICK", "Disk", "ImportResults", "Reads", "import_corpus", "main", "run"]
 

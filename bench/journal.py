@@ -34,11 +34,11 @@ from bench.machine import Machine
 from bench.memory import PeakMemory
 from bench.report import Figure, options, publish
 from bench.session import on_one_fable
-from fable_core.caller import Caller
-from fable_core.journal.days import journal_clock, open_day, prep_day
-from fable_core.journal.prep import gather
-from fable_core.journal.sections import sections
+from fable_core.daily.journal.days import journal_clock, open_day, prep_day
+from fable_core.daily.journal.prep import gather
+from fable_core.daily.journal.sections import sections
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 __all__ = ["QUICK", "main"]
 

@@ -27,10 +27,10 @@ from bench.machine import Machine
 from bench.memory import PeakMemory
 from bench.report import Figure, options, publish
 from bench.session import on_one_fable
-from fable_core.accounts import create_api_key
-from fable_core.caller import Caller
-from fable_core.logs.retention import prune
+from fable_core.admin.logs.retention import prune
+from fable_core.identity.accounts import create_api_key
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_web.app import create_app
 
 __all__ = ["QUICK", "main"]

@@ -109,7 +109,7 @@ async def prepare(database_url: str, data_dir: Path, notes: int) -> tuple[list[s
     """Create the user 'bench' with :data:`KEYS` write keys and ``notes`` notes; (keys, note ids,
     seconds). Concurrent clients use a key each, as that many people would: one key may hold only
     ``FABLE_MCP_SESSIONS_PER_KEY`` (32) 2025-11-25 sessions."""
-    from fable_core.accounts import create_api_key, create_user
+    from fable_core.identity.accounts import create_api_key, create_user
 
     settings = load_settings({}, database_url=database_url, fable_data_dir=data_dir, llm_provider="none")
     fable = await Fable.open(settings)

@@ -38,8 +38,8 @@ from bench.machine import Machine
 from bench.memory import PeakMemory
 from bench.report import Figure, options, publish
 from bench.session import on_one_fable
-from fable_core.accounts import create_api_key
-from fable_core.login_sessions import start_session
+from fable_core.identity.accounts import create_api_key
+from fable_core.identity.login_sessions import start_session
 from fable_core.runtime import Fable
 from fable_web.app import create_app
 from fable_web.sessions import COOKIE, SessionCodec
@@ -105,7 +105,7 @@ async def run(fable: Fable, flows: int, requests: int) -> Result:
     async with (httpx.AsyncClient(transport=transport, base_url=BASE) as http,
                 httpx.AsyncClient(transport=transport, base_url=BASE, headers={"origin": BASE},
                                   cookies={COOKIE: await _cookie(fable, me.user_id)}) as browser):
-        from fable_core import rate_limits
+        from fable_core.infra import rate_limits
 
         rate_limits.LIMITS["oauth_register"] = rate_limits.Limit(10**9, 1)  # the bench is one address
         connection: dict[str, Any] = {}

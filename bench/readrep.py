@@ -38,9 +38,9 @@ from bench.memory import PeakMemory
 from bench.report import Figure, options, publish
 from bench.session import session
 from bench.standby import streaming_replica
-from fable_core.caller import Caller
 from fable_core.config import load_settings
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 __all__ = ["QUICK", "main"]
 

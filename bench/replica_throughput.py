@@ -240,7 +240,7 @@ class Results:
 
 async def prepare(database_url: str, data_dir: Path, notes: int) -> tuple[str, list[int], float, int]:
     """The user 'bench' with a write key and ``notes`` notes: (key, note ids, seconds, pool size)."""
-    from fable_core.accounts import create_api_key, create_user
+    from fable_core.identity.accounts import create_api_key, create_user
 
     settings = load_settings({}, database_url=database_url, fable_data_dir=data_dir, llm_provider="none")
     fable = await Fable.open(settings)

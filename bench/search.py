@@ -52,9 +52,9 @@ from bench.machine import Machine
 from bench.memory import PeakMemory
 from bench.report import Figure, options, publish
 from bench.session import session
-from fable_core.caller import Caller
 from fable_core.config import load_settings
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 __all__ = ["QUICK", "SearchResults", "main", "run"]
 

@@ -36,9 +36,9 @@ from bench.memory import PeakMemory
 from bench.report import Figure, options, publish
 from bench.search import _classes
 from bench.session import on_one_fable
-from fable_core.caller import Caller
 from fable_core.db.models import Share
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 __all__ = ["QUICK", "main"]
 

@@ -34,8 +34,8 @@ from bench.machine import Machine
 from bench.memory import PeakMemory
 from bench.report import Figure, options, publish
 from bench.session import on_one_fable
-from fable_core.caller import Caller
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 __all__ = ["QUICK", "main"]
 

@@ -34,9 +34,9 @@ from bench.corpus import Corpus
 from bench.machine import Machine
 from bench.report import Figure, options, publish
 from bench.session import session
-from fable_core.caller import Caller
 from fable_core.config import Settings, load_settings
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_mcp.server import build_server
 
 __all__ = ["QUICK", "main"]
@@ -79,7 +79,7 @@ def wire_bytes(message: BaseModel) -> int:
 
 
 async def _users(fable: Fable) -> tuple[Caller, Caller]:
-    from fable_core.accounts import create_user
+    from fable_core.identity.accounts import create_user
 
     async with fable.db.transaction() as session:
         admin = await create_user(session, "admin", None)

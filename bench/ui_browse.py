@@ -41,9 +41,9 @@ from bench.memory import PeakMemory
 from bench.report import Figure, options, publish
 from bench.run import SKIPPED
 from bench.session import on_one_fable
-from fable_core.accounts import create_user
-from fable_core.caller import Caller
+from fable_core.identity.accounts import create_user
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 __all__ = ["QUICK", "main"]
 

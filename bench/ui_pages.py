@@ -71,7 +71,7 @@ class Result:
 
 
 async def _world(fable: Fable, notes: int) -> tuple[str, int, int]:
-    from fable_core.accounts import create_user
+    from fable_core.identity.accounts import create_user
 
     async with fable.db.transaction() as s:
         user = await create_user(s, "reader", PASSWORD)

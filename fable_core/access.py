@@ -57,7 +57,6 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from sqlalchemy.orm import Mapped
 
-from fable_core.caller import Caller
 from fable_core.db.models import (
     Group,
     GroupMember,
@@ -74,6 +73,7 @@ from fable_core.db.models import (
     User,
 )
 from fable_core.errors import Forbidden, NotFound
+from fable_core.tools.caller import Caller
 
 __all__ = [
     "LEVELS",

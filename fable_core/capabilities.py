@@ -29,7 +29,7 @@ class Capability:
     name: str
     modules: tuple[str, ...]  # whose import registers its tools
     install: str | None = None  # "module:function"
-    jobs: tuple[str, ...] = ()  # whose import registers its background jobs (fable_core.jobs)
+    jobs: tuple[str, ...] = ()  # whose import registers its background jobs (fable_core.infra.jobs)
 
 
 CAPABILITIES: tuple[Capability, ...] = (
@@ -51,50 +51,56 @@ CAPABILITIES: tuple[Capability, ...] = (
         "fable_core.assistant.models",
         "fable_core.assistant.chatmodels",
     ), install="fable_core.assistant.service:install"),
-    Capability("preferences", ("fable_core.preferences.settings",)),
+    Capability("preferences", ("fable_core.people.preferences.settings",)),
     Capability("sharing", (
-        "fable_core.sharing.shares",
-        "fable_core.sharing.groups",
+        "fable_core.people.sharing.shares",
+        "fable_core.people.sharing.groups",
     )),
     Capability("notifications", (
-        "fable_core.notifications.inbox",
-        "fable_core.notifications.push",
+        "fable_core.people.notifications.inbox",
+        "fable_core.people.notifications.push",
     ), jobs=(
-        "fable_core.notifications.reminders",
-        "fable_core.notifications.retention",
-        "fable_core.notifications.sender",
+        "fable_core.people.notifications.reminders",
+        "fable_core.people.notifications.retention",
+        "fable_core.people.notifications.sender",
     )),
-    Capability("calendar", ("fable_core.calendar.events",)),  # which registers its morning-note section
+    Capability("calendar", ("fable_core.daily.calendar.events",)),  # which registers its morning-note section
     Capability("caldav", (
-        "fable_core.caldav.accounts",
-        "fable_core.caldav.sync",
-    ), jobs=("fable_core.caldav.sync",)),
-    Capability("weather", ("fable_core.weather.forecasts",), jobs=("fable_core.weather.morning",)),
-    Capability("moments", ("fable_core.moments.moments",), jobs=("fable_core.moments.morning",)),
-    Capability("profile", ("fable_core.profile.profile",), jobs=("fable_core.profile.learning",)),
+        "fable_core.daily.caldav.accounts",
+        "fable_core.daily.caldav.sync",
+    ), jobs=("fable_core.daily.caldav.sync",)),
+    Capability("weather", ("fable_core.daily.weather.forecasts",), jobs=("fable_core.daily.weather.morning",)),
+    Capability("moments", ("fable_core.daily.moments.moments",), jobs=("fable_core.daily.moments.morning",)),
+    Capability("profile", ("fable_core.people.profile.profile",), jobs=("fable_core.people.profile.learning",)),
     Capability("journal", (
-        "fable_core.journal.days",
-        "fable_core.journal.prep",
-    ), install="fable_core.journal.schedule:install"),
-    Capability("websearch", ("fable_core.websearch.web",), install="fable_core.websearch.searxng:install"),
+        "fable_core.daily.journal.days",
+        "fable_core.daily.journal.prep",
+    ), install="fable_core.daily.journal.schedule:install"),
+    Capability("websearch", ("fable_core.outside.websearch.web",),
+               install="fable_core.outside.websearch.searxng:install"),
     Capability("feeds", (
-        "fable_core.feeds.subscriptions",
-        "fable_core.feeds.items",
-    ), jobs=("fable_core.feeds.refresh",)),
-    Capability("images", ("fable_core.images.images",)),
-    Capability("research", ("fable_core.research.runs",), install="fable_core.research.runner:install"),
-    Capability("structured", ("fable_core.structured.entities", "fable_core.structured.lists")),
-    Capability("calculator", ("fable_core.calculator.calculate",)),
-    Capability("backup", ("fable_core.backup.backups",)),
-    Capability("importers", ("fable_core.importers.vault", "fable_core.importers.chats")),
-    Capability("logs", ("fable_core.logs.viewer",), jobs=("fable_core.logs.retention", "fable_core.rate_limits")),
-    Capability("export", ("fable_core.export.export",)),
-    Capability("drafts", ("fable_core.drafts.drafts", "fable_core.drafts.merging")),
-    Capability("browse", ("fable_core.browse.titles", "fable_core.browse.tags", "fable_core.browse.graph")),
-    Capability("oauth", ("fable_core.oauth.connections",), jobs=("fable_core.oauth.cleanup",)),
-    Capability("trash", ("fable_core.trash.trash",), jobs=("fable_core.trash.trash",)),
+        "fable_core.outside.feeds.subscriptions",
+        "fable_core.outside.feeds.items",
+    ), jobs=("fable_core.outside.feeds.refresh",)),
+    Capability("images", ("fable_core.outside.images.images",)),
+    Capability("research", ("fable_core.outside.research.runs",), install="fable_core.outside.research.runner:install"),
+    Capability("structured", ("fable_core.knowledge.structured.entities", "fable_core.knowledge.structured.lists")),
+    Capability("calculator", ("fable_core.assistant.calculator.calculate",)),
+    Capability("backup", ("fable_core.data.backup.backups",)),
+    Capability("importers", ("fable_core.data.importers.vault", "fable_core.data.importers.chats")),
+    Capability("logs", ("fable_core.admin.logs.viewer",),
+               jobs=("fable_core.admin.logs.retention", "fable_core.infra.rate_limits")),
+    Capability("export", ("fable_core.data.export.export",)),
+    Capability("drafts", ("fable_core.knowledge.drafts.drafts", "fable_core.knowledge.drafts.merging")),
+    Capability("browse", (
+        "fable_core.knowledge.browse.titles",
+        "fable_core.knowledge.browse.tags",
+        "fable_core.knowledge.browse.graph",
+    )),
+    Capability("oauth", ("fable_core.identity.oauth.connections",), jobs=("fable_core.identity.oauth.cleanup",)),
+    Capability("trash", ("fable_core.knowledge.trash.trash",), jobs=("fable_core.knowledge.trash.trash",)),
     # last: its scheduler starts once every other capability is installed, and stops first
-    Capability("jobs", (), install="fable_core.jobs:install"),
+    Capability("jobs", (), install="fable_core.infra.jobs:install"),
 )
 
 _RANK = {module: rank for rank, module in enumerate(m for c in CAPABILITIES for m in c.modules)}

@@ -189,8 +189,8 @@ class Settings(BaseModel):
     fable_mcp_tools: list[str] = Field(
         default_factory=lambda: ["all"],
         description="Which tools MCP clients are offered (comma-separated): `all`, the profile "
-        "`core` (notes, tasks, projects and search: for clients with a small context), tool groups "
-        "(`milestones`, `worklogs`, ...; `fable tools` lists each tool's group) or tool names.",
+        "`core` (notes, tasks, projects and search: for clients with a small context), toolsets "
+        "(`notes`, `calendar`, `journal`, ...; `fable tools` lists each tool's) or tool names.",
     )
     fable_mcp_structured: bool = Field(
         False, description="Also send each tool's output schema in tools/list and every result as "

@@ -6,7 +6,7 @@ capabilities install when it opens (:mod:`fable_core.capabilities`) lands in typ
 embeddings for search) and ``assistant`` (chat, background workers); each is None when the
 capability is not configured (``LLM_PROVIDER=none``), and every non-LLM tool works without them.
 A Fable opened with ``jobs=True`` (``fable serve``) also runs the background jobs (``jobs``, see
-:mod:`fable_core.jobs`).
+:mod:`fable_core.infra.jobs`).
 """
 
 from __future__ import annotations
@@ -15,16 +15,16 @@ import gc
 import logging
 from typing import TYPE_CHECKING, Any, Self
 
-from fable_core.availability import Availability
-from fable_core.caller import Caller
 from fable_core.capabilities import Closer
-from fable_core.changes import ChangeFeed
 from fable_core.config import Settings, load_settings
 from fable_core.db.database import Database
-from fable_core.events import EventBus
-from fable_core.key_callers import KeyCallers
-from fable_core.loopwatch import LoopWatch
-from fable_core.revocations import Revocations
+from fable_core.identity.key_callers import KeyCallers
+from fable_core.identity.revocations import Revocations
+from fable_core.infra.changes import ChangeFeed
+from fable_core.infra.events import EventBus
+from fable_core.infra.loopwatch import LoopWatch
+from fable_core.tools.availability import Availability
+from fable_core.tools.caller import Caller
 from fable_core.tools.dispatcher import Dispatcher
 from fable_core.tools.registry import REGISTRY, Registry
 
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from fable_core.assistant.gate import ModelGate
     from fable_core.assistant.providers.base import Provider
     from fable_core.assistant.service import Assistant
-    from fable_core.jobs import Scheduler
+    from fable_core.infra.jobs import Scheduler
     from fable_core.knowledge.vectors import QueryEmbedder
 
 __all__ = ["Fable"]

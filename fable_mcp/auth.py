@@ -9,7 +9,7 @@ Every HTTP request to ``/mcp`` must pass, in this order:
    ``WWW-Authenticate`` pointing at the RFC 9728 protected-resource metadata and naming the
    scopes, so clients discover what to send (and, with OAuth, where to get it).
 
-The authenticated :class:`~fable_core.caller.Caller` goes into the ASGI scope for the MCP
+The authenticated :class:`~fable_core.tools.caller.Caller` goes into the ASGI scope for the MCP
 handlers, with the :class:`~fable_mcp.identity.Credential` that subscriptions check again later,
 and an ``AuthenticatedUser`` for the SDK, which binds each MCP session to the key that opened
 it: another key, even the same user's read-scope one, can neither use the session nor end it.
@@ -26,10 +26,10 @@ from mcp.server.transport_security import TransportSecurityMiddleware, Transport
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from fable_core.caller import Caller
 from fable_core.config import Settings
 from fable_core.errors import Unauthenticated
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_mcp.hosts import HostPolicy
 from fable_mcp.identity import CALLER_SCOPE_KEY, CREDENTIAL_SCOPE_KEY, Credential
 

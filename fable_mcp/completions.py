@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import mcp_types as types
 
-from fable_core.caller import Caller
-from fable_core.knowledge.clock import today_for
 from fable_core.knowledge.lookups import (
     MAX_VALUES,
     Section,
@@ -24,6 +22,8 @@ from fable_core.knowledge.lookups import (
     tag_names,
 )
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
+from fable_core.tools.clock import today_for
 from fable_mcp.prompts import PROMPTS
 from fable_mcp.resources import NOTE_TEMPLATE, PROJECT_TEMPLATE
 

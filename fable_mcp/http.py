@@ -31,8 +31,8 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from fable_core.instance import public_url
-from fable_core.mcp_sessions import SessionRegistry
+from fable_core.admin.instance import public_url
+from fable_core.infra.mcp_sessions import SessionRegistry
 from fable_core.runtime import Fable
 from fable_mcp.auth import (
     METADATA_PATH,

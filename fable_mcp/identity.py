@@ -1,7 +1,7 @@
 """Who an MCP request runs as, and the per-connection state the server keeps.
 
 Over HTTP the bearer-key middleware (:mod:`fable_mcp.auth`) puts the request's
-:class:`~fable_core.caller.Caller` into the ASGI scope; over stdio and in memory the server was
+:class:`~fable_core.tools.caller.Caller` into the ASGI scope; over stdio and in memory the server was
 built for one local caller. Handlers never learn the caller any other way.
 """
 
@@ -15,8 +15,8 @@ from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from starlette.requests import Request
 
-from fable_core.caller import Caller
 from fable_core.errors import Unauthenticated
+from fable_core.tools.caller import Caller
 
 __all__ = ["CALLER_SCOPE_KEY", "CREDENTIAL_SCOPE_KEY", "Credential", "connection_of", "credential_of",
            "resolve_caller"]
@@ -31,7 +31,7 @@ class Credential:
     A subscription outlives the request that made it: its notifications must stop when the
     key is revoked or its user disabled, as the next request with that key is refused. The
     check goes through the same authentication (and its few seconds of memory), so it costs a
-    query at most once per key per :data:`fable_core.key_callers.TTL`.
+    query at most once per key per :data:`fable_core.identity.key_callers.TTL`.
     """
 
     __slots__ = ("_authenticate", "_request")

@@ -6,9 +6,9 @@ import getpass
 import logging
 import re
 
-from fable_core.accounts import count_users, find_user, only_user
-from fable_core.caller import Caller
+from fable_core.identity.accounts import count_users, find_user, only_user
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 __all__ = ["local_caller"]
 

@@ -14,11 +14,11 @@ from typing import Any
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
-from fable_core.caller import Caller
 from fable_core.errors import InvalidInput
-from fable_core.knowledge.clock import today_for
 from fable_core.knowledge.lookups import find_note, is_id
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
+from fable_core.tools.clock import today_for
 from fable_mcp.resources import note_markdown, note_uri, project_uri
 
 __all__ = ["PROMPTS", "get_prompt", "list_prompts"]

@@ -14,11 +14,11 @@ from typing import Any
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
-from fable_core.caller import Caller
 from fable_core.errors import InvalidInput
 from fable_core.knowledge.lookups import Section, resource_rows
-from fable_core.knowledge.paging import decode_cursor, encode_cursor
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
+from fable_core.tools.paging import decode_cursor, encode_cursor
 from fable_mcp.errors import RESOURCE_NOT_FOUND
 
 __all__ = [

@@ -22,8 +22,8 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 
-from fable_core.caller import Caller
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_mcp import client_log, completions, prompts, resources, tools
 from fable_mcp.client_log import ClientLog
 from fable_mcp.errors import protocol_errors, resource_not_found

@@ -8,7 +8,7 @@ and after authentication, remembers which key opened which session (from the
 were closed (a DELETE); a key holding ``per_key`` live sessions gets 429 for the next one.
 A session unused for the idle timeout counts as gone: the SDK has closed it. With several
 replicas (``FABLE_REPLICA_URL``) the count is of the key's sessions on every replica, from the
-session registry (:mod:`fable_core.mcp_sessions`).
+session registry (:mod:`fable_core.infra.mcp_sessions`).
 
 Only 2025-era requests open sessions: a POST without a session id whose protocol version (if
 any) is one of the handshake versions. The 2026-07-28 protocol is sessionless and never counted.
@@ -24,7 +24,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from fable_core.mcp_sessions import SessionRegistry
+from fable_core.infra.mcp_sessions import SessionRegistry
 from fable_mcp.identity import CREDENTIAL_SCOPE_KEY
 
 __all__ = ["SessionQuota"]

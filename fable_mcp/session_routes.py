@@ -8,7 +8,7 @@ With ``FABLE_REPLICA_URL`` set (this replica's internal URL), each replica:
   URL; the hash of the credential that opened it) before the client learns the id, and removes it
   when the session ends (DELETE, idle timeout, a crash), and all of its rows when it drains or
   stops; a heartbeat keeps its rows fresh, and rows of a replica killed are pruned
-  (:mod:`fable_core.mcp_sessions`);
+  (:mod:`fable_core.infra.mcp_sessions`);
 - answers a request for a session it holds itself; one held by another replica is forwarded there
   (method, headers including the bearer, body, and the answer streamed back, SSE included), marked
   with :data:`FORWARDED` so that the owner never forwards again. The owner authenticates the
@@ -39,7 +39,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from fable_core.errors import Unavailable
-from fable_core.mcp_sessions import BEAT, SessionRegistry
+from fable_core.infra.mcp_sessions import BEAT, SessionRegistry
 from fable_mcp.identity import CREDENTIAL_SCOPE_KEY
 
 __all__ = ["CONNECT_TIMEOUT", "FORWARDED", "RegisteredSessions", "SessionRoutes"]

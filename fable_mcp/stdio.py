@@ -26,8 +26,8 @@ from fable_core.config import Settings, load_settings
 from fable_core.errors import FableError
 
 if TYPE_CHECKING:
-    from fable_core.caller import Caller
     from fable_core.runtime import Fable
+    from fable_core.tools.caller import Caller
 
 __all__ = ["SignalExit", "run_stdio"]
 

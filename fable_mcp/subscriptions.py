@@ -1,7 +1,7 @@
 """Resource change notifications: ``notifications/resources/updated`` when a note changes.
 
-Fable's :class:`~fable_core.events.EventBus` announces a change only after its transaction
-commits, and :class:`~fable_core.changes.ChangeFeed` brings those of other Fable processes on
+Fable's :class:`~fable_core.infra.events.EventBus` announces a change only after its transaction
+commits, and :class:`~fable_core.infra.changes.ChangeFeed` brings those of other Fable processes on
 the same database (a stdio ``fable mcp`` hears the web UI's edits). Two protocol eras receive it:
 
 - 2025 clients ``resources/subscribe`` to a URI on their connection; the notification goes out
@@ -29,10 +29,10 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Res
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from fable_core.access import belongs_to, can_read
-from fable_core.caller import Caller
-from fable_core.changes import ChangeFeed
 from fable_core.db.database import Database
-from fable_core.events import Event, EventBus, NoteChanged
+from fable_core.infra.changes import ChangeFeed
+from fable_core.infra.events import Event, EventBus, NoteChanged
+from fable_core.tools.caller import Caller
 from fable_mcp.identity import Credential, connection_of, credential_of
 from fable_mcp.resources import note_uri, project_uri
 

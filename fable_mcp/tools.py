@@ -30,10 +30,10 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
-from fable_core.caller import Caller
 from fable_core.errors import FableError
 from fable_core.runtime import Fable
 from fable_core.tools.binary import Blob, Download
+from fable_core.tools.caller import Caller
 from fable_core.tools.compact import compact
 from fable_core.tools.progress import Progress, ProgressSink
 from fable_core.tools.registry import Registry, Tool

@@ -1,11 +1,11 @@
 """Account endpoints under /api/auth: register, sign in and out, sessions, passwords, email.
 
-Sign-in starts a server-side session (:mod:`fable_core.login_sessions`) held by an HttpOnly
+Sign-in starts a server-side session (:mod:`fable_core.identity.login_sessions`) held by an HttpOnly
 cookie; the response carries the session's CSRF token for clients that cannot send a
 same-origin ``Origin`` header. Everything that manages credentials needs that session: an API
 key is refused there. Password-checking endpoints are rate-limited per address and per account
 (:mod:`fable_web.ratelimit`). The domain rules (first user is admin, invitations, single-use
-tokens, verified addresses) live in :mod:`fable_core.accounts`; this module only translates HTTP.
+tokens, verified addresses) live in :mod:`fable_core.identity.accounts`; this module only translates HTTP.
 """
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from fable_core import accounts, instance, login_sessions
-from fable_core.audit import Actor, audit
+from fable_core.admin import instance
+from fable_core.admin.audit import Actor, audit
 from fable_core.errors import Forbidden, InvalidInput, Unauthenticated, Unavailable
-from fable_core.passwords import MAX_LENGTH, hashed
+from fable_core.identity import accounts, login_sessions
+from fable_core.identity.passwords import MAX_LENGTH, hashed
 from fable_mcp.hosts import HostPolicy
 from fable_web.context import WebContext, web
 from fable_web.payload import parse_model, read_json_object

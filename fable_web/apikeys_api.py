@@ -14,9 +14,9 @@ from pydantic import BaseModel, ConfigDict, StringConstraints
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from fable_core import accounts
-from fable_core.audit import Actor, Target, audit
+from fable_core.admin.audit import Actor, Target, audit
 from fable_core.errors import InvalidInput
+from fable_core.identity import accounts
 from fable_mcp.configs import http_config, stdio_config
 from fable_web.context import base_url, web
 from fable_web.payload import parse_model, read_json_object

@@ -1,10 +1,10 @@
 """Who is calling an /api route: an API key (``Authorization: Bearer``) or a session cookie.
 
 Keys and sessions are checked against the database, but the answer is remembered for a couple
-of seconds per process (keys in ``fable_core.key_callers``, shared with MCP), so a busy client
+of seconds per process (keys in ``fable_core.identity.key_callers``, shared with MCP), so a busy client
 costs one signature check or hash per request, not a query. Signing out, a password change, a
 disabled user or a key revocation clears this process's memory at once, and every other
-process's when it commits (:mod:`fable_core.revocations`); a lost notice leaves them to
+process's when it commits (:mod:`fable_core.identity.revocations`); a lost notice leaves them to
 :data:`TTL` seconds.
 
 Cookie-authenticated unsafe requests must prove they come from our own pages: a same-origin
@@ -24,10 +24,10 @@ import time
 from starlette.requests import Request
 
 from fable_core.access import belongs_to
-from fable_core.caller import Caller
 from fable_core.errors import Forbidden, Unauthenticated
-from fable_core.login_sessions import SessionInfo, find_session
+from fable_core.identity.login_sessions import SessionInfo, find_session
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_web.requestlog import note_user
 from fable_web.security import is_same_origin
 from fable_web.sessions import COOKIE, SessionCodec

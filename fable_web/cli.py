@@ -251,7 +251,7 @@ def _local_auth_required() -> None:
 def _read_password(args: argparse.Namespace) -> str:
     """The password from stdin (``--password-stdin``) or asked twice on the terminal, checked
     before anything is opened; without a terminal to ask on, a one-line error saying how to pass it."""
-    from fable_core.passwords import check_password
+    from fable_core.identity.passwords import check_password
 
     if args.password_stdin:
         password = sys.stdin.readline().removesuffix("\n").removesuffix("\r")
@@ -286,9 +286,9 @@ def _account_line(user: Any) -> str:
 
 
 async def _user(args: argparse.Namespace) -> int | None:
-    from fable_core import admin
-    from fable_core.audit import Actor
-    from fable_core.passwords import hashed
+    from fable_core.admin import users as admin
+    from fable_core.admin.audit import Actor
+    from fable_core.identity.passwords import hashed
 
     password: str | None = None
     if args.user_command == "passwd" or (args.user_command == "create" and not args.no_password):
@@ -329,8 +329,9 @@ async def _user(args: argparse.Namespace) -> int | None:
 
 
 async def _user_delete(fable: Any, args: argparse.Namespace) -> int:
-    from fable_core import accounts, admin
-    from fable_core.audit import Actor
+    from fable_core.admin import users as admin
+    from fable_core.admin.audit import Actor
+    from fable_core.identity import accounts
 
     if not args.yes:
         async with fable.db.reading() as session:
@@ -348,8 +349,9 @@ async def _user_delete(fable: Any, args: argparse.Namespace) -> int:
 
 
 async def _apikey(args: argparse.Namespace) -> int | None:
-    from fable_core import accounts, admin
-    from fable_core.audit import Actor
+    from fable_core.admin import users as admin
+    from fable_core.admin.audit import Actor
+    from fable_core.identity import accounts
 
     async def run(fable: Any) -> int:
         async with fable.db.transaction() as session:
@@ -379,7 +381,7 @@ async def _apikey(args: argparse.Namespace) -> int | None:
 
 async def _chosen_user(session: Any, username: str | None) -> Any:
     """``--user NAME``, or the only user when it is not given."""
-    from fable_core.accounts import find_user, sole_user
+    from fable_core.identity.accounts import find_user, sole_user
 
     return await find_user(session, username) if username else await sole_user(session)
 
@@ -403,7 +405,7 @@ async def _tools(args: argparse.Namespace) -> int | None:
 
 
 async def _call(args: argparse.Namespace) -> int | None:
-    from fable_core.caller import Caller
+    from fable_core.tools.caller import Caller
 
     raw = sys.stdin.read() if args.arguments == "-" else args.arguments
     try:
@@ -456,7 +458,7 @@ def _write_blob(blob: Blob, output: Path | None) -> None:
 
 
 async def _backup(args: argparse.Namespace) -> int | None:
-    from fable_core.backup import archive
+    from fable_core.data.backup import archive
 
     async def run(fable: Any) -> int:
         out: Any = args.output.open("wb") if args.output is not None else sys.stdout.buffer
@@ -475,8 +477,8 @@ async def _backup(args: argparse.Namespace) -> int | None:
 
 
 async def _restore(args: argparse.Namespace) -> int | None:
-    from fable_core.backup import archive
-    from fable_core.revocations import announce
+    from fable_core.data.backup import archive
+    from fable_core.identity.revocations import announce
 
     async def run(fable: Any) -> int:
         with args.file.open("rb") as f:

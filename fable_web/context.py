@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from starlette.requests import Request
 
-from fable_core.instance import public_url
-from fable_core.oidc import OidcClient
+from fable_core.admin.instance import public_url
+from fable_core.identity.oidc import OidcClient
 from fable_core.runtime import Fable
 from fable_web.auth import Authenticator
 from fable_web.mail import Mailer
@@ -47,7 +47,7 @@ def web(request: Request) -> WebContext:
 
 async def base_url(request: Request) -> str:
     """This Fable's URL for links shown to the person asking (invitation links, MCP client
-    configs): the public URL (:mod:`fable_core.instance`), else the one this request used,
+    configs): the public URL (:mod:`fable_core.admin.instance`), else the one this request used,
     whose Host the host policy admitted. Links that leave by mail use the public URL only."""
     w = web(request)
     async with w.fable.db.reading() as session:

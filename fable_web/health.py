@@ -1,7 +1,7 @@
 """GET /api/health (public): is the database reachable (and may it hold vectors: the vector
 extension's self-test, :mod:`fable_core.db.vectors`), and is an LLM configured and up (and, with
 ``DATABASE_READ_URL``, the read replica: informative, it never makes the answer 503); and the
-event loop's worst lag of the last minute (:mod:`fable_core.loopwatch`).
+event loop's worst lag of the last minute (:mod:`fable_core.infra.loopwatch`).
 
 The LLM's status is the background probe's (see :func:`llm_status`). Answers 200 when the
 database is up (the LLM is optional: every non-LLM capability works

@@ -1,7 +1,7 @@
 """Outgoing mail (password resets, address verification, an admin's test mail) over SMTP.
 
 The server is the ``SMTP_*`` environment or, without ``SMTP_HOST``, the one admins configured
-(:mod:`fable_core.mail_settings`), looked up for each message so that every replica sends
+(:mod:`fable_core.admin.mail_settings`), looked up for each message so that every replica sends
 through the one configured last. TLS (STARTTLS or TLS from the start) verifies the server's
 certificate against the system's trust store.
 
@@ -11,7 +11,7 @@ reset link" must be the same, in content and in time, whether the account exists
 the SMTP server is up or slow; so nothing about the delivery reaches the client. Failures are
 logged for the operator.
 
-Links in mail are built on the instance's public URL (:mod:`fable_core.instance`), never on the
+Links in mail are built on the instance's public URL (:mod:`fable_core.admin.instance`), never on the
 request's headers.
 """
 
@@ -26,8 +26,8 @@ from email.message import EmailMessage
 
 from starlette.background import BackgroundTask
 
+from fable_core.admin.mail_settings import MailServer, mail_server
 from fable_core.errors import FableError, Unavailable
-from fable_core.mail_settings import MailServer, mail_server
 from fable_core.runtime import Fable
 
 __all__ = ["Mailer"]

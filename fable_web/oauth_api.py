@@ -5,7 +5,7 @@ The wire endpoints (no session, open to any origin: a browser-based client calls
 - ``GET /.well-known/oauth-authorization-server``: RFC 8414 metadata;
 - ``POST /oauth/register``: RFC 7591 dynamic registration (JSON), rate limited per address;
 - ``GET /oauth/authorize``: fetches the client's metadata document when its ``client_id`` is a
-  URL (:mod:`fable_core.oauth.documents`), checks the request, then sends the person to the consent page
+  URL (:mod:`fable_core.identity.oauth.documents`), checks the request, then sends the person to the consent page
   (``/oauth/consent``, in the web UI, which signs them in first) or, when they approved this
   client before for as much and its redirect URI is ``https``, straight back with a code. A bad
   client or redirect URI is shown on the consent page, never redirected to;
@@ -15,7 +15,7 @@ The wire endpoints (no session, open to any origin: a browser-based client calls
 And the consent page's API, for a signed-in session only (an API key or OAuth token can never
 approve a client): ``GET /api/oauth/authorization`` describes the request (client name,
 redirect host, scopes), ``POST`` approves or denies it (CSRF-checked like every session POST)
-and answers with the URL to send the browser to. The rules are in :mod:`fable_core.oauth`.
+and answers with the URL to send the browser to. The rules are in :mod:`fable_core.identity.oauth`.
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route, request_response
 from starlette.types import ASGIApp
 
-from fable_core.audit import Actor, Target, audit
+from fable_core.admin.audit import Actor, Target, audit
 from fable_core.errors import Forbidden, InvalidInput, RateLimited
-from fable_core.oauth import clients, documents, server
+from fable_core.identity.oauth import clients, documents, server
 from fable_web.context import WebContext, web
 from fable_web.errors import UnsupportedMediaType
 from fable_web.payload import parse_model, read_json_object

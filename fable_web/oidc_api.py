@@ -1,4 +1,4 @@
-"""Sign-in with the configured OpenID Connect provider (:mod:`fable_core.oidc`), and the public
+"""Sign-in with the configured OpenID Connect provider (:mod:`fable_core.identity.oidc`), and the public
 list of the sign-in methods the login page offers.
 
 ``GET /auth/oidc/login`` sends the browser to the provider with the flow's state, nonce and PKCE
@@ -21,8 +21,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from fable_core import instance, login_sessions, oidc
+from fable_core.admin import instance
 from fable_core.errors import FableError, InvalidInput, Unauthenticated, Unavailable
+from fable_core.identity import login_sessions, oidc
 from fable_web.context import WebContext, web
 from fable_web.routing import ApiRoute, Doc
 

@@ -1,5 +1,5 @@
 """Rate limits on the account endpoints: who the client is, and which buckets an attempt counts
-in (:mod:`fable_core.rate_limits` keeps the counts).
+in (:mod:`fable_core.infra.rate_limits` keeps the counts).
 
 Each limit is counted per client address and, where an account is named or signed in, per
 account too: a botnet spreading password guesses over many addresses still meets the
@@ -18,7 +18,7 @@ from __future__ import annotations
 from starlette.requests import Request
 
 from fable_core.db.database import Database
-from fable_core.rate_limits import LIMITS, count_attempt
+from fable_core.infra.rate_limits import LIMITS, count_attempt
 
 __all__ = ["LIMITS", "RateLimiter", "client_ip"]
 

@@ -37,13 +37,13 @@ from pydantic import BaseModel, ConfigDict
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from fable_core.caller import Caller
 from fable_core.errors import PayloadTooLarge
+from fable_core.infra.offload import Budget, offload
 from fable_core.knowledge.lookups import TitledBody, note_ids_by_title, notes_by_title
 from fable_core.knowledge.types import MAX_BODY
 from fable_core.knowledge.wikilinks import title_key
-from fable_core.offload import Budget, offload
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_web.context import web
 from fable_web.highlight import TOKEN_CLASSES, highlight_code
 from fable_web.linkify import linkify
@@ -56,7 +56,7 @@ __all__ = ["Resolver", "link_keys", "render_markdown", "render_note", "routes", 
 Resolver = Callable[[str], int | None]
 """Maps a link's title to the id of the caller's note with that title, or None."""
 RENDER = Budget("rendering markdown", MAX_BODY * (MAX_EMBED_DEPTH + 2), 10.0)
-"""A note with its embeds, off the event loop (:mod:`fable_core.offload`): the largest note of
+"""A note with its embeds, off the event loop (:mod:`fable_core.infra.offload`): the largest note of
 Fable's most expensive markdown renders in about 5 s on the reference machine."""
 
 _MATH_TAGS = {

@@ -22,7 +22,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from fable_core.caller import Caller
+from fable_core.tools.caller import Caller
 from fable_core.tools.usage import UsageLog
 from fable_mcp.identity import CALLER_SCOPE_KEY
 

@@ -25,9 +25,9 @@ from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from fable_core.caller import Caller
 from fable_core.errors import FableError, InvalidInput
 from fable_core.tools.binary import Blob, Download, Upload
+from fable_core.tools.caller import Caller
 from fable_core.tools.registry import Registry, Tool
 from fable_web.context import WebContext, web
 from fable_web.payload import read_json_object

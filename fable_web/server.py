@@ -16,10 +16,10 @@ import sys
 import uvicorn
 from starlette.types import ASGIApp
 
-from fable_core.accounts import count_users
 from fable_core.config import Settings, load_settings
 from fable_core.db.database import storage_description
 from fable_core.errors import Unavailable
+from fable_core.identity.accounts import count_users
 from fable_core.runtime import Fable
 from fable_web.app import create_app
 from fable_web.drain import Drain, DrainingServer

@@ -1,13 +1,13 @@
 """The browser session cookie: a signed wrapper around the session's random token; and the
 known-device cookie.
 
-The session itself lives in the database (:mod:`fable_core.login_sessions`), so signing out
+The session itself lives in the database (:mod:`fable_core.identity.login_sessions`), so signing out
 ends it everywhere; the signature only lets garbage cookies be refused without a query. The
 cookie is HttpOnly and SameSite=Lax, and Secure when ``SECURE_COOKIES`` is set.
 
 A browser that signed in to an account keeps a second, long-lived cookie naming that account
 (signed; :data:`DEVICE_COOKIE`). The account-wide limits on password attempts and reset mails
-(:data:`fable_core.rate_limits.LIMITS`, ``*_account``) count strangers, not that browser: twenty
+(:data:`fable_core.infra.rate_limits.LIMITS`, ``*_account``) count strangers, not that browser: twenty
 wrong passwords from twenty addresses locked the owner out for 15 minutes, right password and
 all (OWASP's "device cookies"). The per-address limits hold for everyone.
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 from itsdangerous import BadSignature, URLSafeSerializer
 from starlette.responses import Response
 
-from fable_core.login_sessions import LIFETIME
+from fable_core.identity.login_sessions import LIFETIME
 
 __all__ = ["COOKIE", "DEVICE_COOKIE", "MAX_AGE", "SessionCodec"]
 

@@ -22,8 +22,8 @@ from typing import Any
 from pydantic import BaseModel
 from starlette.responses import Response, StreamingResponse
 
-from fable_core.caller import Caller
 from fable_core.errors import FableError
+from fable_core.tools.caller import Caller
 from fable_core.tools.dispatcher import Dispatcher, InternalError
 from fable_core.tools.progress import Progress
 

@@ -24,11 +24,11 @@ import pytest
 from sqlalchemy import text
 from support.users import make_user
 
-from fable_core.caller import Caller
 from fable_core.config import Settings, load_settings
 from fable_core.db.embedded import start_embedded
 from fable_core.db.models import Base
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 pytest_plugins = ["support.loopguard"]  # a test fails when one event-loop callback hogs the CPU

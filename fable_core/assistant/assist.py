@@ -32,13 +32,13 @@ from fable_core.access import get_visible, owned_by, reach_of, readable
 from fable_core.assistant.answers import cut, json_object_from, summary_from, tags_from, title_from
 from fable_core.assistant.gate import model_for
 from fable_core.assistant.providers import Provider
-from fable_core.caller import Caller
 from fable_core.db.models import Note, NoteDraft, Project
 from fable_core.errors import Conflict, InvalidInput, NeedsConfirmation, NotFound
 from fable_core.knowledge.sections import find_section, outline
 from fable_core.knowledge.types import NoteId
 from fable_core.knowledge.views import Deleted, NoteSummary
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.caller import Caller
 
 __all__ = ["Rewrite", "assist_messages", "keep_draft", "llm", "plan_rewrite"]
 

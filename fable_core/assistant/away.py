@@ -15,11 +15,11 @@ import logging
 
 from sqlalchemy import select
 
-from fable_core.caller import Caller
 from fable_core.db.database import Database
 from fable_core.db.models import Conversation
 from fable_core.errors import FableError
-from fable_core.notifications.notify import add_notifications
+from fable_core.people.notifications.notify import add_notifications
+from fable_core.tools.caller import Caller
 
 __all__ = ["tell_away"]
 

@@ -36,16 +36,16 @@ from fable_core.assistant.memory import Past
 from fable_core.assistant.providers import NoProvider, StreamCut, unavailable
 from fable_core.assistant.toolloop import LoopResult, run_tool_loop
 from fable_core.assistant.toolprompt import tool_mode
-from fable_core.caller import Caller
 from fable_core.db.database import Database
 from fable_core.db.errors import translated_db_errors
 from fable_core.db.models import Conversation, Message, Note
 from fable_core.errors import Conflict, FableError, InvalidInput, NotFound
-from fable_core.knowledge.clock import today_in
-from fable_core.preferences.keys import read_settings
-from fable_core.preferences.personal import ASSISTANT_NAME, DEFAULT_MODEL, TIMEZONE
-from fable_core.profile.prompt import profile_prompt
+from fable_core.people.preferences.personal import ASSISTANT_NAME, DEFAULT_MODEL, TIMEZONE
+from fable_core.people.profile.prompt import profile_prompt
+from fable_core.tools.caller import Caller
+from fable_core.tools.clock import today_in
 from fable_core.tools.dispatcher import InternalError
+from fable_core.tools.preferences import read_settings
 
 if TYPE_CHECKING:
     from fable_core.assistant.service import Assistant

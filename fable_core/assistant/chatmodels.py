@@ -12,10 +12,10 @@ from pydantic import BaseModel, Field
 from fable_core.assistant.conversations import ConversationId, load_conversation
 from fable_core.assistant.models import installed_provider
 from fable_core.errors import FableError
-from fable_core.preferences.keys import read_settings
-from fable_core.preferences.personal import DEFAULT_MODEL
-from fable_core.preferences.types import ModelName
+from fable_core.people.preferences.personal import DEFAULT_MODEL
+from fable_core.people.preferences.types import ModelName
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.preferences import read_settings
 
 __all__: list[str] = []
 

@@ -21,13 +21,13 @@ from fable_core.assistant.views import (
     ProjectMatches,
     RagScope,
 )
-from fable_core.caller import Caller
 from fable_core.db.models import Conversation, Message, Project
 from fable_core.errors import InvalidInput, NotFound
 from fable_core.knowledge.matching import name_tier
-from fable_core.knowledge.paging import decode_cursor, encode_cursor
 from fable_core.knowledge.views import Deleted
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.caller import Caller
+from fable_core.tools.paging import decode_cursor, encode_cursor
 
 __all__ = ["ConvTitle", "ScopeId", "check_conversation", "check_scope", "load_conversation", "scope_label"]
 

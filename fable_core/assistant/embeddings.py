@@ -48,8 +48,8 @@ from fable_core.db.database import Database
 from fable_core.db.errors import backend_died
 from fable_core.db.models import AppLog, EmbeddingFailure, FeedItem, Note, NoteEmbedding
 from fable_core.errors import FableError, Unavailable
-from fable_core.events import Event, EventBus, NoteChanged
-from fable_core.jobs import job
+from fable_core.infra.events import Event, EventBus, NoteChanged
+from fable_core.infra.jobs import job
 from fable_core.knowledge.vectors import note_text
 
 if TYPE_CHECKING:

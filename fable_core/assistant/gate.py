@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fable_core.assistant.providers.base import ChatChunk, Health, Message, NoProvider, Provider
-from fable_core.caller import Caller
 from fable_core.errors import RateLimited
+from fable_core.tools.caller import Caller
 
 if TYPE_CHECKING:
     from fable_core.runtime import Fable

@@ -126,7 +126,7 @@ Runner = Callable[[Buffer], Awaitable[None]]
 
 class Generations:
     """The generations this process runs, by key (``chat:<conversation>``, ``assist:<note>``, and
-    research runs, ``research:<user>``: :mod:`fable_core.research.runner`)."""
+    research runs, ``research:<user>``: :mod:`fable_core.outside.research.runner`)."""
 
     def __init__(self, *, grace: float = 60.0, shared: SharedLog | None = None) -> None:
         self.shared = shared  # claims and events in PostgreSQL, for the other processes
@@ -354,7 +354,7 @@ async def mark_stale(db: Database, table: str, *, running: str, died: str, stale
     is ``running`` and whose ``updated_at`` heartbeat is over ``stale_after`` seconds old
     ``interrupted``, with ``died`` as their ``error`` (and ``also``, more assignments; ``where``,
     more conditions, with their ``params``). What every
-    background run's sweep does (chat answers; research runs: :mod:`fable_core.research.runner`)."""
+    background run's sweep does (chat answers; research runs: :mod:`fable_core.outside.research.runner`)."""
     async with db.transaction() as s:
         result = await s.execute(text(
             f"UPDATE {table} SET status = 'interrupted', error = :died{also} WHERE status = :running "

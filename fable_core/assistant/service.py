@@ -27,8 +27,8 @@ from fable_core.assistant.status import ProviderStatus
 from fable_core.assistant.summaries import ProjectSummaries
 from fable_core.assistant.toolpick import ToolPicker
 from fable_core.assistant.toolprompt import tool_mode
-from fable_core.caller import Caller
 from fable_core.errors import FableError
+from fable_core.tools.caller import Caller
 
 if TYPE_CHECKING:
     from fable_core.capabilities import Closer

@@ -1,7 +1,7 @@
 """Is the model server answering: probed in the background, cached for everyone who asks.
 
 ``/api/health`` (which every page load calls) and the tool lists (which offer LLM tools only
-while a model answers, :mod:`fable_core.availability`) read the last probe instead of asking the
+while a model answers, :mod:`fable_core.tools.availability`) read the last probe instead of asking the
 model server each time: a server such as llama.cpp's ends a running answer when another request
 arrives, so Fable must not interrupt its own generations to ask how they are doing. For the same
 reason no probe is sent while an answer streams; a stream that runs is proof enough.
@@ -23,8 +23,8 @@ import time
 from fable_core.assistant.gate import ModelGate
 from fable_core.assistant.providers import NoProvider, Provider
 from fable_core.assistant.providers.base import Health
-from fable_core.availability import Availability
 from fable_core.db.vectors import ON, VectorSupport
+from fable_core.tools.availability import Availability
 
 __all__ = ["LLM", "NO_EMBEDDER", "PROBE_EVERY", "PROBE_TIMEOUT", "ProviderStatus"]
 

@@ -15,11 +15,11 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import select
 
-from fable_core.caller import Caller
 from fable_core.db.database import Database
 from fable_core.db.models import Note, Project
 from fable_core.errors import FableError
-from fable_core.events import Event, EventBus, NoteChanged
+from fable_core.infra.events import Event, EventBus, NoteChanged
+from fable_core.tools.caller import Caller
 from fable_core.tools.dispatcher import Dispatcher
 
 __all__ = ["ProjectSummaries"]

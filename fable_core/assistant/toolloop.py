@@ -37,10 +37,10 @@ from typing import Any
 from fable_core.assistant.providers.base import Provider, ToolCall
 from fable_core.assistant.toolpick import FIND_TOOLS, Offer, ToolPicker
 from fable_core.assistant.toolprompt import Holdback, ToolMode, parse_calls, result_message, with_tool_prompt
-from fable_core.availability import Availability
-from fable_core.caller import Caller
 from fable_core.errors import FableError, NeedsConfirmation
+from fable_core.tools.availability import Availability
 from fable_core.tools.binary import Blob
+from fable_core.tools.caller import Caller
 from fable_core.tools.compact import compact
 from fable_core.tools.dispatcher import Dispatcher, check_arguments
 from fable_core.tools.progress import Progress

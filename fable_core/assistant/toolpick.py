@@ -35,9 +35,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from fable_core.availability import Availability
-from fable_core.caller import Caller
 from fable_core.errors import FableError
+from fable_core.tools.availability import Availability
+from fable_core.tools.caller import Caller
 from fable_core.tools.context import Context
 from fable_core.tools.registry import Registry, Tool, tool
 

@@ -30,7 +30,7 @@ from fable_core.assistant.providers import NoProvider, unavailable
 from fable_core.assistant.service import Assistant
 from fable_core.db.models import Conversation, Message
 from fable_core.errors import NotFound
-from fable_core.preferences.types import ModelName
+from fable_core.people.preferences.types import ModelName
 from fable_core.tools import Context, Route, tool
 
 __all__ = ["StoredAnswer", "TurnStarted"]

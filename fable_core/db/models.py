@@ -273,7 +273,7 @@ TITLE_VECTOR_SQL = "to_tsvector('english'::regconfig, coalesce(title, ''))"
 
 class Note(Base):
     """A note; with a non-NULL ``status`` it is a task; with an ``entity`` (person, place, list) a
-    structured note whose ``fields`` (JSONB, validated by ``fable_core.structured.fields``) are
+    structured note whose ``fields`` (JSONB, validated by ``fable_core.knowledge.structured.fields``) are
     searched like its tags."""
 
     __tablename__ = "notes"
@@ -704,7 +704,7 @@ class WeatherForecast(Base):
     """A user's cached forecast for one place (a journal location's name, or ``lat,lon``), as
     Open-Meteo sent it (trimmed). ``previous`` is the last forecast fetched on an earlier day
     (``previous_fetched_at``): what "warmer than forecast yesterday" or "rain now expected" are
-    measured against (:mod:`fable_core.weather.changes`)."""
+    measured against (:mod:`fable_core.daily.weather.changes`)."""
 
     __tablename__ = "weather_forecasts"
 
@@ -763,7 +763,7 @@ class Profile(Base):
     """What Fable knows of a user: the ``facts`` they state (an ordered list they edit) and the
     ``summary`` the model learns from those and the observations (or the user writes).
     ``changed_at`` moves with every change of facts or observations; a summary older than it is
-    due to be learned again (:mod:`fable_core.profile.learning`)."""
+    due to be learned again (:mod:`fable_core.people.profile.learning`)."""
 
     __tablename__ = "profiles"
 
@@ -909,7 +909,7 @@ class EventTombstone(Base):
 
 class CaldavAccount(Base):
     """A user's CalDAV server (one per user): its URL, the login with the password sealed
-    (:mod:`fable_core.sealed`, never returned), the calendar chosen from discovery, the
+    (:mod:`fable_core.infra.sealed`, never returned), the calendar chosen from discovery, the
     sync-collection token of the last pull, and the sync's health: when it last succeeded,
     the last error, how many attempts failed in a row and when the next is due.
     ``claimed_until`` is a running sync's lease: one sync per account at a time, across
@@ -1126,7 +1126,7 @@ class ImportedItem(Base):
 class UserIdentity(Base):
     """An account's identity at an OpenID Connect provider: the provider's ``iss`` and the
     ``sub`` it gives the person, which never changes (an email may). Sign-in finds the
-    account by this pair (:mod:`fable_core.oidc`)."""
+    account by this pair (:mod:`fable_core.identity.oidc`)."""
 
     __tablename__ = "user_identities"
 
@@ -1247,7 +1247,7 @@ class OAuthToken(Base):
 
 
 class TrashedNote(Base):
-    """A deleted note waiting in its owner's trash (:mod:`fable_core.trash`): ``id`` is the note's
+    """A deleted note waiting in its owner's trash (:mod:`fable_core.knowledge.trash`): ``id`` is the note's
     own, ``data`` holds its row, versions and work log as JSON (``note``, ``versions``, ``logs``)
     to restore it with that id. Purged ``FABLE_TRASH_DAYS`` after ``deleted_at``."""
 
@@ -1265,7 +1265,7 @@ class TrashedNote(Base):
 
 
 class JobRun(Base):
-    """The last due time a scheduled job ran for (:mod:`fable_core.jobs`), on whichever process:
+    """The last due time a scheduled job ran for (:mod:`fable_core.infra.jobs`), on whichever process:
     the others skip that due time."""
 
     __tablename__ = "job_runs"

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import text
 
 from fable_core.db.database import Database
-from fable_core.events import Event, EventBus, NoteChanged
+from fable_core.infra.events import Event, EventBus, NoteChanged
 
 if TYPE_CHECKING:
     from fable_core.capabilities import Closer

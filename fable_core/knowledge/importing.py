@@ -23,10 +23,9 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.access import belongs_to, get_visible, of_user
-from fable_core.caller import Caller
 from fable_core.db.models import Note, Project, title_key
 from fable_core.errors import Conflict, InvalidInput
-from fable_core.events import NoteChanged
+from fable_core.infra.events import NoteChanged
 from fable_core.knowledge.creation import insert_notes, new_row
 from fable_core.knowledge.matching import affix_length, is_duplicate, resolve_project, same_key
 from fable_core.knowledge.types import (
@@ -40,6 +39,7 @@ from fable_core.knowledge.types import (
     Title,
 )
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.caller import Caller
 
 __all__ = ["ImportResult", "ImportedNote", "SkippedNote", "import_notes", "store_notes"]
 

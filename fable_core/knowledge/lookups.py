@@ -12,12 +12,12 @@ from typing import Any, Literal
 from sqlalchemy import Select, String, cast, func, or_, select
 
 from fable_core.access import Reach, owned_by, reach_of, readable, visible
-from fable_core.caller import Caller
 from fable_core.db.models import Note, Project, title_key
 from fable_core.errors import NotFound
 from fable_core.knowledge.matching import name_tier, same_key
 from fable_core.knowledge.types import MAX_TITLE
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 __all__ = [
     "FETCH_VALUES",

@@ -30,13 +30,12 @@ from fable_core.access import (
 )
 from fable_core.db.models import Note, NoteLink
 from fable_core.errors import Conflict, InvalidInput, NotFound
-from fable_core.events import NoteChanged
+from fable_core.infra.events import NoteChanged
 from fable_core.knowledge import wikilinks
 from fable_core.knowledge.creation import insert_note, new_row
 from fable_core.knowledge.filters import escape_like
 from fable_core.knowledge.listing import SUMMARY_COLUMNS, mark_shared, summary_of
 from fable_core.knowledge.matching import check_duplicate_title
-from fable_core.knowledge.paging import decode_cursor, encode_cursor
 from fable_core.knowledge.plaintext import plain_text
 from fable_core.knowledge.saving import (
     Placement,
@@ -46,6 +45,7 @@ from fable_core.knowledge.saving import (
     set_placement,
 )
 from fable_core.knowledge.sections import Section, find_section, outline
+from fable_core.knowledge.trash.bin import throw_away
 from fable_core.knowledge.types import (
     MAX_BODY,
     Body,
@@ -72,7 +72,7 @@ from fable_core.knowledge.views import (
     TagList,
 )
 from fable_core.tools import Context, Route, tool
-from fable_core.trash.bin import throw_away
+from fable_core.tools.paging import decode_cursor, encode_cursor
 
 __all__: list[str] = []
 

@@ -37,9 +37,9 @@ from sqlalchemy.dialects.postgresql import ARRAY, TSQUERY, aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.access import Reach, reach_of, reach_parts, readable
-from fable_core.caller import Caller
 from fable_core.db.models import Note
 from fable_core.knowledge.filters import once
+from fable_core.tools.caller import Caller
 
 __all__ = ["BOUNDS", "WEIGHTS", "Bounds", "keyword_ranking"]
 

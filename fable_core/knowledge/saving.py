@@ -19,11 +19,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.access import belongs_to, get_visible, require, same_space
 from fable_core.db.models import Milestone, Note
-from fable_core.drafts import store as drafts
 from fable_core.errors import InvalidInput
-from fable_core.events import NoteChanged
+from fable_core.infra.events import NoteChanged
 from fable_core.knowledge import vocabulary, wikilinks
 from fable_core.knowledge.creation import insert_note, new_row
+from fable_core.knowledge.drafts import store as drafts
 from fable_core.knowledge.image_refs import copy_image_refs, sync_image_refs
 from fable_core.knowledge.matching import project_ref
 from fable_core.knowledge.recurrence import next_occurrence

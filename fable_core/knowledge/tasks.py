@@ -23,7 +23,6 @@ from fable_core.errors import InvalidInput
 from fable_core.knowledge.filters import tag_clause
 from fable_core.knowledge.listing import mark_shared, summary_of
 from fable_core.knowledge.matching import project_ref
-from fable_core.knowledge.paging import decode_cursor, encode_cursor
 from fable_core.knowledge.quickadd import parse_quick
 from fable_core.knowledge.saving import apply_status, save_changes
 from fable_core.knowledge.types import (
@@ -37,6 +36,7 @@ from fable_core.knowledge.types import (
 )
 from fable_core.knowledge.views import NoteSummary, absent_when_none
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.paging import decode_cursor, encode_cursor
 
 __all__ = ["ParsedTask", "require_task"]
 

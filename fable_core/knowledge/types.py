@@ -8,9 +8,9 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, StringConstraints
 
-from fable_core.knowledge.paging import MAX_CURSOR
 from fable_core.knowledge.recurrence import check_occurs
 from fable_core.knowledge.recurrence_words import check_parts, looks_like_rule, rule_from_words
+from fable_core.tools.paging import MAX_CURSOR
 
 __all__ = [
     "Body",

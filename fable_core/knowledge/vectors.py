@@ -18,9 +18,9 @@ from sqlalchemy import Select, bindparam, cast, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from fable_core.access import reach_of, readable_param
-from fable_core.caller import Caller
 from fable_core.db.models import Note, NoteEmbedding
 from fable_core.errors import NeedsConfirmation
+from fable_core.tools.caller import Caller
 from fable_core.tools.context import Context
 
 __all__ = ["DUPLICATE_MIN_BODY", "DUPLICATE_SIMILARITY", "MAX_TEXT", "QueryEmbedder", "check_semantic_duplicate",

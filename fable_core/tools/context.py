@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.caller import Caller
 from fable_core.config import Settings
-from fable_core.events import Event
+from fable_core.infra.events import Event
+from fable_core.tools.caller import Caller
 from fable_core.tools.progress import Progress, ProgressSink
 
 if TYPE_CHECKING:
@@ -88,7 +88,7 @@ class Context:
 
     async def _clock(self) -> tuple[date, str]:
         if self._today is None:
-            from fable_core.knowledge.clock import user_today
+            from fable_core.tools.clock import user_today
 
             async with self.reading() as session:
                 self._today = await user_today(session, self.caller)

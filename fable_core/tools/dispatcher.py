@@ -28,12 +28,12 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.caller import Caller
 from fable_core.config import Settings
 from fable_core.db.database import Database
 from fable_core.db.replica import ReplicaFailed
 from fable_core.errors import FableError, Forbidden, InvalidInput
-from fable_core.events import EventBus
+from fable_core.infra.events import EventBus
+from fable_core.tools.caller import Caller
 from fable_core.tools.context import Context, ReadKind
 from fable_core.tools.progress import ProgressSink
 from fable_core.tools.registry import REGISTRY, Registry, Tool

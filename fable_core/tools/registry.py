@@ -13,9 +13,9 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from fable_core.availability import Availability
-from fable_core.caller import Caller, Scope
 from fable_core.tools._schema import ToolSignature, build_signature, split_docstring
+from fable_core.tools.availability import Availability
+from fable_core.tools.caller import Caller, Scope
 
 if TYPE_CHECKING:
     from fable_core.config import Settings
@@ -32,7 +32,7 @@ HttpMethod = Literal["GET", "POST", "PATCH", "PUT", "DELETE"]
 Credentials = Literal["any", "session"]
 """Who may run a tool beyond its scope and role: ``any`` credential, or only a person in a
 signed-in session or the operator's command line (``session``: never an API key or OAuth
-token, never the assistant; :attr:`fable_core.caller.Caller.in_person`)."""
+token, never the assistant; :attr:`fable_core.tools.caller.Caller.in_person`)."""
 Transaction = Literal["call", "phases"]
 """How a tool meets the database. ``call``: the dispatcher opens one transaction (a write tool)
 or one reading session (a read tool) around the whole call. ``phases``: the tool waits on
@@ -196,7 +196,7 @@ def tool(
     any tool; surfaces that can show progress do (MCP progress notifications, SSE on REST), the
     others just get the result. Streams always run in phases. An ``admin`` tool is offered to
     and run for admins only. ``needs`` names the optional services it cannot work without
-    (``"llm"``): it is offered only while they answer (:mod:`fable_core.availability`).
+    (``"llm"``): it is offered only while they answer (:mod:`fable_core.tools.availability`).
     ``agents=False`` marks a tool only a device can use (a browser's Web Push subscription): it
     is not offered to MCP clients or the assistant, and runs on REST and the CLI as any tool.
     ``body_limit``: the largest body (from the settings) a tool with a Binary argument takes on

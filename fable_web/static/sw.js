@@ -1,6 +1,6 @@
 // Fable's service worker: keeps the app shell for an offline start, shows Web Push messages and,
 // on a click, brings up what they are about.
-// A message is JSON {title, body, url, tag} (fable_core/notifications/sender.py); its url is a
+// A message is JSON {title, body, url, tag} (fable_core/people/notifications/sender.py); its url is a
 // path on this site, never another origin. Nothing here is rendered as HTML.
 //
 // The shell (the UI's files, never /api, /mcp or anything not a GET) is fetched from the network

@@ -11,9 +11,9 @@ from support.fake_llm import FakeLLM, ollama_app, openai_app
 from support.servers import serve_in_thread
 
 from fable_core.assistant.service import Assistant
-from fable_core.caller import Caller
 from fable_core.config import Settings
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 EMBED_MODEL = "fake-embed"
 

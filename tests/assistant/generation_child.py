@@ -9,8 +9,8 @@ import json
 import sys
 
 from fable_core.assistant.generation import recover_interrupted
-from fable_core.caller import Caller
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 
 async def main(mode: str, user_id: int, conversation_id: int) -> None:

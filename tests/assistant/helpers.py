@@ -10,8 +10,8 @@ import httpx
 
 from fable_core.assistant.generation import StreamEvent
 from fable_core.assistant.service import Assistant
-from fable_core.caller import Caller
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 
 async def new_conversation(fable: Fable, caller: Caller, **arguments: Any) -> int:

@@ -8,10 +8,10 @@ from sqlalchemy import select
 from support.fake_llm import FakeLLM, Reply
 from support.mcp_clients import data
 
-from fable_core.caller import Caller
 from fable_core.db.models import Note, NoteDraft, Project
 from fable_core.errors import Conflict, InvalidInput, NeedsConfirmation, NotFound, Unavailable
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 BODY = "# Plan\n\nWe go on monday.\n\n## Packing\n\nsocks, socks, more socks\n\n## Budget\n\n300 euro\n"
 
@@ -171,7 +171,7 @@ async def test_an_unreadable_capture_is_the_same_answer_over_rest_mcp_and_the_as
     import httpx
     from mcp import Client
 
-    from fable_core.accounts import create_api_key
+    from fable_core.identity.accounts import create_api_key
     from fable_mcp.server import build_server
     from fable_web.app import create_app
 

@@ -19,11 +19,11 @@ from support.fake_llm import FakeLLM, Reply
 from support.servers import free_port, serve
 from test_chat_http import key_for
 
-from fable_core.accounts import create_api_key
-from fable_core.caller import Caller
 from fable_core.config import Settings
 from fable_core.db.models import NoteDraft
+from fable_core.identity.accounts import create_api_key
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_web.app import create_app
 from fable_web.sse import stream_tool
 

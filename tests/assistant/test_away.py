@@ -11,9 +11,9 @@ from sqlalchemy import select
 from support.fake_llm import FakeLLM, Reply
 
 from fable_core.assistant.service import Assistant
-from fable_core.caller import Caller
 from fable_core.db.models import Notification
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 
 async def _told(fable: Fable) -> list[tuple[Any, ...]]:

@@ -11,9 +11,9 @@ from support.fake_llm import FakeLLM, Reply
 
 from fable_core.assistant.service import Assistant
 from fable_core.assistant.toolloop import llm_tools
-from fable_core.caller import Caller
 from fable_core.db.models import AppLog, Conversation, Message, Note
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 
 async def rows(fable: Fable, stmt):

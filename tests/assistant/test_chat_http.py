@@ -12,10 +12,10 @@ from sqlalchemy import func, select
 from support.fake_llm import FakeLLM, Reply
 from support.servers import serve
 
-from fable_core.accounts import create_api_key
-from fable_core.caller import Caller
 from fable_core.db.models import Message
+from fable_core.identity.accounts import create_api_key
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_web.app import create_app
 
 ANSWER = " ".join(f"word{i}" for i in range(150))

@@ -10,8 +10,8 @@ from support.fake_llm import FakeLLM, Reply
 from support.images import png
 
 from fable_core.assistant.service import Assistant
-from fable_core.caller import Caller
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 
 async def test_the_model_is_told_an_images_type_and_size_not_its_bytes(

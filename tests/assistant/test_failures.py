@@ -13,10 +13,10 @@ from sqlalchemy import select
 from support.fake_llm import FakeLLM, Reply
 
 from fable_core.assistant.service import Assistant
-from fable_core.caller import Caller
 from fable_core.db.models import Message, Note
 from fable_core.errors import Conflict
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_web.app import create_app
 
 

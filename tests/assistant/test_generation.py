@@ -19,10 +19,10 @@ from support.fake_llm import FakeLLM, Reply
 
 from fable_core.assistant.generation import STALE_AFTER, Buffer, Generations, MessageWriter, parse_event_id
 from fable_core.assistant.service import Assistant
-from fable_core.caller import Caller
 from fable_core.config import Settings
 from fable_core.db.models import Message
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 ANSWER = " ".join(f"token{i}" for i in range(120))
 

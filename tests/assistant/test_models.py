@@ -9,10 +9,10 @@ import httpx
 import pytest
 from support.fake_llm import FakeLLM
 
-from fable_core.accounts import create_api_key
-from fable_core.caller import Caller
 from fable_core.errors import Forbidden
+from fable_core.identity.accounts import create_api_key
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_web.app import create_app
 
 

@@ -12,10 +12,10 @@ from support.fake_llm import FakeLLM, openai_app
 from support.servers import serve_in_thread
 
 from fable_core.assistant.prefixes import BGE_QUERY, Marking, known_prefixes, marking_for
-from fable_core.caller import Caller
 from fable_core.config import Settings
 from fable_core.db.models import NoteEmbedding
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 BODY = "Feed the starter every evening with rye flour and water; it doubles in about six hours."
 

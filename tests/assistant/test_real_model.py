@@ -24,10 +24,10 @@ from support.servers import serve
 from test_chat_http import key_for, start
 
 from fable_core.assistant.service import Assistant
-from fable_core.caller import Caller
 from fable_core.config import Settings
 from fable_core.db.models import Message
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_web.app import create_app
 
 pytestmark = pytest.mark.slow

@@ -24,10 +24,10 @@ from sqlalchemy import select
 from support.llama import MODEL_ALIAS, LlamaMissing, find_model, proxy_app, running_llama
 from support.servers import serve
 
-from fable_core.caller import Caller
 from fable_core.config import Settings
 from fable_core.db.models import AppLog, Message
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 pytestmark = pytest.mark.slow
 

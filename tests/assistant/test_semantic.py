@@ -15,12 +15,12 @@ from support.fake_llm import FakeLLM, Reply, embed_text
 from fable_core.assistant.context import INJECT_RELEVANCE, SUGGEST_RELEVANCE
 from fable_core.assistant.embeddings import EmbeddingWorker
 from fable_core.assistant.service import Assistant
-from fable_core.caller import Caller
 from fable_core.config import Settings
 from fable_core.db.models import Note, NoteEmbedding
 from fable_core.errors import NeedsConfirmation
 from fable_core.knowledge.vectors import note_text
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 LONG = "Pack the passport, the phone charger, a travel adapter, warm socks and the train tickets for Berlin."
 

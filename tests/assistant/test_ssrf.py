@@ -17,10 +17,10 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response, S
 from starlette.routing import Route
 from support.servers import serve_in_thread
 
-from fable_core import ssrf
 from fable_core.assistant.context import ContextPack, add_urls, find_urls
 from fable_core.assistant.providers.base import NoProvider
 from fable_core.errors import InvalidInput, Unavailable
+from fable_core.infra import ssrf
 
 PAYLOADS = Path(__file__).with_name("ssrf_payloads.txt")
 

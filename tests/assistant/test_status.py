@@ -11,8 +11,8 @@ import httpx
 from support.fake_llm import FakeLLM, Reply
 
 from fable_core.assistant.status import ProviderStatus
-from fable_core.caller import Caller
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_web.app import create_app
 
 

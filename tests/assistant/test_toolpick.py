@@ -15,10 +15,10 @@ from fable_core.assistant.embeddings import Embedder
 from fable_core.assistant.service import Assistant
 from fable_core.assistant.toolloop import llm_tools
 from fable_core.assistant.toolpick import CORE, ToolPicker
-from fable_core.availability import Availability
-from fable_core.caller import Caller
 from fable_core.db.models import TaskLog
 from fable_core.runtime import Fable
+from fable_core.tools.availability import Availability
+from fable_core.tools.caller import Caller
 
 TOKEN_BUDGET = 2_500  # tokens of tool schema per turn, counted as bytes of the tool list JSON / 4
 ADMIN = Caller(user_id=1, username="root", role="admin")

@@ -15,11 +15,11 @@ from support.fake_llm import FakeLLM, Reply
 
 from fable_core.assistant.service import Assistant
 from fable_core.assistant.toolprompt import Holdback, parse_calls, tool_mode
-from fable_core.caller import Caller
 from fable_core.config import Settings, load_settings
 from fable_core.db.models import Message, Note
 from fable_core.errors import InvalidInput
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 CALL = {"name": "create_note", "arguments": {"title": "Call the dentist", "status": "todo"}}
 ARGS = CALL["arguments"]

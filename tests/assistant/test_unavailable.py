@@ -11,12 +11,12 @@ from helpers import new_conversation, turn
 from sqlalchemy import select
 from support.servers import free_port
 
-from fable_core.accounts import create_api_key
-from fable_core.caller import Caller
 from fable_core.config import Settings
 from fable_core.db.models import Message
 from fable_core.errors import Unavailable
+from fable_core.identity.accounts import create_api_key
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_web.app import create_app
 
 

@@ -11,10 +11,10 @@ from sqlalchemy import select, text
 from support.fake_llm import FakeLLM, embed_text
 
 from fable_core.assistant.embeddings import EmbeddingWorker
-from fable_core.caller import Caller
 from fable_core.db.models import NoteEmbedding
 from fable_core.knowledge.vectors import note_text
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 TOPICS = ("passport charger adapter socks", "receipts forms deadline tax", "tomatoes basil seedlings garden",
           "boiler service plumber radiator", "train tickets hotel museum berlin")

@@ -9,10 +9,10 @@ from typing import Any
 
 from sqlalchemy import text
 
-from fable_core.caller import Caller
 from fable_core.db.models import Base
 from fable_core.runtime import Fable
 from fable_core.tools.binary import Blob
+from fable_core.tools.caller import Caller
 
 _RESTART = text("SELECT setval(format('%I.%I', schemaname, sequencename)::regclass, 1, false) FROM pg_sequences"
                 " WHERE last_value IS NOT NULL AND schemaname = current_schema()")

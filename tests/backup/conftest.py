@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from sqlalchemy import select, update
 
-from fable_core.caller import Caller
 from fable_core.db.models import Conversation, Message, Note
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 Call = Callable[..., Awaitable[dict[str, Any]]]
 

@@ -20,11 +20,11 @@ from support.images import png
 from support.mcp_clients import make_key
 from support.users import make_user
 
-from fable_core.caller import Caller
 from fable_core.db.models import Note
 from fable_core.errors import Conflict, InvalidInput
-from fable_core.images.store import stored_at
+from fable_core.outside.images.store import stored_at
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_web.app import create_app
 
 

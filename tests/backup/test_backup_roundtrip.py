@@ -11,10 +11,10 @@ from typing import Any
 from backup_helpers import blob, empty, members
 from sqlalchemy import JSON, func, select
 
-from fable_core.backup import archive
-from fable_core.caller import Caller
+from fable_core.data.backup import archive
 from fable_core.db.models import Base, Note, NoteLink
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 
 def test_every_table_is_covered_or_excluded() -> None:
@@ -88,7 +88,7 @@ async def test_round_trip_into_an_empty_and_a_used_instance(fable: Fable, world:
 
     await empty(fable)  # now an instance in use: carol's notes hold the first ids
     async with fable.db.transaction() as session:
-        from fable_core.accounts import create_user
+        from fable_core.identity.accounts import create_user
         carol = await create_user(session, "carol")
         for i in range(7):
             session.add(Note(user_id=carol.id, title=f"Carol {i}", title_key=f"carol {i}", body=""))

@@ -23,10 +23,10 @@ from support.mcp_clients import make_key
 from support.servers import serve
 from support.users import PASSWORD, make_user
 
-from fable_core.caller import Caller
 from fable_core.db.models import AppLog, Note, Setting
 from fable_core.errors import Forbidden, InvalidInput
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_mcp.server import build_server
 from fable_web.app import create_app
 from fable_web.cli import main

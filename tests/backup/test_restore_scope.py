@@ -20,10 +20,10 @@ from backup_helpers import blob
 from sqlalchemy import func, select
 from support.mcp_clients import make_key
 
-from fable_core.caller import Caller
 from fable_core.db.models import AppLog, InstanceSetting, Note, UserIdentity
 from fable_core.errors import Forbidden, InvalidInput
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_web.app import create_app
 
 

@@ -16,10 +16,10 @@ from sqlalchemy import update
 from support.servers import fable_serve, free_port
 from support.users import PASSWORD
 
-from fable_core.account_tokens import issue_token
-from fable_core.accounts import RESET_TTL
 from fable_core.config import Settings
 from fable_core.db.models import User
+from fable_core.identity.account_tokens import issue_token
+from fable_core.identity.accounts import RESET_TTL
 from fable_core.runtime import Fable
 
 pytestmark = pytest.mark.browser

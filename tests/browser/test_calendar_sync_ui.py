@@ -16,9 +16,9 @@ from playwright.async_api import expect
 from support.caldav_server import radicale_server
 from support.servers import serve
 
-from fable_core.calendar.service import EventFields, create_event
-from fable_core.caller import Caller
+from fable_core.daily.calendar.service import EventFields, create_event
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_web.app import create_app
 
 pytestmark = pytest.mark.browser

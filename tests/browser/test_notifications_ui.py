@@ -13,8 +13,8 @@ import pytest
 from browser_session import Session
 from playwright.async_api import expect
 
-from fable_core.notifications.notify import add_notifications
-from fable_core.notifications.sender import message
+from fable_core.people.notifications.notify import add_notifications
+from fable_core.people.notifications.sender import message
 from fable_core.runtime import Fable
 
 pytestmark = pytest.mark.browser

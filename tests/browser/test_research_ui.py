@@ -18,7 +18,7 @@ from support.servers import serve, serve_in_thread
 from support.web_site import FakeSite, web_site_app
 
 from fable_core.config import Settings
-from fable_core.research.runner import generations, research_key
+from fable_core.outside.research.runner import generations, research_key
 from fable_core.runtime import Fable
 from fable_web.app import create_app
 

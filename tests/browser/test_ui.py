@@ -16,8 +16,8 @@ from playwright.async_api import expect
 from support.mcp_clients import as_a_host_starts
 from support.users import PASSWORD
 
-from fable_core.caller import Caller
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 pytestmark = pytest.mark.browser
 

@@ -11,12 +11,12 @@ from sqlalchemy import select
 from support.caldav_server import Radicale
 from support.servers import free_port
 
-from fable_core.caldav.accounts import PURPOSE
-from fable_core.caller import Caller
+from fable_core.daily.caldav.accounts import PURPOSE
 from fable_core.db.models import CaldavAccount
 from fable_core.errors import InvalidInput, NotFound, Unavailable
+from fable_core.infra.sealed import unseal
 from fable_core.runtime import Fable
-from fable_core.sealed import unseal
+from fable_core.tools.caller import Caller
 from fable_mcp.server import build_server
 
 
@@ -116,7 +116,7 @@ async def test_each_user_sees_only_their_own_account_and_disconnect_forgets_it(
 
 
 async def test_the_configuration_tools_are_not_offered_to_agents(fable: Fable) -> None:
-    offered = {t.name for t in fable.registry if t.agents and t.module.startswith("fable_core.caldav")}
+    offered = {t.name for t in fable.registry if t.agents and t.module.startswith("fable_core.daily.caldav")}
     assert not offered & {"connect_caldav", "list_caldav_calendars", "choose_caldav_calendar",
                           "get_caldav_status", "disconnect_caldav"}
 

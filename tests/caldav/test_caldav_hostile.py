@@ -10,9 +10,9 @@ from starlette.responses import Response
 from starlette.routing import Route
 from support.servers import serve_in_thread
 
-from fable_core.caller import Caller
 from fable_core.errors import Unavailable
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 ELSEWHERE = """<?xml version="1.0" encoding="utf-8"?>
 <d:multistatus xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav">

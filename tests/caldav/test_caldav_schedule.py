@@ -12,13 +12,13 @@ import pytest
 from sqlalchemy import update
 from support.caldav_server import Radicale
 
-from fable_core.caldav.sync import sync_account
-from fable_core.calendar.service import EventFields, create_event
-from fable_core.caller import Caller
+from fable_core.daily.caldav.sync import sync_account
+from fable_core.daily.calendar.service import EventFields, create_event
 from fable_core.db.models import CaldavAccount
 from fable_core.errors import Unavailable
-from fable_core.jobs import run_job
+from fable_core.infra.jobs import run_job
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 
 async def _connect(fable: Fable, caller: Caller, radicale: Radicale, user: str) -> None:

@@ -15,13 +15,13 @@ import pytest
 from sqlalchemy import func, select
 from support.caldav_server import Radicale
 
-from fable_core.caldav import local
-from fable_core.caldav.sync import sync_account
-from fable_core.calendar.service import EventFields, create_event, delete_event, update_event
-from fable_core.caller import Caller
+from fable_core.daily.caldav import local
+from fable_core.daily.caldav.sync import sync_account
+from fable_core.daily.calendar.service import EventFields, create_event, delete_event, update_event
 from fable_core.db.models import CaldavAccount, CalendarEvent, EventTombstone
 from fable_core.errors import InvalidInput, Unavailable
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 BERLIN = ZoneInfo("Europe/Berlin")
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from support.users import make_user
 
-from fable_core.caller import Caller
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 
 @pytest.fixture

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from fable_core.caller import Caller
 from fable_core.errors import InvalidInput, NotFound
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 pytestmark = pytest.mark.usefixtures("alice")
 

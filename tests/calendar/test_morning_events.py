@@ -7,11 +7,11 @@ from datetime import date, datetime, time
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from fable_core.caller import Caller
 from fable_core.capabilities import load_capabilities
-from fable_core.journal.sections import SECTIONS, PrepDay
-from fable_core.preferences.journal import JournalPrefs
+from fable_core.daily.journal.sections import SECTIONS, PrepDay
+from fable_core.people.preferences.journal import JournalPrefs
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 PARIS = ZoneInfo("Europe/Paris")
 

@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from dateutil.rrule import rrulestr
 
-from fable_core.calendar.recurrence import _floating, check_rule, last_start, starts
+from fable_core.daily.calendar.recurrence import _floating, check_rule, last_start, starts
 
 PARIS = ZoneInfo("Europe/Paris")
 RULES = [

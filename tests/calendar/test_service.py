@@ -9,11 +9,11 @@ from zoneinfo import ZoneInfo
 import pytest
 from sqlalchemy import select
 
-from fable_core.calendar.service import EventFields, create_event, delete_event, get_event, update_event
-from fable_core.caller import Caller
+from fable_core.daily.calendar.service import EventFields, create_event, delete_event, get_event, update_event
 from fable_core.db.models import CalendarEvent, EventTombstone
 from fable_core.errors import Conflict, InvalidInput, NotFound
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 PARIS = ZoneInfo("Europe/Paris")
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from fable_core.caller import Caller
 from fable_core.errors import Forbidden
 from fable_core.runtime import Fable
 from fable_core.tools import REGISTRY
+from fable_core.tools.caller import Caller
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "security.md"
 SESSION_ONLY = {"backup_instance", "list_logs", "list_oauth_clients", "disable_oauth_client"}

@@ -6,8 +6,8 @@ import asyncio
 
 from sqlalchemy import func, select
 
-from fable_core.changes import CHANNEL, ChangeFeed
-from fable_core.events import Event, EventBus, NoteChanged, ProjectChanged
+from fable_core.infra.changes import CHANNEL, ChangeFeed
+from fable_core.infra.events import Event, EventBus, NoteChanged, ProjectChanged
 from fable_core.runtime import Fable
 
 

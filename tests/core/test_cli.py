@@ -23,14 +23,14 @@ import pytest
 from sqlalchemy import func, select
 from support.users import PASSWORD
 
-from fable_core import login_sessions
-from fable_core.accounts import authenticate, create_api_key
-from fable_core.caller import Caller
 from fable_core.capabilities import load_capabilities
 from fable_core.db.models import ApiKey, AppLog, LoginSession, Note, User
 from fable_core.errors import Unauthenticated
+from fable_core.identity import login_sessions
+from fable_core.identity.accounts import authenticate, create_api_key
 from fable_core.runtime import Fable
 from fable_core.tools import REGISTRY
+from fable_core.tools.caller import Caller
 from fable_web.cli import _parser, main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -192,8 +192,8 @@ async def test_operators_disable_and_enable_accounts(
 ) -> None:
     """A disabled account's keys stop working at once (this process forgets them; others within
     seconds) and its sessions end; the last admin cannot be disabled."""
-    from fable_core.accounts import create_api_key
     from fable_core.errors import Unauthenticated
+    from fable_core.identity.accounts import create_api_key
 
     async with fable.db.transaction() as s:
         _, key = await create_api_key(s, bob.user_id, "agent")

@@ -6,10 +6,10 @@ import asyncpg
 import pytest
 from sqlalchemy.exc import DBAPIError
 
-from fable_core.caller import Caller
 from fable_core.db.errors import translate_db_error
 from fable_core.errors import InvalidInput
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 
 def test_a_value_the_driver_refuses_is_named_without_the_statements_internals() -> None:

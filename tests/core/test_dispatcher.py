@@ -12,12 +12,12 @@ import pytest
 from pydantic import BaseModel, Field
 from sqlalchemy import func, select
 
-from fable_core.caller import Caller
 from fable_core.db.models import AppLog, Project
 from fable_core.errors import Conflict, Forbidden, InvalidInput, NotFound, UnknownTool
-from fable_core.events import Event, EventBus, ProjectChanged
+from fable_core.infra.events import Event, EventBus, ProjectChanged
 from fable_core.runtime import Fable
 from fable_core.tools import Context, Registry, tool
+from fable_core.tools.caller import Caller
 from fable_core.tools.dispatcher import Dispatcher, InternalError
 
 

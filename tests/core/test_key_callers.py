@@ -8,11 +8,11 @@ import pytest
 from sqlalchemy import delete
 from support.users import make_user
 
-from fable_core import key_callers
-from fable_core.accounts import create_api_key
 from fable_core.db.models import ApiKey
 from fable_core.errors import Unauthenticated
-from fable_core.key_callers import KeyCallers
+from fable_core.identity import key_callers
+from fable_core.identity.accounts import create_api_key
+from fable_core.identity.key_callers import KeyCallers
 from fable_core.runtime import Fable
 
 

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from fable_core import passwords
 from fable_core.errors import InvalidInput, RateLimited
+from fable_core.identity import passwords
 
 
 async def _loop_lag_while(work: asyncio.Future[object]) -> float:

@@ -20,9 +20,9 @@ import pytest
 from pydantic import BaseModel, Field
 from support.snapshots import assert_json_matches
 
-from fable_core.caller import Caller
 from fable_core.capabilities import load_capabilities
 from fable_core.tools import REGISTRY, Context, Registry, Route, tool
+from fable_core.tools.caller import Caller
 
 SNAPSHOT = Path(__file__).with_name("snapshots") / "registry.json"
 

@@ -13,11 +13,11 @@ from zoneinfo import ZoneInfo
 import pytest
 from sqlalchemy import text
 
-from fable_core.caller import Caller
 from fable_core.errors import FableError, Forbidden, InvalidInput, NotFound
-from fable_core.knowledge.clock import user_timezone
-from fable_core.preferences.keys import KEYS
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
+from fable_core.tools.clock import user_timezone
+from fable_core.tools.preferences import KEYS
 
 
 async def _rows(fable: Fable) -> list[tuple[Any, ...]]:

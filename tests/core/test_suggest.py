@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from fable_core.caller import Caller
 from fable_core.errors import InvalidInput, UnknownTool
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_core.tools.suggest import argument_hint, closest
 
 TOOLS = ["create_note", "read_note", "update_note", "search_notes", "search_projects", "list_tasks",

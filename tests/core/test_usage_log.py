@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from sqlalchemy import delete, select
 
-from fable_core.caller import Caller
 from fable_core.db.models import AppLog, User
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_core.tools.usage import ATTEMPTS, UsageLog
 
 

@@ -15,10 +15,10 @@ from support.servers import serve, serve_in_thread
 from support.users import quick_user
 from support.weather import FakeWeather, weather_app
 
-from fable_core.accounts import create_api_key
-from fable_core.caller import Caller
 from fable_core.config import Settings
+from fable_core.identity.accounts import create_api_key
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_web.app import create_app
 
 alice = quick_user("alice")

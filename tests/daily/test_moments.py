@@ -12,12 +12,12 @@ import pytest
 from daily_helpers import Api, Call
 from sqlalchemy import select
 
-from fable_core.caller import Caller
+from fable_core.daily.journal.sections import SECTIONS, PrepDay
 from fable_core.db.models import Moment
 from fable_core.errors import InvalidInput, NotFound
-from fable_core.journal.sections import SECTIONS, PrepDay
-from fable_core.preferences.journal import JournalPrefs
+from fable_core.people.preferences.journal import JournalPrefs
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 
 async def _moments(fable: Fable) -> list[tuple]:

@@ -10,9 +10,9 @@ import pytest
 from drafts_helpers import Rest
 from support.users import quick_user
 
-from fable_core.accounts import create_api_key
-from fable_core.caller import Caller
+from fable_core.identity.accounts import create_api_key
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_web.app import create_app
 
 alice = quick_user("alice")

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from fable_core.caller import Caller
+from fable_core.tools.caller import Caller
 
 Rest = Callable[[Caller], AbstractAsyncContextManager[httpx.AsyncClient]]
 Call = Callable[..., Awaitable[dict[str, Any]]]

@@ -3,7 +3,7 @@ made differently are a conflict named by its section, titles and tags merge as v
 
 from __future__ import annotations
 
-from fable_core.drafts.merge import merge_bodies, merge_tags, merge_title
+from fable_core.knowledge.drafts.merge import merge_bodies, merge_tags, merge_title
 
 BASE = "Intro\n\n## Plan\nstep one\nstep two\n\n## Budget\n100 EUR\n"
 

@@ -10,9 +10,9 @@ import pytest
 from drafts_helpers import Call, Rest
 from mcp import Client
 
-from fable_core.caller import Caller
 from fable_core.errors import Forbidden, InvalidInput, NotFound
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_mcp.server import build_server
 
 

@@ -16,13 +16,13 @@ import pytest
 from sqlalchemy import select, text
 from support.snapshots import assert_matches
 
-from fable_core.caller import Caller
+from fable_core.data.export import export
+from fable_core.data.export.sections import LEFT_OUT, SECTIONS, json_schema
 from fable_core.db.models import AppLog, Base, Note
 from fable_core.errors import InvalidInput
-from fable_core.export import export
-from fable_core.export.sections import LEFT_OUT, SECTIONS, json_schema
 from fable_core.runtime import Fable
 from fable_core.tools.binary import Download
+from fable_core.tools.caller import Caller
 
 _SCHEMA = Path(__file__).parents[2] / "docs" / "export.schema.json"
 

@@ -9,7 +9,7 @@ from contextlib import AbstractAsyncContextManager
 
 import httpx
 
-from fable_core.caller import Caller
+from fable_core.tools.caller import Caller
 
 Rest = Callable[[Caller], AbstractAsyncContextManager[httpx.AsyncClient]]
 

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from importers_helpers import Rest, zipped
 
-from fable_core.caller import Caller
 from fable_core.errors import InvalidInput
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 
 def node(node_id: str, parent: str | None, children: list[str], role: str | None, text: str | None = None,

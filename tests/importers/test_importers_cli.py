@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fable_core.caller import Caller
+from fable_core.tools.caller import Caller
 from fable_web.cli import main
 
 

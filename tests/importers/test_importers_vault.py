@@ -16,12 +16,12 @@ from mcp import Client
 from sqlalchemy import func, select, text
 from support.images import png
 
-from fable_core.caller import Caller
+from fable_core.data.importers import archive
 from fable_core.db.models import Image, ImportedItem, Note, NoteLink
 from fable_core.errors import InvalidInput, PayloadTooLarge, Unavailable
-from fable_core.images.store import stored_at
-from fable_core.importers import archive
+from fable_core.outside.images.store import stored_at
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_mcp.server import build_server
 
 PIC = png(10, 120, 200)

@@ -12,7 +12,7 @@ from support.servers import serve_in_thread
 from support.users import quick_user
 
 from fable_core.config import Settings
-from fable_core.journal.sections import SECTIONS, section
+from fable_core.daily.journal.sections import SECTIONS, section
 from fable_core.runtime import Fable
 
 alice = quick_user("alice")

@@ -9,10 +9,10 @@ from zoneinfo import ZoneInfo
 import pytest
 from sqlalchemy import func, select
 
-from fable_core.caller import Caller
 from fable_core.db.models import Conversation, JournalDay
 from fable_core.errors import InvalidInput
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 LATER = datetime.now(UTC).date() + timedelta(days=3)  # after today in every zone
 

@@ -12,12 +12,12 @@ import pytest
 from sqlalchemy import select
 from support.fake_llm import FakeLLM, Reply
 
-from fable_core.caller import Caller
+from fable_core.daily.journal.morning import find_threads
+from fable_core.daily.journal.prep import prepare
 from fable_core.db.models import JournalDay, Message
 from fable_core.errors import Conflict
-from fable_core.journal.morning import find_threads
-from fable_core.journal.prep import prepare
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 TODAY = datetime.now(UTC).date()
 
@@ -108,7 +108,7 @@ async def test_a_failing_section_is_logged_and_left_out_and_a_new_one_takes_its_
     extra_section("errands", 21, errands,
                   lambda data: "**Errands**\n" + "\n".join(f"- {e['at']} {e['title']}" for e in data))
     await a_morning(fable, alice)
-    with caplog.at_level(logging.ERROR, logger="fable_core.journal.prep"):
+    with caplog.at_level(logging.ERROR, logger="fable_core.daily.journal.prep"):
         day = await fable.call("prepare_journal", {}, alice)
     opener = day["opener"]
     assert opener.index("Due today") < opener.index("**Errands**\n- 09:30 Post") < opener.index("Active projects")

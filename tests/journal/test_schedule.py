@@ -17,12 +17,12 @@ import pytest
 from sqlalchemy import select, update
 from support.fake_llm import FakeLLM, Reply
 
-from fable_core.caller import Caller
 from fable_core.config import Settings
+from fable_core.daily.journal.schedule import Plan, PrepScheduler, read_plans
 from fable_core.db.models import JournalDay, Message, User
 from fable_core.errors import InvalidInput
-from fable_core.journal.schedule import Plan, PrepScheduler, read_plans
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 CHILD = Path(__file__).with_name("prep_child.py")
 ZONES = ("UTC", "Asia/Tokyo", "America/New_York", "Pacific/Kiritimati", "Pacific/Pago_Pago")

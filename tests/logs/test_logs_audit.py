@@ -9,9 +9,9 @@ from sqlalchemy import text
 from starlette.applications import Starlette
 from support.users import make_user
 
-from fable_core.caller import Caller
 from fable_core.errors import InvalidInput, NotFound
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 WRONG = "not the password at all 91c2"
 

@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 from logs_helpers import Rows
 from sqlalchemy import insert
 
+from fable_core.admin.logs.retention import prune
 from fable_core.db.models import AppLog
-from fable_core.jobs import JOBS, run_job
-from fable_core.logs.retention import prune
+from fable_core.infra.jobs import JOBS, run_job
 from fable_core.runtime import Fable
 
 

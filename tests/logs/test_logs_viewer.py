@@ -20,13 +20,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from fable_core.accounts import create_api_key
-from fable_core.caller import Caller
 from fable_core.db.models import AppLog
 from fable_core.errors import FableError, InvalidInput
-from fable_core.events import EventBus
+from fable_core.identity.accounts import create_api_key
+from fable_core.infra.events import EventBus
 from fable_core.runtime import Fable
 from fable_core.tools import Context, Registry, tool
+from fable_core.tools.caller import Caller
 from fable_core.tools.dispatcher import Dispatcher, InternalError
 from fable_mcp.server import build_server
 from fable_web.context import WebContext

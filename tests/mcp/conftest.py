@@ -20,8 +20,8 @@ from mcp.client.stdio import StdioServerParameters
 from support.mcp_clients import FABLE_BIN, http_connect, make_key
 from support.servers import serve
 
-from fable_core.caller import Caller, Scope
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller, Scope
 from fable_mcp.http import create_app
 from fable_mcp.server import build_server
 

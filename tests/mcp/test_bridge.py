@@ -17,9 +17,9 @@ from sqlalchemy import func, select
 from support.mcp_clients import FABLE_BIN, ResourceUpdates, data, make_key, make_revocable_key, revoke_key
 from support.servers import free_port, serve
 
-from fable_core.caller import Caller
 from fable_core.db.models import Note
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_mcp.http import create_app
 from fable_web.app import create_app as create_web_app
 

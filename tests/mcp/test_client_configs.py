@@ -20,8 +20,8 @@ from support.mcp_clients import FABLE_BIN, as_a_host_starts, make_key
 from support.servers import serve
 from support.users import PASSWORD
 
-from fable_core.caller import Caller
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_web.app import create_app
 
 pytestmark = pytest.mark.slow

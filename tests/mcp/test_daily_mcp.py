@@ -7,9 +7,9 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from support.mcp_clients import data
 
-from fable_core.caller import Caller
 from fable_core.db.models import Moment
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 
 async def _count(fable: Fable) -> int:

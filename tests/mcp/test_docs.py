@@ -12,8 +12,8 @@ from pathlib import Path
 
 from support.mcp_clients import make_key
 
-from fable_core.caller import Caller
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_mcp.tools import offered
 from fable_mcp.toolsdoc import update
 

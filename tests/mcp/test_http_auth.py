@@ -17,10 +17,10 @@ from support.mcp_clients import (
 )
 from support.servers import serve
 
-from fable_core.caller import Caller
 from fable_core.config import load_settings
 from fable_core.db.models import ApiKey, User
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_mcp.http import create_app
 from fable_web.app import create_app as create_web_app
 

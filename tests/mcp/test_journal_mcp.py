@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from support.mcp_clients import data
 
-from fable_core.caller import Caller
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 
 async def test_an_agent_opens_and_prepares_today_and_reads_the_opener(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from support.mcp_clients import data
 
-from fable_core.caller import Caller
-from fable_core.notifications.notify import add_notifications
+from fable_core.people.notifications.notify import add_notifications
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 
 async def test_an_agent_reads_and_marks_its_inbox(connect_fast, fable: Fable, alice: Caller) -> None:

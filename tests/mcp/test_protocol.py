@@ -10,8 +10,8 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from support.mcp_clients import data, make_key
 
-from fable_core.caller import Caller
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_mcp.errors import protocol_errors
 from fable_mcp.instructions import INSTRUCTIONS
 

@@ -17,9 +17,9 @@ from pydantic import BaseModel
 from starlette.requests import Request
 from support.servers import serve
 
-from fable_core.caller import Caller
 from fable_core.runtime import Fable
 from fable_core.tools import Context, Registry, tool
+from fable_core.tools.caller import Caller
 from fable_mcp.http import create_app
 from fable_mcp.server import build_server
 

@@ -11,9 +11,9 @@ from mcp.client.subscriptions import ResourceUpdated
 from mcp.shared.exceptions import MCPError
 from support.mcp_clients import ResourceUpdates
 
-from fable_core.caller import Caller
 from fable_core.db.models import Project
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 
 async def test_projects_then_notes_are_listed_newest_first_and_templated(connect, call) -> None:

@@ -11,9 +11,9 @@ import pytest
 from sqlalchemy import select
 from support.mcp_clients import FABLE_BIN, make_key
 
-from fable_core.caller import Caller
 from fable_core.db.models import Note, User
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 MESSAGES = [
     {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {

@@ -12,9 +12,9 @@ import pytest
 from mcp import Client
 from mcp.client.subscriptions import ToolsListChanged
 
-from fable_core.caller import Caller
 from fable_core.capabilities import CAPABILITIES
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_mcp.server import build_server
 from fable_mcp.tools import PROFILES
 

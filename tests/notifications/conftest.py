@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from support.users import quick_user
 
-from fable_core.caller import Caller
-from fable_core.notifications.notify import add_notifications
+from fable_core.people.notifications.notify import add_notifications
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 alice = quick_user("alice")
 bob = quick_user("bob")

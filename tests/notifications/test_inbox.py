@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from fable_core.caller import Caller
 from fable_core.db.models import Notification
 from fable_core.errors import FableError, InvalidInput
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 
 async def _states(fable: Fable) -> list[tuple[Any, ...]]:

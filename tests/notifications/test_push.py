@@ -19,13 +19,13 @@ from sqlalchemy.dialects.postgresql import insert
 from support.push_service import PushService
 from support.servers import serve
 
-from fable_core.caller import Caller
 from fable_core.db.models import InstanceSetting, Notification, PushSubscription, Setting
 from fable_core.errors import Conflict, InvalidInput
-from fable_core.jobs import JOBS, Scheduler, run_job
-from fable_core.notifications.push import MAX_DEVICES
-from fable_core.notifications.sender import MAX_FAILURES, PushSender
+from fable_core.infra.jobs import JOBS, Scheduler, run_job
+from fable_core.people.notifications.push import MAX_DEVICES
+from fable_core.people.notifications.sender import MAX_FAILURES, PushSender
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import httpx
 import pytest
 from support.servers import serve
 
-from fable_core import instance
+from fable_core.admin import instance
 from fable_core.runtime import Fable
 from fable_web.app import create_app
 

@@ -14,7 +14,7 @@ from urllib.parse import parse_qsl, urlsplit
 import httpx
 from starlette.responses import Response
 
-from fable_core.login_sessions import start_session
+from fable_core.identity.login_sessions import start_session
 from fable_core.runtime import Fable
 from fable_web.sessions import COOKIE, SessionCodec
 

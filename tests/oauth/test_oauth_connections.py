@@ -9,10 +9,10 @@ from oauth_helpers import approve, authorization, browser, connect, pkce
 from sqlalchemy import select
 from support.mcp_clients import make_key
 
-from fable_core.caller import Caller
 from fable_core.db.models import AppLog
 from fable_core.errors import Forbidden, InvalidInput, NotFound
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 
 async def _actions(fable: Fable) -> list[str]:

@@ -13,9 +13,9 @@ from oauth_helpers import REDIRECT, authorization, browser, pkce, query_of, toke
 from support.servers import serve, serve_in_thread
 from support.web_site import FakeSite, web_site_app
 
-from fable_core import instance
-from fable_core.caller import Caller
+from fable_core.admin import instance
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_web.app import create_app
 
 

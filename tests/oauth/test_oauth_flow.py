@@ -15,8 +15,8 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull,
 from oauth_helpers import REDIRECT, query_of
 from support.users import PASSWORD
 
-from fable_core.caller import Caller
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 
 class _Memory:

@@ -8,9 +8,9 @@ import httpx
 from oauth_helpers import REDIRECT, approve, authorization, browser, connect, pkce, register, tokens
 from sqlalchemy import select, update
 
-from fable_core.caller import Caller
 from fable_core.db.models import AppLog, OAuthCode
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 
 async def _audited(fable: Fable, action: str) -> list[AppLog]:
@@ -136,7 +136,7 @@ async def test_read_scope_tokens_run_read_tools_only(http: httpx.AsyncClient, fa
 async def test_a_token_for_a_resource_this_fable_no_longer_is_refused(
         http: httpx.AsyncClient, fable: Fable, alice: Caller) -> None:
     _, issued = await connect(fable, http, alice.user_id)
-    from fable_core import instance
+    from fable_core.admin import instance
 
     async with fable.db.transaction() as session:
         await instance.set_public_url(session, "https://moved.example")
@@ -167,8 +167,8 @@ async def test_token_endpoint_bad_input(http: httpx.AsyncClient, oauth_url: str)
 async def test_the_hourly_job_prunes_codes_and_tokens_long_expired(
         http: httpx.AsyncClient, fable: Fable, alice: Caller) -> None:
     from fable_core.db.models import OAuthToken
-    from fable_core.jobs import JOBS, run_job
-    from fable_core.oauth.cleanup import prune
+    from fable_core.identity.oauth.cleanup import prune
+    from fable_core.infra.jobs import JOBS, run_job
 
     _, issued = await connect(fable, http, alice.user_id)
     assert "prune_oauth" in JOBS and await run_job(fable, "prune_oauth")

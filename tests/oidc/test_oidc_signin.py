@@ -19,7 +19,7 @@ from support.users import PASSWORD, make_user
 
 from fable_core.db.models import LoginSession, User, UserIdentity
 from fable_core.errors import Unauthenticated
-from fable_core.oidc import OidcClient
+from fable_core.identity.oidc import OidcClient
 from fable_core.runtime import Fable
 from fable_web.cli import main
 

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from fable_core.caller import Caller
 from fable_core.config import Settings, load_settings
 from fable_core.db.database import Database
 from fable_core.db.models import RecentWrite
 from fable_core.db.replica import lsn
 from fable_core.errors import InvalidInput
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 
 def test_readrep_the_url_comes_from_the_variable_or_its_file(tmp_path: Path) -> None:

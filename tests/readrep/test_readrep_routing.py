@@ -19,11 +19,11 @@ from bench.machine import record
 from bench.memory import PeakMemory
 from bench.readrep import _world, figures, render, run
 from bench.standby import StreamingReplica
-from fable_core.accounts import create_api_key
-from fable_core.caller import Caller
 from fable_core.config import Settings
 from fable_core.errors import NotFound
+from fable_core.identity.accounts import create_api_key
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_web.app import create_app
 
 

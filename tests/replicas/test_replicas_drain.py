@@ -21,9 +21,9 @@ from support.fake_llm import FakeLLM, Reply
 from support.mcp_clients import http_connect, make_key
 from support.servers import serve
 
-from fable_core.caller import Caller
 from fable_core.db.models import Message
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_web.app import create_app
 from fable_web.drain import Drain
 

@@ -15,11 +15,11 @@ from support.fake_llm import FakeLLM, Reply
 
 from fable_core.assistant.generation import StreamEvent
 from fable_core.assistant.service import Assistant
-from fable_core.caller import Caller
 from fable_core.config import Settings
 from fable_core.db.models import Generation, GenerationEvent, Message
 from fable_core.errors import Conflict
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 WORDS = "one two three four five six seven eight nine ten eleven twelve"
 

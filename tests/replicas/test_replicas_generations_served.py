@@ -17,8 +17,8 @@ import httpx
 from support.fake_llm import FakeLLM, Reply
 from support.mcp_clients import make_key
 
-from fable_core.caller import Caller
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 WORDS = " ".join(f"w{i}" for i in range(40))
 

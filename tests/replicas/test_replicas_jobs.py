@@ -10,7 +10,7 @@ import textwrap
 from datetime import UTC, datetime, timedelta
 
 from fable_core.config import Settings
-from fable_core.jobs import Job, Scheduler, job, run_job
+from fable_core.infra.jobs import Job, Scheduler, job, run_job
 from fable_core.runtime import Fable
 
 
@@ -53,7 +53,7 @@ _HOLDER = textwrap.dedent("""
     import asyncio, sys
     from datetime import datetime
     from fable_core.config import load_settings
-    from fable_core.jobs import job, run_job
+    from fable_core.infra.jobs import job, run_job
     from fable_core.runtime import Fable
 
     table = {}

@@ -2,10 +2,10 @@
 
 Each replica remembers who a key or a session cookie stands for for ``TTL`` (2 s). A revocation
 through one replica (a key revoked, a user disabled, a session ended or signed out) is announced on commit
-(:mod:`fable_core.revocations`): the other replica refuses the credential at once, though it
+(:mod:`fable_core.identity.revocations`): the other replica refuses the credential at once, though it
 answered with it a moment before, well within the TTL that stays the bound if a notice is lost.
 The sign-in limit per address counts attempts on every replica together (it lives in
-PostgreSQL, :mod:`fable_core.rate_limits`).
+PostgreSQL, :mod:`fable_core.infra.rate_limits`).
 """
 
 from __future__ import annotations
@@ -22,19 +22,19 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from support.mcp_clients import make_key, make_revocable_key, revoke_key
 from support.users import PASSWORD, make_user
 
-from fable_core import accounts, login_sessions
-from fable_core.caller import Caller
 from fable_core.config import Settings
 from fable_core.db.database import Database
 from fable_core.db.listener import Listener
 from fable_core.db.models import ApiKey
 from fable_core.errors import Unauthenticated
-from fable_core.key_callers import TTL
-from fable_core.oauth.clients import register_client
-from fable_core.oauth.server import revoke_token
-from fable_core.rate_limits import LIMITS
-from fable_core.revocations import CHANNEL
+from fable_core.identity import accounts, login_sessions
+from fable_core.identity.key_callers import TTL
+from fable_core.identity.oauth.clients import register_client
+from fable_core.identity.oauth.server import revoke_token
+from fable_core.identity.revocations import CHANNEL
+from fable_core.infra.rate_limits import LIMITS
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_web.sessions import COOKIE
 
 # A refusal sooner than this after the replica last accepted (and remembered) the credential

@@ -19,9 +19,9 @@ from mcp.shared.exceptions import MCPError
 from sqlalchemy import select
 from support.mcp_clients import ResourceUpdates, data, http_connect, make_key
 
-from fable_core.caller import Caller
 from fable_core.db.models import McpSession
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_mcp.session_routes import FORWARDED
 
 _ACCEPT = {"accept": "application/json, text/event-stream"}

@@ -17,10 +17,10 @@ from sqlalchemy import func, select, update
 from support.mcp_clients import make_key
 from support.servers import free_port, serve
 
-from fable_core.caller import Caller
 from fable_core.db.models import McpSession
-from fable_core.mcp_sessions import STALE, SessionRegistry
+from fable_core.infra.mcp_sessions import STALE, SessionRegistry
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_mcp.http import create_app
 
 _ACCEPT = {"accept": "application/json, text/event-stream"}

@@ -14,8 +14,8 @@ import pytest
 from support.mcp_clients import make_key
 
 from bench.standby import StreamingReplica, streaming_replica
-from fable_core.caller import Caller
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 
 @pytest.fixture

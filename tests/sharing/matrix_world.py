@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from itertools import count
 from typing import Any
 
-from fable_core.caller import Caller
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 __all__ = ["LEVEL", "PRIVATE", "ROLES", "SHARED", "People", "World", "build_world"]
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from fable_core.caller import Caller
 from fable_core.errors import NotFound, RateLimited
-from fable_core.rate_limits import LIMITS
+from fable_core.infra.rate_limits import LIMITS
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 
 async def test_names_that_match_nobody_are_limited_per_user(fable: Fable, alice: Caller, bob: Caller) -> None:

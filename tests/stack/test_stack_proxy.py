@@ -20,9 +20,9 @@ from support.fake_llm import FakeLLM, Reply
 from support.mcp_clients import make_key
 from support.servers import serve
 
-from fable_core.caller import Caller
 from fable_core.config import Settings
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_web.app import create_app
 from fable_web.drain import Drain
 

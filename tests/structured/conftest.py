@@ -12,9 +12,9 @@ from structured_helpers import Api
 from support.servers import serve
 from support.users import quick_user
 
-from fable_core.accounts import create_api_key
-from fable_core.caller import Caller
+from fable_core.identity.accounts import create_api_key
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_web.app import create_app
 
 alice = quick_user("alice")

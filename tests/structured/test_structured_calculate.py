@@ -12,12 +12,12 @@ import pytest
 from mcp import Client
 from structured_helpers import Api, Call
 
+from fable_core.assistant.calculator.evaluator import evaluate
 from fable_core.assistant.toolpick import ToolPicker
-from fable_core.availability import Availability
-from fable_core.calculator.evaluator import evaluate
-from fable_core.caller import Caller
 from fable_core.errors import InvalidInput
 from fable_core.runtime import Fable
+from fable_core.tools.availability import Availability
+from fable_core.tools.caller import Caller
 from fable_mcp.server import build_server
 
 TODAY = date(2026, 12, 5)

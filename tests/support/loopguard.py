@@ -5,7 +5,7 @@ CPU time, not wall time: a loaded machine makes callbacks slower without making 
 and the suite must stay green there; what it catches is work that would stall every other user
 of a process on any machine (a quadratic regex, a render, a diff on the loop). Each callback is
 timed where asyncio runs it (``Handle._run``, which every callback and every task step goes
-through); the production half is :mod:`fable_core.loopwatch`.
+through); the production half is :mod:`fable_core.infra.loopwatch`.
 
 Only a test's own phase counts: the setup of session fixtures (a Fable opening, its first
 imports) happens once per process before anything is served. Garbage collection is not counted

@@ -18,9 +18,9 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from fable_core.accounts import create_api_key, revoke_api_key
-from fable_core.caller import Caller, Scope
+from fable_core.identity.accounts import create_api_key, revoke_api_key
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller, Scope
 
 __all__ = ["FABLE_BIN", "HOST_PATH", "ResourceUpdates", "as_a_host_starts", "data", "http_client", "http_connect",
            "make_key", "make_revocable_key", "revoke_key"]

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from fable_core.accounts import create_user
-from fable_core.caller import Caller
-from fable_core.passwords import hash_password
+from fable_core.identity.accounts import create_user
+from fable_core.identity.passwords import hash_password
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 __all__ = ["PASSWORD", "make_user", "quick_user"]
 

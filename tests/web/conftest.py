@@ -15,9 +15,9 @@ from sqlalchemy import func, select
 from starlette.applications import Starlette
 from web_helpers import BASE, make_client, signed_in
 
-from fable_core.caller import Caller
 from fable_core.db.models import Base
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_web.app import create_app
 
 

@@ -8,9 +8,9 @@ from starlette.applications import Starlette
 from support.users import PASSWORD
 from web_helpers import BASE, error_of, make_client, signed_in
 
-from fable_core.caller import Caller
 from fable_core.db.models import LoginSession, User
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 
 async def test_first_user_registers_as_admin_and_is_signed_in(client: httpx.AsyncClient) -> None:

@@ -13,10 +13,10 @@ from starlette.applications import Starlette
 from support.mcp_clients import make_key
 from web_helpers import BASE, error_of, make_client, signed_in
 
-from fable_core.caller import Caller
 from fable_core.db.models import AppLog
 from fable_core.runtime import Fable
 from fable_core.tools import REGISTRY
+from fable_core.tools.caller import Caller
 from fable_web import admin_api, instance_api
 from fable_web.routing import ApiRoute
 

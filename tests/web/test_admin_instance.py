@@ -15,8 +15,8 @@ from support.smtp import Inbox, smtp_server
 from support.users import PASSWORD
 from web_helpers import BASE, error_of, make_client, signed_in
 
-from fable_core.caller import Caller
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_web.app import create_app
 
 SECRET = "correct horse battery staple"  # the SMTP login's

@@ -12,9 +12,9 @@ from support.mcp_clients import make_key
 from support.users import make_user
 from web_helpers import error_of, make_client, signed_in
 
-from fable_core.caller import Caller
 from fable_core.db.models import Note, Project, Share, User
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 
 async def _users(client: httpx.AsyncClient) -> dict[str, dict]:
@@ -134,8 +134,8 @@ async def test_deleting_a_user_takes_their_data_and_every_share_to_or_from_them(
 
 
 async def test_the_last_admin_cannot_be_deleted_even_by_an_operator(fable: Fable, alice: Caller) -> None:
-    from fable_core import admin
-    from fable_core.audit import Actor
+    from fable_core.admin import users as admin
+    from fable_core.admin.audit import Actor
     from fable_core.errors import InvalidInput
 
     with pytest.raises(InvalidInput, match="'alice' is the last active admin"):

@@ -6,7 +6,7 @@ import httpx
 from starlette.applications import Starlette
 from web_helpers import BASE, error_of, make_client
 
-from fable_core.caller import Caller
+from fable_core.tools.caller import Caller
 
 
 async def _key(session: httpx.AsyncClient, scope: str = "write", name: str = "script") -> dict:

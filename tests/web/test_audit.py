@@ -8,8 +8,8 @@ from sqlalchemy import text
 from support.smtp import smtp_server
 from web_helpers import error_of
 
-from fable_core.caller import Caller
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 SECRET = "the smtp login's own secret"
 

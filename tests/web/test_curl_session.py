@@ -19,8 +19,8 @@ from typing import Any
 
 from support.servers import serve
 
-from fable_core.caller import Caller
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_web.app import create_app
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -22,11 +22,11 @@ import pytest
 from web_helpers import error_of
 
 from fable_core.assistant.context import page_text
-from fable_core.caller import Caller
 from fable_core.errors import InvalidInput, PayloadTooLarge
-from fable_core.feeds.parsing import parse
-from fable_core.research.extract import read_page
+from fable_core.outside.feeds.parsing import parse
+from fable_core.outside.research.extract import read_page
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 HEADINGS = "# a\n" * 8000
 URLS = "see www.example.com and http://x.example/z " * 7000  # ~300 kB, one paragraph

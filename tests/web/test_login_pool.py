@@ -18,8 +18,8 @@ from starlette.applications import Starlette
 from support.users import PASSWORD
 from web_helpers import BASE, make_client
 
-from fable_core.caller import Caller
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 # Transactions that read or lock an account and then sit idle for a fifth of a second: what a
 # password check inside the transaction looked like (each waited its turn at the hasher, a tenth of

@@ -5,9 +5,9 @@ from __future__ import annotations
 import httpx
 from web_helpers import error_of
 
-from fable_core.caller import Caller
-from fable_core.notifications.notify import add_notifications
+from fable_core.people.notifications.notify import add_notifications
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 KEY = "BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM"
 AUTH = "tBHItJI5svbpez7KI4CCXg"

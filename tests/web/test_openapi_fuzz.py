@@ -23,8 +23,8 @@ from support.searxng import FakeSearxng, searxng_app
 from support.servers import serve, serve_in_thread
 from support.weather import FakeWeather, weather_app
 
-from fable_core.caller import Caller
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_web.app import create_app
 
 pytestmark = pytest.mark.slow

@@ -7,9 +7,9 @@ from starlette.applications import Starlette
 from support.users import PASSWORD
 from web_helpers import BASE, error_of, make_client, signed_in
 
-from fable_core.caller import Caller
-from fable_core.rate_limits import prune_stale_hits
+from fable_core.infra.rate_limits import prune_stale_hits
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_web.app import create_app
 from fable_web.ratelimit import LIMITS
 

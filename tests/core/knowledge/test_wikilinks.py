@@ -94,7 +94,7 @@ async def test_a_link_to_a_title_several_notes_share_points_at_the_oldest(call) 
 
 
 async def test_creating_notes_announces_each_new_note(call, fable, alice) -> None:
-    from fable_core.events import NoteChanged
+    from fable_core.infra.events import NoteChanged
 
     heard: list[object] = []
     unsubscribe = fable.events.subscribe(heard.append)

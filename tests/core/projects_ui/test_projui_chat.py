@@ -12,11 +12,11 @@ from assistant.helpers import new_conversation, text_of, turn
 from mcp import Client
 from support.fake_llm import FakeLLM, Reply
 
-from fable_core.accounts import create_api_key
 from fable_core.assistant.service import Assistant
-from fable_core.caller import Caller
 from fable_core.errors import Conflict, InvalidInput, NotFound, Unavailable
+from fable_core.identity.accounts import create_api_key
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_mcp.server import build_server
 from fable_web.app import create_app
 

@@ -8,8 +8,8 @@ import httpx
 import pytest
 from support.mcp_clients import make_key
 
-from fable_core.caller import Caller
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_web.app import create_app
 
 

@@ -9,10 +9,10 @@ import pytest
 from mcp import Client
 from sqlalchemy import func, select
 
-from fable_core.caller import Caller
 from fable_core.db.models import Note
 from fable_core.errors import Conflict, NeedsConfirmation
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_mcp.server import build_server
 
 

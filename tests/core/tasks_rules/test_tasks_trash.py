@@ -9,8 +9,8 @@ import httpx
 import pytest
 
 from fable_core.errors import Conflict, NotFound
+from fable_core.knowledge.trash.trash import purge
 from fable_core.runtime import Fable
-from fable_core.trash.trash import purge
 
 
 async def test_a_deleted_note_waits_in_the_trash_and_comes_back_whole(call, bob) -> None:

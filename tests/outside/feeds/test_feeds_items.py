@@ -9,9 +9,9 @@ from feeds_samples import atom, rss
 from outside_helpers import Call
 from support.web_site import FakeSite
 
-from fable_core.caller import Caller
 from fable_core.errors import NotFound
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 WEATHER = rss("Weather desk", [
     ("Storm warning for the coast", "<p>Gale force winds and heavy rain along the coast tonight.</p>"),

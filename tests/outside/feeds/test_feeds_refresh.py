@@ -15,7 +15,7 @@ from sqlalchemy import select, update
 from support.web_site import FakeSite
 
 from fable_core.db.models import Feed
-from fable_core.jobs import run_job
+from fable_core.infra.jobs import run_job
 from fable_core.runtime import Fable
 
 

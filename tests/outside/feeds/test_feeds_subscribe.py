@@ -11,9 +11,9 @@ from outside_helpers import Api, Call
 from support.mcp_clients import data, http_connect, make_key
 from support.web_site import FakeSite
 
-from fable_core.caller import Caller
 from fable_core.errors import Conflict, InvalidInput, NotFound, Unavailable
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 NEWS = rss("Daily News", [
     ("Rain expected", "<p>Bring an <b>umbrella</b>.</p><script>alert('x')</script>"),

@@ -20,12 +20,12 @@ from support.mcp_clients import http_connect, make_key
 from support.searxng import FakeSearxng, image_result
 from support.web_site import FakeSite
 
-from fable_core.caller import Caller
 from fable_core.db.models import Image
 from fable_core.errors import InvalidInput, NotFound
-from fable_core.images.store import image_path
+from fable_core.infra.ssrf import Blocked
+from fable_core.outside.images.store import image_path
 from fable_core.runtime import Fable
-from fable_core.ssrf import Blocked
+from fable_core.tools.caller import Caller
 from fable_mcp.server import build_server
 
 RED, BLUE = png(200, 30, 30), png(30, 30, 200)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from support.images import png
 
-from fable_core.caller import Caller
+from fable_core.tools.caller import Caller
 from fable_web.cli import main
 
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import pytest
 from support.images import png
 
-from fable_core.caller import Caller
 from fable_core.errors import NotFound
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 
 async def test_an_editor_cannot_plant_the_owners_image_ids_to_read_them(fable: Fable, alice: Caller,

@@ -11,8 +11,8 @@ from support.fake_llm import FakeLLM
 from support.searxng import FakeSearxng
 from support.web_site import FakeSite
 
-from fable_core.research import pipeline
-from fable_core.research.runner import generations, research_key
+from fable_core.outside.research import pipeline
+from fable_core.outside.research.runner import generations, research_key
 from fable_core.runtime import Fable
 
 

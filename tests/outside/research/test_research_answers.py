@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fable_core.research.pipeline import Section, outline_from, queries_from
+from fable_core.outside.research.pipeline import Section, outline_from, queries_from
 
 
 def test_queries_are_read_from_json_a_list_or_lines_and_fall_back_to_the_question() -> None:

@@ -13,9 +13,9 @@ from support.fake_llm import FakeLLM, Reply
 from support.searxng import FakeSearxng, result
 from support.web_site import FakeSite
 
-from fable_core.caller import Caller
-from fable_core.research.pipeline import STAGGER
+from fable_core.outside.research.pipeline import STAGGER
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 
 async def run_research(fable: Fable, caller: Caller, question: str = QUESTION,

@@ -14,11 +14,11 @@ from research_helpers import QUESTION, Recorder, outlining, until
 from sqlalchemy import text
 from support.fake_llm import FakeLLM
 
-from fable_core.caller import Caller
 from fable_core.config import Settings
 from fable_core.errors import Conflict
-from fable_core.research.runner import generations, research_key
+from fable_core.outside.research.runner import generations, research_key
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 
 @pytest.fixture

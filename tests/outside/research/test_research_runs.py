@@ -18,12 +18,12 @@ from support.mcp_clients import data, http_connect, make_key
 from support.searxng import FakeSearxng
 from support.web_site import FakeSite
 
-from fable_core.caller import Caller
 from fable_core.db.models import ResearchRun
 from fable_core.errors import Conflict, InvalidInput, NotFound
-from fable_core.research import runner
-from fable_core.research.runner import generations, research_key, sweep_interrupted
+from fable_core.outside.research import runner
+from fable_core.outside.research.runner import generations, research_key, sweep_interrupted
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 
 
 async def test_a_run_goes_on_in_the_background_and_is_followed_from_where_one_left(

@@ -11,9 +11,9 @@ import pytest
 from outside_helpers import TIMEOUT, Api, Call
 from support.searxng import FakeSearxng, result
 
-from fable_core.caller import Caller
 from fable_core.errors import InvalidInput, Unavailable
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_core.tools.registry import REGISTRY
 
 PAGES = [result("https://example.org/a", "Sourdough basics", "Flour, water,  salt\nand time."),

@@ -11,9 +11,9 @@ import pytest
 from mcp import Client
 from web_helpers import error_of
 
-from fable_core.caller import Caller
 from fable_core.errors import InvalidInput
 from fable_core.runtime import Fable
+from fable_core.tools.caller import Caller
 from fable_mcp.server import build_server
 
 Call = Any

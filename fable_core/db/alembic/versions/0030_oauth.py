@@ -3,7 +3,7 @@
 Revision ID: 0030
 Revises: 0028
 
-Fable as its own OAuth 2.1 authorization server for MCP clients (:mod:`fable_core.oauth`):
+Fable as its own OAuth 2.1 authorization server for MCP clients (:mod:`fable_core.identity.oauth`):
 registered clients, each person's approval of a client (a connection), single-use
 authorization codes and the access and refresh tokens, all secrets stored as SHA-256.
 """

@@ -6,7 +6,7 @@ import { clear, h, relativeTime, toast } from "../dom.js";
 import { navigate } from "../router.js";
 
 const POLL_MS = 60000;
-// Where a notification leads: the same table as the push sender's (fable_core/notifications/sender.py).
+// Where a notification leads: the same table as the push sender's (fable_core/people/notifications/sender.py).
 const LINKS = [["conversation_id", "/chat/"], ["note_id", "/notes/"], ["project_id", "/projects/"]];
 
 export function notificationLink(data) {

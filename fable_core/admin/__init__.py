@@ -1,0 +1,2 @@
+"""Running the instance: its settings and registration, outgoing mail, users, the audit trail and
+the logs."""

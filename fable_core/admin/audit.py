@@ -1,0 +1,113 @@
+"""The audit log: every administrative action, who did it, to what, in ``app_logs`` (category
+``audit``), and the page of it admins read.
+
+A row is written in the transaction of the action it records, so it exists exactly when the
+action committed (a refused action changes nothing and leaves no row; an outcome that is not a
+database change, a test mail, is recorded on its own). ``details`` holds the target and what
+changed, never a secret: no password, token or key, only whether one was set.
+
+Actors are admins in a signed-in session (``web``) or operators at a shell (``cli``, named by
+their system account), whose commands need no Fable account at all, and, for what users do to
+their own things (sign-in, API keys, shares), the user on whatever surface they came by.
+
+To audit something, in the transaction that does it::
+
+    from fable_core.admin.audit import Actor, Target, audit
+
+    await audit(session, Actor.of(ctx.caller), "export.create", Target("export", row.id), notes=12)
+
+(``Actor.of`` takes a tool's caller; a web handler with a session uses ``Actor(info.user_id,
+info.username, "web")``; a shell command ``Actor.operator()``). Name actions ``thing.verb``.
+Something that is not a database change (a refused sign-in) goes in a transaction of its own.
+Admins read them with ``list_logs(category="audit")``.
+"""
+
+from __future__ import annotations
+
+import getpass
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from sqlalchemy import select, tuple_
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from fable_core.db.models import AppLog
+from fable_core.errors import InvalidInput
+from fable_core.tools.caller import Caller
+from fable_core.tools.paging import decode_cursor, encode_cursor
+
+__all__ = ["Actor", "Target", "audit", "audit_page"]
+
+CATEGORY = "audit"
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """Who did it."""
+
+    account_id: int | None  # the admin's account; None for an operator at a shell
+    name: str
+    surface: Literal["web", "cli", "mcp", "rest", "assistant", "internal"]
+
+    @classmethod
+    def of(cls, caller: Caller) -> Actor:
+        """The caller of a tool."""
+        return cls(caller.user_id, (caller.username or f"user:{caller.user_id}")[:64], caller.surface)
+
+    @classmethod
+    def operator(cls) -> Actor:
+        """The person at this shell (``fable user ...``)."""
+        try:
+            who = getpass.getuser()
+        except (OSError, KeyError):  # no name for this uid (a container's)
+            who = "unknown"
+        return cls(None, f"cli:{who}"[:64], "cli")
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What it was done to: ``Target("user", 3, "bob")``."""
+
+    kind: str
+    id: int | str | None = None
+    name: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {k: v for k, v in (("kind", self.kind), ("id", self.id), ("name", self.name)) if v is not None}
+
+
+async def audit(session: AsyncSession, actor: Actor, action: str, target: Target | None = None,
+                **details: Any) -> None:
+    """Record ``action`` (``user.disable``) in the caller's transaction."""
+    data = ({"target": target.as_json()} if target else {}) | details
+    session.add(AppLog(category=CATEGORY, user_id=actor.account_id, username=actor.name[:64], action=action[:100],
+                       surface=actor.surface, details=data or None))
+    await session.flush()
+
+
+async def audit_page(session: AsyncSession, limit: int, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    """The newest audit rows first, ``limit`` at a time, and the cursor of the next page
+    (kept in ``(created_at, id)`` order, which the category's index serves)."""
+    position = decode_cursor(cursor, "audit")
+    statement = select(AppLog).where(AppLog.category == CATEGORY)
+    if position is not None:
+        try:
+            after = (datetime.fromisoformat(position[0]), int(position[1]))
+        except (IndexError, TypeError, ValueError) as e:
+            raise InvalidInput("cursor is not valid for this listing; pass next_cursor unchanged",
+                               field="cursor") from e
+        statement = statement.where(tuple_(AppLog.created_at, AppLog.id) < after)
+    rows = list(await session.scalars(statement.order_by(AppLog.created_at.desc(), AppLog.id.desc())
+                                      .limit(limit + 1)))
+    more = len(rows) > limit
+    rows = rows[:limit]
+    next_cursor = encode_cursor("audit", [rows[-1].created_at.isoformat(), rows[-1].id]) if more else None
+    return [_entry(r) for r in rows], next_cursor
+
+
+def _entry(row: AppLog) -> dict[str, Any]:
+    details = dict(row.details or {})
+    return {"id": row.id, "at": row.created_at.isoformat(), "actor": row.username, "actor_id": row.user_id,
+            "surface": row.surface, "action": row.action, "target": details.pop("target", None),
+            "details": details}

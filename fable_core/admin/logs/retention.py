@@ -1,0 +1,59 @@
+"""How long app logs are kept: the ``prune_logs`` job, hourly, days per category from settings
+(``FABLE_LOG_RETENTION_<CATEGORY>_DAYS``).
+
+One process runs it at a time (jobs are claimed by advisory lock across replicas). It deletes in
+batches of :data:`BATCH` rows, each its own short transaction, so a large backlog (the first run
+after lowering a setting) never holds a long lock or a huge transaction.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from sqlalchemy import delete, select
+
+from fable_core.config import Settings
+from fable_core.db.database import Database, rowcount
+from fable_core.db.models import AppLog
+from fable_core.infra.jobs import job
+
+if TYPE_CHECKING:
+    from fable_core.runtime import Fable
+
+__all__ = ["BATCH", "keep_days", "prune"]
+
+BATCH = 5000
+
+
+def keep_days(settings: Settings) -> dict[str, int]:
+    """Days each category is kept."""
+    return {"audit": settings.fable_log_retention_audit_days,
+            "request": settings.fable_log_retention_request_days,
+            "error": settings.fable_log_retention_error_days,
+            "usage": settings.fable_log_retention_usage_days}
+
+
+@job(cron="41 * * * *")
+async def prune_logs(fable: Fable) -> None:
+    """Delete app log rows past their category's keeping time."""
+    await prune(fable.db, fable.settings)
+
+
+async def prune(db: Database, settings: Settings, now: datetime | None = None, batch: int = BATCH) -> dict[str, int]:
+    """Delete what is past its keeping time as of ``now``; how many rows of each category."""
+    now = now or datetime.now(UTC)
+    deleted: dict[str, int] = {}
+    for category, days in keep_days(settings).items():
+        cutoff = now - timedelta(days=days)
+        total = 0
+        while True:
+            doomed = (select(AppLog.id).where(AppLog.category == category, AppLog.created_at < cutoff)
+                      .limit(batch).scalar_subquery())
+            async with db.transaction() as session:
+                count = rowcount(await session.execute(delete(AppLog).where(AppLog.id.in_(doomed))))
+            total += count
+            if count < batch:
+                break
+        deleted[category] = total
+    return deleted

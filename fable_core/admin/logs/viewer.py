@@ -1,0 +1,104 @@
+"""``list_logs``: the admin's view of ``app_logs``, every category, newest first, filtered and paged.
+
+Errors carry their tracebacks here, and only here: the tool is for admins (``admin=True``), so
+nobody else is offered it or may run it, on any surface.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field, StringConstraints
+from sqlalchemy import String, cast, or_, select, tuple_
+from sqlalchemy.sql.elements import ColumnElement
+
+from fable_core.db.models import AppLog
+from fable_core.errors import InvalidInput
+from fable_core.knowledge.types import Cursor
+from fable_core.knowledge.views import absent_when_none
+from fable_core.tools import Context, Route, tool
+from fable_core.tools.paging import decode_cursor, encode_cursor
+
+__all__ = ["CATEGORIES", "LogEntry", "LogPage", "list_logs"]
+
+CATEGORIES = ("audit", "error", "request", "usage")
+Category = Literal["audit", "error", "request", "usage"]
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+PageSize = Annotated[int, Field(ge=1, le=200)]
+
+
+class LogEntry(BaseModel):
+    id: int
+    at: datetime
+    category: str
+    action: str = Field(description="audit: user.disable, auth.sign_in...; usage/error: the tool; request: the route.")
+    user: str | None = absent_when_none("Who (the account's name then).")
+    user_id: int | None = absent_when_none()
+    surface: str | None = absent_when_none()
+    method: str | None = absent_when_none()
+    status: int | None = absent_when_none()
+    duration_ms: float | None = absent_when_none()
+    error_type: str | None = absent_when_none()
+    error_message: str | None = absent_when_none()
+    traceback: str | None = absent_when_none()
+    target: dict[str, Any] | None = absent_when_none()
+    details: dict[str, Any] | None = absent_when_none()
+
+
+class LogPage(BaseModel):
+    items: list[LogEntry]
+    next_cursor: str | None = None
+
+
+@tool(group="admin", title="List app logs", scope="read", admin=True, credentials="session",
+      route=Route("GET", "/logs"))
+async def list_logs(ctx: Context, category: Category | None = None, since: datetime | None = None,
+                    until: datetime | None = None, user: Text | None = None, action: Text | None = None,
+                    query: Text | None = None, limit: PageSize = 50, cursor: Cursor = None) -> LogPage:
+    """Admin: app logs newest first. category audit|error|request|usage; since/until;
+    user (name); action (prefix); query (text in action, details, error)."""
+    if since is not None and until is not None and since >= until:
+        raise InvalidInput("since must be before until", field="since")
+    position = decode_cursor(cursor, "logs")
+    conditions: list[ColumnElement[bool]] = []
+    if category is not None:
+        conditions.append(AppLog.category == category)
+    if since is not None:
+        conditions.append(AppLog.created_at >= since)
+    if until is not None:
+        conditions.append(AppLog.created_at < until)
+    if user is not None:
+        conditions.append(AppLog.username.ilike(_escape(user), escape="\\"))
+    if action is not None:
+        conditions.append(AppLog.action.ilike(_escape(action) + "%", escape="\\"))
+    if query is not None:
+        like = "%" + _escape(query) + "%"
+        conditions.append(or_(AppLog.action.ilike(like, escape="\\"), AppLog.error_message.ilike(like, escape="\\"),
+                              cast(AppLog.details, String).ilike(like, escape="\\")))
+    if position is not None:
+        try:
+            after = (datetime.fromisoformat(position[0]), int(position[1]))
+        except (IndexError, TypeError, ValueError) as e:
+            raise InvalidInput("cursor is not valid for this listing; pass next_cursor unchanged",
+                               field="cursor") from e
+        conditions.append(tuple_(AppLog.created_at, AppLog.id) < after)
+    rows = list(await ctx.session.scalars(select(AppLog).where(*conditions)
+                                          .order_by(AppLog.created_at.desc(), AppLog.id.desc()).limit(limit + 1)))
+    more = len(rows) > limit
+    rows = rows[:limit]
+    next_cursor = encode_cursor("logs", [rows[-1].created_at.isoformat(), rows[-1].id]) if more else None
+    return LogPage(items=[entry(r) for r in rows], next_cursor=next_cursor)
+
+
+def entry(row: AppLog) -> LogEntry:
+    details = dict(row.details or {})
+    target = details.pop("target", None)
+    return LogEntry(id=row.id, at=row.created_at, category=row.category, action=row.action, user=row.username,
+                    user_id=row.user_id, surface=row.surface, method=row.method, status=row.status_code,
+                    duration_ms=row.duration_ms, error_type=row.error_type, error_message=row.error_message,
+                    traceback=row.traceback, target=target, details=details or None)
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")

@@ -1,0 +1,228 @@
+"""The morning prep: gather the day's sections, write the opener, store it as the first message
+of the day's journal conversation.
+
+1. **Claim** the day's ``journal_days`` row (made if new), locked ``FOR UPDATE``: it turns
+   ``preparing``. Whoever finds it ``preparing`` (another process, a second click) does not
+   prepare it too; a claim older than :data:`STALE_CLAIM` (its process died) may be taken over.
+2. **Gather** every registered section (:func:`fable_core.daily.journal.sections.sections`), in
+   order, as the day's user, in one read-only session: deterministic and cheap (the budget is
+   100 ms at 100k notes, see ``bench/journal.py``). A section that raises is logged and left out.
+3. **Write** the opener: one LLM call turns the gathered JSON into a few sentences of prose;
+   with no model configured, or when the call fails, each section's ``render`` writes its
+   lines (a structured opener). ``opener_source`` says which.
+4. **Store** it as an assistant message and mark the day ``done``.
+
+Preparing twice never makes two openers. The scheduled prep (:mod:`.schedule`) prepares a day
+once: a day already done, being prepared, or failed is left alone; a day the user has already
+written in is ``skipped`` (the opener must come first). "Prepare now" (:func:`prepare_journal`)
+*replaces* the opener until the user has written in the day; after that it refuses (Conflict),
+since the opener would no longer be the first message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time as clock
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import delete, exists, func, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from fable_core.assistant.providers import NoProvider
+
+# the sections the journal writes itself: imported so that they are registered wherever the prep is
+from fable_core.daily.journal import morning  # noqa: F401
+from fable_core.daily.journal.days import Day, DayView, check_day, day_view, journal_clock, open_day, prep_day, today_of
+from fable_core.daily.journal.sections import PrepDay, Section, sections
+from fable_core.db.models import Conversation, JournalDay, Message, User
+from fable_core.errors import Conflict, FableError, NotFound
+from fable_core.people.preferences.personal import DEFAULT_MODEL
+from fable_core.people.profile.prompt import profile_prompt
+from fable_core.tools import Context, Route, tool
+from fable_core.tools.caller import Caller
+from fable_core.tools.preferences import read_settings
+
+if TYPE_CHECKING:
+    from fable_core.runtime import Fable
+
+__all__ = ["STALE_CLAIM", "Gathered", "gather", "prepare", "structured_opener", "user_caller"]
+
+_log = logging.getLogger(__name__)
+STALE_CLAIM = timedelta(minutes=5)
+OPENER_TOKENS = 400
+_PROMPT = (
+    "You write the opening note of {who}'s daily journal for {day}. From the JSON below (what "
+    "Fable gathered for the day), write a short, warm morning note in plain prose, at most 120 "
+    "words: what is due or overdue, what is on, what was left open. Use only what the data says; "
+    "no headings, no lists, no greeting beyond one short line."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Gathered:
+    """What the sections said about a day, in note order (sections with nothing left out)."""
+
+    parts: list[tuple[Section, Any]]
+    failed: list[str]
+    ms: float
+
+    def as_json(self) -> dict[str, Any]:
+        return {s.name: data for s, data in self.parts}
+
+
+async def gather(session: AsyncSession, caller: Caller, day: PrepDay) -> Gathered:
+    """Ask every registered section for its part of ``day``; a failing one is logged and left out."""
+    started = clock.perf_counter()
+    parts: list[tuple[Section, Any]] = []
+    failed: list[str] = []
+    for section in sections():
+        try:
+            data = await section.gather(session, caller, day)
+        except Exception:  # noqa: BLE001 - one section's bug or outage never stops the morning note
+            _log.exception("morning-note section %r failed for user %s on %s", section.name, caller.user_id, day.day)
+            failed.append(section.name)
+            await session.rollback()
+            continue
+        if data:
+            parts.append((section, data))
+    return Gathered(parts, failed, (clock.perf_counter() - started) * 1000)
+
+
+def structured_opener(day: date, gathered: Gathered) -> str:
+    """The opener without a model: each section's own lines, under the day's heading."""
+    lines = [f"**{day:%A} {day.day} {day:%B}**"]
+    for section, data in gathered.parts:
+        try:
+            lines.append((f"**{section.title}**\n" if section.title else "") + section.render(data).strip())
+        except Exception:  # noqa: BLE001 - a render bug leaves its section out, like a gather's
+            _log.exception("morning-note section %r could not render", section.name)
+    if len(lines) == 1:
+        lines.append("Nothing due, nothing left open: a blank page.")
+    return "\n\n".join(line for line in lines if line)
+
+
+async def user_caller(session: AsyncSession, user_id: int) -> Caller:
+    """The day's user as the caller a prep runs as (their own access rules)."""
+    user = (await session.execute(select(User.username, User.role).where(User.id == user_id))).one_or_none()
+    if user is None:
+        raise NotFound(f"user {user_id} not found", user_id=user_id)
+    return Caller(user_id=user_id, username=user.username, role=user.role, surface="internal")
+
+
+async def prepare(fable: Fable, caller: Caller, day: date, *, manual: bool) -> DayView | None:
+    """Prepare ``day``'s journal for ``caller``. Scheduled (``manual=False``): None when there is
+    nothing to do (done, being prepared, failed, or skipped). Manual: replaces the opener, or
+    Conflict (being prepared, or already written in)."""
+    claimed = await _claim(fable, caller, day, manual=manual)
+    if claimed is None:
+        return None
+    try:
+        async with fable.db.reading() as session:
+            prefs, zone = await journal_clock(session, caller)
+            gathered = await gather(session, caller, prep_day(caller.user_id, day, zone, prefs))
+            (model,) = await read_settings(session, caller, DEFAULT_MODEL)
+            about = await profile_prompt(session, caller)
+        text, source = await _write(fable, caller, day, gathered, model, about)
+        return await _store(fable, caller, claimed, text, source, gathered)
+    except BaseException as e:
+        await _fail(fable, claimed, e)
+        raise
+
+
+async def _claim(fable: Fable, caller: Caller, day: date, *, manual: bool) -> int | None:
+    async with fable.db.transaction() as session:
+        row = await open_day(session, caller, day)
+        row = (await session.execute(select(JournalDay).where(JournalDay.id == row.id).with_for_update()
+                                     .execution_options(populate_existing=True))).scalar_one()
+        busy = row.prep_state == "preparing" and row.claimed_at is not None and \
+            row.claimed_at > datetime.now(UTC) - STALE_CLAIM
+        wrote = await _has_written(session, row.conversation_id)
+        if manual and busy:
+            raise Conflict(f"the journal of {day.isoformat()} is being prepared right now", day=day.isoformat())
+        if manual and wrote:
+            raise Conflict(f"you have already written in the journal of {day.isoformat()}; its morning note "
+                           "stays as it is", day=day.isoformat())
+        if not manual and (busy or row.prep_state not in ("none", "preparing")):
+            return None
+        if not manual and wrote:
+            row.prep_state = "skipped"
+            return None
+        row.prep_state, row.claimed_at, row.error = "preparing", func.now(), None
+        return row.id
+
+
+async def _has_written(session: AsyncSession, conversation_id: int) -> bool:
+    return bool(await session.scalar(select(exists().where(
+        Message.conversation_id == conversation_id, Message.role == "user"))))
+
+
+async def _write(fable: Fable, caller: Caller, day: date, gathered: Gathered, model: str | None,
+                 about: str | None = None) -> tuple[str, str]:
+    """The opener's text and whether the model (``model``) or the sections (``structured``) wrote
+    it; ``about`` is the user's profile, so that the note speaks to them."""
+    assistant = fable.assistant
+    if assistant is None or isinstance(assistant.provider, NoProvider) or not gathered.parts:
+        return structured_opener(day, gathered), "structured"
+    system = _PROMPT.format(who=caller.username or "the user", day=f"{day:%A} {day.day} {day:%B %Y}")
+    if about:
+        system += f"\n\nAbout {caller.username or 'the user'} (their profile):\n{about}"
+    messages = [{"role": "system", "content": system},
+                {"role": "user", "content": json.dumps(gathered.as_json(), ensure_ascii=False, default=str)}]
+    try:
+        text = (await assistant.model(caller, model).complete(messages, max_tokens=OPENER_TOKENS)).strip()
+    except FableError as e:
+        _log.warning("the model could not write the morning note of user %s (%s); writing it from the sections",
+                     caller.user_id, e.message)
+        text = ""
+    return (text, "model") if text else (structured_opener(day, gathered), "structured")
+
+
+async def _store(fable: Fable, caller: Caller, row_id: int, text: str, source: str, gathered: Gathered) -> DayView:
+    async with fable.db.transaction() as session:
+        row = (await session.execute(select(JournalDay).where(JournalDay.id == row_id).with_for_update()
+                                     .execution_options(populate_existing=True))).scalar_one()
+        if await _has_written(session, row.conversation_id):  # the user wrote while it was being prepared
+            row.prep_state = "skipped"
+            await session.flush()
+            return await day_view(session, row)
+        if row.opener_message_id is not None:
+            await session.execute(delete(Message).where(Message.id == row.opener_message_id))
+        row.opener_message_id = (await session.execute(insert(Message).values(
+            conversation_id=row.conversation_id, user_id=caller.user_id, role="assistant", content=text,
+            status="done").returning(Message.id))).scalar_one()
+        row.prep_state, row.prepared_at, row.opener_source = "done", func.now(), source
+        row.sections, row.error = [s.name for s, _ in gathered.parts], None
+        await session.execute(update(Conversation).where(Conversation.id == row.conversation_id)
+                              .values(updated_at=func.now()))
+        await session.flush()
+        return await day_view(session, row)
+
+
+async def _fail(fable: Fable, row_id: int, error: BaseException) -> None:
+    """A failed prep is ``failed`` (with why); one cancelled (Fable stopping) gives its claim back,
+    so that the next start catches the day up."""
+    said = error.message if isinstance(error, FableError) else f"{type(error).__name__}: the prep failed"
+    state = "none" if isinstance(error, asyncio.CancelledError) else "failed"
+    try:
+        async with fable.db.transaction() as session:
+            await session.execute(update(JournalDay).where(
+                JournalDay.id == row_id, JournalDay.prep_state == "preparing").values(
+                prep_state=state, error=None if state == "none" else said))
+    except FableError:
+        _log.warning("could not mark journal day %s failed", row_id, exc_info=True)
+
+
+@tool(group="journal", title="Prepare a journal day", scope="write", transaction="phases",
+      route=Route("POST", "/journal/prepare"))
+async def prepare_journal(ctx: Context, day: Day = None) -> DayView:
+    """Write a day's morning note now (default today); it replaces the note until you write in that day."""
+    async with ctx.reading() as session:
+        today, zone = await today_of(session, ctx.caller)
+    check_day(day or today, today, zone)
+    done = await prepare(ctx.fable, ctx.caller, day or today, manual=True)
+    assert done is not None  # a manual prep prepares or raises
+    return done

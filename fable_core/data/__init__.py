@@ -1,0 +1,1 @@
+"""Moving data in and out: exports, backups and restores, importers (vaults, chat histories)."""

@@ -1,0 +1,50 @@
+"""The ``prune_oauth`` job, hourly: codes and tokens past use are deleted.
+
+A code is kept an hour past its expiry (a replay within it still revokes what the code gave),
+a token a day past its expiry (a reused refresh token within it still revokes its family);
+after that, either is refused as unknown, which is as good. Each batch of :data:`BATCH` rows
+is its own short transaction.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from sqlalchemy import delete, select
+
+from fable_core.db.database import Database, rowcount
+from fable_core.db.models import OAuthCode, OAuthToken
+from fable_core.infra.jobs import job
+
+if TYPE_CHECKING:
+    from fable_core.runtime import Fable
+
+__all__ = ["BATCH", "prune"]
+
+BATCH = 5000
+CODE_GRACE = timedelta(hours=1)
+TOKEN_GRACE = timedelta(days=1)
+
+
+@job(cron="17 * * * *")
+async def prune_oauth(fable: Fable) -> None:
+    """Delete OAuth codes and tokens long past their expiry."""
+    await prune(fable.db)
+
+
+async def prune(db: Database, now: datetime | None = None, batch: int = BATCH) -> dict[str, int]:
+    """Delete what is past its grace as of ``now``; how many codes and tokens."""
+    now = now or datetime.now(UTC)
+    deleted: dict[str, int] = {}
+    for name, model, grace in (("codes", OAuthCode, CODE_GRACE), ("tokens", OAuthToken, TOKEN_GRACE)):
+        total = 0
+        while True:
+            doomed = select(model.id).where(model.expires_at < now - grace).limit(batch).scalar_subquery()
+            async with db.transaction() as session:
+                count = rowcount(await session.execute(delete(model).where(model.id.in_(doomed))))
+            total += count
+            if count < batch:
+                break
+        deleted[name] = total
+    return deleted

@@ -1,0 +1,2 @@
+"""People and what they share: shares and groups, notifications, the assistant's profile of a
+user, and their settings."""
