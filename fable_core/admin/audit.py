@@ -26,18 +26,18 @@ from __future__ import annotations
 
 import getpass
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, Literal
 
-from sqlalchemy import select, tuple_
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.db.models import AppLog
-from fable_core.errors import InvalidInput
 from fable_core.tools.caller import Caller
-from fable_core.tools.paging import decode_cursor, encode_cursor
+from fable_core.tools.paging import NewestFirst
 
 __all__ = ["Actor", "Target", "audit", "audit_page"]
+
+_PAGES = NewestFirst("audit", AppLog.id, AppLog.created_at)
 
 CATEGORY = "audit"
 
@@ -89,21 +89,9 @@ async def audit(session: AsyncSession, actor: Actor, action: str, target: Target
 async def audit_page(session: AsyncSession, limit: int, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
     """The newest audit rows first, ``limit`` at a time, and the cursor of the next page
     (kept in ``(created_at, id)`` order, which the category's index serves)."""
-    position = decode_cursor(cursor, "audit")
-    statement = select(AppLog).where(AppLog.category == CATEGORY)
-    if position is not None:
-        try:
-            after = (datetime.fromisoformat(position[0]), int(position[1]))
-        except (IndexError, TypeError, ValueError) as e:
-            raise InvalidInput("cursor is not valid for this listing; pass next_cursor unchanged",
-                               field="cursor") from e
-        statement = statement.where(tuple_(AppLog.created_at, AppLog.id) < after)
-    rows = list(await session.scalars(statement.order_by(AppLog.created_at.desc(), AppLog.id.desc())
-                                      .limit(limit + 1)))
-    more = len(rows) > limit
-    rows = rows[:limit]
-    next_cursor = encode_cursor("audit", [rows[-1].created_at.isoformat(), rows[-1].id]) if more else None
-    return [_entry(r) for r in rows], next_cursor
+    rows = list(await session.scalars(_PAGES.query(select(AppLog).where(AppLog.category == CATEGORY), cursor, limit)))
+    kept, next_cursor = _PAGES.page(rows, limit)
+    return [_entry(r) for r in kept], next_cursor
 
 
 def _entry(row: AppLog) -> dict[str, Any]:

@@ -36,9 +36,10 @@ from fable_core.db.models import Note, NoteDraft, Project
 from fable_core.errors import Conflict, InvalidInput, NeedsConfirmation, NotFound
 from fable_core.knowledge.sections import find_section, outline
 from fable_core.knowledge.types import NoteId
-from fable_core.knowledge.views import Deleted, NoteSummary
+from fable_core.knowledge.views import NoteSummary
 from fable_core.tools import Context, Route, tool
 from fable_core.tools.caller import Caller
+from fable_core.tools.results import Deleted
 
 __all__ = ["Rewrite", "assist_messages", "keep_draft", "llm", "plan_rewrite"]
 

@@ -40,10 +40,10 @@ from fable_core.db.database import Database
 from fable_core.db.errors import translated_db_errors
 from fable_core.db.models import Conversation, Message, Note
 from fable_core.errors import Conflict, FableError, InvalidInput, NotFound
-from fable_core.people.preferences.personal import ASSISTANT_NAME, DEFAULT_MODEL, TIMEZONE
+from fable_core.people.preferences.personal import ASSISTANT_NAME, DEFAULT_MODEL
 from fable_core.people.profile.prompt import profile_prompt
 from fable_core.tools.caller import Caller
-from fable_core.tools.clock import today_in
+from fable_core.tools.clock import TIMEZONE, today_in
 from fable_core.tools.dispatcher import InternalError
 from fable_core.tools.preferences import read_settings
 

@@ -3,12 +3,11 @@ rename, delete, retrieval scope, project search)."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from difflib import SequenceMatcher
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
-from sqlalchemy import delete, exists, func, insert, select, update
+from sqlalchemy import delete, exists, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from fable_core.access import owned_by, reach_of, readable, visible
@@ -24,12 +23,14 @@ from fable_core.assistant.views import (
 from fable_core.db.models import Conversation, Message, Project
 from fable_core.errors import InvalidInput, NotFound
 from fable_core.knowledge.matching import name_tier
-from fable_core.knowledge.views import Deleted
 from fable_core.tools import Context, Route, tool
 from fable_core.tools.caller import Caller
-from fable_core.tools.paging import decode_cursor, encode_cursor
+from fable_core.tools.paging import NewestFirst
+from fable_core.tools.results import Deleted
 
 __all__ = ["ConvTitle", "ScopeId", "check_conversation", "check_scope", "load_conversation", "scope_label"]
+
+_PAGES = NewestFirst("conversations", Conversation.id, Conversation.updated_at)
 
 
 async def load_conversation(session: AsyncSession, caller: Caller, conversation_id: int, *,
@@ -121,21 +122,8 @@ async def list_conversations(
         pattern = f"%{_escape_like(word)}%"
         stmt = stmt.where(Conversation.title.ilike(pattern, escape="\\") | exists().where(
             Message.conversation_id == Conversation.id, Message.content.ilike(pattern, escape="\\")))
-    position = decode_cursor(cursor, "conversations")
-    if position is not None:
-        try:
-            when, last_id = datetime.fromisoformat(position[0]), int(position[1])
-        except (TypeError, ValueError, IndexError) as e:
-            raise InvalidInput("cursor is not valid for this listing", field="cursor") from e
-        stmt = stmt.where(func.row(Conversation.updated_at, Conversation.id) < func.row(when, last_id))
-    rows = list((await ctx.session.execute(
-        stmt.order_by(Conversation.updated_at.desc(), Conversation.id.desc()).limit(limit + 1))).scalars())
-    more = len(rows) > limit
-    rows = rows[:limit]
-    return ConversationPage(
-        items=[ConversationSummary.model_validate(r) for r in rows],
-        next_cursor=encode_cursor("conversations", [rows[-1].updated_at.isoformat(), rows[-1].id]) if more else None,
-    )
+    rows, next_cursor = _PAGES.page(list(await ctx.session.scalars(_PAGES.query(stmt, cursor, limit))), limit)
+    return ConversationPage(items=[ConversationSummary.model_validate(r) for r in rows], next_cursor=next_cursor)
 
 
 @tool(group="chat", title="Read a conversation", scope="read",

@@ -28,18 +28,10 @@ from fable_core.errors import Conflict, InvalidInput
 from fable_core.infra.events import NoteChanged
 from fable_core.knowledge.creation import insert_notes, new_row
 from fable_core.knowledge.matching import affix_length, is_duplicate, resolve_project, same_key
-from fable_core.knowledge.types import (
-    Body,
-    Priority,
-    ProjectRef,
-    RecurrenceRule,
-    RowId,
-    Status,
-    Tags,
-    Title,
-)
+from fable_core.knowledge.types import Body, Priority, ProjectRef, RecurrenceRule, Status, Tags, Title
 from fable_core.tools import Context, Route, tool
 from fable_core.tools.caller import Caller
+from fable_core.tools.results import RowId
 
 __all__ = ["ImportResult", "ImportedNote", "SkippedNote", "import_notes", "store_notes"]
 

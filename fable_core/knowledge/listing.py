@@ -18,10 +18,11 @@ from fable_core.db.models import Note
 from fable_core.errors import InvalidInput
 from fable_core.knowledge.filters import check_refs, filter_params, note_filters, once
 from fable_core.knowledge.plaintext import plain_text
-from fable_core.knowledge.types import Cursor, Kind, Limit, Priority, ProjectRef, RowId, Status, Tag
+from fable_core.knowledge.types import Kind, Priority, ProjectRef, Status, Tag
 from fable_core.knowledge.views import NotePage, NoteSummary
 from fable_core.tools import Context, Route, tool
-from fable_core.tools.paging import decode_cursor, encode_cursor
+from fable_core.tools.paging import Cursor, Limit, decode_cursor, encode_cursor
+from fable_core.tools.results import RowId
 
 __all__ = ["SUMMARY_COLUMNS", "mark_shared", "summary_of"]
 

@@ -20,9 +20,10 @@ from fable_core.db.database import rowcount
 from fable_core.db.models import Milestone, Note
 from fable_core.errors import Conflict, InvalidInput
 from fable_core.knowledge.projects import MilestoneSummary, TaskCounts, require_project, task_counts
-from fable_core.knowledge.types import Cursor, Limit, ProjectRef, RowId
+from fable_core.knowledge.types import ProjectRef
 from fable_core.tools import Context, Route, tool
-from fable_core.tools.paging import decode_cursor, encode_cursor
+from fable_core.tools.paging import Cursor, Limit, decode_cursor, encode_cursor
+from fable_core.tools.results import RowId
 
 __all__ = ["milestone_summaries"]
 

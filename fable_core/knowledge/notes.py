@@ -49,30 +49,20 @@ from fable_core.knowledge.trash.bin import throw_away
 from fable_core.knowledge.types import (
     MAX_BODY,
     Body,
-    Cursor,
-    Limit,
     NoteId,
     Priority,
     ProjectRef,
     RecurrenceRule,
-    RowId,
     Status,
     Tag,
     Tags,
     Title,
 )
 from fable_core.knowledge.vectors import check_semantic_duplicate, duplicate_probe
-from fable_core.knowledge.views import (
-    BacklinkItem,
-    BacklinkPage,
-    Deleted,
-    NoteDetail,
-    NoteSummary,
-    TagCount,
-    TagList,
-)
+from fable_core.knowledge.views import BacklinkItem, BacklinkPage, NoteDetail, NoteSummary, TagCount, TagList
 from fable_core.tools import Context, Route, tool
-from fable_core.tools.paging import decode_cursor, encode_cursor
+from fable_core.tools.paging import Cursor, Limit, decode_cursor, encode_cursor
+from fable_core.tools.results import Deleted, RowId
 
 __all__: list[str] = []
 

@@ -21,10 +21,10 @@ from fable_core.db.models import Milestone, Note, Project
 from fable_core.errors import Conflict, InvalidInput
 from fable_core.infra.events import NoteChanged, ProjectChanged
 from fable_core.knowledge.matching import project_ref
-from fable_core.knowledge.types import Color, Cursor, Limit, ProjectRef, RowId
-from fable_core.knowledge.views import absent_when_none
+from fable_core.knowledge.types import Color, ProjectRef
 from fable_core.tools import Context, Route, tool
-from fable_core.tools.paging import decode_cursor, encode_cursor
+from fable_core.tools.paging import Cursor, Limit, decode_cursor, encode_cursor
+from fable_core.tools.results import RowId, absent_when_none
 
 __all__ = ["MilestoneSummary", "TaskCounts", "require_project", "task_counts"]
 

@@ -43,12 +43,13 @@ from fable_core.knowledge.filters import check_refs, note_filters
 from fable_core.knowledge.listing import mark_shared
 from fable_core.knowledge.plaintext import plain_text
 from fable_core.knowledge.ranking import keyword_ranking
-from fable_core.knowledge.types import Cursor, Kind, RowId, Tag
+from fable_core.knowledge.types import Kind, Tag
 from fable_core.knowledge.vectors import embedder_of, nearest, query_vector
 from fable_core.knowledge.views import NoteSummary, SearchHit, SearchResults
 from fable_core.knowledge.vocabulary import respell
 from fable_core.tools import Context, Route, tool
-from fable_core.tools.paging import decode_cursor, encode_cursor
+from fable_core.tools.paging import Cursor, decode_cursor, encode_cursor
+from fable_core.tools.results import RowId
 
 __all__ = ["MIN_RELEVANCE", "RRF_K", "rrf"]
 

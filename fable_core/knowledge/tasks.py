@@ -25,18 +25,11 @@ from fable_core.knowledge.listing import mark_shared, summary_of
 from fable_core.knowledge.matching import project_ref
 from fable_core.knowledge.quickadd import parse_quick
 from fable_core.knowledge.saving import apply_status, save_changes
-from fable_core.knowledge.types import (
-    MAX_TITLE,
-    Cursor,
-    NoteId,
-    Priority,
-    ProjectRef,
-    RowId,
-    Tag,
-)
-from fable_core.knowledge.views import NoteSummary, absent_when_none
+from fable_core.knowledge.types import MAX_TITLE, NoteId, Priority, ProjectRef, Tag
+from fable_core.knowledge.views import NoteSummary
 from fable_core.tools import Context, Route, tool
-from fable_core.tools.paging import decode_cursor, encode_cursor
+from fable_core.tools.paging import Cursor, decode_cursor, encode_cursor
+from fable_core.tools.results import RowId, absent_when_none
 
 __all__ = ["ParsedTask", "require_task"]
 

@@ -10,19 +10,15 @@ from pydantic import AfterValidator, Field, StringConstraints
 
 from fable_core.knowledge.recurrence import check_occurs
 from fable_core.knowledge.recurrence_words import check_parts, looks_like_rule, rule_from_words
-from fable_core.tools.paging import MAX_CURSOR
 
 __all__ = [
     "Body",
     "Color",
-    "Cursor",
     "Kind",
-    "Limit",
     "NoteId",
     "Priority",
     "ProjectRef",
     "RecurrenceRule",
-    "RowId",
     "Status",
     "Tag",
     "Tags",
@@ -33,18 +29,12 @@ MAX_TITLE = 300
 MAX_BODY = 1_000_000
 MAX_TAGS = 50
 
-RowId = Annotated[int, Field(ge=1, le=2**31 - 1)]
 NoteId = Annotated[int, Field(ge=1, le=2**31 - 1)]
 Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TITLE)]
 Body = Annotated[str, StringConstraints(max_length=MAX_BODY)]
 Status = Literal["todo", "in_progress", "done", "cancelled"]
 Priority = Literal["none", "low", "medium", "high"]
 Kind = Literal["note", "task", "person", "place", "list", "all"]
-Limit = Annotated[int, Field(ge=1, le=200)]
-Cursor = Annotated[
-    str | None,
-    Field(max_length=MAX_CURSOR),
-]
 Color = Annotated[str, StringConstraints(pattern=r"^#[0-9a-fA-F]{6}$")]
 
 _TAG = re.compile(r"^[\w][\w\-./]*$", re.UNICODE)

@@ -8,11 +8,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from fable_core.knowledge.recurrence import next_occurrence
+from fable_core.tools.results import absent_when_none
 
 __all__ = [
     "BacklinkItem",
     "BacklinkPage",
-    "Deleted",
     "NoteDetail",
     "NoteItem",
     "NoteKind",
@@ -22,18 +22,8 @@ __all__ = [
     "SearchResults",
     "TagCount",
     "TagList",
-    "absent_when_none",
 ]
 
-
-def absent_when_none(description: str | None = None) -> Any:
-    """A result field left out, not sent as null, when it has no value: agents pay for every
-    byte. ``id: int | None = absent_when_none("...")``."""
-    return Field(None, exclude_if=_is_none, description=description)
-
-
-def _is_none(value: object) -> bool:
-    return value is None
 
 
 class _View(BaseModel):
@@ -138,7 +128,3 @@ class BacklinkPage(_View):
     items: list[BacklinkItem]
     next_cursor: str | None = None
 
-
-class Deleted(_View):
-    id: int
-    deleted: bool = True

@@ -20,10 +20,10 @@ from fable_core.db.models import Note, Project, TaskLog
 from fable_core.errors import InvalidInput
 from fable_core.knowledge.matching import project_ref
 from fable_core.knowledge.tasks import require_task
-from fable_core.knowledge.types import Cursor, Limit, NoteId, ProjectRef, RowId
-from fable_core.knowledge.views import Deleted, absent_when_none
+from fable_core.knowledge.types import NoteId, ProjectRef
 from fable_core.tools import Context, Route, tool
-from fable_core.tools.paging import decode_cursor, encode_cursor
+from fable_core.tools.paging import Cursor, Limit, decode_cursor, encode_cursor
+from fable_core.tools.results import Deleted, RowId, absent_when_none
 
 __all__ = ["MAX_REPORT_DAYS", "WorkLog", "WorkLogPage", "WorkReport"]
 

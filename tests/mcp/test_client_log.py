@@ -8,10 +8,10 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from fable_core.knowledge.views import Deleted
 from fable_core.runtime import Fable
 from fable_core.tools import Context, Registry, tool
 from fable_core.tools.caller import Caller
+from fable_core.tools.results import Deleted
 from fable_mcp.server import build_server
 
 LEGACY = pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")  # set_logging_level

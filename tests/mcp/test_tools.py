@@ -13,11 +13,11 @@ from support.mcp_clients import data
 from support.snapshots import assert_json_matches
 
 from fable_core.db.models import Project
-from fable_core.knowledge.views import Deleted
 from fable_core.runtime import Fable
 from fable_core.tools import Context, Registry, tool
 from fable_core.tools.caller import Caller
 from fable_core.tools.registry import Tool
+from fable_core.tools.results import Deleted
 from fable_mcp.server import build_server
 
 SNAPSHOT = Path(__file__).with_name("snapshots") / "tools_list.json"

@@ -10,22 +10,22 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
-from sqlalchemy import String, cast, or_, select, tuple_
+from sqlalchemy import String, cast, or_, select
 from sqlalchemy.sql.elements import ColumnElement
 
 from fable_core.db.models import AppLog
 from fable_core.errors import InvalidInput
-from fable_core.knowledge.types import Cursor
-from fable_core.knowledge.views import absent_when_none
 from fable_core.tools import Context, Route, tool
-from fable_core.tools.paging import decode_cursor, encode_cursor
+from fable_core.tools.paging import Cursor, Limit, NewestFirst
+from fable_core.tools.results import absent_when_none
 
 __all__ = ["CATEGORIES", "LogEntry", "LogPage", "list_logs"]
+
+_PAGES = NewestFirst("logs", AppLog.id, AppLog.created_at)
 
 CATEGORIES = ("audit", "error", "request", "usage")
 Category = Literal["audit", "error", "request", "usage"]
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
-PageSize = Annotated[int, Field(ge=1, le=200)]
 
 
 class LogEntry(BaseModel):
@@ -55,12 +55,11 @@ class LogPage(BaseModel):
       route=Route("GET", "/logs"))
 async def list_logs(ctx: Context, category: Category | None = None, since: datetime | None = None,
                     until: datetime | None = None, user: Text | None = None, action: Text | None = None,
-                    query: Text | None = None, limit: PageSize = 50, cursor: Cursor = None) -> LogPage:
+                    query: Text | None = None, limit: Limit = 50, cursor: Cursor = None) -> LogPage:
     """Admin: app logs newest first. category audit|error|request|usage; since/until;
     user (name); action (prefix); query (text in action, details, error)."""
     if since is not None and until is not None and since >= until:
         raise InvalidInput("since must be before until", field="since")
-    position = decode_cursor(cursor, "logs")
     conditions: list[ColumnElement[bool]] = []
     if category is not None:
         conditions.append(AppLog.category == category)
@@ -76,19 +75,9 @@ async def list_logs(ctx: Context, category: Category | None = None, since: datet
         like = "%" + _escape(query) + "%"
         conditions.append(or_(AppLog.action.ilike(like, escape="\\"), AppLog.error_message.ilike(like, escape="\\"),
                               cast(AppLog.details, String).ilike(like, escape="\\")))
-    if position is not None:
-        try:
-            after = (datetime.fromisoformat(position[0]), int(position[1]))
-        except (IndexError, TypeError, ValueError) as e:
-            raise InvalidInput("cursor is not valid for this listing; pass next_cursor unchanged",
-                               field="cursor") from e
-        conditions.append(tuple_(AppLog.created_at, AppLog.id) < after)
-    rows = list(await ctx.session.scalars(select(AppLog).where(*conditions)
-                                          .order_by(AppLog.created_at.desc(), AppLog.id.desc()).limit(limit + 1)))
-    more = len(rows) > limit
-    rows = rows[:limit]
-    next_cursor = encode_cursor("logs", [rows[-1].created_at.isoformat(), rows[-1].id]) if more else None
-    return LogPage(items=[entry(r) for r in rows], next_cursor=next_cursor)
+    rows = list(await ctx.session.scalars(_PAGES.query(select(AppLog).where(*conditions), cursor, limit)))
+    kept, next_cursor = _PAGES.page(rows, limit)
+    return LogPage(items=[entry(r) for r in kept], next_cursor=next_cursor)
 
 
 def entry(row: AppLog) -> LogEntry:

@@ -8,8 +8,8 @@ from typing import Annotated
 from pydantic import BaseModel, Field, StringConstraints
 
 from fable_core.assistant.calculator.evaluator import MAX_LENGTH, evaluate, needs_today
-from fable_core.knowledge.views import absent_when_none
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.results import absent_when_none
 
 __all__ = ["Calculation"]
 

@@ -35,8 +35,8 @@ from fable_core.daily.caldav import local, remote
 from fable_core.db.models import CaldavAccount
 from fable_core.errors import InvalidInput, NotFound, Unavailable
 from fable_core.infra.sealed import Unreadable, seal, unseal
-from fable_core.knowledge.views import absent_when_none
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.results import absent_when_none
 
 __all__ = ["CaldavCalendar", "CaldavCalendars", "CaldavStatus", "account_server", "status_of"]
 

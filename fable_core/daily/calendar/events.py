@@ -25,9 +25,10 @@ from fable_core.daily.calendar.times import When, format_when, from_key, parse_w
 from fable_core.daily.calendar.views import EventDeleted, EventItem, EventPage, EventView
 from fable_core.db.models import CalendarEvent
 from fable_core.errors import InvalidInput
-from fable_core.knowledge.types import Cursor, NoteId, RowId, Title
+from fable_core.knowledge.types import NoteId, Title
 from fable_core.tools import Context, Route, tool
-from fable_core.tools.paging import decode_cursor, encode_cursor
+from fable_core.tools.paging import Cursor, decode_cursor, encode_cursor
+from fable_core.tools.results import RowId
 
 __all__ = ["MAX_RANGE_DAYS"]
 

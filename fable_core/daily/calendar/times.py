@@ -13,7 +13,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from fable_core.errors import InvalidInput
-from fable_core.people.preferences.types import check_zone
+from fable_core.tools.clock import check_zone
 
 __all__ = [
     "EARLIEST_OFFSET",

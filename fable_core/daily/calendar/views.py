@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from fable_core.knowledge.views import absent_when_none
+from fable_core.tools.results import absent_when_none
 
 __all__ = ["EventDeleted", "EventItem", "EventPage", "EventView"]
 

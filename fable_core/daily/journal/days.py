@@ -23,12 +23,12 @@ from fable_core.access import owned_by
 from fable_core.daily.journal.sections import PrepDay
 from fable_core.db.models import Conversation, JournalDay, Message
 from fable_core.errors import InvalidInput
-from fable_core.knowledge.views import absent_when_none
 from fable_core.people.preferences.journal import JOURNAL, JournalPrefs
-from fable_core.people.preferences.personal import TIMEZONE
 from fable_core.tools import Context, Route, tool
 from fable_core.tools.caller import Caller
+from fable_core.tools.clock import TIMEZONE
 from fable_core.tools.preferences import read_settings
+from fable_core.tools.results import absent_when_none
 
 __all__ = ["MAX_RANGE", "Day", "DayView", "JournalDays", "check_day", "day_title", "day_view", "journal_clock",
            "open_day", "prep_day", "today_of"]

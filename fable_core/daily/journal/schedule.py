@@ -41,9 +41,8 @@ from fable_core.daily.journal.prep import prepare, user_caller
 from fable_core.db.listener import Listener
 from fable_core.db.models import Setting, User
 from fable_core.people.preferences.journal import JOURNAL, JournalPrefs
-from fable_core.people.preferences.personal import TIMEZONE
 from fable_core.people.preferences.store import CHANNEL
-from fable_core.people.preferences.types import check_zone
+from fable_core.tools.clock import TIMEZONE, check_zone
 
 if TYPE_CHECKING:
     from fable_core.capabilities import Closer

@@ -23,14 +23,16 @@ from fable_core.access import owned_by
 from fable_core.db.models import Moment
 from fable_core.errors import InvalidInput, NotFound
 from fable_core.knowledge.search import MIN_RELEVANCE, rrf
-from fable_core.knowledge.types import Cursor, Tag, Tags
+from fable_core.knowledge.types import Tag, Tags
 from fable_core.knowledge.vectors import embedder_of
-from fable_core.knowledge.views import absent_when_none
 from fable_core.tools import Context, Route, tool
 from fable_core.tools.caller import Caller
-from fable_core.tools.paging import decode_cursor, encode_cursor
+from fable_core.tools.paging import Cursor, NewestFirst, decode_cursor, encode_cursor
+from fable_core.tools.results import absent_when_none
 
 __all__ = ["MomentPage", "MomentView", "moments_between"]
+
+_PAGES = NewestFirst("moments", Moment.id, Moment.at)
 
 MomentId = Annotated[int, Field(ge=1, le=2**31 - 1)]
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=5000)]
@@ -134,18 +136,11 @@ async def list_moments(ctx: Context, query: Query = "", start: date | None = Non
     where = _filters(start, end, tag, zone)
     if query:
         return await _search(ctx, query, where, limit, cursor)
-    position = decode_cursor(cursor, "moments")
     async with ctx.reading() as session:
-        stmt = select(Moment).where(owned_by(Moment, ctx.caller), *where)
-        if position is not None:
-            at, moment_id = _keyset(position)
-            stmt = stmt.where(func.row(Moment.at, Moment.id) < func.row(at, moment_id))
-        rows = (await session.execute(stmt.order_by(Moment.at.desc(), Moment.id.desc()).limit(limit + 1))).scalars()
+        stmt = _PAGES.query(select(Moment).where(owned_by(Moment, ctx.caller), *where), cursor, limit)
+        rows, next_cursor = _PAGES.page(list(await session.scalars(stmt)), limit)
         items = [MomentView.model_validate(m) for m in rows]
-    more = len(items) > limit
-    items = items[:limit]
-    return MomentPage(items=items, next_cursor=encode_cursor(
-        "moments", [items[-1].at.isoformat(), items[-1].id]) if more else None)
+    return MomentPage(items=items, next_cursor=next_cursor)
 
 
 async def moments_between(session: AsyncSession, caller: Caller, start: datetime, end: datetime,
@@ -189,16 +184,6 @@ def _filters(start: date | None, end: date | None, tag: str | None, zone: ZoneIn
         where.append(Moment.tags.contains([tag]))
     return where
 
-
-def _keyset(position: list[Any]) -> tuple[datetime, int]:
-    bad = InvalidInput("cursor is not valid for this listing; pass next_cursor from the same call unchanged",
-                       field="cursor")
-    if len(position) != 2 or not isinstance(position[0], str) or type(position[1]) is not int:
-        raise bad
-    try:
-        return datetime.fromisoformat(position[0]), position[1]
-    except ValueError as e:
-        raise bad from e
 
 
 async def _search(ctx: Context, query: str, where: list[Any], limit: int, cursor: str | None) -> MomentPage:

@@ -32,11 +32,11 @@ from fable_core.daily.weather import changes as reading
 from fable_core.daily.weather.services import fetch_forecast, geocode
 from fable_core.db.models import WeatherForecast
 from fable_core.errors import FableError, InvalidInput
-from fable_core.knowledge.views import absent_when_none
 from fable_core.people.preferences.journal import JOURNAL, JournalPrefs
 from fable_core.tools import Context, Route, tool
 from fable_core.tools.caller import Caller
 from fable_core.tools.preferences import read_setting
+from fable_core.tools.results import absent_when_none
 
 __all__ = ["STALE_AFTER", "Place", "PlaceList", "Weather", "WeatherReport", "refresh_places", "view"]
 

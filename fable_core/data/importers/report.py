@@ -9,7 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.access import of_user
 from fable_core.db.models import Conversation, ImportedItem, Note
-from fable_core.knowledge.views import absent_when_none
+from fable_core.tools.results import absent_when_none
 
 __all__ = ["LISTED", "ImportReport", "ItemLine", "already_imported", "record"]
 

@@ -15,23 +15,23 @@ from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, StringConstraints
-from sqlalchemy import delete, func, select, tuple_
+from sqlalchemy import delete, func, select
 
 from fable_core.access import owned_by
 from fable_core.admin.audit import Actor, Target, audit
 from fable_core.db.models import OAuthClient, OAuthGrant
-from fable_core.errors import InvalidInput, NotFound
+from fable_core.errors import NotFound
 from fable_core.identity.revocations import announce
-from fable_core.knowledge.types import Cursor
-from fable_core.knowledge.views import absent_when_none
 from fable_core.tools import Context, Route, tool
-from fable_core.tools.paging import decode_cursor, encode_cursor
+from fable_core.tools.paging import Cursor, Limit, NewestFirst
+from fable_core.tools.results import absent_when_none
 
 __all__ = ["Connection", "Connections", "OAuthClientPage", "OAuthClientView"]
 
+_CLIENTS = NewestFirst("oauth-clients", OAuthClient.id, OAuthClient.created_at)
+
 ClientId = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
 ConnectionId = Annotated[int, Field(ge=1, le=2**31 - 1)]
-PageSize = Annotated[int, Field(ge=1, le=200)]
 
 
 class Connection(BaseModel):
@@ -106,27 +106,13 @@ async def revoke_connection(ctx: Context, connection_id: ConnectionId) -> Connec
 @tool(group="admin", title="List OAuth client registrations", scope="read", admin=True, credentials="session",
       agents=False,
       route=Route("GET", "/oauth/clients"))
-async def list_oauth_clients(ctx: Context, limit: PageSize = 50, cursor: Cursor = None) -> OAuthClientPage:
+async def list_oauth_clients(ctx: Context, limit: Limit = 50, cursor: Cursor = None) -> OAuthClientPage:
     """Admin: registered OAuth clients, newest first, with how many people approved each."""
-    position = decode_cursor(cursor, "oauth-clients")
     people = (select(func.count()).where(OAuthGrant.client_ref == OAuthClient.id)
               .correlate(OAuthClient).scalar_subquery())
-    statement = select(OAuthClient, people)
-    if position is not None:
-        try:
-            after = (datetime.fromisoformat(position[0]), int(position[1]))
-        except (IndexError, TypeError, ValueError) as e:
-            raise InvalidInput("cursor is not valid for this listing; pass next_cursor unchanged",
-                               field="cursor") from e
-        statement = statement.where(tuple_(OAuthClient.created_at, OAuthClient.id) < after)
-    rows = (await ctx.session.execute(
-        statement.order_by(OAuthClient.created_at.desc(), OAuthClient.id.desc()).limit(limit + 1))).all()
-    more = len(rows) > limit
-    rows = rows[:limit]
-    last = rows[-1][0] if rows else None
-    return OAuthClientPage(
-        items=[_client_view(c, n) for c, n in rows],
-        next_cursor=encode_cursor("oauth-clients", [last.created_at.isoformat(), last.id]) if more and last else None)
+    rows = (await ctx.session.execute(_CLIENTS.query(select(OAuthClient, people), cursor, limit))).all()
+    kept, next_cursor = _CLIENTS.page(rows, limit, row=lambda r: r[0])
+    return OAuthClientPage(items=[_client_view(c, n) for c, n in kept], next_cursor=next_cursor)
 
 
 @tool(group="admin", title="Disable or enable an OAuth client", scope="write", admin=True, credentials="session",

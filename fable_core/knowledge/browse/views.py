@@ -6,7 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from fable_core.knowledge.views import NoteKind, absent_when_none
+from fable_core.knowledge.views import NoteKind
+from fable_core.tools.results import absent_when_none
 
 __all__ = ["Graph", "GraphNode", "TagNode", "TagTree", "TitleMatch", "TitleMatches"]
 

@@ -21,8 +21,8 @@ from fable_core.db.models import EditDraft, Note
 from fable_core.errors import NotFound
 from fable_core.knowledge.drafts import store
 from fable_core.knowledge.types import MAX_TITLE, Body, NoteId
-from fable_core.knowledge.views import absent_when_none
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.results import absent_when_none
 
 __all__ = ["Draft", "DraftDiscarded", "DraftSaved"]
 

@@ -24,10 +24,10 @@ from fable_core.knowledge.creation import insert_note, new_row
 from fable_core.knowledge.matching import check_duplicate_title
 from fable_core.knowledge.saving import save_changes
 from fable_core.knowledge.structured.fields import Entity, Fields, PersonFields, PlaceFields, merged
-from fable_core.knowledge.types import Body, Cursor, NoteId, Tags, Title
-from fable_core.knowledge.views import absent_when_none
+from fable_core.knowledge.types import Body, NoteId, Tags, Title
 from fable_core.tools import Context, Route, tool
-from fable_core.tools.paging import decode_cursor, encode_cursor
+from fable_core.tools.paging import Cursor, decode_cursor, encode_cursor
+from fable_core.tools.results import absent_when_none
 
 __all__ = ["EntitySummary", "save_entity"]
 

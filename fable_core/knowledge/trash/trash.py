@@ -18,7 +18,7 @@ from sqlalchemy import delete, func, select
 from fable_core.access import owned_by
 from fable_core.db.database import Database, rowcount
 from fable_core.db.models import Note, TrashedNote
-from fable_core.errors import InvalidInput, NotFound
+from fable_core.errors import NotFound
 from fable_core.infra.events import NoteChanged
 from fable_core.infra.jobs import job
 from fable_core.knowledge import wikilinks
@@ -26,15 +26,16 @@ from fable_core.knowledge.image_refs import rebuild_image_refs
 from fable_core.knowledge.listing import summary_of
 from fable_core.knowledge.matching import check_duplicate_title
 from fable_core.knowledge.trash.bin import put_back
-from fable_core.knowledge.types import Cursor
 from fable_core.knowledge.views import NoteSummary
 from fable_core.tools import Context, Route, tool
-from fable_core.tools.paging import decode_cursor, encode_cursor
+from fable_core.tools.paging import Cursor, NewestFirst
 
 if TYPE_CHECKING:
     from fable_core.runtime import Fable
 
 __all__ = ["BATCH", "purge"]
+
+_PAGES = NewestFirst("trash", TrashedNote.id, TrashedNote.deleted_at)
 
 BATCH = 500
 
@@ -62,23 +63,13 @@ async def list_trash(ctx: Context, limit: Annotated[int, Field(ge=1, le=200)] = 
                      cursor: Cursor = None) -> TrashPage:
     """Notes and tasks you deleted, newest first; restore_note brings one back until purge_at."""
     mine = owned_by(TrashedNote, ctx.caller)
-    stmt = (select(TrashedNote.id, TrashedNote.title, TrashedNote.kind, TrashedNote.deleted_at).where(mine)
-            .order_by(TrashedNote.deleted_at.desc(), TrashedNote.id.desc()).limit(limit + 1))
-    position = decode_cursor(cursor, "trash")
-    if position is not None:
-        try:
-            at, last = datetime.fromisoformat(position[0]), int(position[1])
-        except (IndexError, TypeError, ValueError) as e:
-            raise InvalidInput("cursor is not valid for this listing", field="cursor") from e
-        stmt = stmt.where(func.row(TrashedNote.deleted_at, TrashedNote.id) < func.row(at, last))
-    rows = (await ctx.session.execute(stmt)).all()
+    stmt = select(TrashedNote.id, TrashedNote.title, TrashedNote.kind, TrashedNote.deleted_at).where(mine)
+    rows, next_cursor = _PAGES.page((await ctx.session.execute(_PAGES.query(stmt, cursor, limit))).all(), limit)
     count = await ctx.session.scalar(select(func.count()).select_from(TrashedNote).where(mine)) or 0
     keep = timedelta(days=ctx.settings.fable_trash_days)
     items = [TrashedItem(id=i, title=t, kind=k, deleted_at=d, purge_at=d + keep)  # type: ignore[arg-type]
-             for i, t, k, d in rows[:limit]]
-    more = len(rows) > limit
-    return TrashPage(count=count, items=items,
-                     next_cursor=encode_cursor("trash", [items[-1].deleted_at, items[-1].id]) if more else None)
+             for i, t, k, d in rows]
+    return TrashPage(count=count, items=items, next_cursor=next_cursor)
 
 
 TrashedId = Annotated[int, Field(ge=1, le=2**31 - 1, description="Its id in list_trash.")]

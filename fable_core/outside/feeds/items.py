@@ -15,13 +15,13 @@ from typing import Annotated, Any, Literal
 
 from pgvector.sqlalchemy import Vector
 from pydantic import Field, StringConstraints
-from sqlalchemy import ColumnElement, Select, and_, bindparam, cast, func, or_, select, update
+from sqlalchemy import ColumnElement, Select, bindparam, cast, func, select, update
 
 from fable_core.access import owned_by
 from fable_core.db.models import Feed, FeedItem, Note
 from fable_core.errors import Conflict, InvalidInput, NotFound
 from fable_core.knowledge.search import MIN_RELEVANCE, rrf
-from fable_core.knowledge.types import MAX_BODY, MAX_TITLE, Cursor
+from fable_core.knowledge.types import MAX_BODY, MAX_TITLE
 from fable_core.knowledge.vectors import embedder_of, query_vector
 from fable_core.outside.feeds.subscriptions import own_feed
 from fable_core.outside.feeds.views import (
@@ -37,9 +37,11 @@ from fable_core.outside.feeds.views import (
 )
 from fable_core.tools import Context, Route, tool
 from fable_core.tools.caller import Caller
-from fable_core.tools.paging import decode_cursor, encode_cursor
+from fable_core.tools.paging import Cursor, NewestFirst
 
 __all__: list[str] = []
+
+_PAGES = NewestFirst("feed-items", FeedItem.id, FeedItem.published_at)
 
 SNIPPET_CHARS = 240
 _HEADLINE = "StartSel=**,StopSel=**,MaxWords=30,MinWords=10,MaxFragments=2,FragmentDelimiter= … "
@@ -75,31 +77,16 @@ async def list_feed_items(
         unread: Only items not marked read.
         full: The whole text of each item too.
     """
-    position = decode_cursor(cursor, "feed-items")
     if feed_id is not None:
         await own_feed(ctx.session, ctx.caller, feed_id)
     stmt = select(FeedItem, Feed.name).join(Feed, Feed.id == FeedItem.feed_id).where(
         *_filters(ctx.caller, feed_id, category))
     if unread:
         stmt = stmt.where(FeedItem.read_at.is_(None))
-    if position is not None:
-        stmt = stmt.where(_before(position))
-    rows = (await ctx.session.execute(
-        stmt.order_by(FeedItem.published_at.desc(), FeedItem.id.desc()).limit(limit + 1))).all()
-    items = [_item_view(item, name, full) for item, name in rows[:limit]]
-    last = rows[limit - 1][0] if len(rows) > limit else None
-    return FeedItemsPage(items=items, next_cursor=encode_cursor(
-        "feed-items", [last.published_at.isoformat(), last.id]) if last is not None else None)
+    rows, next_cursor = _PAGES.page((await ctx.session.execute(_PAGES.query(stmt, cursor, limit))).all(), limit,
+                                    row=lambda r: r[0])
+    return FeedItemsPage(items=[_item_view(item, name, full) for item, name in rows], next_cursor=next_cursor)
 
-
-def _before(position: list[Any]) -> ColumnElement[bool]:
-    try:
-        published, item_id = datetime.fromisoformat(position[0]), int(position[1])
-    except (ValueError, TypeError, IndexError) as e:
-        raise InvalidInput("cursor is not valid for this listing; pass next_cursor from the same call unchanged",
-                           field="cursor") from e
-    return or_(FeedItem.published_at < published,
-               and_(FeedItem.published_at == published, FeedItem.id < item_id))
 
 
 def _item_view(item: FeedItem, feed: str, full: bool) -> FeedItemView:

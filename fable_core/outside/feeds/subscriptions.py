@@ -15,8 +15,6 @@ from fable_core.access import owned_by
 from fable_core.db.models import Feed, FeedItem
 from fable_core.errors import Conflict, InvalidInput, NotFound, Unavailable
 from fable_core.infra import ssrf
-from fable_core.knowledge.types import Cursor
-from fable_core.knowledge.views import Deleted
 from fable_core.outside.feeds.refresh import FeedRef, embed_later, fetch_feed, refresh, store_entries
 from fable_core.outside.feeds.views import (
     Category,
@@ -29,7 +27,8 @@ from fable_core.outside.feeds.views import (
 )
 from fable_core.tools import Context, Route, tool
 from fable_core.tools.caller import Caller
-from fable_core.tools.paging import decode_cursor, encode_cursor
+from fable_core.tools.paging import Cursor, decode_cursor, encode_cursor
+from fable_core.tools.results import Deleted
 
 __all__ = ["own_feed"]
 

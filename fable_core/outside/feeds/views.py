@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from fable_core.knowledge.views import absent_when_none
+from fable_core.tools.results import absent_when_none
 
 __all__ = ["Category", "FeedId", "FeedInfo", "FeedItemView", "FeedItemsPage", "FeedList", "FeedName",
            "FeedSearchHit", "FeedSearchResults", "ItemId", "MarkedRead", "RefreshResult", "RefreshedFeed",

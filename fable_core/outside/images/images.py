@@ -17,11 +17,11 @@ from pydantic import BaseModel, Field, StringConstraints
 from fable_core.db.models import Image
 from fable_core.errors import PayloadTooLarge, Unavailable
 from fable_core.infra import ssrf
-from fable_core.knowledge.views import absent_when_none
 from fable_core.outside.images import store
 from fable_core.outside.websearch.searxng import SEARXNG, search
 from fable_core.tools import Context, Route, tool
 from fable_core.tools.binary import Binary, Blob
+from fable_core.tools.results import absent_when_none
 
 __all__ = ["ImageResult", "ImageResults", "SavedImage"]
 

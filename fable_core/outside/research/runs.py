@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from sqlalchemy import select
@@ -20,15 +20,15 @@ from sqlalchemy import select
 from fable_core.access import owned_by
 from fable_core.assistant.generation import Buffer
 from fable_core.db.models import ResearchRun
-from fable_core.errors import InvalidInput
-from fable_core.knowledge.types import Cursor
-from fable_core.knowledge.views import absent_when_none
 from fable_core.outside.research.runner import find_run, generations, research_key, start_run
 from fable_core.outside.websearch.searxng import SEARXNG
 from fable_core.tools import Context, Route, tool
-from fable_core.tools.paging import decode_cursor, encode_cursor
+from fable_core.tools.paging import Cursor, NewestFirst
+from fable_core.tools.results import absent_when_none
 
 __all__ = ["ResearchPage", "ResearchView"]
+
+_PAGES = NewestFirst("research", ResearchRun.id)
 
 MAX_QUESTION = 500
 Question = Annotated[str, StringConstraints(strip_whitespace=True, min_length=3, max_length=MAX_QUESTION)]
@@ -165,17 +165,12 @@ async def list_research(
     status: Status | None = None,
 ) -> ResearchPage:
     """The caller's research runs, newest first."""
-    position = decode_cursor(cursor, "research")
     query = select(ResearchRun.id, ResearchRun.question, ResearchRun.status, ResearchRun.index_note_id,
                    ResearchRun.created_at).where(owned_by(ResearchRun, ctx.caller))
     if status is not None:
         query = query.where(ResearchRun.status == status)
-    if position is not None:
-        query = query.where(ResearchRun.id < _int(position[0]))
-    rows = (await ctx.session.execute(query.order_by(ResearchRun.id.desc()).limit(limit + 1))).all()
-    items = [ResearchItem.model_validate(r._asdict()) for r in rows[:limit]]
-    more = len(rows) > limit
-    return ResearchPage(items=items, next_cursor=encode_cursor("research", [items[-1].id]) if more else None)
+    rows, next_cursor = _PAGES.page((await ctx.session.execute(_PAGES.query(query, cursor, limit))).all(), limit)
+    return ResearchPage(items=[ResearchItem.model_validate(r._asdict()) for r in rows], next_cursor=next_cursor)
 
 
 @tool(group="research", title="Read a research run", scope="read", route=Route("GET", "/research/{run_id}"))
@@ -183,11 +178,6 @@ async def get_research(ctx: Context, run_id: RunId) -> ResearchView:
     """A research run: its question, status, notes, sources and error."""
     return view(await find_run(ctx.session, ctx.caller, run_id))
 
-
-def _int(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidInput("cursor is not valid for this listing", field="cursor")
-    return value
 
 
 def _buffer(ctx: Context, run_id: int) -> Buffer | None:

@@ -6,9 +6,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from fable_core.knowledge.views import absent_when_none
 from fable_core.outside.websearch.searxng import SEARXNG, Hit, TimeRange, search
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.results import absent_when_none
 
 __all__ = ["WebResult", "WebResults"]
 

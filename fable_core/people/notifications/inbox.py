@@ -18,14 +18,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from fable_core.access import owned_by
 from fable_core.db.database import rowcount
 from fable_core.db.models import Notification
-from fable_core.errors import InvalidInput
-from fable_core.knowledge.types import Cursor
-from fable_core.knowledge.views import absent_when_none
 from fable_core.tools import Context, Route, tool
 from fable_core.tools.caller import Caller
-from fable_core.tools.paging import decode_cursor, encode_cursor
+from fable_core.tools.paging import Cursor, NewestFirst
+from fable_core.tools.results import absent_when_none
 
 __all__ = ["MAX_COUNTED", "Marked", "NotificationItem", "NotificationPage", "Unread"]
+
+_PAGES = NewestFirst("notifications", Notification.id)
 
 MAX_COUNTED = 1000
 NotificationId = Annotated[int, Field(ge=1, le=2**63 - 1)]
@@ -63,18 +63,13 @@ class Marked(BaseModel):
 async def list_notifications(ctx: Context, unread_only: bool = False, limit: PageSize = 20,
                              cursor: Cursor = None) -> NotificationPage:
     """List your notifications, newest first; the first page counts the unread."""
-    position = decode_cursor(cursor, "notifications")
     stmt = select(Notification).where(owned_by(Notification, ctx.caller))
     if unread_only:
         stmt = stmt.where(Notification.read_at.is_(None))
-    if position is not None:
-        stmt = stmt.where(Notification.id < _cursor_id(position))
-    rows = (await ctx.session.execute(stmt.order_by(Notification.id.desc()).limit(limit + 1))).scalars().all()
-    items = [_item(row) for row in rows[:limit]]
-    more = len(rows) > limit
+    rows, next_cursor = _PAGES.page(list(await ctx.session.scalars(_PAGES.query(stmt, cursor, limit))), limit)
     return NotificationPage(
-        items=items, unread=None if position is not None else await unread_count(ctx.session, ctx.caller),
-        next_cursor=encode_cursor("notifications", [items[-1].id]) if more else None)
+        items=[_item(row) for row in rows],
+        unread=None if cursor is not None else await unread_count(ctx.session, ctx.caller), next_cursor=next_cursor)
 
 
 @tool(group="notifications", title="Count unread notifications", scope="read",
@@ -118,9 +113,3 @@ def _item(row: Notification) -> NotificationItem:
     return NotificationItem(id=row.id, kind=row.kind, title=row.title, body=row.body, data=row.data,
                             created_at=row.created_at, read=row.read_at is not None)
 
-
-def _cursor_id(position: list[Any]) -> int:
-    if len(position) != 1 or not isinstance(position[0], int) or isinstance(position[0], bool):
-        raise InvalidInput("cursor is not valid for this listing; pass next_cursor from the same call unchanged",
-                           field="cursor")
-    return position[0]

@@ -28,7 +28,7 @@ from fable_core.db.database import Database, rowcount
 from fable_core.db.models import Note, Notification, Setting
 from fable_core.infra.jobs import job
 from fable_core.people.notifications.notify import announce
-from fable_core.people.preferences.personal import TIMEZONE
+from fable_core.tools.clock import TIMEZONE
 
 if TYPE_CHECKING:
     from fable_core.runtime import Fable

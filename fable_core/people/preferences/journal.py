@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
-from fable_core.people.preferences.types import TimeZoneName
+from fable_core.tools.clock import TimeZoneName
 from fable_core.tools.preferences import setting
 
 __all__ = ["JOURNAL", "JournalPrefs", "Location", "Weekday"]

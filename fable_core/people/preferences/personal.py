@@ -1,20 +1,16 @@
-"""The settings every user has: their time zone, and what the assistant is called and which
-model it answers with.
-
-``timezone`` is what "today", "overdue" and "this week" mean for the user
-(:mod:`fable_core.tools.clock` reads it); ``assistant_name`` and ``default_model`` shape
-the in-app assistant's chat turns (:mod:`fable_core.assistant.chat`).
+"""The settings every user has beside their time zone (:data:`fable_core.tools.clock.TIMEZONE`):
+what the assistant is called and which model it answers with, which shape the in-app
+assistant's chat turns (:mod:`fable_core.assistant.chat`).
 """
 
 from __future__ import annotations
 
-from fable_core.people.preferences.types import ModelName, OneLine, TimeZoneName
+from fable_core.people.preferences.types import ModelName, OneLine
+from fable_core.tools import clock  # noqa: F401  declared first: the settings list starts with the time zone
 from fable_core.tools.preferences import setting
 
-__all__ = ["ASSISTANT_NAME", "DEFAULT_MODEL", "TIMEZONE"]
+__all__ = ["ASSISTANT_NAME", "DEFAULT_MODEL"]
 
-TIMEZONE = setting("timezone", TimeZoneName, "UTC",
-                   "Your IANA time zone (Europe/Paris): what today, overdue and due dates mean.")
 ASSISTANT_NAME = setting("assistant_name", OneLine | None, None,
                          "What the in-app assistant calls itself (up to 40 characters).")
 DEFAULT_MODEL = setting("default_model", ModelName | None, None,

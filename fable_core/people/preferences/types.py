@@ -1,37 +1,16 @@
-"""Value types the setting keys share: a time zone that exists, a line of text, a model name.
+"""Value types the setting keys share: a line of text, a model name (a time zone is the
+kernel's: :data:`fable_core.tools.clock.TimeZoneName`).
 
-Each refuses a bad value with a message that says what a good one looks like; a time zone that
-is nearly right names the one it probably is (``Europe/paris``: ``Europe/Paris``).
+Each refuses a bad value with a message that says what a good one looks like.
 """
 
 from __future__ import annotations
 
-import functools
 from typing import Annotated
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from pydantic import AfterValidator, StringConstraints
 
-from fable_core.tools.suggest import closest, hint
-
-__all__ = ["ModelName", "OneLine", "TimeZoneName", "check_zone"]
-
-
-@functools.cache
-def _zones() -> frozenset[str]:
-    # a walk of the system's zone files (tens of ms): only when a name was wrong
-    return frozenset(available_timezones())
-
-
-def check_zone(name: str) -> str:
-    """``name`` if it is an IANA time zone this machine knows; ValueError otherwise."""
-    try:
-        ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError, OSError):
-        matches = closest(name, _zones())
-        advice = hint(matches) or "use an IANA name such as 'Europe/Paris', 'America/New_York' or 'UTC'"
-        raise ValueError(f"{name[:64]!r} is not a known time zone; {advice}") from None
-    return name
+__all__ = ["ModelName", "OneLine"]
 
 
 def _one_line(text: str) -> str:
@@ -40,8 +19,6 @@ def _one_line(text: str) -> str:
     return text
 
 
-TimeZoneName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64),
-                         AfterValidator(check_zone)]
 OneLine = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=40),
                     AfterValidator(_one_line)]
 ModelName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200,

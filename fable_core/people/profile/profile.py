@@ -19,9 +19,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from fable_core.access import owned_by
 from fable_core.db.models import Profile, ProfileObservation
 from fable_core.errors import InvalidInput
-from fable_core.knowledge.views import absent_when_none
 from fable_core.tools import Context, Route, tool
 from fable_core.tools.caller import Caller
+from fable_core.tools.results import absent_when_none
 
 __all__ = ["MAX_FACTS", "MAX_OBSERVATIONS", "ObservationView", "ProfileView", "load_profile"]
 

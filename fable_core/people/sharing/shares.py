@@ -28,11 +28,11 @@ from fable_core.access import (
 from fable_core.admin.audit import Actor, Target, audit
 from fable_core.db.models import Group, GroupMember, Note, Project, Share, User
 from fable_core.errors import InvalidInput, NotFound
-from fable_core.knowledge.types import RowId
 from fable_core.people.notifications.notify import NotificationKind, notify
 from fable_core.people.sharing.groups import GroupName, Username
 from fable_core.people.sharing.people import find_group, find_user
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.results import RowId
 
 __all__: list[str] = []
 
