@@ -49,6 +49,7 @@ from bench.report import Figure, options, publish
 from bench.session import session
 from bench.stats import Latency, measure, summarise
 from fable_core.config import Settings, load_settings
+from fable_core.knowledge.vectors import EMBEDDER
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
 
@@ -309,12 +310,12 @@ async def search(fable: Fable, caller: Caller, runs: int) -> list[Latency]:
     embedder = fable.embedder
     hybrid = await measure("search_notes, hybrid", runs,
                            lambda i: fable.call("search_notes", {"query": queries[i]}, caller))
-    fable.embedder = None
+    fable.install(EMBEDDER, None)
     try:
         keyword = await measure("search_notes, keyword only", runs,
                                 lambda i: fable.call("search_notes", {"query": queries[runs + i]}, caller))
     finally:
-        fable.embedder = embedder
+        fable.install(EMBEDDER, embedder)
     return [hybrid, keyword]
 
 

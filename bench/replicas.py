@@ -35,8 +35,9 @@ from bench.memory import PeakMemory
 from bench.report import Figure, options, publish
 from bench.session import on_one_fable
 from fable_core.identity.accounts import create_api_key
-from fable_core.infra.jobs import Job, job, run_job
 from fable_core.runtime import Fable
+from fable_core.tools.jobs import Job, job, run_job
+from fable_core.tools.runtime import Runtime
 from fable_web.app import create_app
 from fable_web.drain import Drain
 
@@ -55,7 +56,7 @@ async def run(fable: Fable, runs: int) -> Calls:
     table: dict[str, Job] = {}
 
     @job(every=60, jobs=table)
-    async def noop(_: Fable) -> None:
+    async def noop(_: Runtime) -> None:
         return None
 
     due = [table["noop"].due(datetime.now(UTC))]

@@ -42,7 +42,7 @@ from bench.machine import Machine
 from bench.report import Figure, options, publish
 from bench.session import session
 from fable_core.config import load_settings
-from fable_core.knowledge.vectors import nearest
+from fable_core.knowledge.vectors import EMBEDDER, nearest
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
 
@@ -103,11 +103,11 @@ async def _measure(name: str, fable: Fable, caller: Caller, ids: dict[str, int])
             found["semantic"][q["query"]] = [r[0] for r in await nearest(s, caller, vector, embedder.model, limit=3)]
         hybrid = await fable.call("search_notes", {"query": q["query"], "limit": 3}, caller)
         found["hybrid"][q["query"]] = [hit["id"] for hit in hybrid["items"]]
-        fable.embedder = None  # keyword only: what search does without a model
+        fable.install(EMBEDDER, None)  # keyword only: what search does without a model
         try:
             keyword = await fable.call("search_notes", {"query": q["query"], "limit": 3}, caller)
         finally:
-            fable.embedder = embedder
+            fable.install(EMBEDDER, embedder)
         found["keyword"][q["query"]] = [hit["id"] for hit in keyword["items"]]
     old = calibrated = 0
     for message in LABELLED["unrelated"]:

@@ -12,16 +12,12 @@ sets the runtime's typed attributes and returns an async closer (or None).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from fable_core.runtime import Fable
+from fable_core.tools.registry import REGISTRY
+from fable_core.tools.runtime import Closer, Runtime
 
 __all__ = ["CAPABILITIES", "Capability", "install_capabilities", "load_capabilities", "module_rank"]
-
-Closer = Callable[[], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +25,7 @@ class Capability:
     name: str
     modules: tuple[str, ...]  # whose import registers its tools
     install: str | None = None  # "module:function"
-    jobs: tuple[str, ...] = ()  # whose import registers its background jobs (fable_core.infra.jobs)
+    jobs: tuple[str, ...] = ()  # whose import registers its background jobs (fable_core.tools.jobs)
 
 
 CAPABILITIES: tuple[Capability, ...] = (
@@ -71,7 +67,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     ), jobs=("fable_core.daily.caldav.sync",)),
     Capability("weather", ("fable_core.daily.weather.forecasts",), jobs=("fable_core.daily.weather.morning",)),
     Capability("moments", ("fable_core.daily.moments.moments",), jobs=("fable_core.daily.moments.morning",)),
-    Capability("profile", ("fable_core.people.profile.profile",), jobs=("fable_core.people.profile.learning",)),
+    Capability("profile", ("fable_core.people.profile.profile",), jobs=("fable_core.assistant.profile_learning",)),
     Capability("journal", (
         "fable_core.daily.journal.days",
         "fable_core.daily.journal.prep",
@@ -89,7 +85,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability("backup", ("fable_core.data.backup.backups",)),
     Capability("importers", ("fable_core.data.importers.vault", "fable_core.data.importers.chats")),
     Capability("logs", ("fable_core.admin.logs.viewer",),
-               jobs=("fable_core.admin.logs.retention", "fable_core.infra.rate_limits")),
+               jobs=("fable_core.admin.logs.retention",)),
     Capability("export", ("fable_core.data.export.export",)),
     Capability("drafts", ("fable_core.knowledge.drafts.drafts", "fable_core.knowledge.drafts.merging")),
     Capability("browse", (
@@ -100,7 +96,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability("oauth", ("fable_core.identity.oauth.connections",), jobs=("fable_core.identity.oauth.cleanup",)),
     Capability("trash", ("fable_core.knowledge.trash.trash",), jobs=("fable_core.knowledge.trash.trash",)),
     # last: its scheduler starts once every other capability is installed, and stops first
-    Capability("jobs", (), install="fable_core.infra.jobs:install"),
+    Capability("jobs", (), install="fable_core.tools.jobs:install"),
 )
 
 _RANK = {module: rank for rank, module in enumerate(m for c in CAPABILITIES for m in c.modules)}
@@ -112,13 +108,16 @@ def module_rank(module: str) -> int:
     return _RANK.get(module, len(_RANK))
 
 
+REGISTRY.rank_modules(module_rank)
+
+
 def load_capabilities() -> None:
     for capability in CAPABILITIES:
         for module in (*capability.modules, *capability.jobs):
             importlib.import_module(module)
 
 
-async def install_capabilities(fable: Fable) -> list[Closer]:
+async def install_capabilities(fable: Runtime) -> list[Closer]:
     """Run each capability's install hook in order; their closers, to run in reverse at close."""
     closers: list[Closer] = []
     for capability in CAPABILITIES:

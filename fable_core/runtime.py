@@ -1,64 +1,47 @@
-"""A running Fable: settings, database and dispatcher, opened and closed together.
+"""A running Fable, assembled: the kernel's runtime (:class:`fable_core.tools.runtime.Runtime`)
+with what every capability installs when it opens, and the credentials every surface checks.
 
 Every surface starts one ``Fable`` and shares it; tests open one per test database. What the
-capabilities install when it opens (:mod:`fable_core.capabilities`) lands in typed attributes:
-``llm`` (the model provider), ``model_gate`` (each user's share of it), ``embedder`` (query
-embeddings for search) and ``assistant`` (chat, background workers); each is None when the
-capability is not configured (``LLM_PROVIDER=none``), and every non-LLM tool works without them.
-A Fable opened with ``jobs=True`` (``fable serve``) also runs the background jobs (``jobs``, see
-:mod:`fable_core.infra.jobs`).
+capabilities install (:mod:`fable_core.capabilities`) is held as parts under keys their domains
+declare, and read here through typed properties for the surfaces: ``llm`` (the model provider),
+``model_gate`` (each user's share of it), ``embedder`` (query embeddings for search) and
+``assistant`` (chat, background workers); each is None when the capability is not configured
+(``LLM_PROVIDER=none``), and every non-LLM tool works without them. Domains never import this
+frame: they take the kernel's :class:`~fable_core.tools.runtime.Runtime`. A Fable opened with
+``jobs=True`` (``fable serve``) also runs the background jobs (see :mod:`fable_core.tools.jobs`).
 """
 
 from __future__ import annotations
 
 import gc
 import logging
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Self
 
-from fable_core.capabilities import Closer
 from fable_core.config import Settings, load_settings
 from fable_core.db.database import Database
-from fable_core.identity.key_callers import KeyCallers
+from fable_core.identity.key_callers import KEY_CALLERS, KeyCallers
 from fable_core.identity.revocations import Revocations
-from fable_core.infra.changes import ChangeFeed
-from fable_core.infra.events import EventBus
-from fable_core.infra.loopwatch import LoopWatch
-from fable_core.tools.availability import Availability
-from fable_core.tools.caller import Caller
-from fable_core.tools.dispatcher import Dispatcher
 from fable_core.tools.registry import REGISTRY, Registry
+from fable_core.tools.runtime import Closer, Runtime
 
 if TYPE_CHECKING:
     from fable_core.assistant.gate import ModelGate
     from fable_core.assistant.providers.base import Provider
     from fable_core.assistant.service import Assistant
-    from fable_core.infra.jobs import Scheduler
     from fable_core.knowledge.vectors import QueryEmbedder
+    from fable_core.tools.jobs import Scheduler
 
 __all__ = ["Fable"]
 
 
-class Fable:
+class Fable(Runtime):
     """The core, assembled. Use ``async with await Fable.open(settings) as fable:`` or close()."""
 
     def __init__(self, settings: Settings, db: Database, registry: Registry = REGISTRY, *,
                  jobs: bool = False) -> None:
-        self.settings = settings
-        self.db = db
-        self.registry = registry
-        self.events = EventBus()
-        self.changes = ChangeFeed(db, self.events)  # the same events, to and from other processes
+        super().__init__(settings, db, registry, jobs=jobs)
         self.revocations = Revocations.of(db)  # credentials revoked by any process, heard here
-        self.keys = KeyCallers(db, settings, self.revocations)
-        self.availability = Availability()  # optional services answering now (tools' ``needs``)
-        self.dispatcher = Dispatcher(db, settings, registry=registry, events=self.events, runtime=self)
-        self.llm: Provider | None = None
-        self.model_gate: ModelGate | None = None
-        self.embedder: QueryEmbedder | None = None
-        self.assistant: Assistant | None = None
-        self.runs_jobs = jobs  # whether this process runs the background jobs
-        self.jobs: Scheduler | None = None
-        self.loop_watch = LoopWatch()  # how late the event loop runs (/api/health)
+        self.install(KEY_CALLERS, KeyCallers(db, settings, self.revocations))
         self._closers: list[Closer] = []
 
     @classmethod
@@ -78,8 +61,41 @@ class Fable:
         gc.freeze()
         return fable
 
-    async def call(self, name: str, arguments: dict[str, Any] | None, caller: Caller) -> dict[str, Any]:
-        return await self.dispatcher.call(name, arguments, caller)
+    @property
+    def keys(self) -> KeyCallers:
+        keys = self.part(KEY_CALLERS)
+        assert keys is not None, "installed when the Fable is made"
+        return keys
+
+    @property
+    def llm(self) -> Provider | None:
+        from fable_core.assistant.parts import LLM
+
+        return self.part(LLM)
+
+    @property
+    def model_gate(self) -> ModelGate | None:
+        from fable_core.assistant.parts import MODEL_GATE
+
+        return self.part(MODEL_GATE)
+
+    @property
+    def embedder(self) -> QueryEmbedder | None:
+        from fable_core.knowledge.vectors import EMBEDDER
+
+        return self.part(EMBEDDER)
+
+    @property
+    def assistant(self) -> Assistant | None:
+        from fable_core.assistant.parts import ASSISTANT
+
+        return self.part(ASSISTANT)
+
+    @property
+    def jobs(self) -> Scheduler | None:
+        from fable_core.tools.jobs import SCHEDULER
+
+        return self.part(SCHEDULER)
 
     async def close(self) -> None:
         await self.loop_watch.stop()

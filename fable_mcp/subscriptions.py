@@ -28,10 +28,10 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from fable_core.access import belongs_to, can_read
 from fable_core.db.database import Database
 from fable_core.infra.changes import ChangeFeed
 from fable_core.infra.events import Event, EventBus, NoteChanged
+from fable_core.tools.access import belongs_to, can_read
 from fable_core.tools.caller import Caller
 from fable_mcp.identity import Credential, connection_of, credential_of
 from fable_mcp.resources import note_uri, project_uri

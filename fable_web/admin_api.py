@@ -3,7 +3,7 @@ settings and mail are in :mod:`fable_web.instance_api`).
 
 All of them need an admin's signed-in session: an API key is refused (403 ``session_only``),
 whoever it belongs to, so a leaked key can never manage accounts. Each change is made, checked
-and audited by :mod:`fable_core.admin.users`; this module only translates HTTP. What this process
+and audited by :mod:`fable_core.identity.users`; this module only translates HTTP. What this process
 remembers of a changed account's sessions and keys is dropped at once, so a disabled or demoted
 account is refused on its next request here (other replicas follow within two seconds).
 """
@@ -17,10 +17,10 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from fable_core.admin import users as admin
 from fable_core.admin.audit import Actor, audit_page
 from fable_core.errors import Forbidden
 from fable_core.identity import invitations
+from fable_core.identity import users as admin
 from fable_core.identity.invitations import MAX_TTL
 from fable_web.account_api import Email
 from fable_web.context import base_url, web

@@ -23,10 +23,10 @@ import time
 
 from starlette.requests import Request
 
-from fable_core.access import belongs_to
 from fable_core.errors import Forbidden, Unauthenticated
 from fable_core.identity.login_sessions import SessionInfo, find_session
 from fable_core.runtime import Fable
+from fable_core.tools.access import belongs_to
 from fable_core.tools.caller import Caller
 from fable_web.requestlog import note_user
 from fable_web.security import is_same_origin

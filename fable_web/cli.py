@@ -286,8 +286,8 @@ def _account_line(user: Any) -> str:
 
 
 async def _user(args: argparse.Namespace) -> int | None:
-    from fable_core.admin import users as admin
     from fable_core.admin.audit import Actor
+    from fable_core.identity import users as admin
     from fable_core.identity.passwords import hashed
 
     password: str | None = None
@@ -329,9 +329,9 @@ async def _user(args: argparse.Namespace) -> int | None:
 
 
 async def _user_delete(fable: Any, args: argparse.Namespace) -> int:
-    from fable_core.admin import users as admin
     from fable_core.admin.audit import Actor
     from fable_core.identity import accounts
+    from fable_core.identity import users as admin
 
     if not args.yes:
         async with fable.db.reading() as session:
@@ -349,9 +349,9 @@ async def _user_delete(fable: Any, args: argparse.Namespace) -> int:
 
 
 async def _apikey(args: argparse.Namespace) -> int | None:
-    from fable_core.admin import users as admin
     from fable_core.admin.audit import Actor
     from fable_core.identity import accounts
+    from fable_core.identity import users as admin
 
     async def run(fable: Any) -> int:
         async with fable.db.transaction() as session:

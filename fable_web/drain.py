@@ -17,7 +17,7 @@ keeps connections) stays. :class:`Drain`, the outermost layer of the app, makes 
   end, within ``FABLE_SHUTDOWN_TIMEOUT`` (uvicorn's ``timeout_graceful_shutdown``), after which
   uvicorn cancels what is left. Then the app shuts down and :meth:`Fable.close` runs: unfinished
   generations are marked interrupted, running jobs are cancelled without recording their due
-  time (so another replica runs them; :mod:`fable_core.infra.jobs`).
+  time (so another replica runs them; :mod:`fable_core.tools.jobs`).
 
 :class:`DrainingServer` is the uvicorn server that starts the drain when it is told to stop.
 """

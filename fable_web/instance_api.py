@@ -1,6 +1,6 @@
 """Admin endpoints under /api/admin for the instance: who may register, the public URL, the
 mail server (with a test mail). Session-only and for admins, as everything under /api/admin
-(:func:`fable_web.admin_api.admin_actor`); every change is audited by :mod:`fable_core.admin.users`.
+(:func:`fable_web.admin_api.admin_actor`); every change is audited by :mod:`fable_core.identity.users`.
 
 The mail server's password is write-only: the views say whether one is set, never what it is.
 When ``SMTP_HOST`` is configured on the server, that configuration wins: it is shown, and
@@ -16,11 +16,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from fable_core.admin import instance
-from fable_core.admin import users as admin
 from fable_core.admin.audit import Actor, Target, audit
 from fable_core.admin.instance import RegistrationMode
 from fable_core.admin.mail_settings import MailServerChange, mail_server, server_view
 from fable_core.errors import FableError, InvalidInput
+from fable_core.identity import users as admin
 from fable_core.identity.accounts import get_user
 from fable_web.account_api import Email
 from fable_web.admin_api import admin_actor

@@ -28,7 +28,6 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import get_visible, owned_by, reach_of, readable
 from fable_core.assistant.answers import cut, json_object_from, summary_from, tags_from, title_from
 from fable_core.assistant.gate import model_for
 from fable_core.assistant.providers import Provider
@@ -38,6 +37,7 @@ from fable_core.knowledge.sections import find_section, outline
 from fable_core.knowledge.types import NoteId
 from fable_core.knowledge.views import NoteSummary
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import get_visible, owned_by, reach_of, readable
 from fable_core.tools.caller import Caller
 from fable_core.tools.results import Deleted
 

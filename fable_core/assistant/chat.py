@@ -26,7 +26,6 @@ from weakref import WeakKeyDictionary
 from sqlalchemy import select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from fable_core.access import owner_sql, visible_ids
 from fable_core.assistant import memory
 from fable_core.assistant.away import tell_away
 from fable_core.assistant.context import ContextPack, add_urls, build_context
@@ -42,6 +41,7 @@ from fable_core.db.models import Conversation, Message, Note
 from fable_core.errors import Conflict, FableError, InvalidInput, NotFound
 from fable_core.people.preferences.personal import ASSISTANT_NAME, DEFAULT_MODEL
 from fable_core.people.profile.prompt import profile_prompt
+from fable_core.tools.access import owner_sql, visible_ids
 from fable_core.tools.caller import Caller
 from fable_core.tools.clock import TIMEZONE, today_in
 from fable_core.tools.dispatcher import InternalError

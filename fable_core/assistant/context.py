@@ -19,13 +19,13 @@ from typing import Any
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
-from fable_core.access import reach_of, readable
 from fable_core.assistant.providers.base import Provider
 from fable_core.db.models import Note
 from fable_core.errors import FableError, NotFound
 from fable_core.infra import ssrf
+from fable_core.infra.pages import read_page
 from fable_core.knowledge.vectors import QueryEmbedder, nearest
-from fable_core.outside.research.extract import read_page
+from fable_core.tools.access import reach_of, readable
 from fable_core.tools.caller import Caller
 
 __all__ = ["ContextPack", "add_urls", "build_context", "find_urls"]

@@ -10,7 +10,7 @@ from pydantic import Field, StringConstraints
 from sqlalchemy import delete, exists, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
-from fable_core.access import owned_by, reach_of, readable, visible
+from fable_core.assistant.parts import ASSISTANT
 from fable_core.assistant.views import (
     ConversationDetail,
     ConversationPage,
@@ -24,6 +24,7 @@ from fable_core.db.models import Conversation, Message, Project
 from fable_core.errors import InvalidInput, NotFound
 from fable_core.knowledge.matching import name_tier
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import owned_by, reach_of, readable, visible
 from fable_core.tools.caller import Caller
 from fable_core.tools.paging import NewestFirst
 from fable_core.tools.results import Deleted
@@ -163,8 +164,8 @@ async def rename_conversation(ctx: Context, conversation_id: ConversationId, tit
 async def delete_conversation(ctx: Context, conversation_id: ConversationId) -> Deleted:
     """Delete a conversation and all its messages (a running answer is stopped)."""
     await load_conversation(ctx.session, ctx.caller, conversation_id)
-    if ctx.runtime is not None and ctx.runtime.assistant is not None:
-        ctx.runtime.assistant.forget(conversation_id)
+    if ctx.runtime is not None and (assistant := ctx.runtime.part(ASSISTANT)) is not None:
+        assistant.forget(conversation_id)
     await ctx.session.execute(delete(Conversation).where(Conversation.id == conversation_id))
     return Deleted(id=conversation_id)
 

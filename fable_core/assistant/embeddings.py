@@ -41,6 +41,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from fable_core.assistant.calibration import Calibration, calibrate
 from fable_core.assistant.gate import ModelGate
+from fable_core.assistant.parts import ASSISTANT
 from fable_core.assistant.prefixes import InputType, Marking, marking_for
 from fable_core.assistant.providers.base import Provider
 from fable_core.config import Settings
@@ -49,11 +50,11 @@ from fable_core.db.errors import backend_died
 from fable_core.db.models import AppLog, EmbeddingFailure, FeedItem, Note, NoteEmbedding
 from fable_core.errors import FableError, Unavailable
 from fable_core.infra.events import Event, EventBus, NoteChanged
-from fable_core.infra.jobs import job
 from fable_core.knowledge.vectors import note_text
+from fable_core.tools.jobs import job
 
 if TYPE_CHECKING:
-    from fable_core.runtime import Fable
+    from fable_core.tools.runtime import Runtime
 
 __all__ = ["BACKFILL_EVERY", "MAX_CRASHES", "PAUSE_MAX", "Embedder", "EmbeddingWorker", "backfill_embeddings",
            "embedding_provider", "ensure_index", "scan_filtered_indexes"]
@@ -463,10 +464,10 @@ _SET_ITEM = text(
 
 
 @job(every=BACKFILL_EVERY)
-async def backfill_embeddings(fable: Fable) -> None:
+async def backfill_embeddings(fable: Runtime) -> None:
     """Queue every note and feed item lacking a current embedding, in one replica: those saved
     through a replica that stopped (or was killed) before it embedded them, which only a start
     would find otherwise."""
-    worker = fable.assistant.worker if fable.assistant is not None else None
+    worker = assistant.worker if (assistant := fable.part(ASSISTANT)) is not None else None
     if worker is not None:
         await worker.backfill()

@@ -16,12 +16,13 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from fable_core.assistant.parts import LLM, MODEL_GATE
 from fable_core.assistant.providers.base import ChatChunk, Health, Message, NoProvider, Provider
 from fable_core.errors import RateLimited
 from fable_core.tools.caller import Caller
 
 if TYPE_CHECKING:
-    from fable_core.runtime import Fable
+    from fable_core.tools.runtime import Runtime
 
 __all__ = ["GatedProvider", "ModelGate", "model_for"]
 
@@ -127,10 +128,10 @@ class GatedProvider(Provider):
         await self.inner.warm(name)
 
 
-def model_for(fable: Fable | None, caller: Caller) -> Provider:
+def model_for(fable: Runtime | None, caller: Caller) -> Provider:
     """The installed model provider as ``caller`` may use it (NoProvider when there is none)."""
-    provider = fable.llm if fable is not None else None
+    provider = fable.part(LLM) if fable is not None else None
     if provider is None or isinstance(provider, NoProvider):
         return NoProvider()
-    gate = fable.model_gate if fable is not None else None
+    gate = fable.part(MODEL_GATE) if fable is not None else None
     return GatedProvider(provider, gate, caller.user_id) if gate is not None else provider

@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, StringConstraints
 
+from fable_core.assistant.parts import LLM
 from fable_core.assistant.providers import NoProvider, Provider
 from fable_core.assistant.views import ModelInfo, ModelList
 from fable_core.tools import Context, Route, tool
 
 if TYPE_CHECKING:
-    from fable_core.runtime import Fable
+    from fable_core.tools.runtime import Runtime
 
 __all__ = ["installed_provider"]
 
@@ -32,10 +33,10 @@ class ModelAction(BaseModel):
     progress: list[dict[str, Any]] = []
 
 
-def installed_provider(fable: Fable | None) -> Provider:
+def installed_provider(fable: Runtime | None) -> Provider:
     """The installed provider, ungated: these tools are ``admin=True`` (the dispatcher refuses
     anyone else) and manage the server rather than ask it for an answer."""
-    provider = fable.llm if fable is not None else None
+    provider = fable.part(LLM) if fable is not None else None
     return provider if provider is not None else NoProvider()
 
 

@@ -15,12 +15,12 @@ import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from fable_core.access import belongs_to
 from fable_core.assistant import chat
 from fable_core.assistant.conversations import check_conversation
 from fable_core.assistant.embeddings import Embedder, EmbeddingWorker, embedding_provider, scan_filtered_indexes
 from fable_core.assistant.gate import GatedProvider, ModelGate
 from fable_core.assistant.generation import STALE_AFTER, Generations, StreamEvent, recover_interrupted
+from fable_core.assistant.parts import ASSISTANT, LLM, MODEL_GATE
 from fable_core.assistant.providers import NoProvider, Provider, make_provider
 from fable_core.assistant.shared_generations import SharedLog
 from fable_core.assistant.status import ProviderStatus
@@ -28,11 +28,12 @@ from fable_core.assistant.summaries import ProjectSummaries
 from fable_core.assistant.toolpick import ToolPicker
 from fable_core.assistant.toolprompt import tool_mode
 from fable_core.errors import FableError
+from fable_core.knowledge.vectors import EMBEDDER
+from fable_core.tools.access import belongs_to
 from fable_core.tools.caller import Caller
 
 if TYPE_CHECKING:
-    from fable_core.capabilities import Closer
-    from fable_core.runtime import Fable
+    from fable_core.tools.runtime import Closer, Runtime
 
 __all__ = ["STALE_AFTER", "Assistant", "install", "install_assistant"]
 
@@ -42,7 +43,7 @@ _log = logging.getLogger(__name__)
 class Assistant:
     """Everything chat and note AI features share in one process."""
 
-    def __init__(self, fable: Fable, provider: Provider, *, flush_interval: float = 2.0,
+    def __init__(self, fable: Runtime, provider: Provider, *, flush_interval: float = 2.0,
                  grace: float = 60.0, backfill_delay: float = 2.0, sweep_every: float = 2.0) -> None:
         self.db = fable.db
         self.dispatcher = fable.dispatcher
@@ -195,17 +196,19 @@ class Assistant:
         await self.generations.wait(chat.chat_key(conversation_id))
 
 
-async def install_assistant(fable: Fable, **options: Any) -> Assistant:
-    """Create the assistant for ``fable``, set the runtime's ``llm``, ``model_gate``,
-    ``embedder`` and ``assistant``, and start it."""
+async def install_assistant(fable: Runtime, **options: Any) -> Assistant:
+    """Create the assistant for ``fable``, install its parts on the runtime (the provider,
+    the model gate, the query embedder and itself: :mod:`fable_core.assistant.parts`), and start it."""
     provider = make_provider(fable.settings)
     assistant = Assistant(fable, provider, **options)
-    fable.llm, fable.model_gate = provider, assistant.gate
-    fable.embedder, fable.assistant = assistant.retrieval, assistant
+    fable.install(LLM, provider)
+    fable.install(MODEL_GATE, assistant.gate)
+    fable.install(EMBEDDER, assistant.retrieval)
+    fable.install(ASSISTANT, assistant)
     await assistant.start()
     return assistant
 
 
-async def install(fable: Fable) -> Closer:
+async def install(fable: Runtime) -> Closer:
     """The assistant capability's hook (:mod:`fable_core.capabilities`)."""
     return (await install_assistant(fable)).close

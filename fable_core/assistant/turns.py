@@ -26,6 +26,7 @@ from sqlalchemy import delete, insert, select
 
 from fable_core.assistant.chat import MAX_MESSAGE
 from fable_core.assistant.conversations import ConversationId, ConvTitle, ScopeId, check_scope, load_conversation
+from fable_core.assistant.parts import ASSISTANT
 from fable_core.assistant.providers import NoProvider, unavailable
 from fable_core.assistant.service import Assistant
 from fable_core.db.models import Conversation, Message
@@ -60,7 +61,7 @@ class Stopped(BaseModel):
 
 
 def _assistant(ctx: Context) -> Assistant:
-    found = ctx.fable.assistant
+    found = ctx.fable.part(ASSISTANT)
     if found is None:
         raise unavailable("the assistant is not running")
     return found

@@ -1,7 +1,7 @@
 """SQLAlchemy models: the schema Alembic migrations build, table by table.
 
 Tasks are notes: a note whose ``status`` is not NULL is a task. Every user-owned row carries
-``user_id`` so that ownership checks (``fable_core.access``) are one predicate.
+``user_id`` so that ownership checks (``fable_core.tools.access``) are one predicate.
 """
 
 from __future__ import annotations
@@ -411,7 +411,7 @@ class NoteWord(Base):
 
 class NoteImage(Base):
     """An image a note embeds (``/api/images/<id>``), and who wrote that embed into it: the
-    note's readers may see the image only when its owner did (:func:`fable_core.access.image_readable`),
+    note's readers may see the image only when its owner did (:func:`fable_core.tools.access.image_readable`),
     so an editor of someone's note cannot plant the ids of their images to read them. Kept by
     every save of a body (:mod:`fable_core.knowledge.image_refs`); an embed keeps its first writer."""
 
@@ -612,7 +612,7 @@ class Share(Base):
     permission: ``viewer`` reads, ``editor`` changes content, ``admin`` may also reshare and
     delete. ``owner_id`` is the shared row's owner (rows never change owner), so "shared by me"
     and the owner's name need no join through the row; ``shared_by`` is who made the share.
-    Who may see what is decided in :mod:`fable_core.access` alone."""
+    Who may see what is decided in :mod:`fable_core.tools.access` alone."""
 
     __tablename__ = "shares"
 
@@ -763,7 +763,7 @@ class Profile(Base):
     """What Fable knows of a user: the ``facts`` they state (an ordered list they edit) and the
     ``summary`` the model learns from those and the observations (or the user writes).
     ``changed_at`` moves with every change of facts or observations; a summary older than it is
-    due to be learned again (:mod:`fable_core.people.profile.learning`)."""
+    due to be learned again (:mod:`fable_core.assistant.profile_learning`)."""
 
     __tablename__ = "profiles"
 
@@ -839,7 +839,7 @@ class CalendarEvent(Base):
     farthest zones, -12 and +14 hours; ``span_end`` NULL: it recurs forever), so a range is one
     index scan. ``uid`` is the iCalendar UID, unique per owner (an override carries its series').
     ``caldav_href``/``caldav_etag`` are written by CalDAV sync only; ``updated_at`` moves on every
-    change. Who sees an event is decided in :mod:`fable_core.access` (its owner only).
+    change. Who sees an event is decided in :mod:`fable_core.tools.access` (its owner only).
     """
 
     __tablename__ = "events"
@@ -1265,7 +1265,7 @@ class TrashedNote(Base):
 
 
 class JobRun(Base):
-    """The last due time a scheduled job ran for (:mod:`fable_core.infra.jobs`), on whichever process:
+    """The last due time a scheduled job ran for (:mod:`fable_core.tools.jobs`), on whichever process:
     the others skip that due time."""
 
     __tablename__ = "job_runs"

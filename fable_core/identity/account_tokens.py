@@ -15,9 +15,9 @@ from typing import Literal
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import of_user
 from fable_core.db.models import AccountToken
 from fable_core.errors import InvalidInput
+from fable_core.tools.access import of_user
 
 __all__ = ["TokenKind", "discard_tokens", "issue_token", "redeem_token"]
 

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import of_user
 from fable_core.admin.instance import registration_mode
 from fable_core.config import Settings
 from fable_core.db.models import AccountToken, ApiKey, LoginSession, Note, Project, Share, User, UserIdentity
@@ -32,6 +31,7 @@ from fable_core.identity.account_tokens import discard_tokens, issue_token, rede
 from fable_core.identity.invitations import DEFAULT_TTL, issue_invitation
 from fable_core.identity.passwords import Hashed, check_password, hash_password, verify_nobody, verify_password
 from fable_core.identity.revocations import announce
+from fable_core.tools.access import of_user
 from fable_core.tools.caller import Caller, Scope
 
 if TYPE_CHECKING:

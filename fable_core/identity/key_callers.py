@@ -20,8 +20,9 @@ from fable_core.identity.accounts import caller_for_key
 from fable_core.identity.oauth.server import ACCESS_PREFIX, caller_for_token
 from fable_core.identity.revocations import Revocations
 from fable_core.tools.caller import Caller, Surface
+from fable_core.tools.runtime import Part
 
-__all__ = ["TTL", "KeyCallers"]
+__all__ = ["KEY_CALLERS", "TTL", "KeyCallers"]
 
 TTL = 2.0
 _MAX_ENTRIES = 10_000
@@ -66,3 +67,7 @@ class KeyCallers:
         """Drop every remembered key (after a revocation, a password change, a disabled user)."""
         self._epoch += 1
         self._known.clear()
+
+
+KEY_CALLERS: Part[KeyCallers] = Part("keys")
+"""This process's memory of API keys and OAuth tokens (the frame installs it: ``Fable.keys``)."""

@@ -20,11 +20,11 @@ from typing import Any
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import of_user
 from fable_core.db.database import rowcount
 from fable_core.db.models import LoginSession, User
 from fable_core.errors import NotFound
 from fable_core.identity.revocations import announce
+from fable_core.tools.access import of_user
 
 __all__ = ["LIFETIME", "NewSession", "SessionInfo", "end_all", "end_others", "end_session",
            "find_session", "list_sessions", "session_view", "start_session", "token_hash"]

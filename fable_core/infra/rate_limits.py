@@ -3,25 +3,21 @@
 Hits live in ``rate_limit_hits``. Each check takes a transaction-scoped advisory lock on its
 bucket, prunes hits older than the window, counts the rest and records the new attempt, so two
 replicas cannot both admit the last allowed attempt. A bucket nobody hits again (one of many
-addresses) is pruned by the hourly :func:`prune_rate_limits` job. What is limited (the account endpoints,
-per address and per account) is in :data:`LIMITS`; the web surface decides who a client is.
+addresses) is pruned by the hourly :func:`fable_core.admin.logs.retention.prune_rate_limits`
+job. What is limited (the account endpoints, per address and per account) is in :data:`LIMITS`;
+the web surface decides who a client is.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from sqlalchemy import text
 
 from fable_core.db.database import Database, rowcount
 from fable_core.errors import RateLimited
-from fable_core.infra.jobs import job
 
-if TYPE_CHECKING:
-    from fable_core.runtime import Fable
-
-__all__ = ["LIMITS", "Limit", "check_attempts", "count_attempt", "prune_rate_limits", "prune_stale_hits"]
+__all__ = ["LIMITS", "Limit", "check_attempts", "count_attempt", "prune_stale_hits"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,9 +92,3 @@ async def prune_stale_hits(db: Database) -> int:
         return rowcount(await session.execute(text(
             "DELETE FROM rate_limit_hits WHERE hit_at <= now() - make_interval(secs => :longest)"),
             {"longest": longest}))
-
-
-@job(cron="23 * * * *")
-async def prune_rate_limits(fable: Fable) -> None:
-    """Delete rate-limit hits no window counts any more: those of buckets nobody hit again."""
-    await prune_stale_hits(fable.db)

@@ -29,8 +29,7 @@ from fable_core.db.database import Database
 from fable_core.infra.events import Event, EventBus, NoteChanged
 
 if TYPE_CHECKING:
-    from fable_core.capabilities import Closer
-    from fable_core.runtime import Fable
+    from fable_core.tools.runtime import Closer, Runtime
 
 __all__ = ["DELAY", "FRACTION", "MIN_ROWS", "TABLES", "BulkAnalyser", "install"]
 
@@ -97,6 +96,6 @@ class BulkAnalyser:
             await self._task
 
 
-async def install(fable: Fable) -> Closer:
+async def install(fable: Runtime) -> Closer:
     """The knowledge capability's hook (:mod:`fable_core.capabilities`)."""
     return BulkAnalyser(fable.db, fable.events).close

@@ -24,10 +24,10 @@ from sqlalchemy import Integer, Text, bindparam, case, func, insert, literal, se
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import of_user
 from fable_core.db.models import Note, NoteLink, NoteVersion, title_key
 from fable_core.knowledge import vocabulary, wikilinks
 from fable_core.knowledge.image_refs import add_image_refs
+from fable_core.tools.access import of_user
 
 __all__ = ["insert_note", "insert_notes", "new_row"]
 

@@ -10,10 +10,10 @@ from typing import Any
 from sqlalchemy import ColumnElement, Text, any_, bindparam, exists, func, or_, select
 from sqlalchemy.dialects.postgresql import ARRAY
 
-from fable_core.access import get_visible
 from fable_core.db.models import Milestone, Note
 from fable_core.knowledge.matching import project_ref
 from fable_core.tools import Context
+from fable_core.tools.access import get_visible
 
 __all__ = ["check_refs", "escape_like", "filter_params", "note_filters", "once", "tag_clause", "tag_params"]
 
@@ -65,7 +65,7 @@ def note_filters(
     parent_id: int | None, due_before: date | None, due_after: date | None,
 ) -> list[ColumnElement[bool]]:
     """The listings' WHERE clauses, besides which notes the caller may read
-    (:func:`fable_core.access.readable`, :func:`~fable_core.access.reach_parts`); every value is
+    (:func:`fable_core.tools.access.readable`, :func:`~fable_core.tools.access.reach_parts`); every value is
     a named bind parameter, so that ``list_notes`` can build its statement once per combination
     of filters and run it again with new values (``filter_params`` gives them under the same names)."""
     where: list[ColumnElement[bool]] = []

@@ -1,7 +1,7 @@
 """Which images a note embeds, and who wrote each embed into it (``note_images``).
 
 Readers of a note see an image it embeds only when the image's owner wrote that embed
-(:func:`fable_core.access.image_readable`); an embed keeps the writer who first added it, so an
+(:func:`fable_core.tools.access.image_readable`); an embed keeps the writer who first added it, so an
 owner's later save of a note does not adopt the ids an editor planted in it. Every save of a
 body calls :func:`sync_image_refs` (or :func:`add_image_refs` for notes created in bulk).
 """

@@ -22,7 +22,6 @@ from sqlalchemy import Integer, Text, func, literal, or_, select, true
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import belongs_to, get_visible, of_user
 from fable_core.db.models import Note, Project, title_key
 from fable_core.errors import Conflict, InvalidInput
 from fable_core.infra.events import NoteChanged
@@ -30,6 +29,7 @@ from fable_core.knowledge.creation import insert_notes, new_row
 from fable_core.knowledge.matching import affix_length, is_duplicate, resolve_project, same_key
 from fable_core.knowledge.types import Body, Priority, ProjectRef, RecurrenceRule, Status, Tags, Title
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import belongs_to, get_visible, of_user
 from fable_core.tools.caller import Caller
 from fable_core.tools.results import RowId
 

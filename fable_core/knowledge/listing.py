@@ -13,7 +13,6 @@ from typing import Annotated, Any, Literal
 from pydantic import StringConstraints
 from sqlalchemy import bindparam, case, func, literal, select, union_all
 
-from fable_core.access import Reach, belongs_to, permission_name, reach_of, reach_parts, readable
 from fable_core.db.models import Note
 from fable_core.errors import InvalidInput
 from fable_core.knowledge.filters import check_refs, filter_params, note_filters, once
@@ -21,6 +20,7 @@ from fable_core.knowledge.plaintext import plain_text
 from fable_core.knowledge.types import Kind, Priority, ProjectRef, Status, Tag
 from fable_core.knowledge.views import NotePage, NoteSummary
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import Reach, belongs_to, permission_name, reach_of, reach_parts, readable
 from fable_core.tools.paging import Cursor, Limit, decode_cursor, encode_cursor
 from fable_core.tools.results import RowId
 
@@ -147,7 +147,7 @@ TOTAL_CAP = 1000  # a total is exact up to here: counting 100,000 matches costs 
 def _list_statements(reach: Reach, filters: dict[str, Any], params: dict[str, Any], sort: str,
                      preview: bool) -> tuple[Any, Any]:
     """The page and the count. The notes of others shared with the caller come from their own
-    ordered index ranges (:func:`~fable_core.access.reach_parts`), merged by the same order."""
+    ordered index ranges (:func:`~fable_core.tools.access.reach_parts`), merged by the same order."""
     columns = (*SUMMARY_COLUMNS, func.left(Note.body, PREVIEW_SOURCE).label("body_start")) if preview \
         else SUMMARY_COLUMNS
     where = note_filters(**filters)

@@ -1,7 +1,7 @@
 """Small read-only lookups the surfaces need beyond the tools: the values MCP completions offer
 (searched in the database, never filtered from one page of a tool), notes by title for prompts,
 the keyset pages of ``resources/list``, and the notes wikilinks name (for the web UI's rendered
-markdown). Every query is scoped through :mod:`fable_core.access`; the surfaces hold no SQL."""
+markdown). Every query is scoped through :mod:`fable_core.tools.access`; the surfaces hold no SQL."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from typing import Any, Literal
 
 from sqlalchemy import Select, String, cast, func, or_, select
 
-from fable_core.access import Reach, owned_by, reach_of, readable, visible
 from fable_core.db.models import Note, Project, title_key
 from fable_core.errors import NotFound
 from fable_core.knowledge.matching import name_tier, same_key
 from fable_core.knowledge.types import MAX_TITLE
-from fable_core.runtime import Fable
+from fable_core.tools.access import Reach, owned_by, reach_of, readable, visible
 from fable_core.tools.caller import Caller
+from fable_core.tools.runtime import Runtime
 
 __all__ = [
     "FETCH_VALUES",
@@ -45,7 +45,7 @@ def _like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-async def note_titles(fable: Fable, caller: Caller, typed: str) -> list[str]:
+async def note_titles(fable: Runtime, caller: Caller, typed: str) -> list[str]:
     """Titles of notes the caller can read whose title contains ``typed``, most recently changed first."""
     return await _first_values(fable, caller, lambda reach: (
         select(Note.title)
@@ -54,7 +54,7 @@ async def note_titles(fable: Fable, caller: Caller, typed: str) -> list[str]:
     ))
 
 
-async def project_titles(fable: Fable, caller: Caller, typed: str) -> list[str]:
+async def project_titles(fable: Runtime, caller: Caller, typed: str) -> list[str]:
     """Titles of the projects ``typed`` names (by :func:`~fable_core.knowledge.matching.name_tier`,
     as a tool naming a project would find them): best first, those starting with it first, A-Z."""
     if len(typed) > MAX_TITLE:
@@ -68,7 +68,7 @@ async def project_titles(fable: Fable, caller: Caller, typed: str) -> list[str]:
     return [r[-1] for r in ranked[:FETCH_VALUES]]
 
 
-async def tag_names(fable: Fable, caller: Caller, typed: str) -> list[str]:
+async def tag_names(fable: Runtime, caller: Caller, typed: str) -> list[str]:
     """The caller's tags that start with ``typed``, most used first (as ``list_tags`` orders them).
 
     Queried here rather than through ``list_tags``, whose ``prefix`` refuses text longer than a
@@ -81,7 +81,7 @@ async def tag_names(fable: Fable, caller: Caller, typed: str) -> list[str]:
     return await _first_values(fable, caller, statement)
 
 
-async def ids_starting(fable: Fable, caller: Caller, section: Section, typed: str) -> list[str]:
+async def ids_starting(fable: Runtime, caller: Caller, section: Section, typed: str) -> list[str]:
     """Ids of the caller's notes or projects whose digits start with ``typed``, newest first."""
     model: type[Note | Project] = Note if section == "notes" else Project
     digits = cast(model.id, String)
@@ -91,7 +91,7 @@ async def ids_starting(fable: Fable, caller: Caller, section: Section, typed: st
     ))
 
 
-async def _first_values(fable: Fable, caller: Caller, statement: Callable[[Reach], Select[Any]]) -> list[str]:
+async def _first_values(fable: Runtime, caller: Caller, statement: Callable[[Reach], Select[Any]]) -> list[str]:
     """The first :data:`FETCH_VALUES` strings the statement built for the caller's reach
     selects: one more than an answer holds, which tells whether there are more."""
     async with fable.db.reading() as session:
@@ -104,7 +104,7 @@ def is_id(ref: str) -> bool:
     return ref.isascii() and ref.isdigit()
 
 
-async def find_note(fable: Fable, caller: Caller, ref: str) -> int:
+async def find_note(fable: Runtime, caller: Caller, ref: str) -> int:
     """A note id from an id or a title (same title key, else the closest title)."""
     ref = ref.strip()
     if is_id(ref):
@@ -129,7 +129,7 @@ _NOTE_COLUMNS = (Note.id, Note.title, Note.status, Note.priority, Note.due_date,
 
 
 async def resource_rows(
-    fable: Fable, caller: Caller, section: Section, before: int | None, limit: int
+    fable: Runtime, caller: Caller, section: Section, before: int | None, limit: int
 ) -> list[tuple[Section, dict[str, Any]]]:
     """Up to ``limit`` of the caller's projects, then notes, each newest (highest id) first,
     starting after ``(section, before)``.
@@ -157,7 +157,7 @@ async def resource_rows(
     return rows
 
 
-async def note_ids_by_title(fable: Fable, caller: Caller, keys: set[str]) -> dict[str, int]:
+async def note_ids_by_title(fable: Runtime, caller: Caller, keys: set[str]) -> dict[str, int]:
     """Title key → the oldest note with that title the caller can read, their own first, for
     each key (one query). A title only others' unshared notes have stays unresolved."""
     ids: dict[str, int] = {}
@@ -186,7 +186,7 @@ class TitledBody:
 EMBED_CHARS = 20_000  # the most of a note's body an embed shows
 
 
-async def notes_by_title(fable: Fable, caller: Caller, keys: set[str]) -> dict[str, TitledBody]:
+async def notes_by_title(fable: Runtime, caller: Caller, keys: set[str]) -> dict[str, TitledBody]:
     """Title key → the note :func:`note_ids_by_title` would resolve it to, with its title and
     the first :data:`EMBED_CHARS` of its body (one query): the notes ``![[Title]]`` embeds."""
     found: dict[str, TitledBody] = {}

@@ -24,9 +24,9 @@ from typing import Any
 from sqlalchemy import and_, bindparam, select, union
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import OWNER_PARAM, belongs_to, get_visible, owned_by_param, reach_of, visible
 from fable_core.db.models import Note, Project, title_key
 from fable_core.errors import Conflict, InvalidInput, NeedsConfirmation, NotFound
+from fable_core.tools.access import OWNER_PARAM, belongs_to, get_visible, owned_by_param, reach_of, visible
 from fable_core.tools.caller import Caller
 
 __all__ = [

@@ -7,25 +7,30 @@ milestone keeps its tasks in the project, outside any milestone.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import date
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
-from sqlalchemy import case, delete, func, select, tuple_, update
+from sqlalchemy import case, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import get_visible
 from fable_core.db.database import rowcount
 from fable_core.db.models import Milestone, Note
 from fable_core.errors import Conflict, InvalidInput
-from fable_core.knowledge.projects import MilestoneSummary, TaskCounts, require_project, task_counts
+from fable_core.knowledge.projects import (
+    MilestoneSummary,
+    TaskCounts,
+    milestone_summaries,
+    require_project,
+    task_counts,
+)
 from fable_core.knowledge.types import ProjectRef
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import get_visible
 from fable_core.tools.paging import Cursor, Limit, decode_cursor, encode_cursor
 from fable_core.tools.results import RowId
 
-__all__ = ["milestone_summaries"]
+__all__: list[str] = []
 
 MilestoneStatus = Literal["open", "in_progress", "done"]
 MilestoneTitle = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
@@ -43,22 +48,6 @@ class MilestoneDeleted(BaseModel):
     id: int
     deleted: bool = True
     tasks_detached: int = Field(description="Notes and tasks that stay in the project, now without milestone.")
-
-
-async def milestone_summaries(session: AsyncSession, project_id: int, *, limit: int,
-                              after: tuple[int, int] | None = None,
-                              status: Sequence[str] | None = None) -> list[MilestoneSummary]:
-    """The project's milestones in order (from after ``after`` = (order_index, id)), with counts."""
-    stmt = select(Milestone).where(Milestone.project_id == project_id)
-    if status:
-        stmt = stmt.where(Milestone.status.in_(status))
-    if after is not None:
-        stmt = stmt.where(tuple_(Milestone.order_index, Milestone.id) > after)
-    rows = (await session.execute(
-        stmt.order_by(Milestone.order_index, Milestone.id).limit(limit))).scalars().all()
-    counts = await task_counts(session, Note.milestone_id.in_([m.id for m in rows]), by=Note.milestone_id)
-    return [MilestoneSummary.model_validate(m).model_copy(
-        update={"task_counts": counts.get(m.id, TaskCounts())}) for m in rows]
 
 
 async def _summary(session: AsyncSession, milestone: Milestone) -> MilestoneSummary:

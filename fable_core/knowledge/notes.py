@@ -19,15 +19,6 @@ from sqlalchemy import (
     text,
 )
 
-from fable_core.access import (
-    belongs_to,
-    check_delete_note,
-    fetch_visible,
-    get_visible,
-    reach_of,
-    readable,
-    visible_row,
-)
 from fable_core.db.models import Note, NoteLink
 from fable_core.errors import Conflict, InvalidInput, NotFound
 from fable_core.infra.events import NoteChanged
@@ -61,6 +52,15 @@ from fable_core.knowledge.types import (
 from fable_core.knowledge.vectors import check_semantic_duplicate, duplicate_probe
 from fable_core.knowledge.views import BacklinkItem, BacklinkPage, NoteDetail, NoteSummary, TagCount, TagList
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import (
+    belongs_to,
+    check_delete_note,
+    fetch_visible,
+    get_visible,
+    reach_of,
+    readable,
+    visible_row,
+)
 from fable_core.tools.paging import Cursor, Limit, decode_cursor, encode_cursor
 from fable_core.tools.results import Deleted, RowId
 

@@ -8,6 +8,7 @@ Titles are unique per user, ignoring case. Deleting a project says what happens 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date, datetime
 from typing import Annotated, Any, Literal
 
@@ -15,7 +16,6 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from sqlalchemy import ColumnElement, delete, func, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import Permission, belongs_to, of_user, permission_name, reach_of, readable, require
 from fable_core.db.database import rowcount
 from fable_core.db.models import Milestone, Note, Project
 from fable_core.errors import Conflict, InvalidInput
@@ -23,10 +23,11 @@ from fable_core.infra.events import NoteChanged, ProjectChanged
 from fable_core.knowledge.matching import project_ref
 from fable_core.knowledge.types import Color, ProjectRef
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import Permission, belongs_to, of_user, permission_name, reach_of, readable, require
 from fable_core.tools.paging import Cursor, Limit, decode_cursor, encode_cursor
 from fable_core.tools.results import RowId, absent_when_none
 
-__all__ = ["MilestoneSummary", "TaskCounts", "require_project", "task_counts"]
+__all__ = ["MilestoneSummary", "TaskCounts", "milestone_summaries", "require_project", "task_counts"]
 
 ProjectStatus = Literal["active", "completed", "archived"]
 ProjectTitle = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
@@ -172,6 +173,22 @@ def _columns(project: Project) -> dict[str, Any]:
 # --- tools ------------------------------------------------------------------------------------
 
 
+async def milestone_summaries(session: AsyncSession, project_id: int, *, limit: int,
+                              after: tuple[int, int] | None = None,
+                              status: Sequence[str] | None = None) -> list[MilestoneSummary]:
+    """The project's milestones in order (from after ``after`` = (order_index, id)), with counts."""
+    stmt = select(Milestone).where(Milestone.project_id == project_id)
+    if status:
+        stmt = stmt.where(Milestone.status.in_(status))
+    if after is not None:
+        stmt = stmt.where(tuple_(Milestone.order_index, Milestone.id) > after)
+    rows = (await session.execute(
+        stmt.order_by(Milestone.order_index, Milestone.id).limit(limit))).scalars().all()
+    counts = await task_counts(session, Note.milestone_id.in_([m.id for m in rows]), by=Note.milestone_id)
+    return [MilestoneSummary.model_validate(m).model_copy(
+        update={"task_counts": counts.get(m.id, TaskCounts())}) for m in rows]
+
+
 @tool(group="projects", title="Create a project", scope="write", route=Route("POST", "/projects"))
 async def create_project(
     ctx: Context,
@@ -234,8 +251,6 @@ async def get_project(ctx: Context, project_id: RowId | None = None,
                       project: ProjectRef = None) -> ProjectDetail:
     """A project (by project_id or by name) with its milestones in order and how many of its
     tasks are todo, in progress, done and cancelled."""
-    from fable_core.knowledge.milestones import milestone_summaries
-
     found = await require_project(ctx, project_id, project)
     counts = (await task_counts(ctx.session, Note.project_id == found.id)).get(None, TaskCounts())
     total = await ctx.session.scalar(

@@ -36,9 +36,9 @@ from sqlalchemy import REAL, Text, and_, case, cast, func, literal, select, true
 from sqlalchemy.dialects.postgresql import ARRAY, TSQUERY, aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import Reach, reach_of, reach_parts, readable
 from fable_core.db.models import Note
 from fable_core.knowledge.filters import once
+from fable_core.tools.access import Reach, reach_of, reach_parts, readable
 from fable_core.tools.caller import Caller
 
 __all__ = ["BOUNDS", "WEIGHTS", "Bounds", "keyword_ranking"]

@@ -17,7 +17,6 @@ from datetime import UTC, date, datetime
 from sqlalchemy import exists, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import belongs_to, get_visible, require, same_space
 from fable_core.db.models import Milestone, Note
 from fable_core.errors import InvalidInput
 from fable_core.infra.events import NoteChanged
@@ -30,6 +29,7 @@ from fable_core.knowledge.recurrence import next_occurrence
 from fable_core.knowledge.types import Status
 from fable_core.knowledge.views import NoteSummary
 from fable_core.tools import Context
+from fable_core.tools.access import belongs_to, get_visible, require, same_space
 
 __all__ = ["Placement", "apply_status", "check_task_fields", "save_changes", "set_placement", "snapshot"]
 

@@ -36,7 +36,6 @@ from sqlalchemy import Float, Integer, bindparam, column, func, select
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.sql import FromClause, Subquery
 
-from fable_core.access import reach_of, readable
 from fable_core.db.models import Note, title_key
 from fable_core.errors import InvalidInput
 from fable_core.knowledge.filters import check_refs, note_filters
@@ -48,6 +47,7 @@ from fable_core.knowledge.vectors import embedder_of, nearest, query_vector
 from fable_core.knowledge.views import NoteSummary, SearchHit, SearchResults
 from fable_core.knowledge.vocabulary import respell
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import reach_of, readable
 from fable_core.tools.paging import Cursor, decode_cursor, encode_cursor
 from fable_core.tools.results import RowId
 

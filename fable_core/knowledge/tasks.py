@@ -17,7 +17,6 @@ from pydantic import BaseModel, Field, StringConstraints
 from sqlalchemy import ColumnElement, and_, case, func, select
 from sqlalchemy.orm import defer
 
-from fable_core.access import Permission, get_visible, reach_of, readable
 from fable_core.db.models import Note
 from fable_core.errors import InvalidInput
 from fable_core.knowledge.filters import tag_clause
@@ -28,6 +27,7 @@ from fable_core.knowledge.saving import apply_status, save_changes
 from fable_core.knowledge.types import MAX_TITLE, NoteId, Priority, ProjectRef, Tag
 from fable_core.knowledge.views import NoteSummary
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import Permission, get_visible, reach_of, readable
 from fable_core.tools.paging import Cursor, decode_cursor, encode_cursor
 from fable_core.tools.results import RowId, absent_when_none
 

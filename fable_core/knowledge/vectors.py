@@ -17,14 +17,26 @@ from pgvector.sqlalchemy import Vector
 from sqlalchemy import Select, bindparam, cast, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
-from fable_core.access import reach_of, readable_param
 from fable_core.db.models import Note, NoteEmbedding
 from fable_core.errors import NeedsConfirmation
+from fable_core.tools.access import reach_of, readable_param
 from fable_core.tools.caller import Caller
 from fable_core.tools.context import Context
+from fable_core.tools.runtime import Part
 
-__all__ = ["DUPLICATE_MIN_BODY", "DUPLICATE_SIMILARITY", "MAX_TEXT", "QueryEmbedder", "check_semantic_duplicate",
-           "duplicate_probe", "embedder_of", "nearest", "note_text", "query_vector"]
+__all__ = [
+    "DUPLICATE_MIN_BODY",
+    "DUPLICATE_SIMILARITY",
+    "EMBEDDER",
+    "MAX_TEXT",
+    "QueryEmbedder",
+    "check_semantic_duplicate",
+    "duplicate_probe",
+    "embedder_of",
+    "nearest",
+    "note_text",
+    "query_vector",
+]
 
 DUPLICATE_SIMILARITY = 0.90
 DUPLICATE_MIN_BODY = 80
@@ -45,7 +57,12 @@ class QueryEmbedder(Protocol):
 
     async def embed_document(self, text: str) -> list[float] | None: ...
 
+
     def similarity_at(self, vector: Sequence[float], relevance: float) -> float: ...
+
+
+EMBEDDER: Part[QueryEmbedder] = Part("embedder")
+"""The runtime's query embedder, when a model provider embeds (installed by the assistant)."""
 
 
 def note_text(title: str, body: str) -> str:
@@ -54,7 +71,7 @@ def note_text(title: str, body: str) -> str:
 
 
 def embedder_of(ctx: Context) -> QueryEmbedder | None:
-    return ctx.runtime.embedder if ctx.runtime is not None else None
+    return ctx.runtime.part(EMBEDDER) if ctx.runtime is not None else None
 
 
 async def query_vector(ctx: Context, query: str) -> list[float] | None:

@@ -9,7 +9,6 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field
 from sqlalchemy import select
 
-from fable_core.access import get_visible
 from fable_core.db.models import Note, NoteVersion
 from fable_core.errors import NotFound
 from fable_core.knowledge.listing import summary_of
@@ -17,6 +16,7 @@ from fable_core.knowledge.saving import save_changes
 from fable_core.knowledge.types import NoteId
 from fable_core.knowledge.views import NoteSummary
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import get_visible
 from fable_core.tools.paging import Cursor, Limit, decode_cursor, encode_cursor
 
 VersionNo = Annotated[int, Field(ge=1, le=2**31 - 1, description="Version number (1 is the first save).")]

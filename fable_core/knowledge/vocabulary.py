@@ -50,8 +50,8 @@ from sqlalchemy import Integer, Text, bindparam, exists, func, literal, select, 
 from sqlalchemy.dialects.postgresql import ARRAY, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import of_user, owned_by
 from fable_core.db.models import Note, NoteWord
+from fable_core.tools.access import of_user, owned_by
 from fable_core.tools.caller import Caller
 
 __all__ = ["CANDIDATES", "MIN_SIMILARITY", "WORDS_CONFIG", "add", "add_cte", "respell"]

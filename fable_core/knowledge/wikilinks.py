@@ -16,9 +16,9 @@ from sqlalchemy import Text, and_, delete, func, insert, literal, select, update
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import of_user, same_owner
 from fable_core.db.models import Note, NoteLink, title_key
 from fable_core.knowledge.matching import same_key
+from fable_core.tools.access import of_user, same_owner
 
 __all__ = ["link_target", "parse_links", "rename_links", "resolve_pending", "split_target", "sync_links", "title_key"]
 

@@ -15,13 +15,13 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from sqlalchemy import ColumnElement, Integer, delete, func, select, tuple_, type_coerce
 
-from fable_core.access import belongs_to, get_visible, owned_by, reach_of, readable, require
 from fable_core.db.models import Note, Project, TaskLog
 from fable_core.errors import InvalidInput
 from fable_core.knowledge.matching import project_ref
 from fable_core.knowledge.tasks import require_task
 from fable_core.knowledge.types import NoteId, ProjectRef
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import belongs_to, get_visible, owned_by, reach_of, readable, require
 from fable_core.tools.paging import Cursor, Limit, decode_cursor, encode_cursor
 from fable_core.tools.results import Deleted, RowId, absent_when_none
 

@@ -17,8 +17,8 @@ from fable_core.tools.caller import Caller
 from fable_core.tools.progress import Progress, ProgressSink
 
 if TYPE_CHECKING:
-    from fable_core.runtime import Fable
     from fable_core.tools.dispatcher import Dispatcher
+    from fable_core.tools.runtime import Runtime
 
 __all__ = ["Context", "ReadKind"]
 
@@ -39,7 +39,7 @@ class Context:
 
     caller: Caller
     settings: Settings
-    runtime: Fable | None = None
+    runtime: Runtime | None = None
     events: list[Event] = field(default_factory=list)  # committed: published after the call
     dispatcher: Dispatcher | None = None
     progress_sink: ProgressSink | None = None
@@ -49,13 +49,13 @@ class Context:
     _today: tuple[date, str] | None = None
 
     @classmethod
-    def within(cls, session: AsyncSession, caller: Caller, settings: Settings, runtime: Fable | None = None,
+    def within(cls, session: AsyncSession, caller: Caller, settings: Settings, runtime: Runtime | None = None,
                dispatcher: Dispatcher | None = None) -> Context:
         """A context whose work runs in ``session``, already open (a ``call`` tool's)."""
         return cls(caller=caller, settings=settings, runtime=runtime, dispatcher=dispatcher, _session=session)
 
     @property
-    def fable(self) -> Fable:
+    def fable(self) -> Runtime:
         """The runtime (always there when the dispatcher runs the tool)."""
         assert self.runtime is not None, "this context has no runtime"
         return self.runtime

@@ -41,7 +41,7 @@ from fable_core.tools.suggest import argument_hint, unknown_tool
 from fable_core.tools.usage import UsageLog
 
 if TYPE_CHECKING:
-    from fable_core.runtime import Fable
+    from fable_core.tools.runtime import Runtime
 
 __all__ = ["Dispatcher", "InternalError", "check_arguments", "validation_problems"]
 
@@ -106,7 +106,7 @@ class Dispatcher:
         *,
         registry: Registry = REGISTRY,
         events: EventBus | None = None,
-        runtime: Fable | None = None,
+        runtime: Runtime | None = None,
         usage: UsageLog | None = None,
     ) -> None:
         self.db = db

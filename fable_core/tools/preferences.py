@@ -18,9 +18,9 @@ from pydantic import TypeAdapter, ValidationError
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import owned_by
 from fable_core.db.models import Setting
 from fable_core.errors import NotFound
+from fable_core.tools.access import owned_by
 from fable_core.tools.caller import Caller
 from fable_core.tools.suggest import closest, hint
 

@@ -119,6 +119,13 @@ class Registry:
     def __init__(self) -> None:
         self._tools: dict[str, Tool] = {}
         self._ordered: list[Tool] | None = None
+        self._rank: Callable[[str], int] | None = None
+
+    def rank_modules(self, rank: Callable[[str], int]) -> None:
+        """List tools by ``rank`` of their module first (the capabilities' order), then in the
+        order they were registered; unranked, a registry lists them as registered."""
+        self._rank = rank
+        self._ordered = None
 
     def add(self, t: Tool) -> None:
         if t.name in self._tools:
@@ -135,10 +142,9 @@ class Registry:
 
     def __iter__(self) -> Iterator[Tool]:
         if self._ordered is None:
-            from fable_core.capabilities import module_rank
-
+            rank = self._rank or (lambda _: 0)
             seq = {name: i for i, name in enumerate(self._tools)}
-            self._ordered = sorted(self._tools.values(), key=lambda t: (module_rank(t.module), seq[t.name]))
+            self._ordered = sorted(self._tools.values(), key=lambda t: (rank(t.module), seq[t.name]))
         return iter(self._ordered)
 
     def __len__(self) -> int:

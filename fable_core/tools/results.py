@@ -23,9 +23,7 @@ def _is_none(value: object) -> bool:
     return value is None
 
 
-class Deleted(BaseModel):
-    """What a deletion answers: the id, and that it is gone."""
-
+class Deleted(BaseModel):  # what a deletion answers (no docstring: it would be every schema's description)
     model_config = ConfigDict(from_attributes=True)
     id: int
     deleted: bool = True

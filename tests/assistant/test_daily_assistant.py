@@ -9,12 +9,12 @@ from helpers import new_conversation, turn
 from sqlalchemy import select
 from support.fake_llm import FakeLLM, Reply
 
+from fable_core.assistant.profile_learning import learn_summaries
 from fable_core.assistant.service import Assistant
 from fable_core.db.models import Moment
-from fable_core.infra.jobs import run_job
-from fable_core.people.profile.learning import learn_summaries
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
+from fable_core.tools.jobs import run_job
 
 
 async def test_the_model_receives_the_profile_in_its_system_prompt(

@@ -16,9 +16,9 @@ from fable_core.daily.caldav.sync import sync_account
 from fable_core.daily.calendar.service import EventFields, create_event
 from fable_core.db.models import CaldavAccount
 from fable_core.errors import Unavailable
-from fable_core.infra.jobs import run_job
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
+from fable_core.tools.jobs import run_job
 
 
 async def _connect(fable: Fable, caller: Caller, radicale: Radicale, user: str) -> None:

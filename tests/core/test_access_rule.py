@@ -1,4 +1,4 @@
-"""Who may see or change a row is decided in one module, ``fable_core.access``: sharing (a later
+"""Who may see or change a row is decided in one module, ``fable_core.tools.access``: sharing (a later
 capability) changes that module, not its callers. This test reads every other module of the three
 packages and fails on any comparison of a ``user_id`` (Python or SQL) outside it."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("fable_core", "fable_mcp", "fable_web")
 ALLOWED = {
-    "fable_core/access.py",  # the rule's home
+    "fable_core/tools/access.py",  # the rule's home
     "fable_core/db/models.py",  # declares the columns
 }
 _SQL = re.compile(r"\buser_id\s*(=|<>|!=|\bIN\b)", re.IGNORECASE)
@@ -54,7 +54,7 @@ def test_user_id_is_compared_only_in_the_access_module() -> None:
             found = _violations(path)
             if found:
                 offenders[relative] = found
-    assert offenders == {}, "ownership decided outside fable_core/access.py:\n" + "\n".join(
+    assert offenders == {}, "ownership decided outside fable_core/tools/access.py:\n" + "\n".join(
         f"{path}:{line}" for path, lines in offenders.items() for line in lines)
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import event
 from support.users import make_user
 
-from fable_core.admin import users as admin
+from fable_core.identity import users as admin
 from fable_core.runtime import Fable
 
 

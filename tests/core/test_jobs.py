@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-from fable_core.infra.jobs import _LOCK_CLASS, Job, Scheduler, job, run_job
 from fable_core.runtime import Fable
+from fable_core.tools.jobs import _LOCK_CLASS, Job, Scheduler, job, run_job
 
 
 async def _noop(fable: Fable) -> None:
@@ -78,7 +78,7 @@ async def test_a_failing_job_is_logged_and_runs_again_on_schedule(
         raise RuntimeError("boom")
 
     scheduler = Scheduler(fable, table)
-    with caplog.at_level(logging.ERROR, logger="fable_core.infra.jobs"):
+    with caplog.at_level(logging.ERROR, logger="fable_core.tools.jobs"):
         scheduler.start()
         try:
             await asyncio.wait_for(twice.wait(), 10)

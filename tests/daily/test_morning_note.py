@@ -10,9 +10,9 @@ from zoneinfo import ZoneInfo
 from daily_helpers import Call
 from support.weather import FakeWeather, forecast
 
-from fable_core.infra.jobs import run_job
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
+from fable_core.tools.jobs import run_job
 
 ZURICH = ZoneInfo("Europe/Zurich")
 

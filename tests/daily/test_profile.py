@@ -8,14 +8,14 @@ import pytest
 from daily_helpers import Api, Call
 from sqlalchemy import select
 
+from fable_core.assistant.profile_learning import learn_summaries
 from fable_core.db.models import Profile, ProfileObservation
 from fable_core.errors import InvalidInput
-from fable_core.infra.jobs import run_job
 from fable_core.people.profile import profile as profile_module
-from fable_core.people.profile.learning import learn_summaries
 from fable_core.people.profile.prompt import profile_prompt
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
+from fable_core.tools.jobs import run_job
 
 
 async def _state(fable: Fable) -> tuple[list[tuple], list[tuple]]:

@@ -19,10 +19,10 @@ from support.weather import FakeWeather, forecast
 from fable_core.daily.journal.sections import SECTIONS, PrepDay
 from fable_core.db.models import WeatherForecast
 from fable_core.errors import InvalidInput, NotFound, Unavailable
-from fable_core.infra.jobs import run_job
 from fable_core.people.preferences.journal import JournalPrefs
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
+from fable_core.tools.jobs import run_job
 
 D = date(2026, 12, 5)
 HOME = {"name": "Home", "lat": 47.37, "lon": 8.54}

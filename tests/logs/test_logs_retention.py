@@ -9,8 +9,8 @@ from sqlalchemy import insert
 
 from fable_core.admin.logs.retention import prune
 from fable_core.db.models import AppLog
-from fable_core.infra.jobs import JOBS, run_job
 from fable_core.runtime import Fable
+from fable_core.tools.jobs import JOBS, run_job
 
 
 async def test_each_category_keeps_its_own_days(fable: Fable, log_rows: Rows) -> None:

@@ -21,11 +21,11 @@ from support.servers import serve
 
 from fable_core.db.models import InstanceSetting, Notification, PushSubscription, Setting
 from fable_core.errors import Conflict, InvalidInput
-from fable_core.infra.jobs import JOBS, Scheduler, run_job
 from fable_core.people.notifications.push import MAX_DEVICES
 from fable_core.people.notifications.sender import MAX_FAILURES, PushSender
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
+from fable_core.tools.jobs import JOBS, Scheduler, run_job
 
 
 @pytest.fixture

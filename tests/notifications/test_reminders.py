@@ -12,12 +12,12 @@ from sqlalchemy import select, update
 from sqlalchemy.dialects.postgresql import insert
 
 from fable_core.db.models import Notification, Setting
-from fable_core.infra.jobs import run_job
 from fable_core.people.notifications.notify import add_notifications
 from fable_core.people.notifications.reminders import remind_due
 from fable_core.people.notifications.retention import prune
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
+from fable_core.tools.jobs import run_job
 
 EVENING_UTC = datetime(2026, 12, 5, 20, 0, tzinfo=UTC)  # Tokyo (UTC+9): 05:00 on the 6th
 

@@ -168,7 +168,7 @@ async def test_the_hourly_job_prunes_codes_and_tokens_long_expired(
         http: httpx.AsyncClient, fable: Fable, alice: Caller) -> None:
     from fable_core.db.models import OAuthToken
     from fable_core.identity.oauth.cleanup import prune
-    from fable_core.infra.jobs import JOBS, run_job
+    from fable_core.tools.jobs import JOBS, run_job
 
     _, issued = await connect(fable, http, alice.user_id)
     assert "prune_oauth" in JOBS and await run_job(fable, "prune_oauth")

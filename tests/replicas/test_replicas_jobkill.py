@@ -24,9 +24,9 @@ from support.fake_llm import FakeLLM, Reply
 from fable_core.config import Settings, load_settings
 from fable_core.db.models import JobRun, NoteEmbedding, Profile
 from fable_core.errors import InvalidInput
-from fable_core.infra.jobs import _LOCK_CLASS, JOBS, scheduled
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
+from fable_core.tools.jobs import _LOCK_CLASS, JOBS, scheduled
 
 _HOLDER = text("SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
                "WHERE l.locktype = 'advisory' AND l.granted AND l.classid = :class AND l.objid = :key "

@@ -10,8 +10,8 @@ import textwrap
 from datetime import UTC, datetime, timedelta
 
 from fable_core.config import Settings
-from fable_core.infra.jobs import Job, Scheduler, job, run_job
 from fable_core.runtime import Fable
+from fable_core.tools.jobs import Job, Scheduler, job, run_job
 
 
 def test_every_process_computes_the_same_due_times() -> None:
@@ -53,7 +53,7 @@ _HOLDER = textwrap.dedent("""
     import asyncio, sys
     from datetime import datetime
     from fable_core.config import load_settings
-    from fable_core.infra.jobs import job, run_job
+    from fable_core.tools.jobs import job, run_job
     from fable_core.runtime import Fable
 
     table = {}

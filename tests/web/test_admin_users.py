@@ -134,9 +134,9 @@ async def test_deleting_a_user_takes_their_data_and_every_share_to_or_from_them(
 
 
 async def test_the_last_admin_cannot_be_deleted_even_by_an_operator(fable: Fable, alice: Caller) -> None:
-    from fable_core.admin import users as admin
     from fable_core.admin.audit import Actor
     from fable_core.errors import InvalidInput
+    from fable_core.identity import users as admin
 
     with pytest.raises(InvalidInput, match="'alice' is the last active admin"):
         async with fable.db.transaction() as s:

@@ -23,8 +23,8 @@ from web_helpers import error_of
 
 from fable_core.assistant.context import page_text
 from fable_core.errors import InvalidInput, PayloadTooLarge
+from fable_core.infra.pages import read_page
 from fable_core.outside.feeds.parsing import parse
-from fable_core.outside.research.extract import read_page
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
 

@@ -16,12 +16,13 @@ from sqlalchemy import delete, select
 from fable_core.config import Settings
 from fable_core.db.database import Database, rowcount
 from fable_core.db.models import AppLog
-from fable_core.infra.jobs import job
+from fable_core.infra.rate_limits import prune_stale_hits
+from fable_core.tools.jobs import job
 
 if TYPE_CHECKING:
-    from fable_core.runtime import Fable
+    from fable_core.tools.runtime import Runtime
 
-__all__ = ["BATCH", "keep_days", "prune"]
+__all__ = ["BATCH", "keep_days", "prune", "prune_rate_limits"]
 
 BATCH = 5000
 
@@ -35,7 +36,7 @@ def keep_days(settings: Settings) -> dict[str, int]:
 
 
 @job(cron="41 * * * *")
-async def prune_logs(fable: Fable) -> None:
+async def prune_logs(fable: Runtime) -> None:
     """Delete app log rows past their category's keeping time."""
     await prune(fable.db, fable.settings)
 
@@ -57,3 +58,9 @@ async def prune(db: Database, settings: Settings, now: datetime | None = None, b
                 break
         deleted[category] = total
     return deleted
+
+
+@job(cron="23 * * * *")
+async def prune_rate_limits(fable: Runtime) -> None:
+    """Delete rate-limit hits no window counts any more: those of buckets nobody hit again."""
+    await prune_stale_hits(fable.db)

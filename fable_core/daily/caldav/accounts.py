@@ -29,13 +29,13 @@ from sqlalchemy import delete, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import owned_by
 from fable_core.config import Settings
 from fable_core.daily.caldav import local, remote
 from fable_core.db.models import CaldavAccount
 from fable_core.errors import InvalidInput, NotFound, Unavailable
 from fable_core.infra.sealed import Unreadable, seal, unseal
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import owned_by
 from fable_core.tools.results import absent_when_none
 
 __all__ = ["CaldavCalendar", "CaldavCalendars", "CaldavStatus", "account_server", "status_of"]

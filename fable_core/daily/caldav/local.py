@@ -25,11 +25,11 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from fable_core.access import of_user
 from fable_core.daily.caldav import ical
 from fable_core.daily.calendar.service import EventFields, create_event, update_event
 from fable_core.db.models import CalendarEvent, EventSyncMark, EventTombstone
 from fable_core.errors import FableError
+from fable_core.tools.access import of_user
 from fable_core.tools.caller import Caller
 
 __all__ = ["LocalEvent", "Outgoing", "delete_event", "drop_tombstone", "drop_tombstones", "fields_of", "forget",

@@ -41,20 +41,20 @@ from pydantic import BaseModel, Field, StringConstraints
 from sqlalchemy import or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import of_user, owned_by
 from fable_core.daily.caldav import ical, local, remote
 from fable_core.daily.caldav.accounts import CaldavStatus, account_server, status_of
 from fable_core.db.models import CaldavAccount, EventVersion
 from fable_core.errors import Conflict, FableError, NotFound
-from fable_core.infra.jobs import job
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import of_user, owned_by
 from fable_core.tools.caller import Caller
 from fable_core.tools.clock import user_timezone
+from fable_core.tools.jobs import job
 
 if TYPE_CHECKING:
     from fable_core.config import Settings
     from fable_core.db.database import Database
-    from fable_core.runtime import Fable
+    from fable_core.tools.runtime import Runtime
 
 __all__ = ["LEASE", "EventVersionItem", "EventVersionPage", "Report", "SyncResult", "backoff", "sync_account",
            "sync_due"]
@@ -119,7 +119,7 @@ async def _finish(db: Database, settings: Settings, user_id: int, token: str | N
             account.next_attempt_at = now + backoff(account.failures)
 
 
-async def sync_account(fable: Fable, user_id: int) -> Report:
+async def sync_account(fable: Runtime, user_id: int) -> Report:
     """Sync ``user_id``'s account once, now. NotFound without an account and a calendar;
     Conflict while another sync of it runs; the server's error (recorded in the status too)."""
     account = await _claim(fable.db, user_id)
@@ -151,7 +151,7 @@ async def _why_not(db: Database, user_id: int) -> None:
 # --- the sync ----------------------------------------------------------------------------------
 
 
-async def _sync(fable: Fable, account: CaldavAccount) -> Report:
+async def _sync(fable: Runtime, account: CaldavAccount) -> Report:
     server = account_server(account, fable.settings)
     calendar, owner = account.calendar_href, account.user_id
     assert calendar is not None
@@ -307,7 +307,7 @@ async def _record_push(session: AsyncSession, owner: int, zone: str, outcomes: S
 # --- schedule ------------------------------------------------------------------------------------
 
 
-async def sync_due(fable: Fable, limit: int = 100) -> int:
+async def sync_due(fable: Runtime, limit: int = 100) -> int:
     """Sync the accounts whose next attempt is due, :data:`CONCURRENT_ACCOUNTS` at a time;
     how many were tried. Each failure is recorded in its account's status, never raised."""
     now = datetime.now(UTC)
@@ -331,7 +331,7 @@ async def sync_due(fable: Fable, limit: int = 100) -> int:
 
 
 @job(every=60)
-async def sync_calendars(fable: Fable) -> None:
+async def sync_calendars(fable: Runtime) -> None:
     """Sync every CalDAV account whose next attempt is due."""
     await sync_due(fable)
 

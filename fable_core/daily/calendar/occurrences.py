@@ -18,10 +18,10 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import owned_by
 from fable_core.daily.calendar.recurrence import starts
 from fable_core.daily.calendar.times import LATEST_OFFSET, When, day_start
 from fable_core.db.models import CalendarEvent
+from fable_core.tools.access import owned_by
 from fable_core.tools.caller import Caller
 
 __all__ = ["COLUMNS", "NO_KEY", "Occurrence", "duration", "first_key", "last_key", "occurrences_between", "occurs",

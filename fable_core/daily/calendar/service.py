@@ -29,12 +29,12 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import get_visible, owned_by
 from fable_core.daily.calendar.occurrences import duration, first_key, occurs, series_zone
 from fable_core.daily.calendar.recurrence import check_rule, last_start
 from fable_core.daily.calendar.times import EARLIEST_OFFSET, LATEST_OFFSET, When, as_key, check_year, zone_named
 from fable_core.db.models import CalendarEvent, EventTombstone, Note, Project
 from fable_core.errors import Conflict, InvalidInput, NotFound
+from fable_core.tools.access import get_visible, owned_by
 from fable_core.tools.caller import Caller
 from fable_core.tools.clock import user_timezone
 

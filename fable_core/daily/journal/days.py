@@ -19,12 +19,12 @@ from pydantic import BaseModel, Field
 from sqlalchemy import func, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import owned_by
 from fable_core.daily.journal.sections import PrepDay
 from fable_core.db.models import Conversation, JournalDay, Message
 from fable_core.errors import InvalidInput
 from fable_core.people.preferences.journal import JOURNAL, JournalPrefs
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import owned_by
 from fable_core.tools.caller import Caller
 from fable_core.tools.clock import TIMEZONE
 from fable_core.tools.preferences import read_settings

@@ -20,9 +20,9 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import owned_by
 from fable_core.daily.journal.sections import PrepDay, section
 from fable_core.db.models import JournalDay, Message, Note, Project
+from fable_core.tools.access import owned_by
 from fable_core.tools.caller import Caller
 
 __all__ = ["MAX_ITEMS", "THREAD_DAYS", "find_threads"]

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import delete, exists, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from fable_core.assistant.parts import ASSISTANT
 from fable_core.assistant.providers import NoProvider
 
 # the sections the journal writes itself: imported so that they are registered wherever the prep is
@@ -47,7 +48,7 @@ from fable_core.tools.caller import Caller
 from fable_core.tools.preferences import read_settings
 
 if TYPE_CHECKING:
-    from fable_core.runtime import Fable
+    from fable_core.tools.runtime import Runtime
 
 __all__ = ["STALE_CLAIM", "Gathered", "gather", "prepare", "structured_opener", "user_caller"]
 
@@ -113,7 +114,7 @@ async def user_caller(session: AsyncSession, user_id: int) -> Caller:
     return Caller(user_id=user_id, username=user.username, role=user.role, surface="internal")
 
 
-async def prepare(fable: Fable, caller: Caller, day: date, *, manual: bool) -> DayView | None:
+async def prepare(fable: Runtime, caller: Caller, day: date, *, manual: bool) -> DayView | None:
     """Prepare ``day``'s journal for ``caller``. Scheduled (``manual=False``): None when there is
     nothing to do (done, being prepared, failed, or skipped). Manual: replaces the opener, or
     Conflict (being prepared, or already written in)."""
@@ -133,7 +134,7 @@ async def prepare(fable: Fable, caller: Caller, day: date, *, manual: bool) -> D
         raise
 
 
-async def _claim(fable: Fable, caller: Caller, day: date, *, manual: bool) -> int | None:
+async def _claim(fable: Runtime, caller: Caller, day: date, *, manual: bool) -> int | None:
     async with fable.db.transaction() as session:
         row = await open_day(session, caller, day)
         row = (await session.execute(select(JournalDay).where(JournalDay.id == row.id).with_for_update()
@@ -160,11 +161,11 @@ async def _has_written(session: AsyncSession, conversation_id: int) -> bool:
         Message.conversation_id == conversation_id, Message.role == "user"))))
 
 
-async def _write(fable: Fable, caller: Caller, day: date, gathered: Gathered, model: str | None,
+async def _write(fable: Runtime, caller: Caller, day: date, gathered: Gathered, model: str | None,
                  about: str | None = None) -> tuple[str, str]:
     """The opener's text and whether the model (``model``) or the sections (``structured``) wrote
     it; ``about`` is the user's profile, so that the note speaks to them."""
-    assistant = fable.assistant
+    assistant = fable.part(ASSISTANT)
     if assistant is None or isinstance(assistant.provider, NoProvider) or not gathered.parts:
         return structured_opener(day, gathered), "structured"
     system = _PROMPT.format(who=caller.username or "the user", day=f"{day:%A} {day.day} {day:%B %Y}")
@@ -181,7 +182,7 @@ async def _write(fable: Fable, caller: Caller, day: date, gathered: Gathered, mo
     return (text, "model") if text else (structured_opener(day, gathered), "structured")
 
 
-async def _store(fable: Fable, caller: Caller, row_id: int, text: str, source: str, gathered: Gathered) -> DayView:
+async def _store(fable: Runtime, caller: Caller, row_id: int, text: str, source: str, gathered: Gathered) -> DayView:
     async with fable.db.transaction() as session:
         row = (await session.execute(select(JournalDay).where(JournalDay.id == row_id).with_for_update()
                                      .execution_options(populate_existing=True))).scalar_one()
@@ -202,7 +203,7 @@ async def _store(fable: Fable, caller: Caller, row_id: int, text: str, source: s
         return await day_view(session, row)
 
 
-async def _fail(fable: Fable, row_id: int, error: BaseException) -> None:
+async def _fail(fable: Runtime, row_id: int, error: BaseException) -> None:
     """A failed prep is ``failed`` (with why); one cancelled (Fable stopping) gives its claim back,
     so that the next start catches the day up."""
     said = error.message if isinstance(error, FableError) else f"{type(error).__name__}: the prep failed"

@@ -36,17 +36,16 @@ from apscheduler.triggers.interval import IntervalTrigger
 from pydantic import ValidationError
 from sqlalchemy import select
 
-from fable_core.access import of_user
 from fable_core.daily.journal.prep import prepare, user_caller
 from fable_core.db.listener import Listener
 from fable_core.db.models import Setting, User
 from fable_core.people.preferences.journal import JOURNAL, JournalPrefs
 from fable_core.people.preferences.store import CHANNEL
+from fable_core.tools.access import of_user
 from fable_core.tools.clock import TIMEZONE, check_zone
 
 if TYPE_CHECKING:
-    from fable_core.capabilities import Closer
-    from fable_core.runtime import Fable
+    from fable_core.tools.runtime import Closer, Runtime
 
 __all__ = ["REREAD", "Plan", "PrepScheduler", "install", "read_plans"]
 
@@ -76,7 +75,7 @@ class Plan:
         return local.date() if due else None
 
 
-async def read_plans(fable: Fable, only: int | None = None) -> list[Plan]:
+async def read_plans(fable: Runtime, only: int | None = None) -> list[Plan]:
     """Every active user's plan (or user ``only``'s), from their settings in two queries."""
     users = select(User.id).where(User.is_active)
     stored = select(Setting.user_id, Setting.key, Setting.value).where(Setting.key.in_(_KEYS))
@@ -113,7 +112,7 @@ def _zone(value: Any) -> str:
 class PrepScheduler:
     """Each user's prep on their schedule, replanned live, in this process."""
 
-    def __init__(self, fable: Fable, *, reread: float = REREAD) -> None:
+    def __init__(self, fable: Runtime, *, reread: float = REREAD) -> None:
         self._fable = fable
         self._reread = reread
         self._timer = AsyncIOScheduler(timezone=UTC)
@@ -210,7 +209,7 @@ class PrepScheduler:
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-async def install(fable: Fable) -> Closer | None:
+async def install(fable: Runtime) -> Closer | None:
     """The journal capability's hook: the prep scheduler, in a process opened to run jobs."""
     if not fable.runs_jobs:
         return None

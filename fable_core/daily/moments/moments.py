@@ -19,13 +19,13 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import owned_by
 from fable_core.db.models import Moment
 from fable_core.errors import InvalidInput, NotFound
 from fable_core.knowledge.search import MIN_RELEVANCE, rrf
 from fable_core.knowledge.types import Tag, Tags
 from fable_core.knowledge.vectors import embedder_of
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import owned_by
 from fable_core.tools.caller import Caller
 from fable_core.tools.paging import Cursor, NewestFirst, decode_cursor, encode_cursor
 from fable_core.tools.results import absent_when_none

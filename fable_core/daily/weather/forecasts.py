@@ -26,7 +26,6 @@ from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import owned_by
 from fable_core.config import Settings
 from fable_core.daily.weather import changes as reading
 from fable_core.daily.weather.services import fetch_forecast, geocode
@@ -34,6 +33,7 @@ from fable_core.db.models import WeatherForecast
 from fable_core.errors import FableError, InvalidInput
 from fable_core.people.preferences.journal import JOURNAL, JournalPrefs
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import owned_by
 from fable_core.tools.caller import Caller
 from fable_core.tools.preferences import read_setting
 from fable_core.tools.results import absent_when_none

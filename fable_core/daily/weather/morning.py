@@ -20,17 +20,17 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import owned_by
 from fable_core.daily.journal.sections import PrepDay, section
 from fable_core.daily.weather import changes as reading
 from fable_core.daily.weather.forecasts import STALE_AFTER, Place, refresh_places
 from fable_core.db.models import Setting, WeatherForecast
-from fable_core.infra.jobs import job
 from fable_core.people.preferences.journal import JOURNAL, JournalPrefs
+from fable_core.tools.access import owned_by
 from fable_core.tools.caller import Caller
+from fable_core.tools.jobs import job
 
 if TYPE_CHECKING:
-    from fable_core.runtime import Fable
+    from fable_core.tools.runtime import Runtime
 
 __all__ = ["AT_ONCE", "EVERY", "FORGET_AFTER", "PER_RUN", "render_weather", "weather_of_the_day"]
 
@@ -86,7 +86,7 @@ async def weather_of_the_day(session: AsyncSession, caller: Caller, day: PrepDay
 
 
 @job(every=EVERY)
-async def refresh_journal_weather(fable: Fable) -> None:
+async def refresh_journal_weather(fable: Runtime) -> None:
     """Fetch the stale forecasts of every user's journal locations."""
     now = datetime.now(UTC)
     async with fable.db.reading() as session:

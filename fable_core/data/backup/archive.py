@@ -52,12 +52,12 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import owner_column_is
 from fable_core.db.models import Base
 from fable_core.errors import Conflict, InvalidInput
 from fable_core.knowledge.image_refs import rebuild_image_refs
 from fable_core.outside.images import store
 from fable_core.outside.images.sniff import NotAnImage, sniff
+from fable_core.tools.access import owner_column_is
 
 __all__ = ["COVERED", "EXCLUDED", "FORMAT", "ID_KEYS", "JSON_IDS", "JSON_ID_FREE", "Scope", "Summary", "owner_here",
            "read_archive", "restore", "write_archive"]

@@ -18,12 +18,12 @@ from typing import Any, Literal
 
 from sqlalchemy import Select, select, tuple_
 
-from fable_core.access import owned_by, owned_rows
 from fable_core.admin.audit import Actor, audit
 from fable_core.data.export.markdown import UniqueNames, ZipStream, front_matter, safe_name
 from fable_core.data.export.sections import SECTIONS, Section
 from fable_core.db.models import Milestone, Note, Project
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import owned_by, owned_rows
 from fable_core.tools.binary import Download
 
 __all__ = ["FORMAT_VERSION", "PAGE", "Export", "export_data"]

@@ -7,8 +7,8 @@ from sqlalchemy import Text, literal, select
 from sqlalchemy.dialects.postgresql import ARRAY, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import of_user
 from fable_core.db.models import Conversation, ImportedItem, Note
+from fable_core.tools.access import of_user
 from fable_core.tools.results import absent_when_none
 
 __all__ = ["LISTED", "ImportReport", "ItemLine", "already_imported", "record"]

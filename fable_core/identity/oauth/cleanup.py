@@ -15,10 +15,10 @@ from sqlalchemy import delete, select
 
 from fable_core.db.database import Database, rowcount
 from fable_core.db.models import OAuthCode, OAuthToken
-from fable_core.infra.jobs import job
+from fable_core.tools.jobs import job
 
 if TYPE_CHECKING:
-    from fable_core.runtime import Fable
+    from fable_core.tools.runtime import Runtime
 
 __all__ = ["BATCH", "prune"]
 
@@ -28,7 +28,7 @@ TOKEN_GRACE = timedelta(days=1)
 
 
 @job(cron="17 * * * *")
-async def prune_oauth(fable: Fable) -> None:
+async def prune_oauth(fable: Runtime) -> None:
     """Delete OAuth codes and tokens long past their expiry."""
     await prune(fable.db)
 

@@ -17,12 +17,13 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, Field, StringConstraints
 from sqlalchemy import delete, func, select
 
-from fable_core.access import owned_by
 from fable_core.admin.audit import Actor, Target, audit
 from fable_core.db.models import OAuthClient, OAuthGrant
 from fable_core.errors import NotFound
+from fable_core.identity.key_callers import KEY_CALLERS
 from fable_core.identity.revocations import announce
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import owned_by
 from fable_core.tools.paging import Cursor, Limit, NewestFirst
 from fable_core.tools.results import absent_when_none
 
@@ -143,5 +144,5 @@ def _client_view(client: OAuthClient, people: int) -> OAuthClientView:
 
 
 def _forget(ctx: Context) -> None:
-    if ctx.runtime is not None:
-        ctx.runtime.keys.forget()
+    if ctx.runtime is not None and (keys := ctx.runtime.part(KEY_CALLERS)) is not None:
+        keys.forget()

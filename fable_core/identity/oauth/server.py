@@ -47,7 +47,6 @@ from authlib.oauth2.rfc7636.challenge import CODE_CHALLENGE_PATTERN, CODE_VERIFI
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import of_user
 from fable_core.admin.audit import Actor, Target, audit
 from fable_core.admin.instance import public_url
 from fable_core.config import Settings
@@ -55,6 +54,7 @@ from fable_core.db.models import OAuthClient, OAuthCode, OAuthGrant, OAuthToken,
 from fable_core.errors import InvalidInput, Unauthenticated, Unavailable
 from fable_core.identity.oauth.clients import get_client, redirect_allowed
 from fable_core.identity.revocations import announce
+from fable_core.tools.access import of_user
 from fable_core.tools.caller import Caller, Scope, Surface
 
 __all__ = [

@@ -16,12 +16,12 @@ from pydantic import Field
 from sqlalchemy import Integer, any_, bindparam, case, func, select
 from sqlalchemy.dialects.postgresql import ARRAY
 
-from fable_core.access import reach_of, readable
 from fable_core.db.models import Note, NoteLink, Project
 from fable_core.knowledge.browse.views import Graph
 from fable_core.knowledge.filters import check_refs, note_filters
 from fable_core.knowledge.types import Tag
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import reach_of, readable
 from fable_core.tools.results import RowId
 
 __all__ = ["MAX_NOTES", "note_graph"]

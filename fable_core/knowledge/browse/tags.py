@@ -14,11 +14,11 @@ from pydantic import StringConstraints
 from sqlalchemy import Integer, Text, func, literal_column, select
 from sqlalchemy.dialects.postgresql import ARRAY
 
-from fable_core.access import reach_of, readable
 from fable_core.db.models import Note
 from fable_core.knowledge.browse.views import TagNode, TagTree
 from fable_core.knowledge.filters import escape_like
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import reach_of, readable
 
 __all__ = ["MAX_TAGS", "tag_tree"]
 

@@ -19,13 +19,13 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StringConstraints
 from sqlalchemy import and_, case, func, literal, not_, select, union_all
 
-from fable_core.access import reach_of, readable
 from fable_core.db.models import Note, title_key
 from fable_core.knowledge.browse.views import TitleMatch, TitleMatches
 from fable_core.knowledge.filters import escape_like
 from fable_core.knowledge.matching import same_key
 from fable_core.knowledge.types import MAX_TITLE
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import reach_of, readable
 
 __all__ = ["TIERS", "suggest_titles"]
 

@@ -16,12 +16,12 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from fable_core.access import Permission, get_visible
 from fable_core.db.models import EditDraft, Note
 from fable_core.errors import NotFound
 from fable_core.knowledge.drafts import store
 from fable_core.knowledge.types import MAX_TITLE, Body, NoteId
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import Permission, get_visible
 from fable_core.tools.results import absent_when_none
 
 __all__ = ["Draft", "DraftDiscarded", "DraftSaved"]

@@ -14,7 +14,6 @@ from typing import Annotated
 from pydantic import BaseModel, Field
 from sqlalchemy import select
 
-from fable_core.access import get_visible
 from fable_core.db.models import Note, NoteVersion
 from fable_core.errors import NotFound
 from fable_core.infra.offload import offload
@@ -22,6 +21,7 @@ from fable_core.knowledge.drafts.drafts import DraftTags, DraftTitle, Version
 from fable_core.knowledge.drafts.merge import MERGE, merge_bodies, merge_tags, merge_title
 from fable_core.knowledge.types import Body, NoteId
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import get_visible
 
 __all__ = ["NoteMerge"]
 

@@ -1,6 +1,6 @@
 """Persistence of edit drafts: put (upsert), load and forget one person's draft of a note, or of
 the note they have not created yet (``note_id`` None). Callers check the note first: a draft is
-only ever the caller's own (:func:`fable_core.access.owned_by`)."""
+only ever the caller's own (:func:`fable_core.tools.access.owned_by`)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from sqlalchemy import delete, func, literal_column, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import owned_by
 from fable_core.db.models import EditDraft
+from fable_core.tools.access import owned_by
 from fable_core.tools.caller import Caller
 
 __all__ = ["forget", "load", "put"]

@@ -16,7 +16,6 @@ from pydantic import BaseModel, Field
 from sqlalchemy import func, select
 from sqlalchemy.orm import defer
 
-from fable_core.access import belongs_to, get_visible, of_user, reach_of, readable
 from fable_core.db.models import Note, title_key
 from fable_core.errors import InvalidInput
 from fable_core.infra.events import NoteChanged
@@ -26,6 +25,7 @@ from fable_core.knowledge.saving import save_changes
 from fable_core.knowledge.structured.fields import Entity, Fields, PersonFields, PlaceFields, merged
 from fable_core.knowledge.types import Body, NoteId, Tags, Title
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import belongs_to, get_visible, of_user, reach_of, readable
 from fable_core.tools.paging import Cursor, decode_cursor, encode_cursor
 from fable_core.tools.results import absent_when_none
 

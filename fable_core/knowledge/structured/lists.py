@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from fable_core.access import get_visible
 from fable_core.db.models import Note
 from fable_core.errors import InvalidInput
 from fable_core.infra.events import NoteChanged
@@ -21,6 +20,7 @@ from fable_core.knowledge.saving import save_changes
 from fable_core.knowledge.structured.fields import MAX_ITEMS, ItemText, ListItem
 from fable_core.knowledge.types import Body, NoteId, Tags, Title
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import get_visible
 
 __all__ = ["ListView"]
 

@@ -15,12 +15,10 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import BaseModel, Field
 from sqlalchemy import delete, func, select
 
-from fable_core.access import owned_by
 from fable_core.db.database import Database, rowcount
 from fable_core.db.models import Note, TrashedNote
 from fable_core.errors import NotFound
 from fable_core.infra.events import NoteChanged
-from fable_core.infra.jobs import job
 from fable_core.knowledge import wikilinks
 from fable_core.knowledge.image_refs import rebuild_image_refs
 from fable_core.knowledge.listing import summary_of
@@ -28,10 +26,12 @@ from fable_core.knowledge.matching import check_duplicate_title
 from fable_core.knowledge.trash.bin import put_back
 from fable_core.knowledge.views import NoteSummary
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import owned_by
+from fable_core.tools.jobs import job
 from fable_core.tools.paging import Cursor, NewestFirst
 
 if TYPE_CHECKING:
-    from fable_core.runtime import Fable
+    from fable_core.tools.runtime import Runtime
 
 __all__ = ["BATCH", "purge"]
 
@@ -110,7 +110,7 @@ async def empty_trash(ctx: Context, trashed_id: TrashedId | None = None) -> Empt
 
 
 @job(cron="17 * * * *")
-async def purge_trash(fable: Fable) -> None:
+async def purge_trash(fable: Runtime) -> None:
     """Delete the notes that have been in a trash for longer than FABLE_TRASH_DAYS."""
     await purge(fable.db, fable.settings.fable_trash_days)
 

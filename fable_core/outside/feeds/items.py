@@ -17,7 +17,6 @@ from pgvector.sqlalchemy import Vector
 from pydantic import Field, StringConstraints
 from sqlalchemy import ColumnElement, Select, bindparam, cast, func, select, update
 
-from fable_core.access import owned_by
 from fable_core.db.models import Feed, FeedItem, Note
 from fable_core.errors import Conflict, InvalidInput, NotFound
 from fable_core.knowledge.search import MIN_RELEVANCE, rrf
@@ -36,6 +35,7 @@ from fable_core.outside.feeds.views import (
     SavedItem,
 )
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import owned_by
 from fable_core.tools.caller import Caller
 from fable_core.tools.paging import Cursor, NewestFirst
 

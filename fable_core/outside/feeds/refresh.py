@@ -35,15 +35,16 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from fable_core.assistant.parts import ASSISTANT
 from fable_core.db.models import Feed, FeedItem
 from fable_core.errors import FableError, Unavailable
 from fable_core.infra import ssrf
-from fable_core.infra.jobs import job
 from fable_core.outside.feeds.parsing import MAX_ITEMS, Entry, NotAFeed, Parsed, parse
+from fable_core.tools.jobs import job
 
 if TYPE_CHECKING:
     from fable_core.config import Settings
-    from fable_core.runtime import Fable
+    from fable_core.tools.runtime import Runtime
 
 __all__ = ["ACCEPT", "MAX_BACKOFF", "MAX_BYTES", "Answer", "FeedRef", "Outcome", "backoff", "embed_later", "fetch_feed",
            "refresh", "refresh_due", "store_entries"]
@@ -112,7 +113,7 @@ async def fetch_feed(settings: Settings, url: str, etag: str | None = None,
     return Answer(await parse(fetched.content, fetched.url, fetched.content_type), *validators)
 
 
-async def refresh(fable: Fable, feeds: Sequence[FeedRef]) -> list[Outcome]:
+async def refresh(fable: Runtime, feeds: Sequence[FeedRef]) -> list[Outcome]:
     """Refresh ``feeds``, ``FABLE_FEED_CONCURRENCY`` at a time; one outcome each, in order.
     A feed's failure is recorded on it and in its outcome, never raised."""
     slots = asyncio.Semaphore(fable.settings.fable_feed_concurrency)
@@ -124,7 +125,7 @@ async def refresh(fable: Fable, feeds: Sequence[FeedRef]) -> list[Outcome]:
     return list(await asyncio.gather(*(one(f) for f in feeds)))
 
 
-async def _refresh_one(fable: Fable, feed: FeedRef) -> Outcome:
+async def _refresh_one(fable: Runtime, feed: FeedRef) -> Outcome:
     try:
         answer = await fetch_feed(fable.settings, feed.url, feed.etag, feed.last_modified)
     except FableError as e:
@@ -135,7 +136,7 @@ async def _refresh_one(fable: Fable, feed: FeedRef) -> Outcome:
     return Outcome(feed.id, "updated" if answer.parsed is not None else "unchanged", new=len(new))
 
 
-async def _failed(fable: Fable, feed: FeedRef, error: str) -> None:
+async def _failed(fable: Runtime, feed: FeedRef, error: str) -> None:
     now = datetime.now(UTC)
     async with fable.db.transaction() as session:
         failures = await session.scalar(
@@ -147,7 +148,7 @@ async def _failed(fable: Fable, feed: FeedRef, error: str) -> None:
                                   .values(next_fetch_at=now + backoff(failures)))
 
 
-async def _store(fable: Fable, feed: FeedRef, answer: Answer) -> list[int]:
+async def _store(fable: Runtime, feed: FeedRef, answer: Answer) -> list[int]:
     """Record a successful fetch; the ids of the items it added."""
     now = datetime.now(UTC)
     values: dict[str, object] = {
@@ -192,7 +193,7 @@ async def store_entries(session: AsyncSession, feed: FeedRef, entries: Sequence[
     return [i for i in added if i not in pruned]
 
 
-async def refresh_due(fable: Fable, limit: int = 1000) -> int:
+async def refresh_due(fable: Runtime, limit: int = 1000) -> int:
     """Refresh the feeds whose next fetch is due, oldest due first; how many were tried."""
     async with fable.db.reading() as session:
         due = [FeedRef(*row) for row in (await session.execute(
@@ -206,13 +207,13 @@ async def refresh_due(fable: Fable, limit: int = 1000) -> int:
 
 
 @job(every=60)
-async def refresh_due_feeds(fable: Fable) -> None:
+async def refresh_due_feeds(fable: Runtime) -> None:
     """Refresh every feed whose next fetch is due (``FABLE_FEED_REFRESH_INTERVAL`` after its last)."""
     await refresh_due(fable)
 
 
-def embed_later(fable: Fable, item_ids: Sequence[int]) -> None:
+def embed_later(fable: Runtime, item_ids: Sequence[int]) -> None:
     """Hand committed new items to the embedding worker, when this Fable has one."""
-    worker = fable.assistant.worker if fable.assistant is not None else None
+    worker = assistant.worker if (assistant := fable.part(ASSISTANT)) is not None else None
     if worker is not None and item_ids:
         worker.enqueue_feed_items(item_ids)

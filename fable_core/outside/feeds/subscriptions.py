@@ -11,7 +11,6 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import owned_by
 from fable_core.db.models import Feed, FeedItem
 from fable_core.errors import Conflict, InvalidInput, NotFound, Unavailable
 from fable_core.infra import ssrf
@@ -26,6 +25,7 @@ from fable_core.outside.feeds.views import (
     RefreshResult,
 )
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import owned_by
 from fable_core.tools.caller import Caller
 from fable_core.tools.paging import Cursor, decode_cursor, encode_cursor
 from fable_core.tools.results import Deleted

@@ -23,11 +23,11 @@ from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import image_readable, owned_by, reach_of
 from fable_core.config import Settings
 from fable_core.db.models import Image
 from fable_core.errors import NotFound, PayloadTooLarge
 from fable_core.outside.images.sniff import sniff
+from fable_core.tools.access import image_readable, owned_by, reach_of
 from fable_core.tools.caller import Caller
 
 __all__ = ["INLINE_READ", "Checked", "Stored", "check", "discard_unused", "image_path", "load", "place", "read_bytes",
@@ -129,7 +129,7 @@ _STORED = (Image.id, Image.sha256, Image.content_type, Image.size)
 
 
 async def load(session: AsyncSession, caller: Caller, image_id: int) -> Stored:
-    """An image the caller may see (see :func:`fable_core.access.image_readable`), else NotFound.
+    """An image the caller may see (see :func:`fable_core.tools.access.image_readable`), else NotFound.
     Columns, not an entity: this is the hot path of every image a page shows."""
     row = (await session.execute(select(*_STORED).where(Image.id == image_id, owned_by(Image, caller)))).first()
     if row is None:  # someone else's: visible through a note shared with the caller that embeds it

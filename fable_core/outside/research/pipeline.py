@@ -33,8 +33,8 @@ from fable_core.assistant.providers import Provider
 from fable_core.config import Settings
 from fable_core.db.models import title_key
 from fable_core.errors import FableError, Unavailable
+from fable_core.infra.pages import printable, read_page
 from fable_core.infra.ssrf import Blocked, check_url, fetch
-from fable_core.outside.research.extract import printable, read_page
 from fable_core.outside.websearch.searxng import Hit, search
 
 __all__ = ["MAX_SOURCES", "QUERIES", "STAGGER", "Pipeline", "Report", "Section", "Source", "outline_from",

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select, update
 
-from fable_core.access import owned_by
 from fable_core.assistant.generation import Buffer, Generations, forget_dead, mark_stale
+from fable_core.assistant.parts import ASSISTANT
 from fable_core.assistant.providers import NoProvider, Provider, unavailable
 from fable_core.db.database import Database
 from fable_core.db.models import ResearchRun
@@ -36,12 +36,13 @@ from fable_core.outside.research.pipeline import Pipeline, Report
 from fable_core.outside.research.writing import question_key, write_report
 from fable_core.outside.websearch.searxng import searxng_url
 from fable_core.tools import Context
+from fable_core.tools.access import owned_by
 from fable_core.tools.caller import Caller
 from fable_core.tools.dispatcher import InternalError
 
 if TYPE_CHECKING:
     from fable_core.assistant.service import Assistant
-    from fable_core.runtime import Fable
+    from fable_core.tools.runtime import Runtime
 
 __all__ = ["HEARTBEAT", "STALE_AFTER", "find_run", "generations", "install", "research_key", "start_run",
            "sweep_interrupted"]
@@ -56,14 +57,14 @@ def research_key(user_id: int) -> str:
     return f"research:{user_id}"
 
 
-def generations(fable: Fable) -> Generations:
+def generations(fable: Runtime) -> Generations:
     return _assistant(fable).generations
 
 
-def _assistant(fable: Fable) -> Assistant:
-    if fable.assistant is None:
+def _assistant(fable: Runtime) -> Assistant:
+    if (assistant := fable.part(ASSISTANT)) is None:
         raise unavailable("the assistant is not running")
-    return fable.assistant
+    return assistant
 
 
 async def find_run(session: Any, caller: Caller, run_id: int) -> ResearchRun:
@@ -126,7 +127,7 @@ async def _record(ctx: Context, question: str) -> int:
 class _Run:
     """The background part of one run."""
 
-    def __init__(self, fable: Fable, caller: Caller, run_id: int, question: str, model: Provider) -> None:
+    def __init__(self, fable: Runtime, caller: Caller, run_id: int, question: str, model: Provider) -> None:
         self.fable = fable
         self.caller = replace(caller, surface="internal")
         self.run_id = run_id
@@ -208,11 +209,11 @@ async def sweep_interrupted(db: Database, *, stale_after: float = STALE_AFTER) -
     return marked
 
 
-async def install(fable: Fable) -> None:
+async def install(fable: Runtime) -> None:
     """The research capability's hook: the assistant's sweep also marks research runs whose
     process died (every 2 s, in every process running the assistant), and does once now."""
-    if fable.assistant is None:
+    if (assistant := fable.part(ASSISTANT)) is None:
         return
     sweep = functools.partial(sweep_interrupted, fable.db)
-    fable.assistant.sweeps.append(sweep)
+    assistant.sweeps.append(sweep)
     await sweep()

@@ -23,12 +23,12 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import owned_by
 from fable_core.assistant.answers import cut
 from fable_core.db.models import Note, ResearchRun, title_key
 from fable_core.errors import Conflict, NotFound
 from fable_core.outside.research.pipeline import Report, Source
 from fable_core.tools import Context
+from fable_core.tools.access import owned_by
 
 __all__ = ["question_key", "write_report"]
 

@@ -23,7 +23,7 @@ from fable_core.errors import Unavailable
 from fable_core.infra.tls import tls_context
 
 if TYPE_CHECKING:
-    from fable_core.runtime import Fable
+    from fable_core.tools.runtime import Runtime
 
 __all__ = ["SEARXNG", "Category", "Hit", "TimeRange", "install", "search", "searxng_url"]
 
@@ -124,6 +124,6 @@ async def _get(settings: Settings, params: dict[str, Any]) -> Any:
         raise Unavailable("SearXNG answered something that is not JSON", service=SEARXNG) from e
 
 
-async def install(fable: Fable) -> None:
+async def install(fable: Runtime) -> None:
     """Offer the tools that need SearXNG while it is configured."""
     fable.availability.set(SEARXNG, bool(fable.settings.searxng_url))

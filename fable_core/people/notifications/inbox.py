@@ -15,10 +15,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import owned_by
 from fable_core.db.database import rowcount
 from fable_core.db.models import Notification
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import owned_by
 from fable_core.tools.caller import Caller
 from fable_core.tools.paging import Cursor, NewestFirst
 from fable_core.tools.results import absent_when_none

@@ -20,13 +20,13 @@ from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 from sqlalchemy import delete, func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from fable_core.access import owned_by
 from fable_core.db.database import rowcount
 from fable_core.db.models import PushSubscription
 from fable_core.errors import Conflict, InvalidInput
 from fable_core.infra import ssrf
 from fable_core.people.notifications.vapid import b64url_decode, vapid_keys
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import owned_by
 
 __all__ = ["MAX_DEVICES", "PublicKey", "Subscribed", "Unsubscribed", "check_endpoint"]
 

@@ -23,15 +23,15 @@ from sqlalchemy import ColumnElement, String, any_, cast, func, literal, select,
 from sqlalchemy.dialects.postgresql import array
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from fable_core.access import of_user
 from fable_core.db.database import Database, rowcount
 from fable_core.db.models import Note, Notification, Setting
-from fable_core.infra.jobs import job
 from fable_core.people.notifications.notify import announce
+from fable_core.tools.access import of_user
 from fable_core.tools.clock import TIMEZONE
+from fable_core.tools.jobs import job
 
 if TYPE_CHECKING:
-    from fable_core.runtime import Fable
+    from fable_core.tools.runtime import Runtime
 
 __all__ = ["EVERY", "FROM_HOUR", "OPEN", "remind_due"]
 
@@ -41,7 +41,7 @@ OPEN = ("todo", "in_progress")
 
 
 @job(every=EVERY)
-async def due_reminders(fable: Fable) -> None:
+async def due_reminders(fable: Runtime) -> None:
     """Tell each user of their open tasks due today, in their time zone."""
     await remind_due(fable.db)
 

@@ -15,10 +15,10 @@ from sqlalchemy import delete, or_
 
 from fable_core.db.database import Database, rowcount
 from fable_core.db.models import Notification
-from fable_core.infra.jobs import job
+from fable_core.tools.jobs import job
 
 if TYPE_CHECKING:
-    from fable_core.runtime import Fable
+    from fable_core.tools.runtime import Runtime
 
 __all__ = ["KEEP_READ", "KEEP_UNREAD", "prune"]
 
@@ -27,7 +27,7 @@ KEEP_UNREAD = timedelta(days=365)
 
 
 @job(cron="23 3 * * *")
-async def prune_notifications(fable: Fable) -> None:
+async def prune_notifications(fable: Runtime) -> None:
     """Delete notifications past their keeping time."""
     await prune(fable.db)
 

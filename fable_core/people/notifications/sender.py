@@ -47,21 +47,21 @@ from pywebpush import WebPusher
 from sqlalchemy import Row, and_, any_, delete, func, or_, select, update
 from sqlalchemy.dialects.postgresql import array
 
-from fable_core.access import of_user
 from fable_core.config import Settings
 from fable_core.db.database import Database
 from fable_core.db.models import Notification, PushSubscription
 from fable_core.errors import FableError
 from fable_core.infra import ssrf
-from fable_core.infra.jobs import job
 from fable_core.people.notifications.notify import CHANNEL
 from fable_core.people.notifications.preferences import NOTIFICATIONS
 from fable_core.people.notifications.vapid import VapidKeys, vapid_keys
+from fable_core.tools.access import of_user
 from fable_core.tools.caller import Caller
+from fable_core.tools.jobs import job
 from fable_core.tools.preferences import read_setting
 
 if TYPE_CHECKING:
-    from fable_core.runtime import Fable
+    from fable_core.tools.runtime import Runtime
 
 __all__ = ["CONCURRENCY", "MAX_AGE", "MAX_FAILURES", "STALE_AFTER", "PushSender", "message", "send_pushes"]
 
@@ -78,7 +78,7 @@ Outcome = Literal["sent", "gone", "failed"]
 
 
 @job(every=SWEEP_SECONDS, wake=CHANNEL)
-async def send_pushes(fable: Fable) -> None:
+async def send_pushes(fable: Runtime) -> None:
     """Push every pending notification to its user's devices."""
     await PushSender(fable.db, fable.settings).run()
 

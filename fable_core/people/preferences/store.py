@@ -15,9 +15,9 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import owned_by
 from fable_core.db.models import Setting
 from fable_core.errors import InvalidInput
+from fable_core.tools.access import owned_by
 from fable_core.tools.caller import Caller
 from fable_core.tools.dispatcher import validation_problems
 from fable_core.tools.preferences import SettingKey

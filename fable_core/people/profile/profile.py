@@ -16,10 +16,10 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.access import owned_by
 from fable_core.db.models import Profile, ProfileObservation
 from fable_core.errors import InvalidInput
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import owned_by
 from fable_core.tools.caller import Caller
 from fable_core.tools.results import absent_when_none
 

@@ -14,12 +14,12 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from sqlalchemy import delete, func, select
 from sqlalchemy.dialects.postgresql import insert
 
-from fable_core.access import belongs_to, is_group_member, member_is, membership
 from fable_core.db.models import Group, GroupMember, User
 from fable_core.errors import Conflict, Forbidden, InvalidInput, NotFound
 from fable_core.people.notifications.notify import notify
 from fable_core.people.sharing.people import find_group, find_user
 from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import belongs_to, is_group_member, member_is, membership
 from fable_core.tools.results import RowId
 
 __all__ = ["GroupName", "Username"]

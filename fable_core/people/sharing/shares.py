@@ -3,7 +3,7 @@
 The owner of the item, and whoever it is shared with as ``admin``, may share it, change a
 share's permission (sharing again) and revoke a share; a user may also drop a share made to
 them. The people a share reaches hear of it (notifications). What a share lets them do is
-decided in :mod:`fable_core.access` alone.
+decided in :mod:`fable_core.tools.access` alone.
 """
 
 from __future__ import annotations
@@ -16,7 +16,14 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import aliased
 
-from fable_core.access import (
+from fable_core.admin.audit import Actor, Target, audit
+from fable_core.db.models import Group, GroupMember, Note, Project, Share, User
+from fable_core.errors import InvalidInput, NotFound
+from fable_core.people.notifications.notify import NotificationKind, notify
+from fable_core.people.sharing.groups import GroupName, Username
+from fable_core.people.sharing.people import find_group, find_user
+from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import (
     SharedPermission,
     belongs_to,
     forget_reach,
@@ -25,13 +32,6 @@ from fable_core.access import (
     shared_by,
     shared_with,
 )
-from fable_core.admin.audit import Actor, Target, audit
-from fable_core.db.models import Group, GroupMember, Note, Project, Share, User
-from fable_core.errors import InvalidInput, NotFound
-from fable_core.people.notifications.notify import NotificationKind, notify
-from fable_core.people.sharing.groups import GroupName, Username
-from fable_core.people.sharing.people import find_group, find_user
-from fable_core.tools import Context, Route, tool
 from fable_core.tools.results import RowId
 
 __all__: list[str] = []

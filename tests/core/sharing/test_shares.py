@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from support.users import quick_user
 
-from fable_core.access import reach_of
 from fable_core.errors import Forbidden, InvalidInput, NotFound
 from fable_core.runtime import Fable
+from fable_core.tools.access import reach_of
 from fable_core.tools.caller import Caller
 
 carol = quick_user("carol")

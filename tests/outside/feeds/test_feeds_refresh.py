@@ -15,8 +15,8 @@ from sqlalchemy import select, update
 from support.web_site import FakeSite
 
 from fable_core.db.models import Feed
-from fable_core.infra.jobs import run_job
 from fable_core.runtime import Fable
+from fable_core.tools.jobs import run_job
 
 
 def items(first: int, last: int) -> list[tuple[str, str]]:

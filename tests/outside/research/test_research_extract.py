@@ -3,7 +3,7 @@ and forms; headings and paragraphs kept apart; malformed markup read as far as i
 
 from __future__ import annotations
 
-from fable_core.outside.research.extract import readable_text
+from fable_core.infra.pages import readable_text
 
 PAGE = """<!doctype html><html><head><title> Sourdough  &amp; you </title><style>p{color:red}</style></head>
 <body><header><h1>Site</h1></header><nav><ul><li>Home</li></ul></nav>

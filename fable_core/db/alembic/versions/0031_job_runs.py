@@ -4,7 +4,7 @@ Revision ID: 0031
 Revises: 0030
 
 Several Fable processes on one database run each scheduled job once per due time
-(:mod:`fable_core.infra.jobs`): the run that holds the job's advisory lock records the due time it
+(:mod:`fable_core.tools.jobs`): the run that holds the job's advisory lock records the due time it
 finished here; the others, finding it, skip that due time.
 """
 from __future__ import annotations

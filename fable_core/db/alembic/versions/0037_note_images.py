@@ -6,7 +6,7 @@ Revises: 0036
 An image was readable by anyone who could read a note of its owner's that named it, so an
 editor of the note could append ``/api/images/1`` ... and read the owner's private images.
 ``note_images`` records who wrote each embed; an image is readable through a note only when its
-owner did (:func:`fable_core.access.image_readable`). Existing embeds count as written by the
+owner did (:func:`fable_core.tools.access.image_readable`). Existing embeds count as written by the
 note's owner: what was readable before stays readable, and nothing more.
 """
 from __future__ import annotations

@@ -18,17 +18,18 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import func, or_, select, update
 
-from fable_core.access import owned_by
 from fable_core.assistant.gate import model_for
+from fable_core.assistant.parts import LLM
 from fable_core.db.database import rowcount
 from fable_core.db.models import Profile
 from fable_core.errors import FableError
-from fable_core.infra.jobs import job
 from fable_core.people.profile.profile import load_profile
+from fable_core.tools.access import owned_by
 from fable_core.tools.caller import Caller
+from fable_core.tools.jobs import job
 
 if TYPE_CHECKING:
-    from fable_core.runtime import Fable
+    from fable_core.tools.runtime import Runtime
 
 __all__ = ["EVERY", "PER_RUN", "learn_profiles", "learn_summaries"]
 
@@ -45,14 +46,14 @@ _PROMPT = ("You keep a short profile of a person for an assistant that helps the
 
 
 @job(every=EVERY)
-async def learn_profiles(fable: Fable) -> None:
+async def learn_profiles(fable: Runtime) -> None:
     """Summarise the profiles that changed since their summary (when a model is configured)."""
     await learn_summaries(fable)
 
 
-async def learn_summaries(fable: Fable) -> int:
+async def learn_summaries(fable: Runtime) -> int:
     """Learn the summaries that are due; how many were stored."""
-    if fable.llm is None or "llm" not in fable.availability:  # none configured, or not answering now
+    if fable.part(LLM) is None or "llm" not in fable.availability:  # none configured, or not answering now
         return 0
     async with fable.db.reading() as session:
         due = (await session.execute(select(Profile.user_id, Profile.changed_at).where(
@@ -64,7 +65,7 @@ async def learn_summaries(fable: Fable) -> int:
     return stored
 
 
-async def _learn(fable: Fable, caller: Caller, changed_at: datetime) -> int:
+async def _learn(fable: Runtime, caller: Caller, changed_at: datetime) -> int:
     async with fable.db.reading() as session:
         profile = await load_profile(session, caller, observations=_OBSERVATIONS)
     if not profile.facts and not profile.observations:

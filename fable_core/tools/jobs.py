@@ -8,7 +8,7 @@ process that runs jobs: how a notification committed anywhere reaches the push s
 milliseconds, while its schedule sweeps up whatever a lost connection missed.
 
     @job(every=60)
-    async def due_reminders(fable: Fable) -> None: ...
+    async def due_reminders(fable: Runtime) -> None: ...
 
 **Claims: once per due time.** Each run first takes a PostgreSQL advisory lock named after the
 job (``pg_try_advisory_lock``, on a connection held for the run): several replicas, or a run and
@@ -63,14 +63,14 @@ from fable_core.db.database import Database
 from fable_core.db.listener import Listener
 from fable_core.db.models import JobRun
 from fable_core.errors import InvalidInput
+from fable_core.tools.runtime import Part
 
 if TYPE_CHECKING:
-    from fable_core.capabilities import Closer
-    from fable_core.runtime import Fable
+    from fable_core.tools.runtime import Closer, Runtime
 
-__all__ = ["JOBS", "Job", "Scheduler", "install", "job", "run_job", "scheduled"]
+__all__ = ["JOBS", "SCHEDULER", "Job", "Scheduler", "install", "job", "run_job", "scheduled"]
 
-JobFunction = Callable[["Fable"], Awaitable[None]]
+JobFunction = Callable[["Runtime"], Awaitable[None]]
 F = TypeVar("F", bound=JobFunction)
 _LOCK_CLASS = 0x46424C45  # "FBLE": the first key of every job's advisory lock
 _log = logging.getLogger(__name__)
@@ -175,7 +175,7 @@ async def _unlock(conn: Any, j: Job) -> None:
         raise
 
 
-async def run_job(fable: Fable, name: str, jobs: dict[str, Job] | None = None, *,
+async def run_job(fable: Runtime, name: str, jobs: dict[str, Job] | None = None, *,
                   due: datetime | None = None, poll: float | None = None) -> bool:
     """Run job ``name`` once, now; True if it ran here (failed or not). A failure is logged,
     never raised. Without ``due`` (a wake, a test): unless another run holds it. With ``due``
@@ -190,7 +190,7 @@ async def run_job(fable: Fable, name: str, jobs: dict[str, Job] | None = None, *
         return True
 
 
-async def _run_once(fable: Fable, j: Job, due: datetime | None, poll: float) -> bool:
+async def _run_once(fable: Runtime, j: Job, due: datetime | None, poll: float) -> bool:
     until = j.after(due) if due is not None else None
     while True:
         async with _claim(fable.db, j) as (held, conn):
@@ -229,7 +229,7 @@ async def _record(conn: Any, j: Job, due: datetime) -> None:
 class Scheduler:
     """Runs the registered jobs on their schedules and on their wake channels, in this process."""
 
-    def __init__(self, fable: Fable, jobs: dict[str, Job] | None = None) -> None:
+    def __init__(self, fable: Runtime, jobs: dict[str, Job] | None = None) -> None:
         self._fable = fable
         self._jobs = dict(JOBS if jobs is None else jobs)
         self._timer = AsyncIOScheduler(timezone=UTC)
@@ -297,6 +297,10 @@ class Scheduler:
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
+SCHEDULER: Part[Scheduler] = Part("jobs")
+"""This process's scheduler, when it runs the background jobs (``fable serve``)."""
+
+
 def scheduled(settings: Settings, jobs: dict[str, Job] | None = None) -> dict[str, Job]:
     """The jobs with the schedules ``FABLE_JOB_EVERY`` gives some of them instead of their own."""
     table = dict(JOBS if jobs is None else jobs)
@@ -310,11 +314,11 @@ def scheduled(settings: Settings, jobs: dict[str, Job] | None = None) -> dict[st
     return table
 
 
-async def install(fable: Fable) -> Closer | None:
+async def install(fable: Runtime) -> Closer | None:
     """The jobs capability's hook: a scheduler, in a process opened to run jobs."""
     if not fable.runs_jobs:
         return None
     scheduler = Scheduler(fable, scheduled(fable.settings))
     scheduler.start()
-    fable.jobs = scheduler
+    fable.install(SCHEDULER, scheduler)
     return scheduler.close
