@@ -31,21 +31,28 @@ class Capability:
 CAPABILITIES: tuple[Capability, ...] = (
     Capability("knowledge", (
         "fable_core.knowledge.notes",
+        "fable_core.knowledge.tags",
+        "fable_core.knowledge.backlinks",
         "fable_core.knowledge.listing",
         "fable_core.knowledge.search",
         "fable_core.knowledge.importing",
         "fable_core.knowledge.versions",
         "fable_core.knowledge.tasks",
         "fable_core.knowledge.projects",
+        "fable_core.knowledge.project_search",
         "fable_core.knowledge.milestones",
         "fable_core.knowledge.worklogs",
     ), install="fable_core.knowledge.analyser:install"),
     Capability("assistant", (
         "fable_core.assistant.conversations",
-        "fable_core.assistant.turns",
-        "fable_core.assistant.assist",
+        "fable_core.assistant.rag_scope",
+        "fable_core.assistant.chat_messages",
+        "fable_core.assistant.note_drafts",
+        "fable_core.assistant.tag_suggestions",
+        "fable_core.assistant.capture",
+        "fable_core.assistant.project_summaries",
         "fable_core.assistant.models",
-        "fable_core.assistant.chatmodels",
+        "fable_core.assistant.chat_models",
     ), install="fable_core.assistant.service:install"),
     Capability("preferences", ("fable_core.people.preferences.settings",)),
     Capability("sharing", (
@@ -64,10 +71,17 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability("caldav", (
         "fable_core.daily.caldav.accounts",
         "fable_core.daily.caldav.sync",
+        "fable_core.daily.caldav.event_versions",
     ), jobs=("fable_core.daily.caldav.sync",)),
-    Capability("weather", ("fable_core.daily.weather.forecasts",), jobs=("fable_core.daily.weather.morning",)),
+    Capability("weather", (
+        "fable_core.daily.weather.forecasts",
+        "fable_core.daily.weather.places",
+    ), jobs=("fable_core.daily.weather.morning",)),
     Capability("moments", ("fable_core.daily.moments.moments",), jobs=("fable_core.daily.moments.morning",)),
-    Capability("profile", ("fable_core.people.profile.profile",), jobs=("fable_core.assistant.profile_learning",)),
+    Capability("profile", (
+        "fable_core.people.profile.profile",
+        "fable_core.people.profile.observations",
+    ), jobs=("fable_core.assistant.profile_learning",)),
     Capability("journal", (
         "fable_core.daily.journal.days",
         "fable_core.daily.journal.prep",
@@ -80,12 +94,11 @@ CAPABILITIES: tuple[Capability, ...] = (
     ), jobs=("fable_core.outside.feeds.refresh",)),
     Capability("images", ("fable_core.outside.images.images",)),
     Capability("research", ("fable_core.outside.research.runs",), install="fable_core.outside.research.runner:install"),
-    Capability("structured", ("fable_core.knowledge.structured.entities", "fable_core.knowledge.structured.lists")),
+    Capability("structured", ("fable_core.knowledge.entities.people_places", "fable_core.knowledge.entities.lists")),
     Capability("calculator", ("fable_core.assistant.calculator.calculate",)),
     Capability("backup", ("fable_core.data.backup.backups",)),
     Capability("importers", ("fable_core.data.importers.vault", "fable_core.data.importers.chats")),
-    Capability("logs", ("fable_core.admin.logs.viewer",),
-               jobs=("fable_core.admin.logs.retention",)),
+    Capability("logs", ("fable_core.admin.logs.viewer",), jobs=("fable_core.admin.logs.retention",)),
     Capability("export", ("fable_core.data.export.export",)),
     Capability("drafts", ("fable_core.knowledge.drafts.drafts", "fable_core.knowledge.drafts.merging")),
     Capability("browse", (
@@ -94,7 +107,8 @@ CAPABILITIES: tuple[Capability, ...] = (
         "fable_core.knowledge.browse.graph",
     )),
     Capability("oauth", ("fable_core.identity.oauth.connections",), jobs=("fable_core.identity.oauth.cleanup",)),
-    Capability("trash", ("fable_core.knowledge.trash.trash",), jobs=("fable_core.knowledge.trash.trash",)),
+    Capability("trash", ("fable_core.knowledge.trash.deleted_notes",),
+               jobs=("fable_core.knowledge.trash.deleted_notes",)),
     # last: its scheduler starts once every other capability is installed, and stops first
     Capability("jobs", (), install="fable_core.tools.jobs:install"),
 )

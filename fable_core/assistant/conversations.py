@@ -3,33 +3,24 @@ rename, delete, retrieval scope, project search)."""
 
 from __future__ import annotations
 
-from difflib import SequenceMatcher
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
-from sqlalchemy import delete, exists, insert, select, update
+from sqlalchemy import delete, exists, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from fable_core.assistant.parts import ASSISTANT
-from fable_core.assistant.views import (
-    ConversationDetail,
-    ConversationPage,
-    ConversationSummary,
-    MessageView,
-    ProjectMatch,
-    ProjectMatches,
-    RagScope,
-)
+from fable_core.assistant.views import ConversationDetail, ConversationPage, ConversationSummary, MessageView
 from fable_core.db.models import Conversation, Message, Project
 from fable_core.errors import InvalidInput, NotFound
-from fable_core.knowledge.matching import name_tier
 from fable_core.tools import Context, Route, tool
-from fable_core.tools.access import owned_by, reach_of, readable, visible
+from fable_core.tools.access import owned_by, reach_of, readable
 from fable_core.tools.caller import Caller
 from fable_core.tools.paging import NewestFirst
 from fable_core.tools.results import Deleted
 
-__all__ = ["ConvTitle", "ScopeId", "check_conversation", "check_scope", "load_conversation", "scope_label"]
+__all__ = ["ConvTitle", "ConversationId", "ScopeId", "check_conversation", "check_scope", "load_conversation",
+           "scope_label"]
 
 _PAGES = NewestFirst("conversations", Conversation.id, Conversation.updated_at)
 
@@ -54,17 +45,6 @@ async def check_conversation(conn: AsyncSession | AsyncConnection, caller: Calle
         raise NotFound(f"conversation {conversation_id} not found", conversation_id=conversation_id)
 
 
-async def scope_label(session: AsyncSession, caller: Caller, rag_project_id: int | None) -> str:
-    """How the UI's scope chip names a scope."""
-    if rag_project_id is None:
-        return "Notes outside projects"
-    if rag_project_id == -1:
-        return "All notes"
-    title = await session.scalar(select(Project.title).where(
-        Project.id == rag_project_id, readable(Project, await reach_of(session, caller))))
-    return f"Project: {title}" if title else f"Project {rag_project_id}"
-
-
 # --- tools ------------------------------------------------------------------------------------
 
 
@@ -72,18 +52,6 @@ ConversationId = Annotated[int, Field(ge=1, le=2**31 - 1)]
 ConvTitle = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 ScopeId = Annotated[int | None, Field(ge=-1, le=2**31 - 1, description=(
     "Retrieval scope: omit/null for notes outside projects, -1 for all notes, or a project id."))]
-
-
-async def check_scope(session: AsyncSession, caller: Caller, rag_project_id: int | None) -> None:
-    """InvalidInput or NotFound unless ``rag_project_id`` is a scope the caller may choose."""
-    if rag_project_id in (None, -1):
-        return
-    if rag_project_id == 0:
-        raise InvalidInput("rag_project_id must be null, -1 or a project id", field="rag_project_id")
-    found = await session.scalar(select(Project.id).where(
-        Project.id == rag_project_id, readable(Project, await reach_of(session, caller))))
-    if found is None:
-        raise NotFound(f"project {rag_project_id} not found", project_id=rag_project_id)
 
 
 @tool(group="chat", title="Start a conversation", scope="write", route=Route("POST", "/chat/conversations", status=201))
@@ -170,72 +138,28 @@ async def delete_conversation(ctx: Context, conversation_id: ConversationId) -> 
     return Deleted(id=conversation_id)
 
 
-@tool(group="chat", title="Set the assistant's note scope", scope="write", idempotent=True,
-      route=Route("PUT", "/chat/conversations/{conversation_id}/scope"))
-async def set_rag_scope(
-    ctx: Context,
-    project_id: Annotated[int | None, Field(ge=1, le=2**31 - 1)] = None,
-    all_notes: bool = False,
-    conversation_id: ConversationId | None = None,
-) -> RagScope:
-    """Choose which notes the assistant draws on in this conversation: one project's notes
-    (`project_id`, find it with search_projects), all notes (`all_notes`), or, with neither,
-    the notes outside any project.
-
-    Args:
-        conversation_id: The conversation; inside the assistant, the current one.
-    """
-    target = conversation_id or ctx.caller.conversation_id
-    if target is None:
-        raise InvalidInput("set_rag_scope needs a conversation_id", field="conversation_id")
-    if ctx.caller.project_id is not None and ctx.caller.surface == "assistant":
-        raise InvalidInput("a workspace conversation is fixed to its project", field="project_id")
-    if project_id is not None and all_notes:
-        raise InvalidInput("pass project_id or all_notes, not both", field="all_notes")
-    scope = -1 if all_notes else project_id
-    await check_scope(ctx.session, ctx.caller, scope)
-    await load_conversation(ctx.session, ctx.caller, target, for_update=True)
-    await ctx.session.execute(update(Conversation).where(Conversation.id == target).values(rag_project_id=scope))
-    return RagScope(conversation_id=target, rag_project_id=scope,
-                    label=await scope_label(ctx.session, ctx.caller, scope))
-
-
-@tool(group="projects", title="Find projects", scope="read", route=Route("GET", "/search/projects"))
-async def search_projects(
-    ctx: Context,
-    query: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)],
-    limit: Annotated[int, Field(ge=1, le=20)] = 5,
-) -> ProjectMatches:
-    """Find the caller's projects matching words, scored over title, description and the
-    project's automatic summary; best first."""
-    wanted = query.casefold()
-    projects = (await ctx.session.execute(visible(Project, await reach_of(ctx.session, ctx.caller)))).scalars()
-    scored = []
-    for p in projects:
-        tier = name_tier(query, p.title)  # the title: named as a tool would resolve it
-        contents = [_score(wanted, f.casefold()) for f in (p.description or "", p.auto_summary or "")]
-        score = max([_TIER_SCORE[tier] if tier else 0.0, *contents])
-        if score >= 0.3:
-            scored.append(ProjectMatch(id=p.id, title=p.title, description=p.description,
-                                       auto_summary=p.auto_summary, score=round(score, 3)))
-    scored.sort(key=lambda m: (-m.score, m.id))
-    return ProjectMatches(query=query, items=scored[:limit])
-
-
 def _escape_like(word: str) -> str:
     return word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-_TIER_SCORE = {1: 1.0, 2: 0.9, 3: 0.8, 4: 0.6}
+async def scope_label(session: AsyncSession, caller: Caller, rag_project_id: int | None) -> str:
+    """How the UI's scope chip names a scope."""
+    if rag_project_id is None:
+        return "Notes outside projects"
+    if rag_project_id == -1:
+        return "All notes"
+    title = await session.scalar(select(Project.title).where(
+        Project.id == rag_project_id, readable(Project, await reach_of(session, caller))))
+    return f"Project: {title}" if title else f"Project {rag_project_id}"
 
 
-def _score(wanted: str, field: str) -> float:
-    """How well words match a description or summary."""
-    if not field:
-        return 0.0
-    if wanted in field:
-        return 1.0 if wanted == field else 0.9
-    words = wanted.split()
-    hits = sum(1 for w in words if w in field) / len(words) if words else 0.0
-    ratio = SequenceMatcher(None, wanted, field[: len(wanted) * 3]).ratio()
-    return max(ratio if ratio >= 0.6 else 0.0, 0.8 * hits)
+async def check_scope(session: AsyncSession, caller: Caller, rag_project_id: int | None) -> None:
+    """InvalidInput or NotFound unless ``rag_project_id`` is a scope the caller may choose."""
+    if rag_project_id in (None, -1):
+        return
+    if rag_project_id == 0:
+        raise InvalidInput("rag_project_id must be null, -1 or a project id", field="rag_project_id")
+    found = await session.scalar(select(Project.id).where(
+        Project.id == rag_project_id, readable(Project, await reach_of(session, caller))))
+    if found is None:
+        raise NotFound(f"project {rag_project_id} not found", project_id=rag_project_id)

@@ -21,10 +21,10 @@ from fable_core.assistant.embeddings import Embedder, EmbeddingWorker, embedding
 from fable_core.assistant.gate import GatedProvider, ModelGate
 from fable_core.assistant.generation import STALE_AFTER, Generations, StreamEvent, recover_interrupted
 from fable_core.assistant.parts import ASSISTANT, LLM, MODEL_GATE
+from fable_core.assistant.project_summaries import ProjectSummaries
 from fable_core.assistant.providers import NoProvider, Provider, make_provider
 from fable_core.assistant.shared_generations import SharedLog
 from fable_core.assistant.status import ProviderStatus
-from fable_core.assistant.summaries import ProjectSummaries
 from fable_core.assistant.toolpick import ToolPicker
 from fable_core.assistant.toolprompt import tool_mode
 from fable_core.errors import FableError

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["ConversationDetail", "ConversationPage", "ConversationSummary", "MessageView",
-           "ModelInfo", "ModelList", "ProjectMatch", "ProjectMatches", "RagScope"]
+           "ModelInfo", "ModelList", "RagScope"]
 
 ConversationType = Literal["chat", "journal", "mcp"]
 
@@ -55,19 +55,6 @@ class RagScope(_View):
     conversation_id: int
     rag_project_id: int | None
     label: str
-
-
-class ProjectMatch(_View):
-    id: int
-    title: str
-    description: str
-    auto_summary: str | None = None
-    score: float
-
-
-class ProjectMatches(_View):
-    query: str
-    items: list[ProjectMatch]
 
 
 class ModelInfo(_View):

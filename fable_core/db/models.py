@@ -273,7 +273,7 @@ TITLE_VECTOR_SQL = "to_tsvector('english'::regconfig, coalesce(title, ''))"
 
 class Note(Base):
     """A note; with a non-NULL ``status`` it is a task; with an ``entity`` (person, place, list) a
-    structured note whose ``fields`` (JSONB, validated by ``fable_core.knowledge.structured.fields``) are
+    structured note whose ``fields`` (JSONB, validated by ``fable_core.knowledge.entities.fields``) are
     searched like its tags."""
 
     __tablename__ = "notes"

@@ -12,29 +12,15 @@ from datetime import date
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
-from sqlalchemy import (
-    exists,
-    func,
-    select,
-    text,
-)
 
-from fable_core.db.models import Note, NoteLink
+from fable_core.db.models import Note
 from fable_core.errors import Conflict, InvalidInput, NotFound
 from fable_core.infra.events import NoteChanged
 from fable_core.knowledge import wikilinks
 from fable_core.knowledge.creation import insert_note, new_row
-from fable_core.knowledge.filters import escape_like
 from fable_core.knowledge.listing import SUMMARY_COLUMNS, mark_shared, summary_of
 from fable_core.knowledge.matching import check_duplicate_title
-from fable_core.knowledge.plaintext import plain_text
-from fable_core.knowledge.saving import (
-    Placement,
-    apply_status,
-    check_task_fields,
-    save_changes,
-    set_placement,
-)
+from fable_core.knowledge.saving import Placement, apply_status, check_task_fields, save_changes, set_placement
 from fable_core.knowledge.sections import Section, find_section, outline
 from fable_core.knowledge.trash.bin import throw_away
 from fable_core.knowledge.types import (
@@ -50,18 +36,9 @@ from fable_core.knowledge.types import (
     Title,
 )
 from fable_core.knowledge.vectors import check_semantic_duplicate, duplicate_probe
-from fable_core.knowledge.views import BacklinkItem, BacklinkPage, NoteDetail, NoteSummary, TagCount, TagList
+from fable_core.knowledge.views import NoteDetail, NoteSummary
 from fable_core.tools import Context, Route, tool
-from fable_core.tools.access import (
-    belongs_to,
-    check_delete_note,
-    fetch_visible,
-    get_visible,
-    reach_of,
-    readable,
-    visible_row,
-)
-from fable_core.tools.paging import Cursor, Limit, decode_cursor, encode_cursor
+from fable_core.tools.access import belongs_to, check_delete_note, fetch_visible, get_visible, reach_of, visible_row
 from fable_core.tools.results import Deleted, RowId
 
 __all__: list[str] = []
@@ -69,7 +46,6 @@ __all__: list[str] = []
 ClearableField = Literal[
     "priority", "due_date", "project", "milestone", "parent", "recurrence_rule"
 ]
-BACKLINK_CHARS = 200  # of the linking line a backlink shows, as plain text
 
 _CLEAR_COLUMNS = {
     "priority": "priority",
@@ -334,59 +310,3 @@ async def convert_note(ctx: Context, note_id: NoteId, to: Literal["task", "note"
     return await summary_of(ctx, note)
 
 
-@tool(group="notes", title="List tags", scope="read", route=Route("GET", "/tags"))
-async def list_tags(
-    ctx: Context,
-    prefix: Annotated[str | None, StringConstraints(strip_whitespace=True, max_length=64)] = None,
-    limit: Annotated[int, Field(ge=1, le=500)] = 100,
-    cursor: Cursor = None,
-) -> TagList:
-    """List the caller's tags with how many notes carry each, most used first.
-
-    Args:
-        prefix: Only tags starting with this (e.g. 'work/').
-    """
-    position = decode_cursor(cursor, "tags")
-    offset = int(position[0]) if position else 0
-    tag = func.unnest(Note.tags).label("tag")
-    inner = select(tag).where(readable(Note, await reach_of(ctx.session, ctx.caller))).subquery()
-    stmt = select(inner.c.tag, func.count().label("n")).group_by(inner.c.tag)
-    if prefix:
-        stmt = stmt.where(inner.c.tag.like(f"{escape_like(prefix.lower())}%"))
-    rows = (await ctx.session.execute(
-        stmt.order_by(text("n DESC"), inner.c.tag).offset(offset).limit(limit + 1)
-    )).all()
-    return TagList(
-        items=[TagCount(tag=t, count=n) for t, n in rows[:limit]],
-        next_cursor=encode_cursor("tags", [offset + limit]) if len(rows) > limit else None,
-    )
-
-
-@tool(group="notes", title="Find notes that link here", scope="read", route=Route("GET", "/notes/{note_id}/backlinks"))
-async def get_backlinks(ctx: Context, note_id: NoteId, limit: Limit = 20, cursor: Cursor = None) -> BacklinkPage:
-    """List the notes whose body links to this note with [[its title]], newest first."""
-    note = await get_visible(ctx.session, Note, note_id, ctx.caller)
-    position = decode_cursor(cursor, "backlinks")
-    stmt = (
-        select(Note)
-        .where(readable(Note, await reach_of(ctx.session, ctx.caller)),
-               exists().where(NoteLink.source_id == Note.id, NoteLink.target_id == note.id))
-        .order_by(Note.id.desc()).limit(limit + 1)
-    )
-    if position is not None:
-        stmt = stmt.where(Note.id < int(position[0]))
-    sources = (await ctx.session.execute(stmt)).scalars().all()
-    items = [
-        BacklinkItem(id=src.id, title=src.title, kind=src.kind,
-                     snippet=_link_line(src.body, note.title_key))
-        for src in sources[:limit]
-    ]
-    more = len(sources) > limit
-    return BacklinkPage(items=items, next_cursor=encode_cursor("backlinks", [items[-1].id]) if more else None)
-
-
-def _link_line(body: str, key: str) -> str:
-    for line in body.splitlines():
-        if any(k == key for k in wikilinks.parse_links(line)):
-            return plain_text(line, BACKLINK_CHARS)
-    return ""

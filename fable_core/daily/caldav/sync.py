@@ -35,9 +35,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import partial
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field, StringConstraints
+from pydantic import BaseModel, Field
 from sqlalchemy import or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -46,7 +46,7 @@ from fable_core.daily.caldav.accounts import CaldavStatus, account_server, statu
 from fable_core.db.models import CaldavAccount, EventVersion
 from fable_core.errors import Conflict, FableError, NotFound
 from fable_core.tools import Context, Route, tool
-from fable_core.tools.access import of_user, owned_by
+from fable_core.tools.access import of_user
 from fable_core.tools.caller import Caller
 from fable_core.tools.clock import user_timezone
 from fable_core.tools.jobs import job
@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from fable_core.db.database import Database
     from fable_core.tools.runtime import Runtime
 
-__all__ = ["LEASE", "EventVersionItem", "EventVersionPage", "Report", "SyncResult", "backoff", "sync_account",
+__all__ = ["LEASE", "Report", "SyncResult", "backoff", "sync_account",
            "sync_due"]
 
 LEASE = timedelta(seconds=remote.DEADLINE * 4)  # pull, push, a second push after conflicts, and slack
@@ -350,37 +350,4 @@ async def sync_calendar(ctx: Context) -> SyncResult:
     return SyncResult(pulled=report.pulled, pushed=report.pushed, deleted=report.deleted,
                       conflicts=report.conflicts, status=status)
 
-
-class EventVersionItem(BaseModel):
-    id: int
-    uid: str
-    side: str = Field(description="Whose edit lost: local or server.")
-    reason: str = Field(description="conflict (both sides edited) or deleted (on the server).")
-    title: str
-    modified_at: datetime | None = Field(None, exclude_if=lambda v: v is None)
-    created_at: datetime
-    ical: str | None = Field(None, exclude_if=lambda v: v is None, description="The whole VEVENT (with_ical).")
-
-
-class EventVersionPage(BaseModel):
-    items: list[EventVersionItem]
-
-
-@tool(group="calendar", title="List event versions", scope="read", route=Route("GET", "/caldav/versions"))
-async def list_event_versions(
-    ctx: Context, uid: Annotated[str, StringConstraints(strip_whitespace=True, max_length=255)] = "",
-    with_ical: bool = False, limit: Annotated[int, Field(ge=1, le=100)] = 20,
-) -> EventVersionPage:
-    """Sync conflicts' losing versions of your events, newest first.
-
-    Args:
-        uid: Only this event's (its UID).
-    """
-    stmt = select(EventVersion).where(owned_by(EventVersion, ctx.caller))
-    if uid:
-        stmt = stmt.where(EventVersion.uid == uid)
-    rows = (await ctx.session.execute(stmt.order_by(EventVersion.id.desc()).limit(limit))).scalars()
-    return EventVersionPage(items=[EventVersionItem(
-        id=r.id, uid=r.uid, side=r.side, reason=r.reason, title=r.title, modified_at=r.modified_at,
-        created_at=r.created_at, ical=r.ical if with_ical else None) for r in rows])
 

@@ -28,7 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.config import Settings
 from fable_core.daily.weather import changes as reading
-from fable_core.daily.weather.services import fetch_forecast, geocode
+from fable_core.daily.weather.services import fetch_forecast
 from fable_core.db.models import WeatherForecast
 from fable_core.errors import FableError, InvalidInput
 from fable_core.people.preferences.journal import JOURNAL, JournalPrefs
@@ -38,7 +38,7 @@ from fable_core.tools.caller import Caller
 from fable_core.tools.preferences import read_setting
 from fable_core.tools.results import absent_when_none
 
-__all__ = ["STALE_AFTER", "Place", "PlaceList", "Weather", "WeatherReport", "refresh_places", "view"]
+__all__ = ["STALE_AFTER", "Place", "Weather", "WeatherReport", "refresh_places", "view"]
 
 STALE_AFTER = timedelta(hours=1)
 Lat = Annotated[float, Field(ge=-90, le=90)]
@@ -81,17 +81,6 @@ class WeatherReport(BaseModel):
     items: list[Weather]
 
 
-class PlaceView(BaseModel):
-    name: str
-    label: str
-    lat: float
-    lon: float
-
-
-class PlaceList(BaseModel):
-    items: list[PlaceView]
-
-
 @tool(group="weather", title="Weather", scope="read", transaction="phases", open_world=True,
       route=Route("GET", "/weather"))
 async def get_weather(ctx: Context, location: LocationName | None = None, lat: Lat | None = None,
@@ -107,16 +96,6 @@ async def get_weather(ctx: Context, location: LocationName | None = None, lat: L
 async def refresh_weather(ctx: Context, location: LocationName | None = None) -> WeatherReport:
     """Refetch the weather of your journal locations (or one)."""
     return await _report(ctx, location, None, None, "always")
-
-
-@tool(group="weather", title="Find a place", scope="read", transaction="phases", open_world=True,
-      route=Route("GET", "/weather/places"))
-async def find_place(
-    ctx: Context, place: Annotated[str, StringConstraints(strip_whitespace=True, min_length=2, max_length=200)],
-) -> PlaceList:
-    """Find places by name: their lat/lon."""
-    found = await geocode(ctx.settings, place)
-    return PlaceList(items=[PlaceView(name=c.name, label=c.label, lat=c.lat, lon=c.lon) for c in found])
 
 
 Fetching = Literal["cached", "stale", "always"]

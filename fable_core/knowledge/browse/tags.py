@@ -60,3 +60,5 @@ def _statement(scope: Any, prefix: str | None) -> Any:
     if prefix:
         stmt = stmt.where((prefixes.c.path == prefix) | prefixes.c.path.like(f"{escape_like(prefix)}/%"))
     return stmt.order_by(prefixes.c.path.collate("C")).limit(MAX_TAGS + 1)
+
+

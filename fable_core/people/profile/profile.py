@@ -23,7 +23,8 @@ from fable_core.tools.access import owned_by
 from fable_core.tools.caller import Caller
 from fable_core.tools.results import absent_when_none
 
-__all__ = ["MAX_FACTS", "MAX_OBSERVATIONS", "ObservationView", "ProfileView", "load_profile"]
+__all__ = ["MAX_FACTS", "MAX_OBSERVATIONS", "ObservationText", "ObservationView", "ProfileView", "load_profile",
+           "upsert_profile"]
 
 MAX_FACTS = 50
 MAX_OBSERVATIONS = 200
@@ -76,28 +77,11 @@ async def update_profile(
         values["changed_at"] = func.now()
     if summary is not None:
         values |= {"summary": summary, "summary_at": func.now()}
-    await _upsert(session, ctx.caller, values)
+    await upsert_profile(session, ctx.caller, values)
     return await load_profile(session, ctx.caller)
 
 
-@tool(group="profile", title="Record an observation", scope="write", route=Route("POST", "/profile/observations", 201))
-async def record_observation(ctx: Context, text: ObservationText) -> ObservationView:
-    """Remember something you learned about the user (a preference, habit, circumstance) for
-    later conversations."""
-    session = ctx.session
-    row = ProfileObservation(user_id=ctx.user_id, text=text)
-    session.add(row)
-    await session.flush()
-    await session.refresh(row)
-    keep = select(ProfileObservation.id).where(owned_by(ProfileObservation, ctx.caller)).order_by(
-        ProfileObservation.id.desc()).limit(MAX_OBSERVATIONS)
-    await session.execute(delete(ProfileObservation).where(
-        owned_by(ProfileObservation, ctx.caller), ProfileObservation.id.not_in(keep.scalar_subquery())))
-    await _upsert(session, ctx.caller, {"changed_at": func.now()})
-    return ObservationView.model_validate(row)
-
-
-async def _upsert(session: AsyncSession, caller: Caller, values: dict[str, object]) -> None:
+async def upsert_profile(session: AsyncSession, caller: Caller, values: dict[str, object]) -> None:
     if not values:
         return
     stmt = insert(Profile).values(user_id=caller.user_id, **values)

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from fable_core.errors import Conflict, NotFound
-from fable_core.knowledge.trash.trash import purge
+from fable_core.knowledge.trash.deleted_notes import purge
 from fable_core.runtime import Fable
 
 

@@ -12,13 +12,19 @@ import logging
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Annotated
 
-from sqlalchemy import select
+from pydantic import BaseModel, Field
+from sqlalchemy import func, select
 
+from fable_core.assistant.answers import summary_from
+from fable_core.assistant.note_drafts import llm
 from fable_core.db.database import Database
 from fable_core.db.models import Note, Project
 from fable_core.errors import FableError
 from fable_core.infra.events import Event, EventBus, NoteChanged
+from fable_core.tools import Context, Route, tool
+from fable_core.tools.access import get_visible, reach_of, readable
 from fable_core.tools.caller import Caller
 from fable_core.tools.dispatcher import Dispatcher
 
@@ -84,3 +90,45 @@ class ProjectSummaries:
 
     async def idle(self) -> None:
         await asyncio.gather(*self._scheduled.values(), return_exceptions=True)
+
+
+_SUMMARY = ("Summarise this project in at most 80 words: what it is about, its goal and its current "
+            "state. Plain prose, no lists.")
+
+
+class ProjectSummaryView(BaseModel):
+    project_id: int
+    auto_summary: str
+    updated: bool = Field(True, description="False when the model's answer was not stored (see reason): "
+                                            "auto_summary is then the summary as it was.")
+    reason: str = Field("", description="Why the summary was not updated.")
+
+
+@tool(group="projects", title="Summarise a project", scope="write", idempotent=True, transaction="phases",
+      needs=("llm",),
+      route=Route("POST", "/projects/{project_id}/summarize"))
+async def summarize_project(
+    ctx: Context, project_id: Annotated[int, Field(ge=1, le=2**31 - 1)]
+) -> ProjectSummaryView:
+    """Write the project's automatic summary from its description, goal and newest notes (used
+    by search_projects to match projects by what they contain). An empty or echoed answer is
+    not stored: `updated` is false, `reason` says why."""
+    async with ctx.reading() as session:
+        project = await get_visible(session, Project, project_id, ctx.caller, need="editor")
+        notes = (await session.execute(
+            select(Note.title, Note.body).where(Note.project_id == project_id,
+                                                readable(Note, await reach_of(session, ctx.caller)))
+            .order_by(Note.updated_at.desc()).limit(15))).all()
+    listing = "\n".join(f"- {t}: {b[:200]}" for t, b in notes)
+    prompt = (f"Project: {project.title}\nDescription: {project.description}\n"
+              f"Goal: {project.goal}\nNotes:\n{listing or '(none)'}")
+    answer = await llm(ctx).complete([{"role": "system", "content": _SUMMARY}, {"role": "user", "content": prompt}],
+                                     max_tokens=200)
+    summary, why_not = summary_from(answer, _SUMMARY, prompt)
+    async with ctx.transaction() as session:  # the project may have gone while the model wrote
+        project = await get_visible(session, Project, project_id, ctx.caller, for_update=True, need="editor")
+        if why_not:
+            return ProjectSummaryView(project_id=project_id, auto_summary=project.auto_summary or "", updated=False,
+                                      reason=f"{why_not}; the summary was left as it was")
+        project.auto_summary, project.summary_updated_at = summary[:2000], func.now()
+    return ProjectSummaryView(project_id=project_id, auto_summary=project.auto_summary)

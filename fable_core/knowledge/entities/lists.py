@@ -15,9 +15,9 @@ from fable_core.db.models import Note
 from fable_core.errors import InvalidInput
 from fable_core.infra.events import NoteChanged
 from fable_core.knowledge.creation import insert_note, new_row
+from fable_core.knowledge.entities.fields import MAX_ITEMS, ItemText, ListItem
 from fable_core.knowledge.matching import check_duplicate_title
 from fable_core.knowledge.saving import save_changes
-from fable_core.knowledge.structured.fields import MAX_ITEMS, ItemText, ListItem
 from fable_core.knowledge.types import Body, NoteId, Tags, Title
 from fable_core.tools import Context, Route, tool
 from fable_core.tools.access import get_visible

@@ -19,7 +19,6 @@ the model has finished, so an answer cut short (the client went away) leaves not
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -28,16 +27,15 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.assistant.answers import cut, json_object_from, summary_from, tags_from, title_from
 from fable_core.assistant.gate import model_for
 from fable_core.assistant.providers import Provider
-from fable_core.db.models import Note, NoteDraft, Project
-from fable_core.errors import Conflict, InvalidInput, NeedsConfirmation, NotFound
+from fable_core.db.models import Note, NoteDraft
+from fable_core.errors import Conflict, InvalidInput, NotFound
 from fable_core.knowledge.sections import find_section, outline
 from fable_core.knowledge.types import NoteId
 from fable_core.knowledge.views import NoteSummary
 from fable_core.tools import Context, Route, tool
-from fable_core.tools.access import get_visible, owned_by, reach_of, readable
+from fable_core.tools.access import get_visible, owned_by
 from fable_core.tools.caller import Caller
 from fable_core.tools.results import Deleted
 
@@ -49,13 +47,6 @@ Instruction = Annotated[str, StringConstraints(strip_whitespace=True, min_length
 SectionName = Annotated[str | None, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)]
 _ASSIST = ("You edit notes. Rewrite the text below following the instruction. Answer with the new "
            "markdown text only: no preamble, no code fences, keep the user's language.")
-_TAGS = ("Suggest up to {n} short tags for this note, preferring the user's existing tags when they "
-         "fit. Answer with the tags only, comma-separated, lower case; '/' makes a hierarchy.")
-_CAPTURE = ("Turn the user's sentence into one note or task. Today is {today}. Answer with JSON only: "
-            '{{"kind": "task" or "note", "title": short title, "body": details or "", '
-            '"due_date": "YYYY-MM-DD" or null, "priority": "low"/"medium"/"high" or null, "tags": []}}')
-_SUMMARY = ("Summarise this project in at most 80 words: what it is about, its goal and its current "
-            "state. Plain prose, no lists.")
 
 
 def llm(ctx: Context) -> Provider:
@@ -209,160 +200,6 @@ async def reject_note_draft(ctx: Context, note_id: NoteId) -> Deleted:
 # --- tags, capture ------------------------------------------------------------------------------
 
 
-class TagSuggestions(BaseModel):
-    tags: list[str]
-    reason: str = Field("", description="Why there are no tags, when there are none: the model suggested "
-                                         "none, only phrases or the instruction read back, or only tags "
-                                         "the note has.")
-
-
-@tool(group="writing", title="Suggest tags", scope="read", transaction="phases", needs=("llm",),
-      route=Route("POST", "/assist/suggest-tags"))
-async def suggest_tags(
-    ctx: Context,
-    note_id: NoteId | None = None,
-    text: Annotated[str | None, StringConstraints(max_length=50_000)] = None,
-    limit: Annotated[int, Field(ge=1, le=10)] = 5,
-) -> TagSuggestions:
-    """Suggest tags for a note (by id) or for a text not saved yet; the caller's existing tags are
-    preferred. Tags the note has, and phrases that are no tags, are left out; with none left,
-    `reason` says why."""
-    if (note_id is None) == (text is None):
-        raise InvalidInput("pass note_id or text, not both or neither", field="note_id")
-    have: list[str] = []
-    async with ctx.reading() as session:
-        if note_id is not None:
-            note = await get_visible(session, Note, note_id, ctx.caller)
-            text, have = f"{note.title}\n\n{note.body}", list(note.tags)
-        tag = func.unnest(Note.tags).label("tag")
-        inner = select(tag).where(readable(Note, await reach_of(session, ctx.caller))).subquery()
-        existing = list((await session.execute(
-            select(inner.c.tag).group_by(inner.c.tag).order_by(func.count().desc()).limit(100))).scalars())
-    instruction = _TAGS.format(n=limit)
-    answer = await llm(ctx).complete([
-        {"role": "system", "content": instruction},
-        {"role": "user",
-         "content": f"Existing tags: {', '.join(existing) or '(none)'}\n\nNote:\n{(text or '')[:8000]}"},
-    ], max_tokens=60)
-    found = tags_from(answer, f"{instruction}\nExisting tags: (none)\nNote:", keep=existing, skip=have)
-    return TagSuggestions(tags=found.tags[:limit], reason=found.reason())
-
-
-@tool(group="writing", title="Quick capture", scope="write", transaction="phases", needs=("llm",),
-      route=Route("POST", "/assist/capture"))
-async def quick_capture(
-    ctx: Context,
-    text: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)],
-    plain: bool = False,
-) -> NoteSummary:
-    """Turn one sentence ("call the bank friday, high priority") into a task or note with its
-    fields filled in: title, due date, priority, tags. If the model's answer is no note or task,
-    nothing is saved: needs_confirmation, whose `confirm_arguments` save a plain note.
-
-    Args:
-        plain: Save the text as a plain note without asking the model: its first sentence is
-            the title, the rest the body.
-    """
-    if plain:
-        return NoteSummary.model_validate(await ctx.call("create_note", plain_note(text)), from_attributes=True)
-    answer = await llm(ctx).complete([
-        {"role": "system", "content": _CAPTURE.format(today=(await ctx.today()).isoformat())},
-        {"role": "user", "content": text},
-    ], max_tokens=300)
-    fields = _capture_fields(answer, text)
-    if fields is None:
-        raise NeedsConfirmation(
-            f"the model's answer could not be read as a note or task ({_shown(answer)}); nothing was saved. "
-            "Repeat quick_capture with plain=true to save the text as a plain note",
-            requires_confirmation=True, answer=answer.strip()[:500], fallback=plain_note(text),
-            confirm_arguments={"text": text, "plain": True})
-    try:
-        created = await ctx.call("create_note", fields)
-    except InvalidInput:  # a field the model got wrong: keep the sentence, drop the extras
-        kept = {"title": fields["title"], "body": fields.get("body", "")}
-        if fields.get("status"):
-            kept["status"] = "todo"
-        created = await ctx.call("create_note", kept)
-    return NoteSummary.model_validate(created, from_attributes=True)
-
-
-PLAIN_TITLE = 120
-
-
-def plain_note(text: str) -> dict[str, str]:
-    """The note ``quick_capture`` saves with ``plain``: the first sentence (or line) as its
-    title and the rest as its body; a first sentence over 120 characters is cut at a word for
-    the title, and the body keeps the whole text."""
-    text = text.strip()
-    first, *rest = re.split(r"(?<=[.!?])\s+|\s*\n\s*", text, maxsplit=1)
-    if len(first) <= PLAIN_TITLE:
-        return {"title": first, "body": " ".join(rest)}
-    return {"title": cut(first, words=PLAIN_TITLE, chars=PLAIN_TITLE - 1) + "…", "body": text}
-
-
-def _shown(answer: str) -> str:
-    answer = " ".join(answer.split())
-    return repr(answer if len(answer) <= 80 else answer[:79] + "…") if answer else "an empty answer"
-
-
-def _capture_fields(answer: str, text: str) -> dict[str, Any] | None:
-    """The create_note arguments the model's answer describes, or None when it describes no
-    note or task (no JSON object, or one with neither a kind nor a title)."""
-    data = json_object_from(answer)
-    if data is None:
-        return None
-    title = title_from(str(data.get("title") or ""))
-    if not title and data.get("kind") not in ("task", "note"):
-        return None
-    fields: dict[str, Any] = {"title": title or cut(text), "body": str(data.get("body") or "").strip()}
-    if not title and not fields["body"] and fields["title"] != text:
-        fields["body"] = text  # the title is the sentence cut short: keep all of it
-    if data.get("kind") == "task":
-        fields["status"] = "todo"
-    for key in ("due_date", "priority"):
-        if data.get(key):
-            fields[key] = data[key]
-    if isinstance(data.get("tags"), list):
-        fields["tags"] = tags_from(",".join(map(str, data["tags"])), _CAPTURE).tags[:10]
-    return fields
-
-
 # --- project summaries ---------------------------------------------------------------------------
 
 
-class ProjectSummaryView(BaseModel):
-    project_id: int
-    auto_summary: str
-    updated: bool = Field(True, description="False when the model's answer was not stored (see reason): "
-                                            "auto_summary is then the summary as it was.")
-    reason: str = Field("", description="Why the summary was not updated.")
-
-
-@tool(group="projects", title="Summarise a project", scope="write", idempotent=True, transaction="phases",
-      needs=("llm",),
-      route=Route("POST", "/projects/{project_id}/summarize"))
-async def summarize_project(
-    ctx: Context, project_id: Annotated[int, Field(ge=1, le=2**31 - 1)]
-) -> ProjectSummaryView:
-    """Write the project's automatic summary from its description, goal and newest notes (used
-    by search_projects to match projects by what they contain). An empty or echoed answer is
-    not stored: `updated` is false, `reason` says why."""
-    async with ctx.reading() as session:
-        project = await get_visible(session, Project, project_id, ctx.caller, need="editor")
-        notes = (await session.execute(
-            select(Note.title, Note.body).where(Note.project_id == project_id,
-                                                readable(Note, await reach_of(session, ctx.caller)))
-            .order_by(Note.updated_at.desc()).limit(15))).all()
-    listing = "\n".join(f"- {t}: {b[:200]}" for t, b in notes)
-    prompt = (f"Project: {project.title}\nDescription: {project.description}\n"
-              f"Goal: {project.goal}\nNotes:\n{listing or '(none)'}")
-    answer = await llm(ctx).complete([{"role": "system", "content": _SUMMARY}, {"role": "user", "content": prompt}],
-                                     max_tokens=200)
-    summary, why_not = summary_from(answer, _SUMMARY, prompt)
-    async with ctx.transaction() as session:  # the project may have gone while the model wrote
-        project = await get_visible(session, Project, project_id, ctx.caller, for_update=True, need="editor")
-        if why_not:
-            return ProjectSummaryView(project_id=project_id, auto_summary=project.auto_summary or "", updated=False,
-                                      reason=f"{why_not}; the summary was left as it was")
-        project.auto_summary, project.summary_updated_at = summary[:2000], func.now()
-    return ProjectSummaryView(project_id=project_id, auto_summary=project.auto_summary)

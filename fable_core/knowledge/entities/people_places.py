@@ -20,9 +20,9 @@ from fable_core.db.models import Note, title_key
 from fable_core.errors import InvalidInput
 from fable_core.infra.events import NoteChanged
 from fable_core.knowledge.creation import insert_note, new_row
+from fable_core.knowledge.entities.fields import Entity, Fields, PersonFields, PlaceFields, merged
 from fable_core.knowledge.matching import check_duplicate_title
 from fable_core.knowledge.saving import save_changes
-from fable_core.knowledge.structured.fields import Entity, Fields, PersonFields, PlaceFields, merged
 from fable_core.knowledge.types import Body, NoteId, Tags, Title
 from fable_core.tools import Context, Route, tool
 from fable_core.tools.access import belongs_to, get_visible, of_user, reach_of, readable
