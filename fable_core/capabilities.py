@@ -98,6 +98,17 @@ CAPABILITIES: tuple[Capability, ...] = (
         "fable_core.knowledge.browse.graph",
     )),
     Capability("oauth", ("fable_core.identity.oauth.connections",), jobs=("fable_core.identity.oauth.cleanup",)),
+    Capability("account", (  # the signed-in person's own account, sessions and keys
+        "fable_core.identity.me",
+        "fable_core.identity.sessions",
+        "fable_core.identity.keys",
+    )),
+    Capability("administration", (  # accounts, invitations, the instance's settings and mail
+        "fable_core.admin.accounts",
+        "fable_core.admin.invitations",
+        "fable_core.admin.instance_settings",
+        "fable_core.admin.mail",
+    )),
     Capability("trash", ("fable_core.knowledge.trash.trash",), jobs=("fable_core.knowledge.trash.trash",)),
     # last: its scheduler starts once every other capability is installed, and stops first
     Capability("jobs", (), install="fable_core.infra.jobs:install"),

@@ -15,6 +15,7 @@ import gc
 import logging
 from typing import TYPE_CHECKING, Any, Self
 
+from fable_core.admin.mailer import Mailer
 from fable_core.capabilities import Closer
 from fable_core.config import Settings, load_settings
 from fable_core.db.database import Database
@@ -50,6 +51,7 @@ class Fable:
         self.changes = ChangeFeed(db, self.events)  # the same events, to and from other processes
         self.revocations = Revocations.of(db)  # credentials revoked by any process, heard here
         self.keys = KeyCallers(db, settings, self.revocations)
+        self.mailer = Mailer(db, settings)  # account mail and an admin's test mail, for every surface
         self.availability = Availability()  # optional services answering now (tools' ``needs``)
         self.dispatcher = Dispatcher(db, settings, registry=registry, events=self.events, runtime=self)
         self.llm: Provider | None = None
@@ -83,6 +85,7 @@ class Fable:
 
     async def close(self) -> None:
         await self.loop_watch.stop()
+        await self.mailer.close()
         for closer in reversed(self._closers):
             await closer()
         self._closers = []

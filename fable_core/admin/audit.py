@@ -37,7 +37,7 @@ from fable_core.errors import InvalidInput
 from fable_core.tools.caller import Caller
 from fable_core.tools.paging import decode_cursor, encode_cursor
 
-__all__ = ["Actor", "Target", "audit", "audit_page"]
+__all__ = ["Actor", "Target", "audit", "audit_page", "operator_name"]
 
 CATEGORY = "audit"
 
@@ -52,17 +52,24 @@ class Actor:
 
     @classmethod
     def of(cls, caller: Caller) -> Actor:
-        """The caller of a tool."""
+        """The caller of a tool (the operator at a shell has no account)."""
+        if caller.operator:
+            return cls(None, (caller.username or "cli")[:64], "cli")
         return cls(caller.user_id, (caller.username or f"user:{caller.user_id}")[:64], caller.surface)
 
     @classmethod
     def operator(cls) -> Actor:
         """The person at this shell (``fable user ...``)."""
-        try:
-            who = getpass.getuser()
-        except (OSError, KeyError):  # no name for this uid (a container's)
-            who = "unknown"
-        return cls(None, f"cli:{who}"[:64], "cli")
+        return cls(None, operator_name(), "cli")
+
+
+def operator_name() -> str:
+    """The name the operator at this shell acts under: ``cli:<system account>``."""
+    try:
+        who = getpass.getuser()
+    except (OSError, KeyError):  # no name for this uid (a container's)
+        who = "unknown"
+    return f"cli:{who}"[:64]
 
 
 @dataclass(frozen=True, slots=True)

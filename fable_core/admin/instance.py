@@ -27,8 +27,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from fable_core.config import Settings
 from fable_core.db.models import InstanceSetting
 from fable_core.errors import InvalidInput
+from fable_core.tools.caller import Caller
 
-__all__ = ["REGISTRATION_MODES", "PublicUrl", "RegistrationMode", "check_public_url", "pin_public_url",
+__all__ = ["REGISTRATION_MODES", "PublicUrl", "RegistrationMode", "check_public_url", "link_base", "pin_public_url",
            "public_url", "registration_mode", "set_public_url", "set_registration_mode", "store", "value"]
 
 RegistrationMode = Literal["open", "invite", "closed"]
@@ -94,6 +95,15 @@ async def public_url(session: AsyncSession, settings: Settings) -> PublicUrl:
         return settings.fable_base_url.rstrip("/"), "configured"
     pinned = await value(session, _PUBLIC_URL)
     return (str(pinned), "pinned") if pinned else (None, "unset")
+
+
+async def link_base(session: AsyncSession, settings: Settings, caller: Caller) -> str | None:
+    """This Fable's URL for links shown to the person asking (an invitation link, an MCP client's
+    configuration): the public URL, else the one ``caller`` reached Fable at, whose Host its
+    surface admitted (:attr:`Caller.base_url`; None from a shell). Links that leave by mail use
+    the public URL only."""
+    url, _ = await public_url(session, settings)
+    return url or caller.base_url
 
 
 async def pin_public_url(session: AsyncSession, url: str) -> None:
