@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 from sqlalchemy import select
 
+from fable_core.access import of_user
 from fable_core.config import Settings
 from fable_core.db.models import LoginSession
 from fable_core.errors import Forbidden, InvalidInput, Unavailable
@@ -60,7 +61,7 @@ async def get_me(ctx: Context) -> Me:
     csrf = None
     if ctx.caller.session_id is not None:
         csrf = await ctx.session.scalar(select(LoginSession.csrf).where(
-            LoginSession.id == ctx.caller.session_id, LoginSession.user_id == ctx.user_id))
+            LoginSession.id == ctx.caller.session_id, of_user(LoginSession, ctx.user_id)))
     auth: Literal["session", "api_key", "local"] = ("api_key" if ctx.caller.credential in ("key", "oauth")
                                                     else ctx.caller.credential)  # type: ignore[assignment]
     return Me(user=UserView.of(user), auth=auth, scope=ctx.caller.scope, csrf_token=csrf)

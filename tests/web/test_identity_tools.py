@@ -71,7 +71,8 @@ async def test_a_regular_user_is_refused_every_admin_tool(alice: Caller, as_bob:
     for t in ADMIN:
         assert t.route is not None
         path = t.route.path.replace("{user_id}", str(alice.user_id)).replace("{invitation_id}", "1")
-        r = await as_bob.request(t.route.method, f"/api{path}", json=None if t.route.method in ("GET", "DELETE") else {})
+        body = None if t.route.method in ("GET", "DELETE") else {}
+        r = await as_bob.request(t.route.method, f"/api{path}", json=body)
         assert r.status_code == 403 and error_of(r)["message"] == "only an admin may do this", (t.name, r.text)
     assert await row_counts() == before
 
@@ -146,12 +147,13 @@ async def test_openapi_describes_every_body_and_answer(client: httpx.AsyncClient
     me = resolved(doc["paths"]["/api/auth/me"]["get"]["responses"]["200"]["content"]["application/json"]["schema"])
     assert {"user", "auth", "scope", "csrf_token"} <= set(me["properties"])
     # the routes that stayed hand-written (they set the session cookie, or answer before sign-in)
-    for method, path, status in [("post", "/api/auth/register", "201"), ("post", "/api/auth/login", "200"),
-                                 ("post", "/api/auth/forgot-password", "202"), ("post", "/api/auth/reset-password", "200"),
-                                 ("post", "/api/auth/verify-email", "200"), ("get", "/api/auth/registration", "200"),
-                                 ("get", "/api/auth/methods", "200"), ("get", "/api/health", "200"),
-                                 ("post", "/api/render", "200"), ("get", "/api/oauth/authorization", "200"),
-                                 ("post", "/api/oauth/authorization", "200")]:
+    for method, path, status in [
+        ("post", "/api/auth/register", "201"), ("post", "/api/auth/login", "200"),
+        ("post", "/api/auth/forgot-password", "202"), ("post", "/api/auth/reset-password", "200"),
+        ("post", "/api/auth/verify-email", "200"), ("get", "/api/auth/registration", "200"),
+        ("get", "/api/auth/methods", "200"), ("get", "/api/health", "200"), ("post", "/api/render", "200"),
+        ("get", "/api/oauth/authorization", "200"), ("post", "/api/oauth/authorization", "200"),
+    ]:
         answer = resolved(doc["paths"][path][method]["responses"][status]["content"]["application/json"]["schema"])
         assert answer.get("properties"), (path, answer)
 
