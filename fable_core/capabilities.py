@@ -107,6 +107,20 @@ CAPABILITIES: tuple[Capability, ...] = (
         "fable_core.knowledge.browse.graph",
     )),
     Capability("oauth", ("fable_core.identity.oauth.connections",), jobs=("fable_core.identity.oauth.cleanup",)),
+    Capability("account", (  # the signed-in person's own account, sessions and keys
+        "fable_core.identity.me",
+        "fable_core.identity.password_change",
+        "fable_core.identity.email_change",
+        "fable_core.identity.sessions",
+        "fable_core.identity.keys",
+    )),
+    Capability("administration", (  # accounts, invitations, the instance's settings and mail
+        "fable_core.identity.user_admin",
+        "fable_core.identity.invitation_admin",
+        "fable_core.admin.instance_settings",
+        "fable_core.admin.registration",
+        "fable_core.admin.mail",
+    )),
     Capability("trash", ("fable_core.knowledge.trash.deleted_notes",),
                jobs=("fable_core.knowledge.trash.deleted_notes",)),
     # last: its scheduler starts once every other capability is installed, and stops first

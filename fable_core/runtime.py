@@ -17,6 +17,7 @@ import gc
 import logging
 from typing import TYPE_CHECKING, Self
 
+from fable_core.admin.mailer import MAILER, Mailer
 from fable_core.config import Settings, load_settings
 from fable_core.db.database import Database
 from fable_core.identity.key_callers import KEY_CALLERS, KeyCallers
@@ -42,6 +43,7 @@ class Fable(Runtime):
         super().__init__(settings, db, registry, jobs=jobs)
         self.revocations = Revocations.of(db)  # credentials revoked by any process, heard here
         self.install(KEY_CALLERS, KeyCallers(db, settings, self.revocations))
+        self.install(MAILER, Mailer(db, settings))  # account mail and an admin's test mail, for every surface
         self._closers: list[Closer] = []
 
     @classmethod
@@ -66,6 +68,12 @@ class Fable(Runtime):
         keys = self.part(KEY_CALLERS)
         assert keys is not None, "installed when the Fable is made"
         return keys
+
+    @property
+    def mailer(self) -> Mailer:
+        mailer = self.part(MAILER)
+        assert mailer is not None, "installed when the Fable is made"
+        return mailer
 
     @property
     def llm(self) -> Provider | None:
@@ -99,6 +107,7 @@ class Fable(Runtime):
 
     async def close(self) -> None:
         await self.loop_watch.stop()
+        await self.mailer.close()
         for closer in reversed(self._closers):
             await closer()
         self._closers = []

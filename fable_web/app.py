@@ -25,10 +25,7 @@ from fable_mcp.hosts import AllowedHosts, HostPolicy
 from fable_mcp.http import McpHttp
 from fable_web import (
     account_api,
-    admin_api,
-    apikeys_api,
     health,
-    instance_api,
     oauth_api,
     oidc_api,
     openapi,
@@ -53,9 +50,6 @@ def api_routes(fable: Fable) -> list[BaseRoute]:
         *openapi.routes,
         *account_api.routes,
         *oidc_api.routes,
-        *admin_api.routes,
-        *instance_api.routes,
-        *apikeys_api.routes,
         *oauth_api.routes,
         *render.routes,
         *rest.routes(fable.registry),

@@ -17,6 +17,7 @@ key must not be able to change the password or mint invitations.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import time
@@ -28,6 +29,7 @@ from fable_core.identity.login_sessions import SessionInfo, find_session
 from fable_core.runtime import Fable
 from fable_core.tools.access import belongs_to
 from fable_core.tools.caller import Caller
+from fable_web.ratelimit import client_ip
 from fable_web.requestlog import note_user
 from fable_web.security import is_same_origin
 from fable_web.sessions import COOKIE, SessionCodec
@@ -58,10 +60,18 @@ class Authenticator:
         if header:
             caller = await self._key_caller(request, header, tool)
             note_user(request, caller.user_id, caller.username)
-            return caller
+            return self._reached(request, caller)
         info = await self._signed_in(request)
-        return Caller(user_id=info.user_id, username=info.username, role=info.role, surface="web",
-                      credential="session")
+        return self._reached(request, Caller(user_id=info.user_id, username=info.username, role=info.role,
+                                             surface="web", credential="session", session_id=info.id))
+
+    def _reached(self, request: Request, caller: Caller) -> Caller:
+        """``caller`` with what a tool may know of how this request reached Fable: the URL it
+        used, whose Host the host policy admitted before anything ran, and the client's address
+        as the rate limits count it."""
+        s = self.fable.settings
+        return dataclasses.replace(caller, base_url=str(request.base_url).rstrip("/"),
+                                   address=client_ip(request, s.trust_proxy_headers, s.trusted_proxy_hops))
 
     async def session(self, request: Request) -> SessionInfo:
         """The request's signed-in session, for routes that manage credentials and accounts;

@@ -198,7 +198,7 @@ def _print_mcp_config(args: argparse.Namespace) -> int:
     import os
 
     from fable_core.config import load_settings
-    from fable_mcp.configs import local_env, stdio_config
+    from fable_core.identity.client_configs import local_env, stdio_config
 
     if args.remote:
         argv = ["mcp", "--remote", args.remote]
@@ -280,9 +280,26 @@ def _confirm_deletion(args: argparse.Namespace, what: str) -> None:
         raise InvalidInput(f"not confirmed; {args.username!r} was not deleted", field="yes")
 
 
-def _account_line(user: Any) -> str:
-    return json.dumps({"id": user.id, "username": user.username, "role": user.role, "email": user.email,
-                       "active": user.is_active})
+def _account_line(account: Any) -> str:
+    """An account (a ``User`` row or a tool's account view) as one line of JSON."""
+    return json.dumps({"id": account.id, "username": account.username, "role": account.role, "email": account.email,
+                       "active": account.is_active})
+
+
+async def _as_operator(fable: Any, name: str, arguments: dict[str, Any]) -> Any:
+    """Run tool ``name`` as the operator at this shell, through the dispatcher: the checks,
+    the audit and the usage row of the same call made from the admin page."""
+    from fable_core.admin.audit import operator_name
+    from fable_core.tools.caller import Caller
+
+    return await fable.dispatcher.run(name, arguments, Caller.at_shell(operator_name()))
+
+
+async def _account_id(fable: Any, username: str) -> int:
+    from fable_core.identity.accounts import find_user
+
+    async with fable.db.reading() as session:
+        return int((await find_user(session, username)).id)
 
 
 async def _user(args: argparse.Namespace) -> int | None:
@@ -294,44 +311,42 @@ async def _user(args: argparse.Namespace) -> int | None:
     if args.user_command == "passwd" or (args.user_command == "create" and not args.no_password):
         _local_auth_required()
         password = _read_password(args)
-    actor = Actor.operator()
 
     async def run(fable: Any) -> int:
         if args.user_command == "delete":
             return await _user_delete(fable, args)
         if args.user_command == "list":
-            async with fable.db.reading() as session:
-                for account in await admin.account_overview(session):
-                    account["active"] = account.pop("is_active")
-                    print(json.dumps(account))
+            for account in (await _as_operator(fable, "list_users", {})).items:
+                line = account.model_dump(mode="json")
+                line["active"] = line.pop("is_active")
+                print(json.dumps(line))
             return 0
+        if args.user_command in ("role", "disable", "enable"):
+            change: dict[str, Any] = ({"role": args.role} if args.user_command == "role"
+                                      else {"is_active": args.user_command == "enable"})
+            change["user_id"] = await _account_id(fable, args.username)
+            account = await _as_operator(fable, "update_user", change)
+            print(_account_line(account))
+            return 0
+        # no tool: an operator's own powers (a new account, a password set without the old one)
         new = await hashed(password) if password is not None else None  # before the transaction opens
         async with fable.db.transaction() as session:
             if args.user_command == "create":
-                user = await admin.create_account(session, actor, args.username, new,
+                user = await admin.create_account(session, Actor.operator(), args.username, new,
                                                   role="admin" if args.admin else None)
                 print(json.dumps({"id": user.id, "username": user.username, "role": user.role}))
                 return 0
-            if args.user_command == "passwd":
-                assert new is not None
-                user = await admin.set_account_password(session, actor, args.username, new)
-            elif args.user_command == "role":
-                user = await admin.change_role(session, actor, args.username, args.role)
-            else:
-                user = await admin.set_account_active(session, actor, args.username, args.user_command == "enable")
-        fable.keys.forget()
+            assert new is not None
+            user = await admin.set_account_password(session, Actor.operator(), args.username, new)
         print(_account_line(user))
-        if args.user_command == "passwd":
-            print(f"password changed; every session of {user.username!r} ended", file=sys.stderr)
+        print(f"password changed; every session of {user.username!r} ended", file=sys.stderr)
         return 0
 
     return await _with_fable(run)
 
 
 async def _user_delete(fable: Any, args: argparse.Namespace) -> int:
-    from fable_core.admin.audit import Actor
     from fable_core.identity import accounts
-    from fable_core.identity import users as admin
 
     if not args.yes:
         async with fable.db.reading() as session:
@@ -341,10 +356,8 @@ async def _user_delete(fable: Any, args: argparse.Namespace) -> int:
         await asyncio.to_thread(_confirm_deletion, args, f"the account {user.username!r} with its {owned['notes']} "
                                 f"notes and tasks, {owned['projects']} projects, conversations and API keys, "
                                 f"and ends {shares} shares to and from it")
-    async with fable.db.transaction() as session:
-        user, owned = await admin.delete_account(session, Actor.operator(), args.username)
-    fable.keys.forget()
-    print(json.dumps({"id": user.id, "username": user.username, "deleted": True, **owned}))
+    deleted = await _as_operator(fable, "delete_user", {"user_id": await _account_id(fable, args.username)})
+    print(json.dumps(deleted.model_dump(mode="json")))
     return 0
 
 
@@ -372,7 +385,6 @@ async def _apikey(args: argparse.Namespace) -> int | None:
                     print(json.dumps(accounts.api_key_view(row) | {"user": username}))
                 return 0
             row, username = await admin.revoke_api_key(session, Actor.operator(), args.key_id)
-        fable.keys.forget()
         print(json.dumps({"id": row.id, "name": row.name, "prefix": row.prefix, "user": username, "revoked": True}))
         return 0
 
@@ -477,8 +489,9 @@ async def _backup(args: argparse.Namespace) -> int | None:
 
 
 async def _restore(args: argparse.Namespace) -> int | None:
+    from fable_core.admin.audit import Actor
     from fable_core.data.backup import archive
-    from fable_core.identity.revocations import announce
+    from fable_core.data.backup.backups import restore_archive
 
     async def run(fable: Any) -> int:
         with args.file.open("rb") as f:
@@ -486,16 +499,14 @@ async def _restore(args: argparse.Namespace) -> int | None:
             async with fable.db.transaction() as session:
                 # an account's own archive goes into that account
                 into = await archive.owner_here(session, manifest) if manifest["scope"] == "user" else None
-                summary = await archive.restore(session, zf, manifest, into_user=into,
-                                                data_dir=fable.settings.fable_data_dir)
-                await announce(session, "restore")  # keys and accounts may have changed
-        fable.keys.forget()
-        skipped = summary.pop("skipped", 0)
-        print(json.dumps({"scope": manifest["scope"], "rows": dict(summary), "skipped": skipped,
-                          "image_files": summary.image_files}))
+                restored = await restore_archive(session, zf, manifest, Actor.operator(), into_user=into,
+                                                 data_dir=fable.settings.fable_data_dir)
+        print(json.dumps(restored.model_dump(mode="json")))
         return 0
 
     return await _with_fable(run)
+
+
 async def _write_download(download: Download, output: Path | None) -> None:
     """The chunks written as they come: to ``output`` (then its description), else to stdout."""
     size = 0

@@ -6,15 +6,13 @@ from dataclasses import dataclass
 
 from starlette.requests import Request
 
-from fable_core.admin.instance import public_url
 from fable_core.identity.oidc import OidcClient
 from fable_core.runtime import Fable
 from fable_web.auth import Authenticator
-from fable_web.mail import Mailer
 from fable_web.ratelimit import RateLimiter
 from fable_web.sessions import SessionCodec
 
-__all__ = ["WebContext", "base_url", "web"]
+__all__ = ["WebContext", "web"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +21,6 @@ class WebContext:
     sessions: SessionCodec
     auth: Authenticator
     limiter: RateLimiter
-    mailer: Mailer
     oidc: OidcClient
 
     @classmethod
@@ -36,20 +33,9 @@ class WebContext:
             auth=Authenticator(fable, sessions),
             limiter=RateLimiter(fable.db, trust_proxy_headers=s.trust_proxy_headers,
                                 hops=s.trusted_proxy_hops),
-            mailer=Mailer(fable),
             oidc=OidcClient(s),
         )
 
 
 def web(request: Request) -> WebContext:
     return request.app.state.web  # type: ignore[no-any-return]
-
-
-async def base_url(request: Request) -> str:
-    """This Fable's URL for links shown to the person asking (invitation links, MCP client
-    configs): the public URL (:mod:`fable_core.admin.instance`), else the one this request used,
-    whose Host the host policy admitted. Links that leave by mail use the public URL only."""
-    w = web(request)
-    async with w.fable.db.reading() as session:
-        url, _ = await public_url(session, w.fable.settings)
-    return url or str(request.base_url).rstrip("/")

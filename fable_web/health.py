@@ -11,8 +11,9 @@ without one) and 503 when it is not, so load balancers can route on the status a
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Literal
 
+from pydantic import BaseModel, Field
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -62,6 +63,17 @@ async def replica_status(fable: Fable) -> dict[str, Any] | None:
         return {"status": "unavailable", "error": f"no answer within {TIMEOUT:g} s"}
 
 
+class Health(BaseModel):
+    """How this Fable is: 200 when its database answers, else 503 with the same document."""
+
+    status: Literal["ok", "unavailable"]
+    database: dict[str, Any] = Field(description="status, and the vector extension's verdict or the error.")
+    llm: dict[str, Any] = Field(description="The provider, the model server's last known health, semantic search.")
+    event_loop: dict[str, Any] = Field(description="worst_lag_ms: the loop's worst lateness lately.")
+    read_replica: dict[str, Any] | None = Field(None, exclude_if=lambda v: v is None,
+                                                description="When DATABASE_READ_URL is set.")
+
+
 async def health(request: Request) -> Response:
     fable = web(request).fable
     database, llm, replica = await asyncio.gather(database_status(fable), llm_status(fable), replica_status(fable))
@@ -73,4 +85,5 @@ async def health(request: Request) -> Response:
     return JSONResponse(body, status_code=200 if up else 503)
 
 
-routes = [ApiRoute("/api/health", health, methods=["GET"], doc=Doc("Database and LLM status", "system", public=True))]
+routes = [ApiRoute("/api/health", health, methods=["GET"], doc=Doc("Database and LLM status", "system", public=True,
+                                                                            result=Health))]

@@ -21,7 +21,7 @@ and answers with the URL to send the browser to. The rules are in :mod:`fable_co
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any
+from typing import Annotated
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from authlib.oauth2.rfc6749.errors import InvalidRequestError, OAuth2Error
@@ -33,12 +33,13 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route, request_response
 from starlette.types import ASGIApp
 
-from fable_core.admin.audit import Actor, Target, audit
+from fable_core.admin.audit import Actor
 from fable_core.errors import Forbidden, InvalidInput, RateLimited
 from fable_core.identity.oauth import clients, documents, server
 from fable_web.context import WebContext, web
 from fable_web.errors import UnsupportedMediaType
 from fable_web.payload import parse_model, read_json_object
+from fable_web.rest import model_response
 from fable_web.routing import ApiRoute, Doc
 
 __all__ = ["routes", "wire_routes"]
@@ -67,6 +68,28 @@ class AuthorizationParams(BaseModel):
 class ConsentDecision(AuthorizationParams):
     model_config = ConfigDict(extra="forbid")
     approve: bool = Field(description="true: approve the client; false: deny it.")
+
+
+class ConsentClient(BaseModel):
+    name: str
+    client_id: str
+    uri: str | None = Field(None, exclude_if=lambda v: v is None, description="The client's home page, if it gave one.")
+
+
+class ConsentView(BaseModel):
+    """What the consent page shows: who asks, for what, and where the answer goes."""
+
+    client: ConsentClient
+    redirect_host: str
+    redirect_uri: str
+    scopes: list[str]
+    resource: str | None
+    user: str = Field(description="Who is signed in, and would approve.")
+    remembered: bool = Field(description="Approved before: approving again changes nothing.")
+
+
+class ConsentRedirect(BaseModel):
+    redirect: str = Field(description="Where to send the browser: the client's redirect URI, with a code or an error.")
 
 
 def _oauth_error(error: OAuth2Error, status: int | None = None) -> JSONResponse:
@@ -129,16 +152,12 @@ async def register(request: Request) -> Response:
     try:
         await w.limiter.hit(request, "oauth_register")
     except RateLimited:
-        async with w.fable.db.transaction() as session:
-            await audit(session, Actor(None, f"ip:{ip}"[:64], "rest"), "oauth.client.register_refused",
-                        reason="rate_limited")
+        await clients.refuse_registration(w.fable.db, ip, "rate_limited")
         raise
     try:
         metadata = await read_json_object(request)
         async with w.fable.db.transaction() as session:
             row = await clients.register_client(session, metadata, ip)
-            await audit(session, Actor(None, f"ip:{ip}"[:64], "rest"), "oauth.client.register",
-                        Target("oauth_client", row.id, row.client_name[:100]), client_id=row.client_id)
     except (InvalidInput, UnsupportedMediaType) as e:
         error = str(e.details.get("oauth_error") or "invalid_client_metadata")
         return JSONResponse({"error": error, "error_description": e.message}, status_code=400, headers=_NO_STORE)
@@ -215,18 +234,12 @@ async def describe(request: Request) -> Response:
     async with w.fable.db.reading() as session:
         checked = await _checked(session, w, params)
         remembered = await server.remembered(session, info.user_id, checked) is not None
-    view: dict[str, Any] = {
-        "client": {"name": checked.client.client_name, "client_id": checked.client.client_id},
-        "redirect_host": _redirect_host(checked.redirect_uri),
-        "redirect_uri": checked.redirect_uri,
-        "scopes": server.scope_text(checked.scope).split(),
-        "resource": checked.resource,
-        "user": info.username,
-        "remembered": remembered,
-    }
-    if checked.client.client_uri:
-        view["client"]["uri"] = checked.client.client_uri
-    return JSONResponse(view)
+    return model_response(ConsentView(
+        client=ConsentClient(name=checked.client.client_name, client_id=checked.client.client_id,
+                             uri=checked.client.client_uri or None),
+        redirect_host=_redirect_host(checked.redirect_uri), redirect_uri=checked.redirect_uri,
+        scopes=server.scope_text(checked.scope).split(), resource=checked.resource, user=info.username,
+        remembered=remembered))
 
 
 async def decide(request: Request) -> Response:
@@ -238,14 +251,11 @@ async def decide(request: Request) -> Response:
     async with w.fable.db.transaction() as session:
         checked = await _checked(session, w, body)
         if not body.approve:
-            return JSONResponse({"redirect": server.redirect_uri_for(
-                checked, error="access_denied", error_description="the person denied the request")})
-        grant = await server.approve(session, info.user_id, checked)
-        await audit(session, Actor(info.user_id, info.username, "web"), "oauth.connection.approve",
-                    Target("oauth_connection", grant.id, checked.client.client_name[:100]),
-                    client_id=checked.client.client_id, scope=checked.scope)
+            return model_response(ConsentRedirect(redirect=server.redirect_uri_for(
+                checked, error="access_denied", error_description="the person denied the request")))
+        grant = await server.approve(session, Actor(info.user_id, info.username, "web"), checked)
         location = await server.issue_code(session, w.fable.settings, grant, checked)
-    return JSONResponse({"redirect": location})
+    return model_response(ConsentRedirect(redirect=location))
 
 
 async def _resolve(request: Request, client_id: str | None) -> None:
@@ -276,7 +286,9 @@ wire_routes = [
 
 routes = [
     ApiRoute("/api/oauth/authorization", describe, methods=["GET"],
-             doc=Doc("Describe an OAuth authorization request (the consent page)", "oauth", session_only=True)),
+             doc=Doc("Describe an OAuth authorization request (the consent page)", "oauth", session_only=True,
+                     result=ConsentView)),
     ApiRoute("/api/oauth/authorization", decide, methods=["POST"],
-             doc=Doc("Approve or deny an OAuth authorization request", "oauth", ConsentDecision, session_only=True)),
+             doc=Doc("Approve or deny an OAuth authorization request", "oauth", ConsentDecision, session_only=True,
+                     result=ConsentRedirect)),
 ]

@@ -17,14 +17,16 @@ import logging
 from urllib.parse import urlencode
 
 from itsdangerous import BadSignature, URLSafeTimedSerializer
+from pydantic import BaseModel, Field
 from starlette.requests import Request
-from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from fable_core.admin import instance
 from fable_core.errors import FableError, InvalidInput, Unauthenticated, Unavailable
 from fable_core.identity import login_sessions, oidc
 from fable_web.context import WebContext, web
+from fable_web.rest import model_response
 from fable_web.routing import ApiRoute, Doc
 
 __all__ = ["ERROR_CODES", "browser_routes", "routes"]
@@ -125,19 +127,28 @@ def _pending(w: WebContext, request: Request) -> oidc.Pending:
     return pending
 
 
+class OidcMethod(BaseModel):
+    name: str = Field(description="The provider's button label.")
+    url: str = Field(description="Where the browser goes to sign in with it.")
+
+
+class SignInMethods(BaseModel):
+    password: bool = Field(description="The username and password form, and registration.")
+    oidc: OidcMethod | None = Field(None, exclude_if=lambda v: v is None, description="When a provider is configured.")
+
+
 async def methods(request: Request) -> Response:
     """Public: how one signs in here (``password``: the username and password form and
     registration; ``oidc``: the provider's button label and URL, when one is configured)."""
     w = web(request)
-    body: dict[str, object] = {"password": w.fable.settings.local_auth_enabled}
-    if w.oidc.configured:
-        body["oidc"] = {"name": w.fable.settings.oidc_name, "url": oidc.LOGIN_PATH}
-    return JSONResponse(body)
+    provider = OidcMethod(name=w.fable.settings.oidc_name, url=oidc.LOGIN_PATH) if w.oidc.configured else None
+    return model_response(SignInMethods(password=w.fable.settings.local_auth_enabled, oidc=provider))
 
 
 routes = [
     ApiRoute("/api/auth/methods", methods, methods=["GET"],
-             doc=Doc("How to sign in: password, and the OIDC provider when configured", "auth", public=True)),
+             doc=Doc("How to sign in: password, and the OIDC provider when configured", "auth", public=True,
+                     result=SignInMethods)),
 ]
 browser_routes = [
     Route(oidc.LOGIN_PATH, login, methods=["GET"]),

@@ -153,12 +153,14 @@ def _present(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _hand_operation(path: str, method: str, o: Doc, comps: _Components) -> dict[str, Any]:
+    result = _ANY_OBJECT if o.result is None else comps.lift(
+        o.result.model_json_schema(mode="serialization"), o.result.__name__)
     op: dict[str, Any] = {
         "operationId": path.removeprefix("/api/").replace("/", "_").replace("-", "_")
         .replace("{", "").replace("}", "") + "_" + method.lower(),
         "summary": o.summary, "tags": [o.tag],
         "responses": {str(o.status): {"description": "OK", **({} if o.status == 204 else {
-            "content": _json(_ANY_OBJECT)})}, "default": _ERROR_RESPONSE},
+            "content": _json(result)})}, "default": _ERROR_RESPONSE},
     }
     if o.body is not None:
         schema = comps.lift(o.body.model_json_schema(), o.body.__name__)

@@ -33,9 +33,9 @@ from markdown_it.token import Token
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import Response
 
 from fable_core.errors import PayloadTooLarge
 from fable_core.infra.offload import Budget, offload
@@ -49,6 +49,7 @@ from fable_web.highlight import TOKEN_CLASSES, highlight_code
 from fable_web.linkify import linkify
 from fable_web.obsidian import CALLOUTS, MAX_EMBED_DEPTH, embed_keys, heading_id, link_keys, obsidian_plugin
 from fable_web.payload import parse_model, read_json_object
+from fable_web.rest import model_response
 from fable_web.routing import ApiRoute, Doc
 
 __all__ = ["Resolver", "link_keys", "render_markdown", "render_note", "routes", "sanitise"]
@@ -233,30 +234,39 @@ class RenderBody(BaseModel):
     body: str
 
 
-async def _render_body(request: Request) -> JSONResponse:
+class Rendered(BaseModel):
+    html: str = Field(description="Sanitised HTML.")
+
+
+class NoteHtml(Rendered):
+    id: int
+    version: int
+
+
+async def _render_body(request: Request) -> Response:
     """``POST /api/render`` ``{"body": markdown}`` → ``{"html": sanitised}`` (editor preview)."""
     w = web(request)
     caller = await w.auth.caller(request)
     body = parse_model(RenderBody, await read_json_object(request)).body
     if len(body) > MAX_BODY:
         raise PayloadTooLarge(f"`body` is longer than {MAX_BODY} characters", field="body")
-    return JSONResponse({"html": await render_note(w.fable, caller, body)})
+    return model_response(Rendered(html=await render_note(w.fable, caller, body)))
 
 
-async def _note_html(request: Request) -> JSONResponse:
+async def _note_html(request: Request) -> Response:
     """``GET /api/notes/{note_id}/html`` → the note's body as sanitised HTML, via read_note."""
     w = web(request)
     fable, caller = w.fable, await w.auth.caller(request)
     raw = request.path_params["note_id"]
     note = await fable.call("read_note", {"note_id": raw}, caller)
-    return JSONResponse({"id": note["id"], "version": note["version"],
-                         "html": await render_note(fable, caller, note["body"], note["id"])})
+    return model_response(NoteHtml(id=note["id"], version=note["version"],
+                                   html=await render_note(fable, caller, note["body"], note["id"])))
 
 
 routes = [
     ApiRoute("/api/render", _render_body, methods=["POST"],
-             doc=Doc("Markdown to sanitised HTML (the editor's preview)", "ui", RenderBody)),
+             doc=Doc("Markdown to sanitised HTML (the editor's preview)", "ui", RenderBody, result=Rendered)),
     ApiRoute("/api/notes/{note_id:int}/html", _note_html, methods=["GET"],
-             doc=Doc("A note's body as sanitised HTML", "ui")),
+             doc=Doc("A note's body as sanitised HTML", "ui", result=NoteHtml)),
 ]
 

@@ -147,7 +147,8 @@ def _endpoint(t: Tool, *, stream: bool = False) -> Endpoint:
             if resumable and "last-event-id" in request.headers:
                 args.setdefault("last_event_id", request.headers["last-event-id"])
             return await stream_tool(w.fable.dispatcher, t.name, args, caller)
-        return model_response(await w.fable.dispatcher.run(t.name, args, caller), route.status)
+        response = model_response(await w.fable.dispatcher.run(t.name, args, caller), route.status)
+        return await _session_kept(w, request, caller, response) if t.scope == "write" else response
 
     endpoint.__name__ = f"{t.name}_stream" if stream else t.name
     endpoint.__doc__ = t.description
@@ -158,7 +159,17 @@ async def _call_tool(request: Request) -> Response:
     w = web(request)
     caller = await w.auth.caller(request, tool=True)
     args = await read_json_object(request)
-    return model_response(await w.fable.dispatcher.run(request.path_params["name"], args, caller))
+    return await _session_kept(w, request, caller,
+                               model_response(await w.fable.dispatcher.run(request.path_params["name"], args, caller)))
+
+
+async def _session_kept(w: WebContext, request: Request, caller: Caller, response: Response) -> Response:
+    """``response``, clearing the session cookie when the call ended the very session it came by
+    (``end_session`` of this browser's own): the cookie names nothing any more. The session's
+    end was announced as it committed, so this process looks it up afresh."""
+    if caller.session_id is not None and await w.auth.current(request) is None:
+        w.sessions.clear(response)
+    return response
 
 
 def _is_json(request: Request) -> bool:

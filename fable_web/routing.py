@@ -1,9 +1,9 @@
 """An /api route that carries its own API description, so the OpenAPI document is built by walking
 the app's routes (:mod:`fable_web.openapi`) and no operation is declared twice.
 
-A tool's route describes itself from the registry (``Doc(tool=...)``); a hand-written route (the
-account, key and admin endpoints) names its summary, request model and status where the route
-is declared.
+A tool's route describes itself from the registry (``Doc(tool=...)``); a hand-written route (one
+that cannot be a tool: it sets the session cookie, answers before sign-in, or speaks a protocol
+of its own) names its summary, request and response models and status where it is declared.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from starlette.routing import Route
 
 from fable_core.tools.registry import Tool
 
-__all__ = ["ApiRoute", "Doc", "admin_doc"]
+__all__ = ["ApiRoute", "Doc"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +27,7 @@ class Doc:
     summary: str = ""
     tag: str = ""
     body: type[BaseModel] | None = None  # the request model a hand-written handler validates with
+    result: type[BaseModel] | None = None  # the model its answer is made from (None: no JSON body, or not described)
     status: int = 200
     public: bool = False  # no credentials needed
     session_only: bool = False  # refuses API keys: credentials are managed from a signed-in session
@@ -34,12 +35,6 @@ class Doc:
     tool: Tool | None = None  # a tool's own route, described from the registry
     stream: bool = False  # the SSE form of a streaming tool's route
     any_tool: bool = False  # POST /api/tools/{name}
-
-
-def admin_doc(summary: str, body: type[BaseModel] | None = None, *, status: int = 200,
-              body_required: bool = True) -> Doc:
-    """An admin route's description: tagged admin, session only (no API key may administer)."""
-    return Doc(f"{summary} (admin)", "admin", body, status=status, session_only=True, body_required=body_required)
 
 
 class ApiRoute(Route):

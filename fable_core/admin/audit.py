@@ -31,11 +31,12 @@ from typing import Any, Literal
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.db.models import AppLog
+from fable_core.db.models import AppLog, User
+from fable_core.errors import Forbidden
 from fable_core.tools.caller import Caller
 from fable_core.tools.paging import NewestFirst
 
-__all__ = ["Actor", "Target", "audit", "audit_page"]
+__all__ = ["Actor", "Target", "audit", "audit_page", "operator_name", "require_admin"]
 
 _PAGES = NewestFirst("audit", AppLog.id, AppLog.created_at)
 
@@ -52,17 +53,24 @@ class Actor:
 
     @classmethod
     def of(cls, caller: Caller) -> Actor:
-        """The caller of a tool."""
+        """The caller of a tool (the operator at a shell has no account)."""
+        if caller.operator:
+            return cls(None, (caller.username or "cli")[:64], "cli")
         return cls(caller.user_id, (caller.username or f"user:{caller.user_id}")[:64], caller.surface)
 
     @classmethod
     def operator(cls) -> Actor:
         """The person at this shell (``fable user ...``)."""
-        try:
-            who = getpass.getuser()
-        except (OSError, KeyError):  # no name for this uid (a container's)
-            who = "unknown"
-        return cls(None, f"cli:{who}"[:64], "cli")
+        return cls(None, operator_name(), "cli")
+
+
+def operator_name() -> str:
+    """The name the operator at this shell acts under: ``cli:<system account>``."""
+    try:
+        who = getpass.getuser()
+    except (OSError, KeyError):  # no name for this uid (a container's)
+        who = "unknown"
+    return f"cli:{who}"[:64]
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,3 +107,12 @@ def _entry(row: AppLog) -> dict[str, Any]:
     return {"id": row.id, "at": row.created_at.isoformat(), "actor": row.username, "actor_id": row.user_id,
             "surface": row.surface, "action": row.action, "target": details.pop("target", None),
             "details": details}
+
+
+async def require_admin(session: AsyncSession, actor: Actor) -> None:
+    """Forbidden unless ``actor`` is an operator or, now, an active admin."""
+    if actor.account_id is None:
+        return
+    row = (await session.execute(select(User.role, User.is_active).where(User.id == actor.account_id))).first()
+    if row is None or row.role != "admin" or not row.is_active:
+        raise Forbidden("only an admin may do this")

@@ -24,12 +24,15 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from fable_core.admin.audit import Actor, Target, audit, require_admin
 from fable_core.config import Settings
 from fable_core.db.models import InstanceSetting
 from fable_core.errors import InvalidInput
+from fable_core.tools.caller import Caller
 
-__all__ = ["REGISTRATION_MODES", "PublicUrl", "RegistrationMode", "check_public_url", "pin_public_url",
-           "public_url", "registration_mode", "set_public_url", "set_registration_mode", "store", "value"]
+__all__ = ["REGISTRATION_MODES", "PublicUrl", "RegistrationMode", "change_public_url", "change_registration",
+           "check_public_url", "link_base", "pin_public_url", "public_url", "registration_mode", "set_public_url",
+           "set_registration_mode", "store", "value"]
 
 RegistrationMode = Literal["open", "invite", "closed"]
 REGISTRATION_MODES: tuple[RegistrationMode, ...] = get_args(RegistrationMode)
@@ -96,6 +99,15 @@ async def public_url(session: AsyncSession, settings: Settings) -> PublicUrl:
     return (str(pinned), "pinned") if pinned else (None, "unset")
 
 
+async def link_base(session: AsyncSession, settings: Settings, caller: Caller) -> str | None:
+    """This Fable's URL for links shown to the person asking (an invitation link, an MCP client's
+    configuration): the public URL, else the one ``caller`` reached Fable at, whose Host its
+    surface admitted (:attr:`Caller.base_url`; None from a shell). Links that leave by mail use
+    the public URL only."""
+    url, _ = await public_url(session, settings)
+    return url or caller.base_url
+
+
 async def pin_public_url(session: AsyncSession, url: str) -> None:
     """Remember ``url`` unless one is pinned already (the first admin's registration)."""
     await store(session, _PUBLIC_URL, check_public_url(url), overwrite=False)
@@ -106,3 +118,22 @@ async def set_public_url(session: AsyncSession, url: str) -> str:
     url = check_public_url(url)
     await store(session, _PUBLIC_URL, url)
     return url
+
+
+async def change_registration(session: AsyncSession, actor: Actor, settings: Settings, mode: str) -> str:
+    await require_admin(session, actor)
+    before = await registration_mode(session, settings)
+    after = await set_registration_mode(session, mode)
+    if after != before:
+        await audit(session, actor, "instance.registration", Target("instance"),
+                    registration={"from": before, "to": after})
+    return after
+
+
+async def change_public_url(session: AsyncSession, actor: Actor, settings: Settings, url: str) -> str:
+    await require_admin(session, actor)
+    before, _ = await public_url(session, settings)
+    after = await set_public_url(session, url)
+    if after != before:
+        await audit(session, actor, "instance.public_url", Target("instance"), public_url={"from": before, "to": after})
+    return after

@@ -14,18 +14,28 @@ from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.admin import instance
+from fable_core.admin.audit import Actor, Target, audit, require_admin
 from fable_core.config import Settings
 from fable_core.db.models import InstanceSetting
 from fable_core.errors import Conflict, Unavailable
 from fable_core.infra.sealed import Unreadable, seal, unseal
 
-__all__ = ["MailServer", "MailServerChange", "TlsMode", "mail_server", "remove_mail_server",
-           "save_mail_server", "server_view"]
+__all__ = ["Email", "MailServer", "MailServerChange", "MailServerView", "SmtpHost", "SmtpPassword", "SmtpPort",
+           "SmtpUsername", "TlsMode", "change_mail_server", "forget_mail_server", "mail_server", "remove_mail_server",
+           "save_mail_server"]
+
+Email = Annotated[str, StringConstraints(strip_whitespace=True, max_length=320, pattern=r"^[^@\s]+@[^@\s]+$")]
+"""An email address as an argument: one @, no blanks, at most 320 characters."""
+
 
 TlsMode = Literal["starttls", "tls", "none"]
+SmtpHost = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=253,
+                                            pattern=r"^([A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\])$")]
+SmtpPort = Annotated[int, Field(ge=1, le=65535)]
+SmtpUsername = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
+SmtpPassword = Annotated[str, StringConstraints(max_length=500)]
 _KEY = "smtp"
 _PURPOSE = "smtp password"
-Email = Annotated[str, StringConstraints(strip_whitespace=True, max_length=320, pattern=r"^[^@\s]+@[^@\s]+$")]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,12 +64,11 @@ class MailServerChange(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    host: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=253,
-                                           pattern=r"^([A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\])$")]
-    port: int = Field(587, ge=1, le=65535)
+    host: SmtpHost
+    port: SmtpPort = 587
     tls: TlsMode = "starttls"
-    username: Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)] | None = None
-    password: Annotated[str, StringConstraints(max_length=500)] | None = None
+    username: SmtpUsername | None = None
+    password: SmtpPassword | None = None
     sender: Email = Field(description="The From address of Fable's mail.")
 
     @model_validator(mode="after")
@@ -87,14 +96,31 @@ async def mail_server(session: AsyncSession, settings: Settings) -> MailServer |
                       stored["sender"], "instance", unreadable)
 
 
-def server_view(server: MailServer | None) -> dict[str, Any]:
-    """What admins see: where the configuration comes from and its fields, never the password."""
-    if server is None:
-        return {"source": "unset"}
-    return {"source": server.source, "host": server.host, "port": server.port, "tls": server.tls,
-            "username": server.username, "sender": server.sender,
-            "password_set": bool(server.password) or server.password_unreadable,
-            "password_unreadable": server.password_unreadable}
+def _absent() -> Any:
+    return Field(None, exclude_if=lambda value: value is None)  # unset: only the source is told
+
+
+class MailServerView(BaseModel):
+    """What admins see of the mail server: where its configuration comes from and its fields,
+    never the password (only whether one is set)."""
+
+    source: Literal["environment", "instance", "unset"] = Field(
+        description="environment: SMTP_HOST and the other SMTP_* variables, which win; instance: set here.")
+    host: str | None = _absent()
+    port: int | None = _absent()
+    tls: TlsMode | None = _absent()
+    username: str | None = _absent()
+    sender: str | None = _absent()
+    password_set: bool | None = _absent()
+    password_unreadable: bool | None = _absent()
+
+    @classmethod
+    def of(cls, server: MailServer | None) -> MailServerView:
+        if server is None:
+            return cls(source="unset")
+        return cls(source=server.source, host=server.host, port=server.port, tls=server.tls, username=server.username,
+                   sender=server.sender, password_set=bool(server.password) or server.password_unreadable,
+                   password_unreadable=server.password_unreadable)
 
 
 async def save_mail_server(session: AsyncSession, settings: Settings, change: MailServerChange) -> dict[str, Any]:
@@ -122,3 +148,16 @@ async def remove_mail_server(session: AsyncSession) -> bool:
     gone = await session.execute(delete(InstanceSetting).where(InstanceSetting.key == _KEY)
                                  .returning(InstanceSetting.key))
     return gone.first() is not None
+
+
+async def change_mail_server(session: AsyncSession, actor: Actor, settings: Settings, change: MailServerChange) -> None:
+    await require_admin(session, actor)
+    changed = await save_mail_server(session, settings, change)
+    if changed:
+        await audit(session, actor, "instance.mail", Target("instance"), changed=changed)
+
+
+async def forget_mail_server(session: AsyncSession, actor: Actor) -> None:
+    await require_admin(session, actor)
+    if await remove_mail_server(session):
+        await audit(session, actor, "instance.mail", Target("instance"), changed={"removed": True})

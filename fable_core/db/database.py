@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, cast
 
@@ -81,6 +81,7 @@ class Database:
         self.replica = replica
         self.embedded = embedded
         self._vectors: VectorSupport | None = None
+        self.on_commit: list[Callable[[AsyncSession], None]] = []  # called with each committed transaction's session
         self.sessions = async_sessionmaker(engine, expire_on_commit=False, autoflush=False)
         self._reading = async_sessionmaker(
             engine.execution_options(isolation_level="AUTOCOMMIT"), expire_on_commit=False, autoflush=False
@@ -194,6 +195,8 @@ class Database:
                     await session.execute(STAMP, {"writer": writer})
             if writer is not None and self.replica is not None:
                 self.replica.wrote(writer)
+            for hook in self.on_commit:
+                hook(session)
 
     @asynccontextmanager
     async def reading(self) -> AsyncIterator[AsyncSession]:

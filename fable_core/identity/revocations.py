@@ -9,6 +9,10 @@ remembers. A process starts listening the first time it remembers a credential; 
 (a listener reconnecting, or not listening yet) leaves the remembered answers to their TTL,
 which stays the bound, and each (re)connect clears everything as if a notice had come.
 
+The process that commits the change forgets at once, as the transaction commits (the notice
+comes back to it a moment later): a disabled account's next request here is refused whatever
+surface disabled it, and no surface has to remember to forget.
+
 One listener per database in a process (:meth:`Revocations.of`), whatever the number of
 runtimes on it; what it calls is held weakly, so a surface gone is not kept alive by it.
 """
@@ -34,6 +38,10 @@ async def announce(session: AsyncSession, what: str) -> None:
     """Tell every process, when ``session``'s transaction commits, that credentials changed
     (``what``: what happened, for whoever reads the channel)."""
     await session.execute(select(func.pg_notify(CHANNEL, what[:200])))
+    session.info[_ANNOUNCED] = True
+
+
+_ANNOUNCED = "fable_revoked"  # a session's info key: it announced, so its commit forgets here too
 
 
 class Revocations:
@@ -53,7 +61,13 @@ class Revocations:
         found = cls._of.get(db)
         if found is None:
             found = cls._of[db] = cls(db.url)
+            db.on_commit.append(found._committed)
         return found
+
+    def _committed(self, session: AsyncSession) -> None:
+        """A transaction of this process committed: if it announced, forget here now."""
+        if session.info.pop(_ANNOUNCED, False):
+            self._forget()
 
     def on_revoked(self, forget: Callable[[], None]) -> None:
         """Call ``forget`` (a bound method, held weakly) on every notice."""
@@ -71,6 +85,9 @@ class Revocations:
 
     def _heard(self, _what: str | None) -> None:
         self.heard += 1
+        self._forget()
+
+    def _forget(self) -> None:
         alive = []
         for ref in self._forgetters:
             forget = ref()

@@ -21,29 +21,16 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.admin import instance
-from fable_core.admin.audit import Actor, Target, audit
-from fable_core.admin.mail_settings import MailServerChange, remove_mail_server, save_mail_server
+from fable_core.admin.audit import Actor, Target, audit, require_admin
 from fable_core.config import Settings
 from fable_core.db.models import AccountToken, ApiKey, Note, NoteVersion, User
-from fable_core.errors import Forbidden
 from fable_core.identity import accounts
 from fable_core.identity.invitations import revoke_invitation
 from fable_core.identity.passwords import Hashed
 from fable_core.tools.caller import Scope
 
-__all__ = ["account_overview", "change_public_url", "change_registration", "change_role", "create_account",
-           "delete_account", "forget_mail_server", "invite", "issue_api_key", "require_admin", "revoke",
-           "revoke_api_key", "set_account_active", "set_account_password", "set_mail_server"]
-
-
-async def require_admin(session: AsyncSession, actor: Actor) -> None:
-    """Forbidden unless ``actor`` is an operator or, now, an active admin."""
-    if actor.account_id is None:
-        return
-    row = (await session.execute(select(User.role, User.is_active).where(User.id == actor.account_id))).first()
-    if row is None or row.role != "admin" or not row.is_active:
-        raise Forbidden("only an admin may do this")
+__all__ = ["account_overview", "change_role", "create_account", "delete_account", "invite", "issue_api_key", "revoke",
+           "revoke_api_key", "set_account_active", "set_account_password"]
 
 
 def _who(user: User) -> Target:
@@ -126,25 +113,6 @@ async def delete_account(session: AsyncSession, actor: Actor, who: str | int) ->
     return user, owned
 
 
-async def change_registration(session: AsyncSession, actor: Actor, settings: Settings, mode: str) -> str:
-    await require_admin(session, actor)
-    before = await instance.registration_mode(session, settings)
-    after = await instance.set_registration_mode(session, mode)
-    if after != before:
-        await audit(session, actor, "instance.registration", Target("instance"),
-                    registration={"from": before, "to": after})
-    return after
-
-
-async def change_public_url(session: AsyncSession, actor: Actor, settings: Settings, url: str) -> str:
-    await require_admin(session, actor)
-    before, _ = await instance.public_url(session, settings)
-    after = await instance.set_public_url(session, url)
-    if after != before:
-        await audit(session, actor, "instance.public_url", Target("instance"), public_url={"from": before, "to": after})
-    return after
-
-
 async def invite(session: AsyncSession, actor: Actor, settings: Settings, email: str | None,
                  ttl: timedelta) -> tuple[AccountToken, str]:
     """A new invitation and its secret (never audited: only which invitation it is)."""
@@ -162,14 +130,3 @@ async def revoke(session: AsyncSession, actor: Actor, invitation_id: int) -> Acc
     return row
 
 
-async def set_mail_server(session: AsyncSession, actor: Actor, settings: Settings, change: MailServerChange) -> None:
-    await require_admin(session, actor)
-    changed = await save_mail_server(session, settings, change)
-    if changed:
-        await audit(session, actor, "instance.mail", Target("instance"), changed=changed)
-
-
-async def forget_mail_server(session: AsyncSession, actor: Actor) -> None:
-    await require_admin(session, actor)
-    if await remove_mail_server(session):
-        await audit(session, actor, "instance.mail", Target("instance"), changed={"removed": True})

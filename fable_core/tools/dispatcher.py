@@ -43,7 +43,7 @@ from fable_core.tools.usage import UsageLog
 if TYPE_CHECKING:
     from fable_core.tools.runtime import Runtime
 
-__all__ = ["Dispatcher", "InternalError", "check_arguments", "validation_problems"]
+__all__ = ["Dispatcher", "InternalError", "authorise", "check_arguments", "validation_problems"]
 
 _log = logging.getLogger(__name__)
 
@@ -56,8 +56,10 @@ class InternalError(FableError):
 
 
 def check_arguments(t: Tool, arguments: Mapping[str, Any] | None, caller: Caller) -> dict[str, Any]:
-    """``arguments`` validated by ``t``'s argument model and its scope checked for ``caller``:
-    the dispatcher's first steps, for surfaces that run a tool's work their own way (a stream)."""
+    """``arguments`` validated by ``t``'s argument model once ``caller`` may run ``t`` at all: the
+    dispatcher's first steps, for surfaces that run a tool's work their own way (a stream). Who
+    asks is checked first, so a caller refused learns nothing from the arguments' errors."""
+    authorise(t, caller)
     if arguments is not None and not isinstance(arguments, Mapping):
         raise InvalidInput(f"arguments of {t.name} must be an object", errors=[])
     try:
@@ -66,15 +68,22 @@ def check_arguments(t: Tool, arguments: Mapping[str, Any] | None, caller: Caller
         problems = validation_problems(e, t.input_schema)
         summary = "; ".join(f"{p['field']}: {p['message']}" for p in problems)
         raise InvalidInput(f"invalid arguments for {t.name}: {summary}", errors=problems) from e
-    if not t.allows(caller):
-        if t.admin and not caller.is_admin:
-            raise Forbidden(f"{t.name} is for admins", tool=t.name, role=caller.role)
-        if t.credentials == "session" and not caller.in_person:
-            raise Forbidden(f"{t.name} runs only in a signed-in session or from the operator's command line, "
-                            "never with an API key, an OAuth token or through the assistant", tool=t.name,
-                            reason="session_only")
-        raise Forbidden(f"{t.name} changes data; this credential has read-only scope", tool=t.name)
     return {k: getattr(model, k) for k in type(model).model_fields}
+
+
+def authorise(t: Tool, caller: Caller) -> None:
+    """Forbidden unless ``caller`` may run ``t``: a session-only tool says so to any other
+    credential first (an API key is refused for what it is, whoever holds it), then the role,
+    then the scope."""
+    if t.allows(caller):
+        return
+    if t.credentials == "session" and not caller.in_person:
+        raise Forbidden(f"{t.name} runs only in a signed-in session or from the operator's command line, "
+                        "never with an API key, an OAuth token or through the assistant", tool=t.name,
+                        reason="session_only")
+    if t.admin and not caller.is_admin:
+        raise Forbidden(f"only an admin may do this; {t.name} is for admins", tool=t.name, role=caller.role)
+    raise Forbidden(f"{t.name} changes data; this credential has read-only scope", tool=t.name)
 
 
 def validation_problems(e: ValidationError, schema: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -263,7 +272,7 @@ def _usage(name: str, caller: Caller, started: float) -> dict[str, Any]:
     return {
         "created_at": datetime.now(UTC),  # the call's time, not the batch's
         "category": "usage",
-        "user_id": caller.user_id,
+        "user_id": None if caller.operator else caller.user_id,
         "username": caller.username,
         "action": name,
         "surface": caller.surface,

@@ -136,9 +136,35 @@ async def test_the_cli_backs_up_and_restores_without_an_account(
     assert json.loads(capsys.readouterr().out)["tables"]["notes"] == 5
     count = await _notes(fable)
     await empty(fable)
+    await fable.revocations.ready()
+    heard = fable.revocations.heard
     assert await asyncio.to_thread(main, ["restore", str(target)]) == 0
     assert json.loads(capsys.readouterr().out)["rows"]["notes"] == 5
     assert await _notes(fable) == count
+    # recorded as the tool records it: audited (by the operator) and announced to every process
+    async with fable.db.reading() as session:
+        audited = (await session.execute(select(AppLog.username, AppLog.surface, AppLog.user_id).where(
+            AppLog.action == "backup.restore"))).all()
+    assert [(name.startswith("cli:"), surface, user_id) for name, surface, user_id in audited] == [(True, "cli", None)]
+    await _heard_more_than(fable, heard)
+
+
+async def _heard_more_than(fable: Fable, heard: int) -> None:
+    """Until this process hears another revocation notice (a restore's)."""
+    async with asyncio.timeout(10):
+        while fable.revocations.heard <= heard:  # noqa: ASYNC110 - heard by the listener's connection
+            await asyncio.sleep(0.02)
+
+
+async def test_a_restore_through_the_tool_is_announced_as_the_cli_announces_it(
+        fable: Fable, world: dict[str, Any], alice: Caller) -> None:
+    archive = await blob(fable, "backup_instance", alice)
+    await empty(fable)
+    await fable.revocations.ready()
+    heard = fable.revocations.heard
+    restored = await fable.dispatcher.run("restore_backup", {"archive_file": archive}, alice)
+    assert restored.rows["notes"] == 5  # type: ignore[attr-defined]
+    await _heard_more_than(fable, heard)
 
 
 async def test_a_restore_over_rest_is_spooled_up_to_its_own_limit(fable: Fable, world: dict[str, Any],

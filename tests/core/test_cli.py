@@ -371,3 +371,22 @@ async def test_operators_change_roles_and_every_user_command_is_audited(
                                 .where(AppLog.category == "audit").order_by(AppLog.id))).all()
     assert [r.action for r in rows] == ["user.role", "user.role", "user.disable", "apikey.create"]
     assert {(r.username.startswith("cli:"), r.surface, r.user_id) for r in rows} == {(True, "cli", None)}
+
+
+async def test_operator_commands_run_the_tools_with_their_usage_and_audit_rows(
+    cli_env: dict[str, str], fable: Fable, alice: Caller, bob: Caller, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``fable user disable|enable|role|list|delete`` run the admin page's tools as the operator:
+    the same checks and one audit row per change, and one usage row per command, as any call."""
+    assert (await fable_cli("user", "disable", "bob", capsys=capsys))[0] == 0
+    assert (await fable_cli("user", "list", capsys=capsys))[0] == 0
+    status, _, err = await fable_cli("user", "delete", "alice", "--yes", capsys=capsys)
+    assert status == 1 and "last active admin" in err  # the tool's rule, refused as on the admin page
+    async with fable.db.reading() as s:
+        rows = (await s.execute(select(AppLog.category, AppLog.action, AppLog.username, AppLog.surface,
+                                       AppLog.user_id, AppLog.error_type)
+                                .where(AppLog.surface == "cli").order_by(AppLog.id))).all()
+    assert [(r.category, r.action, r.error_type) for r in rows] == [
+        ("audit", "user.disable", None), ("usage", "update_user", None), ("usage", "list_users", None),
+        ("usage", "delete_user", "invalid_input")]
+    assert {(r.username.startswith("cli:"), r.user_id) for r in rows} == {(True, None)}

@@ -145,3 +145,19 @@ def test_an_unknown_profile_entry_is_refused_naming_it(fable: Fable, alice: Call
     local = Fable(fable.settings.model_copy(update={"fable_mcp_tools": ["core", entry]}), fable.db)
     with pytest.raises(ValueError, match=f"FABLE_MCP_TOOLS: unknown {entry}; use all, core, a toolset"):
         build_server(local, alice)
+
+
+async def test_account_and_admin_tools_are_offered_to_no_key_and_refused_to_one(
+        connect_fast, fable: Fable, alice: Caller) -> None:
+    """An admin's API key over MCP: none of the session-only tools (one's credentials, accounts,
+    the instance) is listed, and calling one by name is refused as session-only."""
+    session_only = {t.name for t in fable.registry if t.credentials == "session"}
+    assert {"change_password", "create_api_key", "list_users", "set_mail_server"} <= session_only
+    async with connect_fast() as client:  # alice, the admin, with a write key
+        assert not session_only & _names(await client.list_tools())
+        refused = await client.call_tool("update_user", {"user_id": alice.user_id, "role": "user"})
+    assert refused.is_error and "runs only in a signed-in session" in refused.content[0].text
+    async with fable.db.reading() as session:
+        from fable_core.identity.accounts import get_user
+
+        assert (await get_user(session, alice.user_id)).role == "admin"

@@ -42,7 +42,9 @@ TARGETS = {"note_id": "note", "milestone_id": "milestone", "project_id": "projec
 # Row arguments that are not the shared row: the caller's own, or hints a tool may ignore
 OWN = {"conversation_id", "exclude_note_id", "group_id", "moment_id", "event_id",
        "feed_id", "item_id", "run_id", "image_id", "trashed_id",
-       "connection_id"}  # feeds, research runs, images, trash and OAuth connections are never shared rows
+       "connection_id",  # feeds, research runs, images, trash and OAuth connections are never shared rows
+       "session_id", "key_id",  # one's own sessions and API keys
+       "user_id", "invitation_id"}  # accounts and invitations an admin manages
 # Which row a tool is pointed at when not the one its argument names first
 ROW = {"get_backlinks": "parent"}  # the note alice's unshared diary links to
 # What a tool needs of the shared row, when not viewer (reads) or editor (writes)

@@ -1,6 +1,7 @@
 """No admin action for anyone but an admin in a signed-in session: every /api/admin route
 refuses the anonymous (401), a user's session (403), a user's API key and an admin's own API
-key (403, session only), and changes nothing; no tool offers account administration."""
+key (403, session only), and changes nothing; the tools behind them are session-only and
+offered to no agent."""
 
 from __future__ import annotations
 
@@ -13,23 +14,23 @@ from starlette.applications import Starlette
 from support.mcp_clients import make_key
 from web_helpers import BASE, error_of, make_client, signed_in
 
+from fable_core.capabilities import load_capabilities
 from fable_core.db.models import AppLog
 from fable_core.runtime import Fable
-from fable_core.tools import REGISTRY
+from fable_core.tools import REGISTRY, Tool
 from fable_core.tools.caller import Caller
-from fable_web import admin_api, instance_api
-from fable_web.routing import ApiRoute
 
-ADMIN_ROUTES: list[ApiRoute] = [*admin_api.routes, *instance_api.routes]
+load_capabilities()
+ADMIN_TOOLS: list[Tool] = [t for t in REGISTRY if t.route is not None and t.route.path.startswith("/admin")]
 MAIL = {"host": "127.0.0.1", "port": 2525, "tls": "none", "sender": "fable@example.com"}
 # a valid request for each route, so that only who is asking can make it fail
 BODIES: dict[tuple[str, str], dict[str, Any] | None] = {
     ("GET", "/api/admin/users"): None,
-    ("PATCH", "/api/admin/users/{user_id:int}"): {"is_active": False, "role": "admin"},
-    ("DELETE", "/api/admin/users/{user_id:int}"): None,
+    ("PATCH", "/api/admin/users/{user_id}"): {"is_active": False, "role": "admin"},
+    ("DELETE", "/api/admin/users/{user_id}"): None,
     ("GET", "/api/admin/invitations"): None,
     ("POST", "/api/admin/invitations"): {"email": "eve@example.com"},
-    ("DELETE", "/api/admin/invitations/{invitation_id:int}"): None,
+    ("DELETE", "/api/admin/invitations/{invitation_id}"): None,
     ("GET", "/api/admin/audit"): None,
     ("GET", "/api/admin/settings"): None,
     ("PATCH", "/api/admin/settings"): {"registration": "open", "public_url": "https://evil.example"},
@@ -43,19 +44,21 @@ BODIES: dict[tuple[str, str], dict[str, Any] | None] = {
 
 
 def test_every_admin_route_is_tested_here() -> None:
-    routes = {(m, r.path) for r in ADMIN_ROUTES for m in (r.methods or ()) if m != "HEAD"}
+    routes = {(t.route.method, f"/api{t.route.path}") for t in ADMIN_TOOLS if t.route is not None}
     assert routes == set(BODIES)
-    assert all(r.doc.session_only for r in ADMIN_ROUTES)
+    assert all(t.admin and t.credentials == "session" for t in ADMIN_TOOLS)
 
 
-def test_no_tool_administers_accounts_or_the_instance() -> None:
-    """Account and instance administration is REST-only and session-only: a tool would put it
-    within reach of API keys (MCP) and of the assistant."""
-    assert not [t.name for t in REGISTRY if t.route is not None and t.route.path.startswith("/admin")]
-    # the model server's, the groups' and reading the logs: neither accounts nor the instance's settings
-    assert {t.name for t in REGISTRY if t.admin} == {"list_models", "pull_model", "delete_model", "warm_model",
-                                                     "create_group", "delete_group", "list_logs", "backup_instance",
-                                                     "list_oauth_clients", "disable_oauth_client"}
+def test_administration_is_offered_to_no_agent() -> None:
+    """Account and instance administration runs for an admin in person (the web UI, the
+    operator's shell): never within reach of API keys (MCP) or of the assistant."""
+    assert not [t.name for t in ADMIN_TOOLS if t.agents]
+    admin_key = Caller(user_id=1, role="admin", surface="mcp", credential="key")
+    assert not {t.name for t in ADMIN_TOOLS} & {t.name for t in REGISTRY.for_caller(admin_key)}
+    # the model server's, the groups' and the ones that run the instance
+    assert {t.name for t in REGISTRY if t.admin} == {
+        "list_models", "pull_model", "delete_model", "warm_model", "create_group", "delete_group", "list_logs",
+        "backup_instance", "list_oauth_clients", "disable_oauth_client", *(t.name for t in ADMIN_TOOLS)}
     # OAuth client registrations: the web UI's Settings page (and an operator's script), never an agent
     assert not REGISTRY.get("list_oauth_clients").agents and not REGISTRY.get("disable_oauth_client").agents
     # a backup holds every account's password and key hashes: an operator's script (REST) or the CLI
@@ -75,7 +78,7 @@ async def _state(fable: Fable) -> tuple[Any, ...]:
 async def _each_route(client: httpx.AsyncClient, bob: Caller, invitation_id: int) -> list[tuple[str, httpx.Response]]:
     answers = []
     for (method, path), body in BODIES.items():
-        url = path.replace("{user_id:int}", str(bob.user_id)).replace("{invitation_id:int}", str(invitation_id))
+        url = path.replace("{user_id}", str(bob.user_id)).replace("{invitation_id}", str(invitation_id))
         answers.append((f"{method} {path}", await client.request(method, url, json=body)))
     return answers
 

@@ -1,4 +1,5 @@
-"""``list_logs``: the admin's view of ``app_logs``, every category, newest first, filtered and paged.
+"""``list_logs``: the admin's view of ``app_logs``, every category, newest first, filtered and paged;
+``list_audit``: the audit category alone, in the shape the admin page has always read.
 
 Errors carry their tracebacks here, and only here: the tool is for admins (``admin=True``), so
 nobody else is offered it or may run it, on any surface.
@@ -13,13 +14,14 @@ from pydantic import BaseModel, Field, StringConstraints
 from sqlalchemy import String, cast, or_, select
 from sqlalchemy.sql.elements import ColumnElement
 
+from fable_core.admin.audit import audit_page
 from fable_core.db.models import AppLog
 from fable_core.errors import InvalidInput
 from fable_core.tools import Context, Route, tool
 from fable_core.tools.paging import Cursor, Limit, NewestFirst
 from fable_core.tools.results import absent_when_none
 
-__all__ = ["CATEGORIES", "LogEntry", "LogPage", "list_logs"]
+__all__ = ["CATEGORIES", "AuditEntry", "AuditPage", "LogEntry", "LogPage", "list_audit", "list_logs"]
 
 _PAGES = NewestFirst("logs", AppLog.id, AppLog.created_at)
 
@@ -91,3 +93,27 @@ def entry(row: AppLog) -> LogEntry:
 
 def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+class AuditEntry(BaseModel):
+    id: int
+    at: datetime
+    actor: str | None = Field(description="Who (the account's name then, or cli:<name> for an operator).")
+    actor_id: int | None = Field(description="Their account (null: an operator, or an account since deleted).")
+    surface: str | None
+    action: str = Field(description="user.disable, invitation.create, instance.mail...")
+    target: dict[str, Any] | None = Field(description="What it was done to: kind, id, name.")
+    details: dict[str, Any]
+
+
+class AuditPage(BaseModel):
+    items: list[AuditEntry]
+    next_cursor: str | None = None
+
+
+@tool(group="admin", title="Read the audit log", scope="read", admin=True, credentials="session", agents=False,
+      route=Route("GET", "/admin/audit"))
+async def list_audit(ctx: Context, limit: Limit = 50, cursor: Cursor = None) -> AuditPage:
+    """Admin: the audit log, newest first, a page at a time."""
+    items, next_cursor = await audit_page(ctx.session, limit, cursor)
+    return AuditPage(items=[AuditEntry.model_validate(i) for i in items], next_cursor=next_cursor)

@@ -5,19 +5,24 @@ account). The archive format and its rules: :mod:`fable_core.data.backup.archive
 from __future__ import annotations
 
 import io
+import zipfile
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
 
 import anyio
 from pydantic import BaseModel
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.admin.audit import Actor, audit
 from fable_core.config import Settings
 from fable_core.data.backup import archive
 from fable_core.errors import Forbidden
+from fable_core.identity.revocations import announce
 from fable_core.tools import Context, Route, tool
 from fable_core.tools.binary import BinaryFile, Blob
 
-__all__ = ["Restored"]
+__all__ = ["Restored", "restore_archive"]
 
 CONTENT_TYPE = "application/zip"
 
@@ -90,10 +95,18 @@ async def restore_backup(ctx: Context, archive_file: BinaryFile) -> Restored:
     if manifest["scope"] == "user" and manifest.get("username") != ctx.caller.username:
         raise Forbidden("this is another account's backup: only its owner may restore it")
     async with ctx.transaction() as session:
-        summary = await archive.restore(session, zf, manifest, into_user=ctx.user_id,
-                                        data_dir=ctx.settings.fable_data_dir)
-        skipped = summary.pop("skipped", 0)
-        # in the restore's transaction: recorded exactly when the restore committed
-        await audit(session, Actor.of(ctx.caller), "backup.restore", scope=manifest["scope"],
-                    rows=sum(summary.values()), skipped=skipped)
+        return await restore_archive(session, zf, manifest, Actor.of(ctx.caller), into_user=ctx.user_id,
+                                     data_dir=ctx.settings.fable_data_dir)
+
+
+async def restore_archive(session: AsyncSession, zf: zipfile.ZipFile, manifest: dict[str, Any], actor: Actor, *,
+                          into_user: int | None, data_dir: Path) -> Restored:
+    """Restore a verified archive in ``session``'s transaction, recorded there exactly when it
+    commits: audited, and announced (accounts and keys may have changed: every process forgets
+    what it remembered of credentials). The tool and ``fable restore`` both restore through here."""
+    summary = await archive.restore(session, zf, manifest, into_user=into_user, data_dir=data_dir)
+    skipped = summary.pop("skipped", 0)
+    await audit(session, actor, "backup.restore", scope=manifest["scope"], rows=sum(summary.values()),
+                skipped=skipped)
+    await announce(session, "restore")
     return Restored(scope=manifest["scope"], rows=dict(summary), skipped=skipped, image_files=summary.image_files)

@@ -26,6 +26,8 @@ from joserfc.errors import JoseError
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from fable_core.admin.audit import Actor, Target, audit
+from fable_core.db.database import Database
 from fable_core.db.models import OAuthClient
 from fable_core.errors import InvalidInput
 
@@ -130,14 +132,27 @@ def _software(metadata: dict[str, Any]) -> str | None:
 
 
 async def register_client(session: AsyncSession, metadata: dict[str, Any], ip: str | None) -> OAuthClient:
-    """Store a new public client from its registration metadata; InvalidInput (with the RFC 7591
-    error code in ``details['oauth_error']``) for metadata Fable does not accept."""
+    """Store (and audit) a new public client from its registration metadata; InvalidInput (with
+    the RFC 7591 error code in ``details['oauth_error']``) for metadata Fable does not accept."""
     checked = check_metadata(metadata)
     row = OAuthClient(client_id=f"fc_{secrets.token_urlsafe(24)}", registered_ip=(ip or "")[:64] or None, **checked)
     session.add(row)
     await session.flush()
     await session.refresh(row, ["created_at"])
+    await audit(session, registrant(ip), "oauth.client.register", Target("oauth_client", row.id, row.client_name[:100]),
+                client_id=row.client_id)
     return row
+
+
+def registrant(ip: str | None) -> Actor:
+    """Who registers a client: nobody signed in, known by address."""
+    return Actor(None, f"ip:{ip}"[:64], "rest")
+
+
+async def refuse_registration(db: Database, ip: str | None, reason: str) -> None:
+    """Audit a registration refused before it was read (too many from one address)."""
+    async with db.transaction() as session:
+        await audit(session, registrant(ip), "oauth.client.register_refused", reason=reason)
 
 
 def registration_view(row: OAuthClient) -> dict[str, Any]:

@@ -210,8 +210,11 @@ async def remembered(session: AsyncSession, user_id: int, request: Authorization
     return grant
 
 
-async def approve(session: AsyncSession, user_id: int, request: AuthorizationRequest) -> OAuthGrant:
-    """Record the person's approval (widening an earlier one to ``write`` if asked)."""
+async def approve(session: AsyncSession, person: Actor, request: AuthorizationRequest) -> OAuthGrant:
+    """Record (and audit) the approval of ``person``, signed in (widening an earlier one to
+    ``write`` if asked)."""
+    assert person.account_id is not None, "a person approves, in their own account"
+    user_id = person.account_id
     grant: OAuthGrant | None = await session.scalar(select(OAuthGrant).where(
         of_user(OAuthGrant, user_id), OAuthGrant.client_ref == request.client.id).with_for_update())
     if grant is None:
@@ -220,6 +223,9 @@ async def approve(session: AsyncSession, user_id: int, request: AuthorizationReq
     elif request.scope == "write":
         grant.scope = "write"
     await session.flush()
+    await audit(session, person, "oauth.connection.approve",
+                Target("oauth_connection", grant.id, request.client.client_name[:100]),
+                client_id=request.client.client_id, scope=request.scope)
     return grant
 
 

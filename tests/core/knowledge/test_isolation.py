@@ -21,6 +21,8 @@ from support.users import make_user
 from fable_core.capabilities import load_capabilities
 from fable_core.db.models import Feed, FeedItem, OAuthClient, OAuthGrant, ResearchRun
 from fable_core.errors import FableError, InvalidInput, NotFound
+from fable_core.identity.accounts import create_api_key
+from fable_core.identity.login_sessions import start_session
 from fable_core.tools import REGISTRY, Tool
 
 load_capabilities()
@@ -45,8 +47,12 @@ _KINDS = {
     "run_id": "research_run",
     "connection_id": "oauth_connection",
     "trashed_id": "trashed",
+    "session_id": "login_session",
+    "key_id": "api_key",
+    "user_id": "account",  # accounts and invitations are the instance's, for admins only: tests/web covers them
+    "invitation_id": "invitation",
 }
-_PLATFORM_WIDE = {"group"}
+_PLATFORM_WIDE = {"group", "account", "invitation"}
 # Tools that take one item of several kinds (naming two is bad input, refused before any lookup)
 _ONE_ITEM = {"share": {"project_id", "note_id"}, "list_shares": {"project_id", "note_id"}}
 # Values for other required arguments, where the schema alone gives no valid one.
@@ -106,8 +112,9 @@ async def _world(call, who, owner: str, fable=None) -> dict[str, int]:
 
 
 async def _remote_rows(fable, user_id: int, owner: str) -> dict[str, int]:
-    """A feed with an item, a finished research run and an OAuth connection, written as their
-    tools would leave them (subscribing, researching and connecting need the outside world)."""
+    """A feed with an item, a finished research run, an OAuth connection, a signed-in session
+    and an API key, written as their tools would leave them (subscribing, researching and
+    connecting need the outside world; signing in is the web surface's)."""
     async with fable.db.transaction() as session:
         feed = (await session.execute(insert(Feed).values(
             user_id=user_id, url=f"https://{owner}.example/feed.xml", name=f"{owner} secret feed")
@@ -123,7 +130,10 @@ async def _remote_rows(fable, user_id: int, owner: str) -> dict[str, int]:
             .returning(OAuthClient.id))).scalar_one()
         connection = (await session.execute(insert(OAuthGrant).values(
             user_id=user_id, client_ref=client, scope="write").returning(OAuthGrant.id))).scalar_one()
-    return {"feed": feed, "feed_item": item, "research_run": run, "oauth_connection": connection}
+        signed_in = await start_session(session, user_id)
+        key, _ = await create_api_key(session, user_id, f"{owner} secret key")
+    return {"feed": feed, "feed_item": item, "research_run": run, "oauth_connection": connection,
+            "login_session": signed_in.row.id, "api_key": key.id}
 
 
 def _sample(name: str, prop: dict[str, Any], own: dict[str, int]) -> Any:

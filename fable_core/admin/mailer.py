@@ -6,10 +6,11 @@ through the one configured last. TLS (STARTTLS or TLS from the start) verifies t
 certificate against the system's trust store.
 
 smtplib is blocking, so each message is sent from a worker thread, never on the event loop.
-Account mail is sent *after* the response (:meth:`Mailer.later`): the answer to "mail me a
-reset link" must be the same, in content and in time, whether the account exists and whether
-the SMTP server is up or slow; so nothing about the delivery reaches the client. Failures are
-logged for the operator.
+Account mail is sent *after* the answer (:meth:`Mailer.later`, a task of the runtime's that
+its closing waits for): the answer to "mail me a reset link" must be the same, in content and
+in time, whether the account exists and whether the SMTP server is up or slow; so nothing about
+the delivery reaches the client. Failures are logged for the operator. One ``Mailer`` per
+runtime (``Fable.mailer``), for every surface and tool.
 
 Links in mail are built on the instance's public URL (:mod:`fable_core.admin.instance`), never on the
 request's headers.
@@ -24,13 +25,13 @@ import ssl
 from collections.abc import Awaitable, Callable
 from email.message import EmailMessage
 
-from starlette.background import BackgroundTask
-
 from fable_core.admin.mail_settings import MailServer, mail_server
+from fable_core.config import Settings
+from fable_core.db.database import Database
 from fable_core.errors import FableError, Unavailable
-from fable_core.runtime import Fable
+from fable_core.tools.runtime import Part, Runtime
 
-__all__ = ["Mailer"]
+__all__ = ["MAILER", "Mailer", "mailer_of"]
 
 _log = logging.getLogger(__name__)
 Compose = Callable[[], Awaitable[None]]
@@ -38,13 +39,15 @@ TIMEOUT = 15.0
 
 
 class Mailer:
-    def __init__(self, fable: Fable) -> None:
-        self.fable = fable
+    def __init__(self, db: Database, settings: Settings) -> None:
+        self.db = db
+        self.settings = settings
+        self._later: set[asyncio.Task[None]] = set()
 
     async def server(self) -> MailServer | None:
         """The mail server to send through now, or None."""
-        async with self.fable.db.reading() as session:
-            return await mail_server(session, self.fable.settings)
+        async with self.db.reading() as session:
+            return await mail_server(session, self.settings)
 
     async def configured(self) -> bool:
         return await self.server() is not None
@@ -65,10 +68,9 @@ class Mailer:
         except (OSError, smtplib.SMTPException) as e:
             raise Unavailable(f"could not send mail through {server.host}:{server.port}: {e}") from e
 
-    @staticmethod
-    def later(compose: Compose, what: str) -> BackgroundTask:
-        """Run ``compose`` (which looks up, stores and sends) once the response has gone out;
-        a failure is logged, never answered."""
+    def later(self, compose: Compose, what: str) -> None:
+        """Run ``compose`` (which looks up, stores and sends) beside the answer, never in its
+        way; a failure is logged, never answered."""
 
         async def run() -> None:
             try:
@@ -78,7 +80,14 @@ class Mailer:
             except Exception:  # noqa: BLE001 - the client has its answer; the operator gets the log
                 _log.exception("%s failed", what)
 
-        return BackgroundTask(run)
+        task = asyncio.get_running_loop().create_task(run(), name=f"fable-mail: {what}")
+        self._later.add(task)
+        task.add_done_callback(self._later.discard)
+
+    async def close(self) -> None:
+        """Wait for the mail being sent (each send gives up after :data:`TIMEOUT` seconds)."""
+        while self._later:
+            await asyncio.gather(*self._later, return_exceptions=True)
 
 
 def _deliver(server: MailServer, login: tuple[str, str] | None, message: EmailMessage) -> None:
@@ -91,3 +100,15 @@ def _deliver(server: MailServer, login: tuple[str, str] | None, message: EmailMe
         if login is not None:
             smtp.login(*login)
         smtp.send_message(message)
+
+
+MAILER: Part[Mailer] = Part("mailer")
+"""The runtime's mailer (the frame installs it: ``Fable.mailer``)."""
+
+
+def mailer_of(fable: Runtime) -> Mailer:
+    """The running Fable's mailer: every Fable has one."""
+    mailer = fable.part(MAILER)
+    if mailer is None:
+        raise RuntimeError("this runtime has no mailer")
+    return mailer
