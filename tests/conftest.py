@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import text
+from support.fables import fable_with
 from support.users import make_user
 
 from fable_core.config import Settings, load_settings
@@ -87,9 +88,8 @@ def settings(database_url: str, data_dir: Path) -> Settings:
 
 @pytest.fixture(scope="session")
 async def fable(settings: Settings) -> AsyncIterator[Fable]:
-    app = await Fable.open(settings)
-    yield app
-    await app.close()
+    async with fable_with(settings) as app:
+        yield app
 
 
 @pytest.fixture

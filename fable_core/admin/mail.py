@@ -72,7 +72,7 @@ async def set_mail_server(ctx: Context, host: SmtpHost, sender: Email, port: Smt
 
 
 @tool(group="admin", title="Forget the mail server", scope="write", admin=True, credentials="session",
-      agents=False, destructive=True, idempotent=True, confirm=False, route=Route("DELETE", "/admin/mail"))
+      agents=False, destructive=True, idempotent=True, route=Route("DELETE", "/admin/mail"))
 async def remove_mail_server(ctx: Context) -> MailServerView:
     """Admin: forget the mail server set here (Fable sends no mail until one is set again)."""
     await mail_settings.forget_mail_server(ctx.session, Actor.of(ctx.caller))

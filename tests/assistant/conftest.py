@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 from support.assistants import settle
+from support.fables import fable_with, ollama_at
 from support.fake_llm import FakeLLM, ollama_app, openai_app
 from support.servers import serve_in_thread
 
@@ -44,18 +45,14 @@ def openai_url(fake_state: FakeLLM) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def ai_settings(settings: Settings, ollama_url: str) -> Settings:
-    return settings.model_copy(update={"llm_provider": "ollama", "ollama_url": ollama_url,
-                                       "embed_model": EMBED_MODEL})
+    return settings.model_copy(update=ollama_at(ollama_url, EMBED_MODEL))
 
 
 @pytest.fixture(scope="session")
 async def ai_fable(ai_settings: Settings) -> AsyncIterator[Fable]:
     """A Fable on the test database whose assistant talks to the fake Ollama."""
-    app = await Fable.open(ai_settings)
-    assistant: Assistant = app.assistant
-    assistant.flush_interval = 0.05
-    yield app
-    await app.close()
+    async with fable_with(ai_settings) as app:
+        yield app
 
 
 @pytest.fixture

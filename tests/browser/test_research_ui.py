@@ -12,6 +12,7 @@ from contextlib import AbstractAsyncContextManager
 import pytest
 from browser_session import Session
 from playwright.async_api import expect
+from support.fables import ollama_at
 from support.fake_llm import FakeLLM, Reply, ollama_app
 from support.searxng import FakeSearxng, result, searxng_app
 from support.servers import serve, serve_in_thread
@@ -41,7 +42,7 @@ async def research_url(settings: Settings, research_world: tuple) -> AsyncIterat
     urls = research_world[3]
     fable = await Fable.open(settings.model_copy(update={
         "searxng_url": urls["searxng"], "fable_fetch_allow_hosts": [urls["site"].removeprefix("http://")],
-        "llm_provider": "ollama", "ollama_url": urls["llm"], "embed_model": "fake-embed"}), migrate=False)
+        **ollama_at(urls["llm"])}), migrate=False)
     try:
         async with serve(create_app(fable)) as url:
             yield url

@@ -1,6 +1,6 @@
 """Who may see or change a row is decided in one module, ``fable_core.tools.access``: sharing (a later
 capability) changes that module, not its callers. This test reads every other module of the three
-packages and fails on any comparison of a ``user_id`` (Python or SQL) outside it."""
+packages and fails on any comparison of a ``user_id`` or an ``owner_id`` (Python or SQL) outside it."""
 
 from __future__ import annotations
 
@@ -14,12 +14,13 @@ ALLOWED = {
     "fable_core/tools/access.py",  # the rule's home
     "fable_core/db/models.py",  # declares the columns
 }
-_SQL = re.compile(r"\buser_id\s*(=|<>|!=|\bIN\b)", re.IGNORECASE)
+_OWNERS = ("user_id", "owner_id")
+_SQL = re.compile(r"\b(?:user|owner)_id\s*(=|<>|!=|\bIN\b)", re.IGNORECASE)
 
 
 def _mentions_user_id(node: ast.AST) -> bool:
-    return (isinstance(node, ast.Attribute) and node.attr == "user_id") or (
-        isinstance(node, ast.Name) and node.id == "user_id")
+    return (isinstance(node, ast.Attribute) and node.attr in _OWNERS) or (
+        isinstance(node, ast.Name) and node.id in _OWNERS)
 
 
 def _joins(node: ast.Compare) -> bool:
@@ -29,22 +30,28 @@ def _joins(node: ast.Compare) -> bool:
     return any(isinstance(n, ast.Attribute) and n.attr == "id" for n in sides)
 
 
+def _none_check(node: ast.Compare) -> bool:
+    """``owner_id is None``: whether a row has an owner at all, not whose it is."""
+    return all(isinstance(op, ast.Is | ast.IsNot) for op in node.ops) and any(
+        isinstance(n, ast.Constant) and n.value is None for n in node.comparators)
+
+
 def _violations(path: Path) -> list[str]:
     tree = ast.parse(path.read_text(), filename=str(path))
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Compare) and any(_mentions_user_id(n) for n in (node.left, *node.comparators)) \
-                and not _joins(node):
+                and not _joins(node) and not _none_check(node):
             found.append(f"{node.lineno}: {ast.unparse(node)}")
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _SQL.search(node.value):
             found.append(f"{node.lineno}: SQL {node.value.strip()[:60]!r}")
-        elif isinstance(node, ast.Call) and any(k.arg == "user_id" for k in node.keywords) and \
+        elif isinstance(node, ast.Call) and any(k.arg in _OWNERS for k in node.keywords) and \
                 isinstance(node.func, ast.Attribute) and node.func.attr == "filter_by":
             found.append(f"{node.lineno}: {ast.unparse(node)[:60]}")
     return found
 
 
-def test_user_id_is_compared_only_in_the_access_module() -> None:
+def test_owners_are_compared_only_in_the_access_module() -> None:
     offenders = {}
     for package in PACKAGES:
         for path in sorted((ROOT / package).rglob("*.py")):

@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 from daily_helpers import TIMEOUT, Api, Call
+from support.fables import fable_with
 from support.servers import serve, serve_in_thread
 from support.users import quick_user
 from support.weather import FakeWeather, weather_app
@@ -46,11 +47,9 @@ def weather_url(weather_state: FakeWeather) -> Iterator[str]:
 @pytest.fixture(scope="session")
 async def daily_fable(settings: Settings, weather_url: str) -> AsyncIterator[Fable]:
     """A Fable on the test database whose weather services are the fake."""
-    app = await Fable.open(settings.model_copy(update={
-        "fable_nominatim_url": weather_url, "fable_open_meteo_url": weather_url + "/",
-        "fable_weather_timeout": TIMEOUT}), migrate=False)
-    yield app
-    await app.close()
+    async with fable_with(settings, migrate=False, fable_nominatim_url=weather_url,
+                          fable_open_meteo_url=weather_url + "/", fable_weather_timeout=TIMEOUT) as app:
+        yield app
 
 
 @pytest.fixture(scope="session")

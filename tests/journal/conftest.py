@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
+from support.fables import fable_with, ollama_at
 from support.fake_llm import FakeLLM, ollama_app
 from support.servers import serve_in_thread
 from support.users import quick_user
@@ -39,17 +40,14 @@ def journal_llm_url(journal_llm_state: FakeLLM) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def ai_settings(settings: Settings, journal_llm_url: str) -> Settings:
-    return settings.model_copy(update={"llm_provider": "ollama", "ollama_url": journal_llm_url,
-                                       "embed_model": "fake-embed"})
+    return settings.model_copy(update=ollama_at(journal_llm_url))
 
 
 @pytest.fixture(scope="session")
 async def ai_fable(ai_settings: Settings) -> AsyncIterator[Fable]:
     """A Fable on the test database whose model is the fake Ollama."""
-    app = await Fable.open(ai_settings)
-    app.assistant.flush_interval = 0.05  # type: ignore[union-attr]
-    yield app
-    await app.close()
+    async with fable_with(ai_settings) as app:
+        yield app
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 from outside_helpers import TIMEOUT, Api, Call
+from support.fables import fable_with, ollama_at
 from support.fake_llm import FakeLLM, ollama_app
 from support.searxng import FakeSearxng, searxng_app
 from support.servers import serve, serve_in_thread
@@ -87,15 +88,14 @@ def outside_settings(settings: Settings, searxng_url: str, site_url: str, outsid
     return settings.model_copy(update={
         "searxng_url": searxng_url, "fable_searxng_timeout": TIMEOUT,
         "fable_fetch_allow_hosts": [site_url.removeprefix("http://")],
-        "llm_provider": "ollama", "ollama_url": outside_llm_url, "embed_model": "fake-embed"})
+        **ollama_at(outside_llm_url)})
 
 
 @pytest.fixture(scope="session")
 async def outside_fable(outside_settings: Settings) -> AsyncIterator[Fable]:
     """A Fable on the test database whose SearXNG, web and model are the fakes."""
-    app = await Fable.open(outside_settings, migrate=False)
-    yield app
-    await app.close()
+    async with fable_with(outside_settings, migrate=False) as app:
+        yield app
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
+from support.fables import fable_with
 
 import bench.standby
 from bench.standby import StreamingReplica
@@ -25,20 +26,18 @@ async def streaming_replica(database_url: str) -> AsyncIterator[StreamingReplica
 async def read_fable(settings: Settings, streaming_replica: StreamingReplica) -> AsyncIterator[Fable]:
     """A Fable whose reads may go to the replica: one more process of the deployment, beside the
     tests' own ``fable`` (which has no replica)."""
-    app = await Fable.open(settings.model_copy(update={
-        "database_read_url": streaming_replica.url, "fable_read_your_writes_seconds": 10}))
-    yield app
-    await app.close()
+    async with fable_with(settings, database_read_url=streaming_replica.url,
+                          fable_read_your_writes_seconds=10) as app:
+        yield app
 
 
 @pytest.fixture(scope="module")
 async def other_fable(settings: Settings, streaming_replica: StreamingReplica) -> AsyncIterator[Fable]:
     """Another Fable process reading from the same replica: what a second replica of the app
     behind a load balancer knows (nothing of ``read_fable``'s memory)."""
-    app = await Fable.open(settings.model_copy(update={
-        "database_read_url": streaming_replica.url, "fable_read_your_writes_seconds": 10}))
-    yield app
-    await app.close()
+    async with fable_with(settings, database_read_url=streaming_replica.url,
+                          fable_read_your_writes_seconds=10) as app:
+        yield app
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 from matrix_world import People
+from support.fables import fable_with, ollama_at
 from support.fake_llm import FakeLLM, ollama_app
 from support.mcp_clients import make_key
 from support.servers import serve, serve_in_thread
@@ -31,11 +32,9 @@ def matrix_llm_url(matrix_llm: FakeLLM) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 async def matrix_fable(settings: Settings, matrix_llm_url: str) -> AsyncIterator[Fable]:
-    fable = await Fable.open(settings.model_copy(update={
-        "llm_provider": "ollama", "ollama_url": matrix_llm_url, "embed_model": "fake-embed"}))
-    fable.availability.set("llm", True)
-    yield fable
-    await fable.close()
+    async with fable_with(settings, **ollama_at(matrix_llm_url)) as fable:
+        fable.availability.set("llm", True)
+        yield fable
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 
 from fable_core.config import Settings
 from fable_core.runtime import Fable
+from support.fables import fable_with, ollama_at
 from support.fake_llm import FakeLLM, ollama_app
 from support.servers import serve_in_thread
 
@@ -19,14 +20,9 @@ async def fable_on_fake_ollama(settings: Settings, fake: FakeLLM) -> AsyncIterat
     """A Fable on ``settings``' database whose model is ``fake`` served as Ollama; answers are
     flushed every 50 ms (tests read them soon after)."""
     with serve_in_thread(ollama_app(fake)) as url:
-        app = await Fable.open(settings.model_copy(update={
-            "llm_provider": "ollama", "ollama_url": url, "embed_model": "fake-embed"}))
-        assert app.assistant is not None
-        app.assistant.flush_interval = 0.05
-        try:
+        async with fable_with(settings, **ollama_at(url)) as app:
+            assert app.assistant is not None
             yield app
-        finally:
-            await app.close()
 
 
 async def settle(fable: Fable) -> None:

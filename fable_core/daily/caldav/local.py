@@ -29,7 +29,7 @@ from fable_core.daily.caldav import ical
 from fable_core.daily.calendar.service import EventFields, create_event, update_event
 from fable_core.db.models import CalendarEvent, EventSyncMark, EventTombstone
 from fable_core.errors import FableError
-from fable_core.tools.access import of_user
+from fable_core.tools.access import of_user, owner_column_is
 from fable_core.tools.caller import Caller
 
 __all__ = ["LocalEvent", "Outgoing", "delete_event", "drop_tombstone", "drop_tombstones", "fields_of", "forget",
@@ -128,7 +128,7 @@ async def known_etags(session: AsyncSession, owner: int) -> dict[str, str]:
     rows = await session.execute(select(CalendarEvent.caldav_href, CalendarEvent.caldav_etag).where(
         of_user(CalendarEvent, owner), CalendarEvent.series_id.is_(None), CalendarEvent.caldav_href.is_not(None)))
     stones = await session.execute(select(EventTombstone.caldav_href, EventTombstone.etag).where(
-        EventTombstone.owner_id == owner))
+        owner_column_is(EventTombstone.owner_id, owner)))
     return {str(href): etag or "" for href, etag in [*stones, *rows]}
 
 
@@ -161,8 +161,8 @@ async def outgoing(session: AsyncSession, owner: int, only: Sequence[int] | None
     if only is not None:
         stmt = stmt.where(CalendarEvent.id.in_(only))
     events = await _load(session, stmt.order_by(CalendarEvent.id))
-    stones = [] if only is not None else list((await session.execute(
-        select(EventTombstone).where(EventTombstone.owner_id == owner).order_by(EventTombstone.id))).scalars())
+    stones = [] if only is not None else list(await session.scalars(
+        select(EventTombstone).where(owner_column_is(EventTombstone.owner_id, owner)).order_by(EventTombstone.id)))
     return Outgoing(events, stones)
 
 
@@ -254,7 +254,8 @@ async def delete_event(session: AsyncSession, event_id: int) -> None:
 
 async def tombstone(session: AsyncSession, owner: int, href: str, uid: str) -> EventTombstone | None:
     return (await session.execute(select(EventTombstone).where(
-        EventTombstone.owner_id == owner, or_(EventTombstone.caldav_href == href, EventTombstone.uid == uid))
+        owner_column_is(EventTombstone.owner_id, owner),
+        or_(EventTombstone.caldav_href == href, EventTombstone.uid == uid))
         .order_by(EventTombstone.id.desc()).limit(1))).scalar_one_or_none()
 
 
@@ -270,7 +271,7 @@ async def drop_tombstone(session: AsyncSession, tombstone_id: int) -> None:
 async def drop_tombstones(session: AsyncSession, owner: int, *, href: str, uid: str | None = None) -> None:
     match = EventTombstone.caldav_href == href if uid is None else or_(
         EventTombstone.caldav_href == href, EventTombstone.uid == uid)
-    await session.execute(delete(EventTombstone).where(EventTombstone.owner_id == owner, match))
+    await session.execute(delete(EventTombstone).where(owner_column_is(EventTombstone.owner_id, owner), match))
 
 
 async def forget(session: AsyncSession, owner: int) -> None:
@@ -282,4 +283,4 @@ async def forget(session: AsyncSession, owner: int) -> None:
                           .execution_options(synchronize_session=False))
     await session.execute(delete(EventSyncMark).where(EventSyncMark.event_id.in_(
         select(CalendarEvent.id).where(of_user(CalendarEvent, owner)))))
-    await session.execute(delete(EventTombstone).where(EventTombstone.owner_id == owner))
+    await session.execute(delete(EventTombstone).where(owner_column_is(EventTombstone.owner_id, owner)))
