@@ -205,7 +205,7 @@ async def ttft(fable: Fable, caller: Caller, runs: int, results: Results, *, lab
 
 
 async def followers(fable: Fable, caller: Caller, fake_url: str, count: int, results: Results) -> None:
-    from helpers import sse_events
+    from support.chat import sse_events
     from support.servers import serve
 
     from fable_core.identity.accounts import create_api_key

@@ -1,10 +1,11 @@
 """The shared test helpers stay the only copies (``tests/support/``).
 
-Outside tests/support, no file under tests/ runs its own uvicorn (``support.servers`` does),
-defines a ``PASSWORD`` or spells out the test password (``support.users.PASSWORD``), reads an
-``UPDATE_*`` variable to rewrite a snapshot (``support.snapshots``), imports a ``conftest``
-module (fixtures come from pytest, helpers from modules), or imports ``fake_llm`` from
-anywhere but ``support.fake_llm``.
+Shared helpers are modules of tests/support (``support.web``, ``support.chat``...), never a
+``*_helpers.py`` beside the tests that use it. Outside tests/support, no file under tests/ runs
+its own uvicorn (``support.servers`` does), defines a ``PASSWORD`` or spells out the test password
+(``support.users.PASSWORD``), reads an ``UPDATE_*`` variable to rewrite a snapshot
+(``support.snapshots``), imports a ``conftest`` module (fixtures come from pytest, helpers from
+modules), or imports ``fake_llm`` from anywhere but ``support.fake_llm``.
 """
 
 from __future__ import annotations
@@ -89,3 +90,22 @@ def test_the_rules_catch_what_they_are_for() -> None:
     fine = ("from support.servers import serve\nfrom support.users import PASSWORD\n"
             'login(password=PASSWORD)\nos.environ.get("HOME")\nimport support.fake_llm\n')
     assert offences(fine) == []
+
+
+def strays(paths: list[Path]) -> list[str]:
+    """Modules outside tests/support that are neither tests, conftests nor a child process a
+    test starts (``*_child.py``): a helper there is one directory's copy, imported by bare name."""
+    return [str(p.relative_to(TESTS)) for p in paths
+            if SUPPORT not in p.parents and p.parent != TESTS / "support"
+            and not p.name.startswith("test_") and p.name not in ("conftest.py", "__init__.py")
+            and not p.name.endswith("_child.py")]
+
+
+def test_shared_helpers_live_in_support_only() -> None:
+    assert strays(sorted(TESTS.rglob("*.py"))) == []
+
+
+def test_the_stray_rule_catches_a_helper_beside_its_tests() -> None:
+    assert strays([TESTS / "web" / "web_helpers.py", TESTS / "web" / "test_rest.py",
+                   TESTS / "core" / "embedded_child.py", SUPPORT / "web.py",
+                   TESTS / "web" / "conftest.py"]) == ["web/web_helpers.py"]

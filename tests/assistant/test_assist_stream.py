@@ -13,8 +13,8 @@ from typing import Any
 
 import httpx
 import pytest
-from helpers import sse_events
 from sqlalchemy import select
+from support.chat import sse_events
 from support.fake_llm import FakeLLM, Reply
 from support.servers import free_port, serve
 from test_chat_http import key_for

@@ -6,8 +6,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from helpers import new_conversation, turn
 from sqlalchemy import select
+from support.chat import new_conversation, turn
 from support.fake_llm import FakeLLM, Reply
 
 from fable_core.assistant.service import Assistant

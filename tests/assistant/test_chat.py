@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from helpers import new_conversation, text_of, turn
 from sqlalchemy import select, update
+from support.chat import new_conversation, text_of, turn
 from support.fake_llm import FakeLLM, Reply
 
 from fable_core.assistant.service import Assistant

@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from helpers import sse_events
 from sqlalchemy import func, select
+from support.chat import sse_events
 from support.fake_llm import FakeLLM, Reply
 from support.servers import serve
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import json
 
-from helpers import new_conversation, turn
+from support.chat import new_conversation, turn
 from support.fake_llm import FakeLLM, Reply
 from support.images import png
 

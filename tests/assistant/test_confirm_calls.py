@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 
-from helpers import new_conversation, turn
 from sqlalchemy import func, select
+from support.chat import new_conversation, turn
 from support.fake_llm import FakeLLM, Reply
 from support.users import make_user
 

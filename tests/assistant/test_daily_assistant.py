@@ -5,8 +5,8 @@ moments are found by meaning when an embedding model answers."""
 
 from __future__ import annotations
 
-from helpers import new_conversation, turn
 from sqlalchemy import select
+from support.chat import new_conversation, turn
 from support.fake_llm import FakeLLM, Reply
 
 from fable_core.assistant.profile_learning import learn_summaries

@@ -13,8 +13,8 @@ import time
 from contextlib import aclosing
 from pathlib import Path
 
-from helpers import new_conversation, text_of
 from sqlalchemy import select
+from support.chat import new_conversation, text_of
 from support.fake_llm import FakeLLM, Reply
 
 from fable_core.assistant.generation import STALE_AFTER, Buffer, Generations, MessageWriter, parse_event_id
@@ -246,7 +246,7 @@ async def test_a_live_process_marks_a_dead_processs_answer_interrupted_within_se
 async def test_an_ipv6_url_in_a_message_does_not_break_the_answer(
     ai_fable: Fable, assistant: Assistant, fake: FakeLLM, alice: Caller
 ) -> None:
-    from helpers import turn
+    from support.chat import turn
 
     conv = await new_conversation(ai_fable, alice)
     fake.replies.append(Reply("Those are private addresses."))

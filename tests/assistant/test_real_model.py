@@ -17,8 +17,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from helpers import sse_events
 from sqlalchemy import select
+from support.chat import sse_events
 from support.llama import MODEL_ALIAS, LlamaMissing, find_model, running_llama
 from support.servers import serve
 from test_chat_http import key_for, start

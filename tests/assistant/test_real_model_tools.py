@@ -19,8 +19,8 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from helpers import new_conversation, text_of, turn
 from sqlalchemy import select
+from support.chat import new_conversation, text_of, turn
 from support.llama import MODEL_ALIAS, LlamaMissing, find_model, proxy_app, running_llama
 from support.servers import serve
 

@@ -8,8 +8,8 @@ import threading
 from collections.abc import AsyncIterator
 
 import pytest
-from helpers import new_conversation, turn
 from sqlalchemy import select, text
+from support.chat import new_conversation, turn
 from support.fake_llm import FakeLLM, Reply, embed_text
 
 from fable_core.assistant.context import INJECT_RELEVANCE, SUGGEST_RELEVANCE

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import new_conversation, turn
 from sqlalchemy import select
+from support.chat import new_conversation, turn
 from support.fake_llm import FakeLLM, Reply
 
 from fable_core.assistant.embeddings import Embedder

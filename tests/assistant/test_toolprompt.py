@@ -9,8 +9,8 @@ import json
 from collections.abc import AsyncIterator
 
 import pytest
-from helpers import new_conversation, text_of, turn
 from sqlalchemy import select
+from support.chat import new_conversation, text_of, turn
 from support.fake_llm import FakeLLM, Reply
 
 from fable_core.assistant.service import Assistant

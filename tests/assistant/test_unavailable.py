@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from helpers import new_conversation, turn
 from sqlalchemy import select
+from support.chat import new_conversation, turn
 from support.servers import free_port
 
 from fable_core.config import Settings

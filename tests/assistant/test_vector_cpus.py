@@ -22,7 +22,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from helpers import new_conversation, text_of, turn
+from support.chat import new_conversation, text_of, turn
 from support.fake_llm import FakeLLM, Reply
 from support.pgcluster import throwaway_server
 from support.users import make_user

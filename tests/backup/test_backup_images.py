@@ -14,8 +14,8 @@ from dataclasses import replace
 
 import httpx
 import pytest
-from backup_helpers import blob, empty
 from sqlalchemy import select
+from support.backup import blob, empty
 from support.images import png
 from support.mcp_clients import make_key
 from support.users import make_user

@@ -8,8 +8,8 @@ import io
 from collections import Counter
 from typing import Any
 
-from backup_helpers import blob, empty, members
 from sqlalchemy import JSON, func, select
+from support.backup import blob, empty, members
 
 from fable_core.data.backup import archive
 from fable_core.db.models import Base, Note, NoteLink

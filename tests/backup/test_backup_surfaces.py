@@ -16,9 +16,9 @@ from typing import Any
 
 import httpx
 import pytest
-from backup_helpers import blob, empty
 from mcp import Client
 from sqlalchemy import delete, func, select
+from support.backup import blob, empty
 from support.mcp_clients import make_key
 from support.servers import serve
 from support.users import PASSWORD, make_user

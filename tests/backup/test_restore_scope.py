@@ -16,8 +16,8 @@ from typing import Any
 
 import httpx
 import pytest
-from backup_helpers import blob
 from sqlalchemy import func, select
+from support.backup import blob
 from support.mcp_clients import make_key
 
 from fable_core.db.models import AppLog, InstanceSetting, Note, UserIdentity

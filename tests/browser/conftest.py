@@ -11,9 +11,9 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 import pytest
-from browser_session import Session, Watch
 from playwright.async_api import Browser, Route, async_playwright
 from support.assistants import fable_on_fake_ollama, settle
+from support.browser import Session, Watch
 from support.fake_llm import FakeLLM
 from support.servers import serve
 

@@ -1,4 +1,4 @@
-"""Accessibility: axe-core on every page (page_tour.PAGES), light and dark, finds nothing critical
+"""Accessibility: axe-core on every page (support.page_tour.PAGES), light and dark, finds nothing critical
 or serious; each view has its own title, a skip link, focus on its heading after navigation, and
 j/k move through lists.
 
@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_session import Session
-from page_tour import SIGNED_OUT, paths, seed, visit
 from playwright.async_api import Page, expect
+from support.browser import Session
+from support.page_tour import SIGNED_OUT, paths, seed, visit
 
 pytestmark = pytest.mark.browser
 

@@ -8,9 +8,9 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 
 import pytest
-from browser_session import Session
-from page_tour import visit
 from playwright.async_api import expect
+from support.browser import Session
+from support.page_tour import visit
 from support.users import PASSWORD
 
 pytestmark = pytest.mark.browser

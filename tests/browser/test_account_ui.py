@@ -10,9 +10,9 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import pytest
-from browser_session import Session
 from playwright.async_api import Browser, expect
 from sqlalchemy import update
+from support.browser import Session
 from support.servers import fable_serve, free_port
 from support.users import PASSWORD
 

@@ -11,8 +11,8 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-from browser_session import Session
 from playwright.async_api import expect
+from support.browser import Session
 from support.caldav_server import radicale_server
 from support.servers import serve
 

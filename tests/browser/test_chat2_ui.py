@@ -11,8 +11,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from browser_session import Session
 from playwright.async_api import expect
+from support.browser import Session
 from support.fake_llm import FakeLLM, Reply
 
 pytestmark = pytest.mark.browser

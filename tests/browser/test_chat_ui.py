@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_session import Session
 from playwright.async_api import Route, expect
+from support.browser import Session
 from support.fake_llm import FakeLLM, Reply, embed_text
 
 from fable_core.assistant.context import INJECT_RELEVANCE, SUGGEST_RELEVANCE

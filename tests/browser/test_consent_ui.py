@@ -12,8 +12,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import httpx
 import pytest
-from browser_session import Session
 from playwright.async_api import Route, expect
+from support.browser import Session
 
 pytestmark = pytest.mark.browser
 

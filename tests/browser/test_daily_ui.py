@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_session import Session
 from playwright.async_api import expect
+from support.browser import Session
 
 from fable_core.runtime import Fable
 

@@ -9,8 +9,8 @@ import base64
 import re
 
 import pytest
-from browser_session import Session
 from playwright.async_api import Dialog, expect
+from support.browser import Session
 from support.images import png
 
 pytestmark = pytest.mark.browser

@@ -6,7 +6,7 @@ import io
 import zipfile
 
 import pytest
-from browser_session import Session
+from support.browser import Session
 
 pytestmark = pytest.mark.browser
 

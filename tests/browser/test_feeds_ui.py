@@ -8,8 +8,8 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 
 import pytest
-from browser_session import Session
 from playwright.async_api import expect
+from support.browser import Session
 from support.servers import serve, serve_in_thread
 from support.web_site import FakeSite, web_site_app
 

@@ -7,8 +7,8 @@ import io
 import zipfile
 
 import pytest
-from browser_session import Session
 from playwright.async_api import expect
+from support.browser import Session
 
 pytestmark = pytest.mark.browser
 

@@ -9,8 +9,8 @@ import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from browser_session import Session
 from playwright.async_api import expect
+from support.browser import Session
 from support.fake_llm import FakeLLM, Reply
 
 pytestmark = pytest.mark.browser

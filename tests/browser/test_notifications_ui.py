@@ -10,8 +10,8 @@ import re
 from typing import Any
 
 import pytest
-from browser_session import Session
 from playwright.async_api import expect
+from support.browser import Session
 
 from fable_core.people.notifications.notify import add_notifications
 from fable_core.people.notifications.sender import message

@@ -9,8 +9,8 @@ from contextlib import AbstractAsyncContextManager
 
 import httpx
 import pytest
-from browser_session import Session
 from playwright.async_api import Route, expect
+from support.browser import Session
 from support.servers import free_port, serve
 
 from fable_core.runtime import Fable

@@ -4,9 +4,9 @@ a menu button with a drawer, buttons and links are 44 px tall, and fields use 16
 from __future__ import annotations
 
 import pytest
-from browser_session import Session
-from page_tour import SIGNED_OUT, paths, seed, visit
 from playwright.async_api import expect
+from support.browser import Session
+from support.page_tour import SIGNED_OUT, paths, seed, visit
 
 pytestmark = pytest.mark.browser
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_session import Session
 from playwright.async_api import expect
+from support.browser import Session
 from support.fake_llm import FakeLLM, Reply
 
 pytestmark = pytest.mark.browser

@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager
 
 import pytest
-from browser_session import Session
 from playwright.async_api import expect
+from support.browser import Session
 from support.fables import ollama_at
 from support.fake_llm import FakeLLM, Reply, ollama_app
 from support.searxng import FakeSearxng, result, searxng_app

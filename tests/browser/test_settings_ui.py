@@ -8,9 +8,9 @@ import asyncio
 import re
 
 import pytest
-from browser_session import Session
 from playwright.async_api import expect
 from sqlalchemy import select
+from support.browser import Session
 from support.mcp_clients import make_key
 from support.smtp import smtp_server
 from support.users import make_user

@@ -5,8 +5,8 @@ reads its tasks and is offered no way to change them."""
 from __future__ import annotations
 
 import pytest
-from browser_session import Session
 from playwright.async_api import expect
+from support.browser import Session
 
 pytestmark = pytest.mark.browser
 

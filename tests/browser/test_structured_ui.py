@@ -4,8 +4,8 @@ items as checkboxes that check through update_list, and [[links]] reaching the p
 from __future__ import annotations
 
 import pytest
-from browser_session import Session
 from playwright.async_api import expect
+from support.browser import Session
 
 from fable_core.runtime import Fable
 

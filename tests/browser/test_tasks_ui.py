@@ -4,8 +4,8 @@ anyway" on a similar title, undo of a completion and of a deletion (the trash), 
 from __future__ import annotations
 
 import pytest
-from browser_session import Session
 from playwright.async_api import expect
+from support.browser import Session
 
 pytestmark = pytest.mark.browser
 

@@ -11,8 +11,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from browser_session import Session
 from playwright.async_api import expect
+from support.browser import Session
 from support.mcp_clients import as_a_host_starts
 from support.users import PASSWORD
 

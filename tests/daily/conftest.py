@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from daily_helpers import TIMEOUT, Api, Call
+from support.daily import TIMEOUT, Api, Call
 from support.fables import fable_with
 from support.servers import serve, serve_in_thread
 from support.users import quick_user

@@ -9,8 +9,8 @@ from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
-from daily_helpers import Api, Call
 from sqlalchemy import select
+from support.daily import Api, Call
 
 from fable_core.daily.journal.sections import SECTIONS, PrepDay
 from fable_core.db.models import Moment

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from daily_helpers import Call
+from support.daily import Call
 from support.weather import FakeWeather, forecast
 
 from fable_core.runtime import Fable

@@ -5,8 +5,8 @@ bad input refused with nothing changed, and no model configured: nothing learned
 from __future__ import annotations
 
 import pytest
-from daily_helpers import Api, Call
 from sqlalchemy import select
+from support.daily import Api, Call
 
 from fable_core.assistant.profile_learning import learn_summaries
 from fable_core.db.models import Profile, ProfileObservation

@@ -11,8 +11,8 @@ from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
-from daily_helpers import TIMEOUT, Api, Call
 from sqlalchemy import func, select, update
+from support.daily import TIMEOUT, Api, Call
 from support.servers import free_port
 from support.weather import FakeWeather, forecast
 

@@ -7,7 +7,7 @@ from contextlib import asynccontextmanager
 
 import httpx
 import pytest
-from drafts_helpers import Rest
+from support.drafts import Rest
 from support.users import quick_user
 
 from fable_core.identity.accounts import create_api_key

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from drafts_helpers import Call, Rest
 from mcp import Client
+from support.drafts import Call, Rest
 
 from fable_core.errors import Forbidden, InvalidInput, NotFound
 from fable_core.runtime import Fable

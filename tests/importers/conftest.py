@@ -7,7 +7,7 @@ from contextlib import asynccontextmanager
 
 import httpx
 import pytest
-from importers_helpers import Rest
+from support.importers import Rest
 
 from fable_core.identity.accounts import create_api_key
 from fable_core.runtime import Fable

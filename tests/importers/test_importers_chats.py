@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 import pytest
-from importers_helpers import Rest, zipped
+from support.importers import Rest, zipped
 
 from fable_core.errors import InvalidInput
 from fable_core.runtime import Fable

@@ -11,10 +11,10 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from importers_helpers import Rest, zipped
 from mcp import Client
 from sqlalchemy import func, select, text
 from support.images import png
+from support.importers import Rest, zipped
 
 from fable_core.data.importers import archive
 from fable_core.db.models import Image, ImportedItem, Note, NoteLink

@@ -4,9 +4,9 @@ refused sign-in writes the name tried, never the password."""
 from __future__ import annotations
 
 import pytest
-from logs_helpers import Call, Rows, client_of, signed_in
 from sqlalchemy import text
 from starlette.applications import Starlette
+from support.logs import Call, Rows, client_of, signed_in
 from support.users import make_user
 
 from fable_core.errors import InvalidInput, NotFound

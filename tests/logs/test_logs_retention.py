@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from logs_helpers import Rows
 from sqlalchemy import insert
+from support.logs import Rows
 
 from fable_core.admin.logs.retention import prune
 from fable_core.db.models import AppLog

@@ -10,7 +10,6 @@ from typing import Any
 
 import httpx
 import pytest
-from logs_helpers import Call, Rows, client_of, signed_in
 from mcp import Client
 from pydantic import BaseModel
 from sqlalchemy import insert
@@ -19,6 +18,7 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+from support.logs import Call, Rows, client_of, signed_in
 
 from fable_core.db.models import AppLog
 from fable_core.errors import FableError, InvalidInput

@@ -4,8 +4,8 @@ register, and which requests are refused without ever sending the person anywher
 from __future__ import annotations
 
 import httpx
-from oauth_helpers import REDIRECT, approve, authorization, browser, pkce, query_of, register
 from sqlalchemy import func, select
+from support.oauth import REDIRECT, approve, authorization, browser, pkce, query_of, register
 
 from fable_core.db.models import AppLog, OAuthClient, OAuthCode, OAuthGrant
 from fable_core.runtime import Fable

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import httpx
-from oauth_helpers import browser, query_of, register
+from support.oauth import browser, query_of, register
 from support.servers import free_port
 
 from fable_core.runtime import Fable

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from oauth_helpers import approve, authorization, browser, connect, pkce
 from sqlalchemy import select
 from support.mcp_clients import make_key
+from support.oauth import approve, authorization, browser, connect, pkce
 
 from fable_core.db.models import AppLog
 from fable_core.errors import Forbidden, InvalidInput, NotFound

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import httpx
 import pytest
-from oauth_helpers import REDIRECT, authorization, browser, pkce, query_of, tokens
+from support.oauth import REDIRECT, authorization, browser, pkce, query_of, tokens
 from support.servers import serve, serve_in_thread
 from support.web_site import FakeSite, web_site_app
 

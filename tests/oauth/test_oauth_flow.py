@@ -12,7 +12,7 @@ from mcp import Client
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
-from oauth_helpers import REDIRECT, query_of
+from support.oauth import REDIRECT, query_of
 from support.users import PASSWORD
 
 from fable_core.runtime import Fable

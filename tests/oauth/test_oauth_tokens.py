@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import httpx
-from oauth_helpers import REDIRECT, approve, authorization, browser, connect, pkce, register, tokens
 from sqlalchemy import select, update
+from support.oauth import REDIRECT, approve, authorization, browser, connect, pkce, register, tokens
 
 from fable_core.db.models import AppLog, OAuthCode
 from fable_core.runtime import Fable

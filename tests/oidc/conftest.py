@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 import httpx
 import pytest
-from oidc_helpers import oidc_browser
+from support.oidc import oidc_browser
 
 from fable_core.runtime import Fable
 

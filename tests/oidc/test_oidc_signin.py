@@ -13,8 +13,8 @@ import httpx
 import pytest
 from joserfc import jwt
 from joserfc.jwk import KeySet, OctKey, RSAKey
-from oidc_helpers import oidc_browser
 from sqlalchemy import func, select, update
+from support.oidc import oidc_browser
 from support.users import PASSWORD, make_user
 
 from fable_core.db.models import LoginSession, User, UserIdentity

@@ -11,9 +11,9 @@ from typing import Any
 
 import httpx
 import pytest
-from outside_helpers import TIMEOUT, Api, Call
 from support.fables import fable_with, ollama_at
 from support.fake_llm import FakeLLM, ollama_app
+from support.outside import TIMEOUT, Api, Call
 from support.searxng import FakeSearxng, searxng_app
 from support.servers import serve, serve_in_thread
 from support.users import quick_user

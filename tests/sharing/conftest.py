@@ -1,15 +1,15 @@
 """The sharing fixtures: a Fable whose assistant talks to a scripted fake Ollama (so every tool,
 LLM ones included, can run), the whole web app (REST and MCP) on a real port, and the people of
-alice's world (:mod:`matrix_world`)."""
+alice's world (:mod:`support.matrix_world`)."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
-from matrix_world import People
 from support.fables import fable_with, ollama_at
 from support.fake_llm import FakeLLM, ollama_app
+from support.matrix_world import People
 from support.mcp_clients import make_key
 from support.servers import serve, serve_in_thread
 from support.users import make_user

@@ -22,10 +22,10 @@ from typing import Any
 
 import httpx
 import pytest
-from matrix_world import LEVEL, PRIVATE, ROLES, SHARED, People, World, build_world
 from mcp import Client
 from sqlalchemy import text
 from support.fake_llm import FakeLLM, Reply
+from support.matrix_world import LEVEL, PRIVATE, ROLES, SHARED, People, World, build_world
 from support.mcp_clients import http_connect
 
 from fable_core.assistant.toolloop import LoopResult, run_tool_loop

@@ -9,12 +9,12 @@ from dataclasses import replace
 import anyio
 import httpx
 import pytest
-from matrix_world import PRIVATE, SHARED, People, build_world
 from mcp import Client
 from mcp.client.subscriptions import ResourceUpdated
 from mcp.shared.exceptions import MCPError
 from mcp_types import PromptReference
 from sqlalchemy import select
+from support.matrix_world import PRIVATE, SHARED, People, build_world
 from support.mcp_clients import ResourceUpdates
 
 from fable_core.db.models import Notification

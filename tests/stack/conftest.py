@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from stack_helpers import CADDY
 from support.fake_llm import FakeLLM, ollama_app, openai_app
 from support.servers import serve_in_thread
+from support.stack import CADDY
 
 
 @pytest.fixture(scope="session")

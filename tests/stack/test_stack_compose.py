@@ -14,7 +14,7 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
-from stack_helpers import CADDYFILE, ROOT, caddy_env
+from support.stack import CADDYFILE, ROOT, caddy_env
 
 from fable_core.config import Settings
 

@@ -11,7 +11,7 @@ import sys
 import zipfile
 
 import pytest
-from stack_helpers import ROOT
+from support.stack import ROOT
 
 PACKAGES = ("fable_core", "fable_mcp", "fable_web")
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from stack_helpers import caddy, health_probe, replica
 from support.fake_llm import FakeLLM, Reply
 from support.mcp_clients import make_key
 from support.servers import serve
+from support.stack import caddy, health_probe, replica
 
 from fable_core.config import Settings
 from fable_core.runtime import Fable

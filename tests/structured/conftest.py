@@ -8,8 +8,8 @@ from contextlib import asynccontextmanager
 
 import httpx
 import pytest
-from structured_helpers import Api
 from support.servers import serve
+from support.structured import Api
 from support.users import quick_user
 
 from fable_core.identity.accounts import create_api_key

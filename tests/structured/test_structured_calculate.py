@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from mcp import Client
-from structured_helpers import Api, Call
+from support.structured import Api, Call
 
 from fable_core.assistant.calculator.evaluator import evaluate
 from fable_core.assistant.toolpick import ToolPicker

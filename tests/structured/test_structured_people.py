@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from mcp import Client
-from structured_helpers import Api, Call
+from support.structured import Api, Call
 
 from fable_core.errors import Conflict, InvalidInput, NotFound
 from fable_core.runtime import Fable

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 from starlette.applications import Starlette
-from web_helpers import BASE, make_client, signed_in
+from support.web import BASE, make_client, signed_in
 
 from fable_core.db.models import Base
 from fable_core.runtime import Fable

@@ -6,7 +6,7 @@ import httpx
 from sqlalchemy import select
 from starlette.applications import Starlette
 from support.users import PASSWORD
-from web_helpers import BASE, error_of, make_client, signed_in
+from support.web import BASE, error_of, make_client, signed_in
 
 from fable_core.db.models import LoginSession, User
 from fable_core.runtime import Fable

@@ -13,7 +13,7 @@ from sqlalchemy import text
 from starlette.applications import Starlette
 from support.smtp import Inbox, smtp_server
 from support.users import PASSWORD
-from web_helpers import BASE, error_of, make_client, signed_in
+from support.web import BASE, error_of, make_client, signed_in
 
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller

@@ -10,7 +10,7 @@ from sqlalchemy import func, select, text
 from starlette.applications import Starlette
 from support.mcp_clients import make_key
 from support.users import make_user
-from web_helpers import error_of, make_client, signed_in
+from support.web import error_of, make_client, signed_in
 
 from fable_core.db.models import Note, Project, Share, User
 from fable_core.runtime import Fable

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 from starlette.applications import Starlette
-from web_helpers import BASE, error_of, make_client
+from support.web import BASE, error_of, make_client
 
 from fable_core.tools.caller import Caller
 

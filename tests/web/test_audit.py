@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx
 from sqlalchemy import text
 from support.smtp import smtp_server
-from web_helpers import error_of
+from support.web import error_of
 
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller

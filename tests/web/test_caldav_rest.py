@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import httpx
-from web_helpers import error_of
+from support.web import error_of
 
 
 async def test_bad_caldav_input_gets_a_clear_error_and_changes_nothing(

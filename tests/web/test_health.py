@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from support.fake_llm import FakeLLM, ollama_app
 from support.servers import serve_in_thread
-from web_helpers import make_client
+from support.web import make_client
 
 from fable_core.runtime import Fable
 from fable_web.app import create_app

@@ -19,7 +19,7 @@ import zipfile
 
 import httpx
 import pytest
-from web_helpers import error_of
+from support.web import error_of
 
 from fable_core.assistant.context import page_text
 from fable_core.errors import InvalidInput, PayloadTooLarge

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import select
 from starlette.applications import Starlette
 from support.mcp_clients import make_key
-from web_helpers import error_of, make_client, signed_in
+from support.web import error_of, make_client, signed_in
 
 from fable_core.capabilities import load_capabilities
 from fable_core.db.models import AppLog

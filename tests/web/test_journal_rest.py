@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
-from web_helpers import error_of
+from support.web import error_of
 
 TODAY = datetime.now(UTC).date()
 

@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 from starlette.applications import Starlette
 from support.users import PASSWORD
-from web_helpers import BASE, make_client
+from support.web import BASE, make_client
 
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller

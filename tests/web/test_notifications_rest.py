@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import httpx
-from web_helpers import error_of
+from support.web import error_of
 
 from fable_core.people.notifications.notify import add_notifications
 from fable_core.runtime import Fable

@@ -14,7 +14,7 @@ from starlette.applications import Starlette
 from support.servers import serve
 from support.smtp import Inbox, smtp_server
 from support.users import PASSWORD
-from web_helpers import BASE, error_of, make_client, signed_in
+from support.web import BASE, error_of, make_client, signed_in
 
 from fable_core.config import Settings
 from fable_core.db.models import AccountToken, User

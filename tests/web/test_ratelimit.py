@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import text
 from starlette.applications import Starlette
 from support.users import PASSWORD
-from web_helpers import BASE, error_of, make_client, signed_in
+from support.web import BASE, error_of, make_client, signed_in
 
 from fable_core.infra.rate_limits import prune_stale_hits
 from fable_core.runtime import Fable

@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 import pytest
-from web_helpers import error_of
+from support.web import error_of
 
 from fable_web.render import link_keys, render_markdown
 

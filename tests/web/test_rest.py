@@ -8,7 +8,7 @@ import httpx
 import pytest
 from sqlalchemy import select
 from starlette.applications import Starlette
-from web_helpers import BASE, error_of, make_client
+from support.web import BASE, error_of, make_client
 
 from fable_core.capabilities import load_capabilities
 from fable_core.db.models import AppLog

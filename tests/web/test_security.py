@@ -6,7 +6,7 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 from support.users import PASSWORD
-from web_helpers import error_of, make_client, signed_in
+from support.web import error_of, make_client, signed_in
 
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 from starlette.applications import Starlette
 from support.mcp_clients import make_key
-from web_helpers import error_of, make_client
+from support.web import error_of, make_client
 
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller

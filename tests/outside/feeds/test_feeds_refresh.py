@@ -9,9 +9,9 @@ import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from feeds_samples import rss
-from outside_helpers import Call
 from sqlalchemy import select, update
+from support.feed_samples import rss
+from support.outside import Call
 from support.web_site import FakeSite
 
 from fable_core.db.models import Feed

@@ -6,9 +6,9 @@ refused on the dispatcher, REST and MCP; list, change, unsubscribe, each user th
 from __future__ import annotations
 
 import pytest
-from feeds_samples import atom, rss
-from outside_helpers import Api, Call
+from support.feed_samples import atom, rss
 from support.mcp_clients import data, http_connect, make_key
+from support.outside import Api, Call
 from support.web_site import FakeSite
 
 from fable_core.errors import Conflict, InvalidInput, NotFound, Unavailable

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 from mcp import Client
-from outside_helpers import Api, Call
 from sqlalchemy import func, select
 from support.images import png
 from support.mcp_clients import http_connect, make_key
+from support.outside import Api, Call
 from support.searxng import FakeSearxng, image_result
 from support.web_site import FakeSite
 

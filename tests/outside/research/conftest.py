@@ -6,8 +6,8 @@ import threading
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
-from research_helpers import script_run, serve_pages
 from support.fake_llm import FakeLLM
+from support.research import script_run, serve_pages
 from support.searxng import FakeSearxng
 from support.web_site import FakeSite
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 import time
 
-from outside_helpers import Call
-from research_helpers import QUERIES, QUESTION, Recorder, article, script_run, serve_pages
 from support.fake_llm import FakeLLM, Reply
+from support.outside import Call
+from support.research import QUERIES, QUESTION, Recorder, article, script_run, serve_pages
 from support.searxng import FakeSearxng, result
 from support.web_site import FakeSite
 

@@ -9,10 +9,10 @@ import threading
 from collections.abc import AsyncIterator
 
 import pytest
-from outside_helpers import Call
-from research_helpers import QUESTION, Recorder, outlining, until
 from sqlalchemy import text
 from support.fake_llm import FakeLLM
+from support.outside import Call
+from support.research import QUESTION, Recorder, outlining, until
 
 from fable_core.config import Settings
 from fable_core.errors import Conflict

@@ -10,11 +10,11 @@ import threading
 from datetime import timedelta
 
 import pytest
-from outside_helpers import Api, Call
-from research_helpers import QUESTION, Recorder, outlining, script_run, serve_pages, until
 from sqlalchemy import update
 from support.fake_llm import FakeLLM, Reply
 from support.mcp_clients import data, http_connect, make_key
+from support.outside import Api, Call
+from support.research import QUESTION, Recorder, outlining, script_run, serve_pages, until
 from support.searxng import FakeSearxng
 from support.web_site import FakeSite
 

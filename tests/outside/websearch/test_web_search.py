@@ -8,7 +8,7 @@ import asyncio
 import time
 
 import pytest
-from outside_helpers import TIMEOUT, Api, Call
+from support.outside import TIMEOUT, Api, Call
 from support.searxng import FakeSearxng, result
 
 from fable_core.errors import InvalidInput, Unavailable

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 from mcp import Client
-from web_helpers import error_of
+from support.web import error_of
 
 from fable_core.errors import InvalidInput
 from fable_core.runtime import Fable

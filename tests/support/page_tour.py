@@ -7,8 +7,9 @@ each and fills them in. ``SIGNED_OUT`` are the pages someone who is not signed i
 
 from __future__ import annotations
 
-from browser_session import Session
 from playwright.async_api import Page, expect
+
+from support.browser import Session
 
 PAGES = [
     "/",

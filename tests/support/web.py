@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 from starlette.applications import Starlette
+
 from support.users import PASSWORD
 
 BASE = "http://localhost"

@@ -8,9 +8,9 @@ from typing import Any
 
 import httpx
 from starlette.applications import Starlette
-from support.users import PASSWORD
 
 from fable_core.db.models import AppLog
+from support.users import PASSWORD
 
 BASE = "http://localhost"
 Rows = Callable[..., Awaitable[list[AppLog]]]

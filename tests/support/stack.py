@@ -1,5 +1,5 @@
 """Helpers for the stack tests: Caddy with deploy/Caddyfile, real ``fable serve`` replicas, and the
-image's health check command (imported as ``stack_helpers``: tests/stack is on the path)."""
+image's health check command."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+
 from support.servers import FABLE, free_port
 
 ROOT = Path(__file__).resolve().parents[2]

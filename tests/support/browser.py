@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from playwright.async_api import BrowserContext, ConsoleMessage, Dialog, Page
+
 from support.users import PASSWORD
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
