@@ -85,7 +85,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability("journal", (
         "fable_core.daily.journal.days",
         "fable_core.daily.journal.prep",
-    ), install="fable_core.daily.journal.schedule:install"),
+    ), jobs=("fable_core.daily.journal.schedule",)),
     Capability("websearch", ("fable_core.outside.websearch.web",),
                install="fable_core.outside.websearch.searxng:install"),
     Capability("feeds", (
