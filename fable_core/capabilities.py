@@ -53,7 +53,7 @@ CAPABILITIES: tuple[Capability, ...] = (
         "fable_core.assistant.project_summaries",
         "fable_core.assistant.models",
         "fable_core.assistant.chat_models",
-    ), install="fable_core.assistant.service:install"),
+    ), install="fable_core.assistant.service:install", jobs=("fable_core.assistant.sweeps",)),
     Capability("preferences", ("fable_core.people.preferences.settings",)),
     Capability("sharing", (
         "fable_core.people.sharing.shares",
@@ -85,7 +85,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability("journal", (
         "fable_core.daily.journal.days",
         "fable_core.daily.journal.prep",
-    ), install="fable_core.daily.journal.schedule:install"),
+    ), jobs=("fable_core.daily.journal.schedule",)),
     Capability("websearch", ("fable_core.outside.websearch.web",),
                install="fable_core.outside.websearch.searxng:install"),
     Capability("feeds", (
@@ -93,7 +93,8 @@ CAPABILITIES: tuple[Capability, ...] = (
         "fable_core.outside.feeds.items",
     ), jobs=("fable_core.outside.feeds.refresh",)),
     Capability("images", ("fable_core.outside.images.images",)),
-    Capability("research", ("fable_core.outside.research.runs",), install="fable_core.outside.research.runner:install"),
+    Capability("research", ("fable_core.outside.research.runs",), install="fable_core.outside.research.runner:install",
+               jobs=("fable_core.outside.research.runner",)),
     Capability("structured", ("fable_core.knowledge.entities.people_places", "fable_core.knowledge.entities.lists")),
     Capability("calculator", ("fable_core.assistant.calculator.calculate",)),
     Capability("backup", ("fable_core.data.backup.backups",)),

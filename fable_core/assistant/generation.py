@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Self
 
@@ -151,6 +151,11 @@ class Generations:
 
     def get(self, key: str) -> Buffer | None:
         return self._buffers.get(key)
+
+    def writing(self, kind: str) -> list[int]:
+        """The message (or run) ids of the generations of ``kind`` (``chat``, ``research``) this
+        process is writing now: alive, whatever their heartbeat says."""
+        return [b.message_id for key, b in self._buffers.items() if key.startswith(f"{kind}:") and not b.done]
 
     def running(self, key: str) -> bool:
         buffer = self._buffers.get(key)
@@ -339,25 +344,25 @@ async def forget_dead(db: Database, *, kind: str, table: str, running: str, beat
         await s.execute(text(_FORGET_DEAD.format(kind=kind, table=table)), {"beat": beat, "running": running})
 
 
-async def recover_interrupted(db: Database, *, stale_after: float = STALE_AFTER) -> int:
-    """Mark messages whose generator stopped beating (a crashed process) ``interrupted``;
-    their partial text stays; their generations' rows go (their followers on other processes
-    end). Returns how many."""
-    marked = await mark_stale(db, "messages", running="generating", died=DIED, stale_after=stale_after)
+async def recover_interrupted(db: Database, *, stale_after: float = STALE_AFTER, keep: Collection[int] = ()) -> int:
+    """Mark messages whose generator stopped beating (a crashed process) ``interrupted``, but
+    those in ``keep`` (the ones the calling process is writing); their partial text stays; their
+    generations' rows go (their followers on other processes end). Returns how many."""
+    marked = await mark_stale(db, "messages", running="generating", died=DIED, stale_after=stale_after, keep=keep)
     await forget_dead(db, kind="chat", table="messages", running="generating", beat=min(stale_after, 3.0))
     return marked
 
 
 async def mark_stale(db: Database, table: str, *, running: str, died: str, stale_after: float,
-                     also: str = "", where: str = "", params: dict[str, Any] | None = None) -> int:
+                     also: str = "", keep: Collection[int] = ()) -> int:
     """Mark the rows of ``table`` (a table of this code's, never a user's word) whose ``status``
     is ``running`` and whose ``updated_at`` heartbeat is over ``stale_after`` seconds old
-    ``interrupted``, with ``died`` as their ``error`` (and ``also``, more assignments; ``where``,
-    more conditions, with their ``params``). What every
-    background run's sweep does (chat answers; research runs: :mod:`fable_core.outside.research.runner`)."""
+    ``interrupted``, with ``died`` as their ``error`` (and ``also``, more assignments), but the
+    rows ``keep`` names (the caller's own, alive whatever their beat). What every background
+    run's sweep does (chat answers; research runs: :mod:`fable_core.outside.research.runner`)."""
     async with db.transaction() as s:
         result = await s.execute(text(
             f"UPDATE {table} SET status = 'interrupted', error = :died{also} WHERE status = :running "
-            f"AND updated_at < now() - make_interval(secs => :secs){where}"
-        ), {**(params or {}), "secs": stale_after, "died": died, "running": running})
+            "AND updated_at < now() - make_interval(secs => :secs) AND NOT id = ANY(CAST(:keep AS bigint[]))"
+        ), {"secs": stale_after, "died": died, "running": running, "keep": list(keep)})
     return rowcount(result)

@@ -10,9 +10,9 @@ is ``Fable.embedder``): the model still picks each turn's tools by meaning, in t
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 
 from fable_core.assistant import chat
@@ -25,9 +25,9 @@ from fable_core.assistant.project_summaries import ProjectSummaries
 from fable_core.assistant.providers import NoProvider, Provider, make_provider
 from fable_core.assistant.shared_generations import SharedLog
 from fable_core.assistant.status import ProviderStatus
+from fable_core.assistant.sweeps import sweep_now
 from fable_core.assistant.toolpick import ToolPicker
 from fable_core.assistant.toolprompt import tool_mode
-from fable_core.errors import FableError
 from fable_core.knowledge.vectors import EMBEDDER
 from fable_core.tools.access import belongs_to
 from fable_core.tools.caller import Caller
@@ -44,7 +44,7 @@ class Assistant:
     """Everything chat and note AI features share in one process."""
 
     def __init__(self, fable: Runtime, provider: Provider, *, flush_interval: float = 2.0,
-                 grace: float = 60.0, backfill_delay: float = 2.0, sweep_every: float = 2.0) -> None:
+                 grace: float = 60.0, backfill_delay: float = 2.0) -> None:
         self.db = fable.db
         self.dispatcher = fable.dispatcher
         self.settings = fable.settings
@@ -52,13 +52,9 @@ class Assistant:
         self.gate = ModelGate(fable.settings.llm_concurrency_per_user)
         self.status = ProviderStatus(provider, fable.availability, self.gate, vectors=fable.db.vectors)
         self.flush_interval = flush_interval
-        self.sweep_every = sweep_every
-        self._sweeper: asyncio.Task[None] | None = None
-        # what each sweep runs: interrupted answers, and whatever else runs on the generations
-        # (research runs add theirs when installed)
         self.shared = SharedLog(fable.db, grace=grace)  # chat answers across processes
-        self.shared.on_stale = self._sweep_once  # its followers end a dead process's runs
-        self.sweeps: list[Callable[[], Awaitable[int]]] = [self._recover_answers, self.shared.sweep]
+        # a follower that finds a dead process's run sweeps at once (the sweeps are jobs: :mod:`.sweeps`)
+        self.shared.on_stale = functools.partial(sweep_now, fable)
         self.fetch_allow: tuple[str, ...] = ()  # tests only: see ssrf.fetch(allow_first_hop=)
         self.generations = Generations(grace=grace, shared=self.shared)
         self.embedder: Embedder | None = None
@@ -82,7 +78,6 @@ class Assistant:
         scan_filtered_indexes(self.db.engine)
         await self.db.engine.dispose()  # connections opened before the listener: replace them
         await recover_interrupted(self.db)  # at start: any old beat means a dead process
-        self._sweeper = asyncio.create_task(self._sweep(), name="fable-interrupted-sweeper")
         self.shared.start()
         self.status.start()
         if self.worker is not None:
@@ -90,30 +85,13 @@ class Assistant:
         if self.summaries is not None:
             self.summaries.start()
 
-    async def _sweep(self) -> None:
-        """Mark answers whose process died ``interrupted`` within seconds, on any live process:
-        a generating message is flushed (its heartbeat) every ``flush_interval`` seconds (2), so
-        one :data:`STALE_AFTER` seconds (10) late has nobody writing it; sweeping every
-        ``sweep_every`` seconds (2) marks it within 12 s of its last beat."""
-        while True:
-            await asyncio.sleep(self.sweep_every)
-            for sweep in self.sweeps:
-                try:
-                    await sweep()
-                except FableError as e:  # the database is down: try again at the next sweep
-                    _log.info("could not look for interrupted runs: %s", e.message)
-
-    async def _sweep_once(self) -> None:
-        for sweep in self.sweeps:
-            await sweep()
-
-    async def _recover_answers(self) -> int:
-        return await recover_interrupted(self.db, stale_after=max(STALE_AFTER, 3 * self.flush_interval))
+    @property
+    def stale_after(self) -> float:
+        """Seconds without a flush after which an answer has nobody writing it: three missed
+        flushes at least (the sweep, :mod:`.sweeps`)."""
+        return max(STALE_AFTER, 3 * self.flush_interval)
 
     async def close(self) -> None:
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-            await asyncio.gather(self._sweeper, return_exceptions=True)
         await self.status.close()
         await self.generations.close()
         await self.shared.close()

@@ -796,7 +796,9 @@ class JournalDay(Base):
     (``preparing``, since ``claimed_at``: several processes racing, one wins), then ``done`` (the
     opener is ``opener_message_id``, written by the model or from the sections: ``opener_source``),
     ``skipped`` (the user wrote before the scheduled prep: an opener must come first) or ``failed``
-    (``error`` says why)."""
+    (``error`` says why). A claim holds until ``lease_until``, renewed by its holder while it
+    works; ``attempts`` counts the claims (and fences a holder that was taken over); a failed day
+    is tried again from ``retry_at`` (null: not again)."""
 
     __tablename__ = "journal_days"
 
@@ -807,6 +809,9 @@ class JournalDay(Base):
         ForeignKey("conversations.id", ondelete="CASCADE"), nullable=False, unique=True)
     prep_state: Mapped[str] = mapped_column(String(10), server_default="none", nullable=False)
     claimed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    lease_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    attempts: Mapped[int] = mapped_column(Integer, server_default="0", nullable=False)
+    retry_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     prepared_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     opener_message_id: Mapped[int | None] = mapped_column(BigInteger, ForeignKey("messages.id", ondelete="SET NULL"))
     opener_source: Mapped[str | None] = mapped_column(String(10))

@@ -68,7 +68,7 @@ from fable_core.tools.runtime import Part
 if TYPE_CHECKING:
     from fable_core.tools.runtime import Closer, Runtime
 
-__all__ = ["JOBS", "SCHEDULER", "Job", "Scheduler", "install", "job", "run_job", "scheduled"]
+__all__ = ["JOBS", "SCHEDULER", "Job", "Scheduler", "install", "job", "run_job", "run_woken", "scheduled"]
 
 JobFunction = Callable[["Runtime"], Awaitable[None]]
 F = TypeVar("F", bound=JobFunction)
@@ -188,6 +188,15 @@ async def run_job(fable: Runtime, name: str, jobs: dict[str, Job] | None = None,
     except Exception:  # noqa: BLE001 - the claim failed (the database away): logged; the next tick tries again
         _log.exception("job %s failed", name)
         return True
+
+
+async def run_woken(fable: Runtime, channel: str, jobs: dict[str, Job] | None = None) -> None:
+    """Run every job woken by ``channel`` here, now, one after the other (each unless another
+    run holds it): what a process that may run no jobs does when it cannot wait for those that
+    do (a follower that finds a dead process's answer runs the sweeps)."""
+    for j in list((JOBS if jobs is None else jobs).values()):
+        if j.wake == channel:
+            await run_job(fable, j.name, jobs)
 
 
 async def _run_once(fable: Runtime, j: Job, due: datetime | None, poll: float) -> bool:

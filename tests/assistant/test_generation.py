@@ -11,6 +11,7 @@ import signal
 import sys
 import time
 from contextlib import aclosing
+from datetime import timedelta
 from pathlib import Path
 
 from sqlalchemy import select
@@ -19,10 +20,12 @@ from support.fake_llm import FakeLLM, Reply
 
 from fable_core.assistant.generation import STALE_AFTER, Buffer, Generations, MessageWriter, parse_event_id
 from fable_core.assistant.service import Assistant
+from fable_core.assistant.sweeps import EVERY, SWEEP
 from fable_core.config import Settings
 from fable_core.db.models import Message
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
+from fable_core.tools.jobs import JOBS, Scheduler, run_job
 
 ANSWER = " ".join(f"token{i}" for i in range(120))
 
@@ -188,23 +191,27 @@ async def _wait_for_flushed_text(fable: Fable, *, min_words: int) -> str:
 async def test_a_killed_process_s_answer_becomes_interrupted_within_the_bound_in_a_live_one(
     ai_fable: Fable, ai_settings: Settings, fake: FakeLLM, alice: Caller
 ) -> None:
-    """A second Fable process answering is killed mid-answer (no restart follows): this process's
-    sweep marks the answer ``interrupted`` within STALE_AFTER seconds of its last heartbeat plus
-    one sweep, keeping the partial text."""
+    """A second Fable process answering is killed mid-answer (no restart follows): the sweep
+    job, scheduled here as ``fable serve`` schedules it, marks the answer ``interrupted`` within
+    STALE_AFTER seconds of its last heartbeat plus one sweep, keeping the partial text."""
     conv = await new_conversation(ai_fable, alice)
     answer = " ".join(f"part{i}" for i in range(2000))
     fake.replies.append(Reply(answer, delay=0.01))
     await _kill_mid_answer(ai_fable, _child_env(ai_settings), alice, conv)
     killed = time.monotonic()
-    assistant: Assistant = ai_fable.assistant
-    bound = STALE_AFTER + assistant.sweep_every + 2.0  # its last beat was at most a flush before the kill
-    while time.monotonic() - killed < bound:
-        async with ai_fable.db.reading() as s:
-            content, status, error = (await s.execute(select(Message.content, Message.status, Message.error)
-                                                      .where(Message.role == "assistant"))).one()
-        if status != "generating":
-            break
-        await asyncio.sleep(0.2)
+    sweeps = Scheduler(ai_fable, {name: j for name, j in JOBS.items() if j.wake == SWEEP})
+    sweeps.start()
+    bound = STALE_AFTER + EVERY + 2.0  # its last beat was at most a flush before the kill
+    try:
+        while time.monotonic() - killed < bound:
+            async with ai_fable.db.reading() as s:
+                content, status, error = (await s.execute(select(Message.content, Message.status, Message.error)
+                                                          .where(Message.role == "assistant"))).one()
+            if status != "generating":
+                break
+            await asyncio.sleep(0.2)
+    finally:
+        await sweeps.close()
     took = time.monotonic() - killed
     assert status == "interrupted", f"still {status} {took:.1f} s after the kill"
     assert took >= STALE_AFTER - 1.0, "not before the heartbeat was stale: a live answer is never swept"
@@ -218,10 +225,9 @@ async def test_a_live_process_marks_a_dead_processs_answer_interrupted_within_se
     ai_fable: Fable, ai_settings: Settings, alice: Caller
 ) -> None:
     """An answer whose process died (no flush for a while) is not left "generating" until some
-    restart: any live process's sweep marks it interrupted, keeping its partial text."""
+    restart: the sweep job, run by any live process that runs jobs, marks it interrupted,
+    keeping its partial text; an answer beating still is left alone."""
     from sqlalchemy import text
-
-    from fable_core.assistant.service import install_assistant
 
     conv = await new_conversation(ai_fable, alice)
     async with ai_fable.db.transaction() as s:
@@ -229,18 +235,36 @@ async def test_a_live_process_marks_a_dead_processs_answer_interrupted_within_se
             "INSERT INTO messages (conversation_id, user_id, role, content, status, updated_at) "
             "VALUES (:c, :u, 'assistant', 'half an ans', 'generating', now() - interval '20 seconds'), "
             "(:c, :u, 'assistant', 'still going', 'generating', now())"), {"c": conv, "u": alice.user_id})
-    other = Fable(ai_settings, ai_fable.db)
-    sweeping = await install_assistant(other, sweep_every=0.05)
-    try:
-        for _ in range(200):
-            async with ai_fable.db.reading() as s:
-                statuses = dict((await s.execute(select(Message.content, Message.status))).all())
-            if statuses["half an ans"] == "interrupted":
-                break
-            await asyncio.sleep(0.02)
-    finally:
-        await sweeping.close()
+    assert JOBS["sweep_interrupted_answers"].every == EVERY
+    assert await run_job(ai_fable, "sweep_interrupted_answers")
+    async with ai_fable.db.reading() as s:
+        statuses = dict((await s.execute(select(Message.content, Message.status))).all())
     assert statuses == {"half an ans": "interrupted", "still going": "generating"}
+
+
+async def test_the_sweep_never_marks_an_answer_its_own_process_is_writing_however_old_its_beat(
+    ai_fable: Fable, assistant: Assistant, fake: FakeLLM, alice: Caller
+) -> None:
+    """A database outage longer than STALE_AFTER stops every flush; the sweep that runs when it
+    comes back must not take this process's own live answer for a dead one (issue 36)."""
+    import threading
+
+    from sqlalchemy import func, update
+
+    conv = await new_conversation(ai_fable, alice)
+    held = threading.Event()
+    fake.replies.append(Reply("Still here, still writing.", hold=held))
+    await assistant.send(alice, conv, "a long one")
+    async with ai_fable.db.transaction() as s:  # what the outage leaves: no beat for a minute
+        await s.execute(update(Message).where(Message.role == "assistant", Message.status == "generating")
+                        .values(updated_at=func.now() - timedelta(minutes=1)))
+    assert await run_job(ai_fable, "sweep_interrupted_answers")
+    async with ai_fable.db.reading() as s:
+        assert await s.scalar(select(Message.status).where(Message.role == "assistant")) == "generating"
+    held.set()
+    await assistant.wait(conv)
+    answer = await ai_fable.call("follow_answer", {"conversation_id": conv}, alice)
+    assert (answer["status"], answer["content"]) == ("done", "Still here, still writing.")
 
 
 async def test_an_ipv6_url_in_a_message_does_not_break_the_answer(

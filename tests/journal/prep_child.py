@@ -1,5 +1,6 @@
 """A Fable process that runs jobs (as ``fable serve`` does), for the test of several processes
-on one database: it opens with ``jobs=True`` (the journal's scheduler catches up on start),
+on one database: it opens with ``jobs=True`` (so it runs the prep job, every second as the test's
+``FABLE_JOB_EVERY`` says),
 waits until USER's journal of DAY is no longer being prepared, lets its own attempt end, and
 prints the day's state as JSON."""
 

@@ -45,6 +45,7 @@ class DayView(BaseModel):
     conversation_id: int
     prep: str = Field(description="none, preparing, done, skipped or failed.")
     opener: str | None = absent_when_none("The morning note, first message of the day.")
+    error: str | None = absent_when_none("Why the morning note could not be written (prep failed).")
 
 
 class JournalDays(BaseModel):
@@ -99,7 +100,8 @@ async def day_view(session: AsyncSession, row: JournalDay) -> DayView:
     opener = None
     if row.opener_message_id is not None:
         opener = await session.scalar(select(Message.content).where(Message.id == row.opener_message_id))
-    return DayView(day=row.day, conversation_id=row.conversation_id, prep=row.prep_state, opener=opener)
+    return DayView(day=row.day, conversation_id=row.conversation_id, prep=row.prep_state, opener=opener,
+                   error=row.error if row.prep_state == "failed" else None)
 
 
 async def today_of(session: AsyncSession, caller: Caller) -> tuple[date, ZoneInfo]:
@@ -139,4 +141,5 @@ async def list_journal_days(ctx: Context, start: date | None = None, end: date |
     rows = (await ctx.session.execute(select(JournalDay).where(owned_by(JournalDay, ctx.caller),
                                                                JournalDay.day.between(start, end))
                                       .order_by(JournalDay.day.desc()))).scalars()
-    return JournalDays(items=[DayView(day=r.day, conversation_id=r.conversation_id, prep=r.prep_state) for r in rows])
+    return JournalDays(items=[DayView(day=r.day, conversation_id=r.conversation_id, prep=r.prep_state,
+                                      error=r.error if r.prep_state == "failed" else None) for r in rows])

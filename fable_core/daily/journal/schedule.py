@@ -1,24 +1,24 @@
-"""The morning prep's scheduler: each user's prep at their ``prep_time``, in their zone, on their
-days, run by APScheduler in every process that runs jobs (``fable serve``).
+"""The morning prep's schedule: a background job (:mod:`fable_core.tools.jobs`) that, every
+minute, prepares the journal days that are due.
 
-**Plans.** A user's plan is read from their ``journal`` setting (time, days, its own time zone)
-and their ``timezone`` setting (the zone when the journal names none): one cron job per user
-(``prep:<user id>``, ``CronTrigger(day_of_week, hour, minute, timezone=zone)``). A user whose
-``days`` is empty is never prepared; a deactivated user neither.
+**Due.** A user's plan is read from their ``journal`` setting (time, days, its own time zone)
+and their ``timezone`` setting (the zone when the journal names none), for every active user,
+at every run: a settings change takes effect at the next minute, in every process, with nothing
+to replan. A user's day is due when it is one of their days and their prep time has passed
+today (their today, in their zone), and its ``journal_days`` row is missing or claimable
+(:func:`~fable_core.daily.journal.prep.claimable`: never claimed, given back, its claim's lease
+over, or failed and due again). A day done (by this job or by hand, with ``prepare_journal``)
+or skipped is never prepared again; yesterday's missed prep is not made: that day is over. A
+prep missed while no ``fable serve`` ran is made at the next run, if its day is not over.
 
-**Live changes.** Every settings change is announced on PostgreSQL's ``fable_settings``
-channel when it commits (:mod:`fable_core.people.preferences.store`): each process listening replans
-that user at once (this one included, through the same notice). Every :data:`REREAD` seconds
-all plans are read again, so a notice lost with a connection (or a new user) is caught up.
+**Once.** The job runs in processes that run jobs (``fable serve``), one run at a time across
+replicas (its advisory lock); each day is still claimed on its row (:mod:`.prep`), since
+"Prepare now" may run anywhere. The run prepares :data:`AT_ONCE` days at a time (each a model
+call, within the user's share of the model).
 
-**Catch-up.** When the listener connects (at start, and again after losing its connection),
-every plan is read and each user whose prep time has passed today (their today, in their zone,
-on one of their days) and whose day is not prepared yet is prepared at once: a prep missed while
-Fable was down runs once, if its day is not over. Yesterday's missed prep is not made.
-
-**Exactly once.** Several processes fire the same prep at the same minute; each run claims the
-day's ``journal_days`` row (:mod:`.prep`): one prepares, the others find it ``preparing`` or
-``done`` and leave it.
+**Retries.** A claim whose holder died (killed, or cut off from the database past its lease) is
+taken over once its lease is over; a failed day is tried again after a backoff; after
+:data:`~fable_core.daily.journal.prep.MAX_ATTEMPTS` attempts it stays ``failed``, saying why.
 """
 
 from __future__ import annotations
@@ -30,27 +30,24 @@ from datetime import UTC, date, datetime, time
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-from apscheduler.schedulers.asyncio import AsyncIOScheduler
-from apscheduler.triggers.cron import CronTrigger
-from apscheduler.triggers.interval import IntervalTrigger
 from pydantic import ValidationError
 from sqlalchemy import select
 
-from fable_core.daily.journal.prep import prepare, user_caller
-from fable_core.db.listener import Listener
-from fable_core.db.models import Setting, User
+from fable_core.daily.journal.prep import claimable, prepare, user_caller
+from fable_core.db.models import JournalDay, Setting, User
 from fable_core.people.preferences.journal import JOURNAL, JournalPrefs
-from fable_core.people.preferences.store import CHANNEL
 from fable_core.tools.access import of_user
 from fable_core.tools.clock import TIMEZONE, check_zone
+from fable_core.tools.jobs import job
 
 if TYPE_CHECKING:
-    from fable_core.tools.runtime import Closer, Runtime
+    from fable_core.tools.runtime import Runtime
 
-__all__ = ["REREAD", "Plan", "PrepScheduler", "install", "read_plans"]
+__all__ = ["AT_ONCE", "EVERY", "Plan", "due_days", "prepare_due", "prepare_due_journals", "read_plans"]
 
 _log = logging.getLogger(__name__)
-REREAD = 300.0
+EVERY = 60.0  # seconds between runs: a prep comes within a minute of its time
+AT_ONCE = 4  # days one run prepares at a time
 _KEYS = frozenset({JOURNAL.name, TIMEZONE.name})
 _WEEK = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
@@ -64,11 +61,7 @@ class Plan:
     at: time
     days: tuple[str, ...]
 
-    def trigger(self) -> CronTrigger:
-        return CronTrigger(day_of_week=",".join(self.days), hour=self.at.hour, minute=self.at.minute,
-                           timezone=self.zone)
-
-    def missed(self, now: datetime) -> date | None:
+    def due(self, now: datetime) -> date | None:
         """Today (in the user's zone) when its prep time has passed on one of their days."""
         local = now.astimezone(self.zone)
         due = _WEEK[local.weekday()] in self.days and local.time() >= self.at
@@ -109,110 +102,40 @@ def _zone(value: Any) -> str:
         return "UTC"
 
 
-class PrepScheduler:
-    """Each user's prep on their schedule, replanned live, in this process."""
+async def due_days(fable: Runtime, now: datetime) -> list[tuple[int, date]]:
+    """The (user, day) pairs due at ``now``: the plans' todays whose rows are missing or
+    claimable, in user order. One query for the rows (a day or two of them: zones differ)."""
+    wanted = {plan.user_id: day for plan in await read_plans(fable) if (day := plan.due(now)) is not None}
+    if not wanted:
+        return []
+    async with fable.db.reading() as session:
+        rows = (await session.execute(select(JournalDay).where(JournalDay.day.in_(set(wanted.values()))))).scalars()
+        settled = {row.user_id for row in rows if wanted.get(row.user_id) == row.day and not claimable(row, now)}
+    return sorted((uid, day) for uid, day in wanted.items() if uid not in settled)
 
-    def __init__(self, fable: Runtime, *, reread: float = REREAD) -> None:
-        self._fable = fable
-        self._reread = reread
-        self._timer = AsyncIOScheduler(timezone=UTC)
-        self._plans: dict[int, Plan] = {}
-        self._tasks: set[asyncio.Task[Any]] = set()
-        self._closed = False
-        self.listener = Listener(fable.db.url, {CHANNEL: self._heard})
 
-    def start(self) -> None:
-        self._timer.add_job(self.replan, IntervalTrigger(seconds=self._reread, timezone=UTC), id="journal:reread",
-                            max_instances=1, coalesce=True)
-        self._timer.start()
-        self.listener.start()  # on connecting it replans everyone and catches up (see _heard)
+async def prepare_due(fable: Runtime, now: datetime) -> int:
+    """Prepare the days due at ``now`` (:data:`AT_ONCE` at a time); how many were prepared. One
+    that fails is logged (and marked ``failed`` by :func:`~.prep.prepare`); the others go on."""
+    slots = asyncio.Semaphore(AT_ONCE)
 
-    def _heard(self, payload: str | None) -> None:
-        if payload is None:
-            self._spawn(self.replan(catch_up=True))
-            return
-        user, _, key = payload.partition(" ")
-        if key in _KEYS and user.isdigit():
-            self._spawn(self.replan(int(user)))
-
-    def _spawn(self, work: Any) -> None:
-        if self._closed:
-            work.close()
-            return
-        task = asyncio.get_running_loop().create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def replan(self, only: int | None = None, *, catch_up: bool = False) -> None:
-        """Read the plans (everyone's, or user ``only``'s) and schedule them; with ``catch_up``,
-        prepare at once each day whose prep time passed today unprepared."""
-        try:
-            plans = await read_plans(self._fable, only)
-        except Exception:  # noqa: BLE001 - the database is down: the next notice or reread replans
-            _log.warning("could not read the journal schedules", exc_info=True)
-            return
-        gone = (set(self._plans) if only is None else {only}) - {p.user_id for p in plans}
-        for uid in gone:
-            self._plans.pop(uid, None)
-            if self._timer.get_job(f"prep:{uid}") is not None:
-                self._timer.remove_job(f"prep:{uid}")
-        for plan in plans:
-            if self._plans.get(plan.user_id) != plan or self._timer.get_job(f"prep:{plan.user_id}") is None:
-                self._plans[plan.user_id] = plan
-                self._timer.add_job(self._fire, plan.trigger(), args=[plan.user_id], id=f"prep:{plan.user_id}",
-                                    replace_existing=True, max_instances=1, coalesce=True, misfire_grace_time=3600)
-        if catch_up:
-            now = datetime.now(UTC)
-            for plan in plans:
-                day = plan.missed(now)
-                if day is not None:
-                    self._spawn(self.run(plan.user_id, day))
-
-    async def _fire(self, user_id: int) -> None:
-        plan = self._plans.get(user_id)
-        if plan is not None:
-            self._spawn(self.run(user_id, datetime.now(UTC).astimezone(plan.zone).date()))
-
-    async def run(self, user_id: int, day: date) -> None:
-        """Prepare ``day`` for ``user_id`` unless it is (being) prepared; failures are logged."""
-        try:
-            async with self._fable.db.reading() as session:
-                caller = await user_caller(session, user_id)
-            done = await prepare(self._fable, caller, day, manual=False)
+    async def one(user_id: int, day: date) -> bool:
+        async with slots:
+            try:
+                async with fable.db.reading() as session:
+                    caller = await user_caller(session, user_id)
+                done = await prepare(fable, caller, day, manual=False, now=now)
+            except Exception:  # noqa: BLE001 - logged; the day is retried after its backoff
+                _log.exception("the morning prep of user %s for %s failed", user_id, day)
+                return False
             if done is not None:
                 _log.info("prepared the journal of user %s for %s", user_id, day)
-        except Exception:  # noqa: BLE001 - logged; "prepare now" or tomorrow tries again
-            _log.exception("the morning prep of user %s for %s failed", user_id, day)
+            return done is not None
 
-    def next_run(self, user_id: int) -> datetime | None:
-        """When ``user_id``'s next prep is due here (None: not scheduled)."""
-        found = self._timer.get_job(f"prep:{user_id}")
-        return None if found is None else found.next_run_time
-
-    def fire_now(self, user_id: int) -> None:
-        """Have APScheduler run ``user_id``'s scheduled prep now (tests, and an operator)."""
-        self._timer.modify_job(f"prep:{user_id}", next_run_time=datetime.now(UTC))
-
-    async def idle(self) -> None:
-        """Until no prep or replan started here is running (tests)."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
-
-    async def close(self) -> None:
-        self._closed = True
-        if self._timer.running:
-            self._timer.shutdown(wait=False)
-        await self.listener.close()
-        tasks = list(self._tasks)
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+    return sum(await asyncio.gather(*(one(uid, day) for uid, day in await due_days(fable, now))))
 
 
-async def install(fable: Runtime) -> Closer | None:
-    """The journal capability's hook: the prep scheduler, in a process opened to run jobs."""
-    if not fable.runs_jobs:
-        return None
-    scheduler = PrepScheduler(fable)
-    scheduler.start()
-    return scheduler.close
+@job(every=EVERY)
+async def prepare_due_journals(fable: Runtime) -> None:
+    """Prepare every journal day that is due now (see the module's docstring)."""
+    await prepare_due(fable, datetime.now(UTC))

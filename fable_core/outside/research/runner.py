@@ -8,7 +8,8 @@ disconnecting) leaves the run going. The events also go to PostgreSQL, so a run 
 resumed and stopped through any replica (:mod:`fable_core.assistant.shared_generations`).
 While it runs, the row's ``updated_at`` is touched every
 :data:`HEARTBEAT` seconds; a run whose process died stops beating and :func:`sweep_interrupted`
-(in the assistant's sweep, every 2 s on every live process, and before each start) marks it ``interrupted``.
+marks it ``interrupted``: the job :func:`sweep_interrupted_research` (every 2 s, beside the
+chat answers' sweep, :mod:`fable_core.assistant.sweeps`, and woken with it), and before each start.
 
 How a run ends: ``done`` (its notes and the row written in one transaction), ``error`` (the
 pipeline failed: nothing written), ``stopped`` (stop_research: nothing written, even when
@@ -19,7 +20,6 @@ stopped while writing: the transaction is rolled back) or ``interrupted``. Its l
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -29,6 +29,7 @@ from sqlalchemy import func, select, update
 from fable_core.assistant.generation import Buffer, Generations, forget_dead, mark_stale
 from fable_core.assistant.parts import ASSISTANT
 from fable_core.assistant.providers import NoProvider, Provider, unavailable
+from fable_core.assistant.sweeps import EVERY, SWEEP
 from fable_core.db.database import Database
 from fable_core.db.models import ResearchRun
 from fable_core.errors import Conflict, FableError, NotFound
@@ -39,13 +40,14 @@ from fable_core.tools import Context
 from fable_core.tools.access import owned_by
 from fable_core.tools.caller import Caller
 from fable_core.tools.dispatcher import InternalError
+from fable_core.tools.jobs import job
 
 if TYPE_CHECKING:
     from fable_core.assistant.service import Assistant
     from fable_core.tools.runtime import Runtime
 
 __all__ = ["HEARTBEAT", "STALE_AFTER", "find_run", "generations", "install", "research_key", "start_run",
-           "sweep_interrupted"]
+           "sweep_interrupted", "sweep_interrupted_research"]
 
 _log = logging.getLogger(__name__)
 HEARTBEAT = 2.0
@@ -198,22 +200,31 @@ class _Run:
                 _log.info("research run %s: heartbeat failed: %s", self.run_id, e.message)
 
 
-async def sweep_interrupted(db: Database, *, stale_after: float = STALE_AFTER) -> int:
+async def sweep_interrupted(db: Database, *, stale_after: float = STALE_AFTER, keep: list[int] | None = None) -> int:
     """Mark running runs without a heartbeat for ``stale_after`` seconds ``interrupted`` (their
-    process died), everyone's: a dead run is dead whoever's it is, and the sweep is one UPDATE
-    on a partial index; their shared generations go, so followers on other processes end.
-    Returns how many."""
+    process died), everyone's (a dead run is dead whoever's it is, and the sweep is one UPDATE
+    on a partial index) but those in ``keep`` (the calling process's own); their shared
+    generations go, so followers on other processes end. Returns how many."""
     marked = await mark_stale(db, "research_runs", running="running", died=DIED, stale_after=stale_after,
-                              also=", finished_at = now()")
+                              also=", finished_at = now()", keep=keep or ())
     await forget_dead(db, kind="research", table="research_runs", running="running")
     return marked
 
 
-async def install(fable: Runtime) -> None:
-    """The research capability's hook: the assistant's sweep also marks research runs whose
-    process died (every 2 s, in every process running the assistant), and does once now."""
+@job(every=EVERY, wake=SWEEP)
+async def sweep_interrupted_research(fable: Runtime) -> None:
+    """Mark research runs whose process died ``interrupted`` (never this process's own), in the
+    processes that run jobs, one at a time across replicas, as the chat answers' sweep."""
     if (assistant := fable.part(ASSISTANT)) is None:
         return
-    sweep = functools.partial(sweep_interrupted, fable.db)
-    assistant.sweeps.append(sweep)
-    await sweep()
+    try:
+        await sweep_interrupted(fable.db, keep=assistant.generations.writing("research"))
+    except FableError as e:  # the database is down: the next sweep tries again
+        _log.info("could not look for interrupted research runs: %s", e.message)
+
+
+async def install(fable: Runtime) -> None:
+    """The research capability's hook: the runs whose process died are marked once now (the job
+    goes on every 2 s where jobs run)."""
+    if fable.part(ASSISTANT) is not None:
+        await sweep_interrupted(fable.db)

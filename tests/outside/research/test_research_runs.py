@@ -24,6 +24,7 @@ from fable_core.outside.research import runner
 from fable_core.outside.research.runner import generations, research_key, sweep_interrupted
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
+from fable_core.tools.jobs import run_job
 
 
 async def test_a_run_goes_on_in_the_background_and_is_followed_from_where_one_left(
@@ -113,11 +114,8 @@ async def test_a_run_whose_process_died_is_swept_as_interrupted(
     async with outside_fable.db.transaction() as session:
         await session.execute(update(ResearchRun).values(updated_at=ResearchRun.updated_at - timedelta(seconds=60)))
     [run] = (await call("list_research"))["items"]
-    for _ in range(40):  # the assistant's sweep (every 2 s) marks it
-        got = await call("get_research", run_id=run["id"])
-        if got["status"] != "running":
-            break
-        await asyncio.sleep(0.1)
+    assert await run_job(outside_fable, "sweep_interrupted_research")  # the sweep job, every 2 s where jobs run
+    got = await call("get_research", run_id=run["id"])
     assert got["status"] == "interrupted" and got["error"].startswith("the process running this research stopped")
     assert "finished_at" in got
 

@@ -14,7 +14,8 @@ function dayLabel(iso) {
 function dayItem(d, current) {
   return h("li.conv", { dataset: { day: d.day }, "aria-current": d.day === current ? "page" : null },
     h("a.conv-link", { href: `/journal/${d.day}` }, h("span.title", {}, dayLabel(d.day)),
-      h("span.snippet", {}, d.prep === "done" ? "Morning note" : "")));
+      h("span.snippet", { title: d.error || null },
+        d.prep === "done" ? "Morning note" : d.prep === "failed" ? "Morning note failed" : "")));
 }
 
 export async function journalView(main, params) {
