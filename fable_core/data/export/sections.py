@@ -52,7 +52,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("events", m.CalendarEvent),
     Section("event_versions", m.EventVersion),
     Section("moments", m.Moment),
-    Section("journal_days", m.JournalDay),
+    Section("journal_days", m.JournalDay, omit=("lease_until", "attempts", "retry_at")),  # the prep's coordination
     Section("profile", m.Profile),
     Section("profile_observations", m.ProfileObservation),
     Section("feeds", m.Feed),

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import httpx
 import pytest
-from assistant.helpers import new_conversation, text_of, turn
+from support.chat import new_conversation, text_of, turn
 from mcp import Client
 from support.fake_llm import FakeLLM, Reply
 
