@@ -17,10 +17,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from helpers import sse_events
 from sqlalchemy import select
 from support.llama import MODEL_ALIAS, LlamaMissing, find_model, running_llama
 from support.servers import serve
+from support.sse import sse_events
 from test_chat_http import key_for, start
 
 from fable_core.assistant.service import Assistant

@@ -9,9 +9,9 @@ import pytest
 from support.caldav_server import Radicale, radicale_server
 
 from bench.core import render, run
-from bench.machine import record
-from bench.memory import PeakMemory
-from bench.report import write_section
+from bench.harness.machine import record
+from bench.harness.memory import PeakMemory
+from bench.harness.report import write_section
 from fable_core.config import Settings
 from fable_core.runtime import Fable
 
