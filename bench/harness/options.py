@@ -29,10 +29,9 @@ __all__ = ["argv", "option", "parser", "values"]
 _SCALARS: dict[Any, Any] = {int: int, float: float, str: str, Path: Path}
 
 
-def option(default: Any, help: str | None = None, *, choices: tuple[Any, ...] | None = None,  # noqa: A002
-           hidden: bool = False) -> Any:
-    """A field with a help text (``hidden``: not shown in ``--help``, for the bench's own use)."""
-    metadata = {"help": argparse.SUPPRESS if hidden else help, "choices": choices}
+def option(default: Any, help: str | None = None, *, choices: tuple[Any, ...] | None = None) -> Any:  # noqa: A002
+    """A field with a help text (and the values it may take)."""
+    metadata = {"help": help, "choices": choices}
     if isinstance(default, list):
         return dataclasses.field(default_factory=lambda: list(default), metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)
