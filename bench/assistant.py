@@ -24,13 +24,10 @@ Results go to the "assistant" section of docs/benchmarks.md.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import itertools
 import multiprocessing
-import os
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -42,12 +39,14 @@ from typing import TYPE_CHECKING
 import httpx
 from sqlalchemy import text
 
-from bench.corpus import Corpus
-from bench.machine import Machine
-from bench.memory import PeakMemory
-from bench.report import Figure, options, publish
-from bench.session import session
-from bench.stats import Latency, measure, summarise
+from bench.harness.bench import Bench, Measured
+from bench.harness.corpus import Corpus
+from bench.harness.machine import Machine
+from bench.harness.memory import PeakMemory
+from bench.harness.options import option
+from bench.harness.report import Figure
+from bench.harness.session import session
+from bench.harness.stats import Latency, measure, summarise
 from fable_core.config import Settings, load_settings
 from fable_core.knowledge.vectors import EMBEDDER
 from fable_core.runtime import Fable
@@ -56,14 +55,20 @@ from fable_core.tools.caller import Caller
 if TYPE_CHECKING:
     from fable_core.assistant.service import Assistant
 
-_TESTS = Path(__file__).resolve().parents[1] / "tests"
-sys.path[:0] = [str(_TESTS), str(_TESTS / "assistant")]  # the fake LLM and the SSE client helpers
-from support.fake_llm import FakeLLM, Reply, embed_text, ollama_app  # noqa: E402  after the sys.path line above
-from support.servers import free_port  # noqa: E402
+from tests.support.fake_llm import FakeLLM, Reply, embed_text, ollama_app
+from tests.support.servers import free_port
 
-__all__ = ["QUICK", "main"]
+__all__ = ["BENCH", "Options"]
 
-QUICK = ["--notes", "2000", "--runs", "30", "--followers", "20"]
+
+@dataclass(frozen=True)
+class Options:
+    notes: int = 100_000
+    dims: int = option(256, "embedding dimensions of the fake model")
+    runs: int = 200
+    followers: int = 100
+
+
 EMBED_MODEL = "bench-embed"
 
 
@@ -205,11 +210,10 @@ async def ttft(fable: Fable, caller: Caller, runs: int, results: Results, *, lab
 
 
 async def followers(fable: Fable, caller: Caller, fake_url: str, count: int, results: Results) -> None:
-    from support.chat import sse_events
-    from support.servers import serve
-
     from fable_core.identity.accounts import create_api_key
     from fable_web.app import create_app
+    from tests.support.servers import serve
+    from tests.support.sse import sse_events
 
     async with fable.db.transaction() as s:
         _, key = await create_api_key(s, caller.user_id, "bench")
@@ -322,7 +326,7 @@ async def search(fable: Fable, caller: Caller, runs: int) -> list[Latency]:
 # --- orchestration ------------------------------------------------------------------------------
 
 
-async def run(settings: Settings, fake_url: str, args: argparse.Namespace) -> Results:
+async def run(settings: Settings, fake_url: str, args: Options) -> Results:
     from bench.rest import bulk_load
 
     r = Results(notes=args.notes, dims=args.dims)
@@ -401,28 +405,19 @@ def render(r: Results, machine: Machine, memory: PeakMemory) -> str:
 """
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.assistant", description=__doc__.split("\n")[0])
-    p.add_argument("--notes", type=int, default=100_000)
-    p.add_argument("--dims", type=int, default=256, help="embedding dimensions of the fake model")
-    p.add_argument("--runs", type=int, default=200)
-    p.add_argument("--followers", type=int, default=100)
-    options(p)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
+def _measure(o: Options) -> Measured[Results]:
     with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp, session(Path(tmp)) as bench, \
-            fake_server(args.dims) as url:
+            fake_server(o.dims) as url:
         settings = load_settings({}, database_url=bench.database_url, fable_data_dir=Path(tmp),
                                  llm_provider="ollama", ollama_url=url, embed_model=EMBED_MODEL,
                                  fable_secret_key="bench" * 8)
-        result = asyncio.run(run(settings, url, args))
-    publish("assistant", render(result, bench.machine, bench.memory), figures(result), bench.machine, args)
-    return 0
+        result = asyncio.run(run(settings, url, o))
+    return bench.measured(result)
+
+
+BENCH = Bench("assistant", __doc__, Options, _measure, render, figures,
+              quick=Options(notes=2000, runs=30, followers=20))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(BENCH.main())

@@ -3,7 +3,7 @@
     python -m bench.backup [--notes 100000] [--no-write]
 
 One fresh embedded PostgreSQL in a temporary directory. One user's notes are made by SQL
-(``bench.corpus``-sized Markdown bodies of ~600 bytes, a third of them tasks), one ``[[wikilink]]``
+(``bench.harness.corpus``-sized Markdown bodies of ~600 bytes, a third of them tasks), one ``[[wikilink]]``
 a note (to the note before it) and one earlier version in five. Timed: ``write_archive`` of the
 whole instance (as ``backup_instance`` and ``fable backup`` run it), then, after every table is
 emptied, ``read_archive`` (every checksum) and ``restore`` in one transaction (ids remapped,
@@ -13,7 +13,6 @@ docs/benchmarks.md.
 
 from __future__ import annotations
 
-import argparse
 import io
 import time
 from dataclasses import dataclass
@@ -22,17 +21,23 @@ from typing import Any
 from sqlalchemy import text
 
 from bench.core import _make_user
-from bench.machine import Machine
-from bench.memory import PeakMemory
-from bench.report import Figure, options, publish
-from bench.session import on_one_fable
+from bench.harness.bench import Bench
+from bench.harness.machine import Machine
+from bench.harness.memory import PeakMemory
+from bench.harness.report import Figure
+from bench.harness.session import on_one_fable
 from fable_core.data.backup import archive
 from fable_core.db.models import Base
 from fable_core.runtime import Fable
 
-__all__ = ["QUICK", "main"]
+__all__ = ["BENCH", "Options"]
 
-QUICK = ["--notes", "3000"]
+
+@dataclass(frozen=True)
+class Options:
+    notes: int = 100_000
+
+
 _BODY = ("Notes on the garden: the compost wants more brown matter, the beans climb the east fence. "
          "- [ ] turn the heap\n- [ ] order seeds\n") * 3
 
@@ -125,19 +130,9 @@ def render(r: Result, machine: Machine, memory: PeakMemory) -> str:
     ])
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.backup", description=__doc__.split("\n\n")[0])
-    p.add_argument("--notes", type=int, default=100_000)
-    options(p)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    result, bench = on_one_fable(lambda fable: run(fable, args.notes))
-    publish("backup", render(result, bench.machine, bench.memory), figures(result), bench.machine, args)
-    return 0
+BENCH = Bench("backup", __doc__, Options, lambda o: on_one_fable(lambda fable: run(fable, o.notes)), render, figures,
+              quick=Options(notes=3000))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(BENCH.main())

@@ -17,34 +17,36 @@ Results go to the "caldav" section of docs/benchmarks.md.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import os
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from bench.machine import Machine
-from bench.memory import PeakMemory
-from bench.report import Figure, options, publish
-from bench.session import session
-from bench.stats import Latency, measure
+from bench.harness.bench import Bench, Measured
+from bench.harness.machine import Machine
+from bench.harness.memory import PeakMemory
+from bench.harness.options import option
+from bench.harness.report import Figure
+from bench.harness.session import on_fable, session
+from bench.harness.stats import Latency, measure
 from fable_core.config import load_settings
 from fable_core.daily.calendar.service import EventFields, create_event
 from fable_core.identity.accounts import create_user
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
+from tests.support.caldav_server import Radicale, radicale_server
 
-_TESTS = Path(__file__).resolve().parents[1] / "tests"
-sys.path[:0] = [str(_TESTS)]  # the Radicale the tests run
-from support.caldav_server import Radicale, radicale_server  # noqa: E402  after the sys.path line above
+__all__ = ["BENCH", "Options", "Result", "figures", "render", "run"]
 
-__all__ = ["QUICK", "Result", "figures", "main", "render", "run"]
 
-QUICK = ["--events", "50", "--runs", "5"]
+@dataclass(frozen=True)
+class Options:
+    events: int = 500
+    runs: int = option(50, "syncs with nothing changed, timed")
+
+
 TARGET_MS = 200.0
 
 
@@ -132,33 +134,17 @@ def render(r: Result, machine: Machine, memory: PeakMemory) -> str:
     ])
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.caldav", description=__doc__.split("\n\n")[0])
-    p.add_argument("--events", type=int, default=500)
-    p.add_argument("--runs", type=int, default=50, help="syncs with nothing changed, timed")
-    options(p)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
+def _measure(o: Options) -> Measured[Result]:
     with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp, session(Path(tmp)) as bench, \
             radicale_server(Path(tmp) / "radicale") as radicale:
         settings = load_settings({}, database_url=bench.database_url, fable_data_dir=Path(tmp), llm_provider="none",
                                  fable_caldav_allow_hosts=[radicale.host])
+        result = asyncio.run(on_fable(settings, lambda fable: run(fable, radicale, o.events, o.runs)))
+    return bench.measured(result)
 
-        async def go() -> Result:
-            fable = await Fable.open(settings)
-            try:
-                return await run(fable, radicale, args.events, args.runs)
-            finally:
-                await fable.close()
 
-        result = asyncio.run(go())
-    publish("caldav", render(result, bench.machine, bench.memory), figures(result), bench.machine, args)
-    return 0
+BENCH = Bench("caldav", __doc__, Options, _measure, render, figures, quick=Options(events=50, runs=5))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(BENCH.main())

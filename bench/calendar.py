@@ -18,7 +18,6 @@ docs/benchmarks.md.
 
 from __future__ import annotations
 
-import argparse
 import random
 import time
 from dataclasses import dataclass
@@ -27,17 +26,25 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bench.core import _make_user
-from bench.machine import Machine
-from bench.memory import PeakMemory
-from bench.report import Figure, options, publish
-from bench.session import on_one_fable
+from bench.harness.bench import Bench
+from bench.harness.machine import Machine
+from bench.harness.memory import PeakMemory
+from bench.harness.options import option
+from bench.harness.report import Figure
+from bench.harness.session import on_one_fable
 from fable_core.daily.calendar.service import EventFields, create_event, delete_event, update_event
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
 
-__all__ = ["MONTH_VIEW_LIMIT", "QUICK", "main"]
+__all__ = ["BENCH", "MONTH_VIEW_LIMIT", "Options"]
 
-QUICK = ["--events", "300", "--runs", "12"]
+
+@dataclass(frozen=True)
+class Options:
+    events: int = 5000
+    runs: int = option(100, "month views timed")
+
+
 MONTH_VIEW_LIMIT = 500  # what fable_web/static/calendar.js asks for
 RECURRING_ONE_IN = 25
 PARIS, NEW_YORK = ZoneInfo("Europe/Paris"), ZoneInfo("America/New_York")
@@ -198,20 +205,9 @@ def render(r: Result, machine: Machine, memory: PeakMemory) -> str:
     ])
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.calendar", description=__doc__.split("\n\n")[0])
-    p.add_argument("--events", type=int, default=5000)
-    p.add_argument("--runs", type=int, default=100, help="month views timed")
-    options(p)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    result, bench = on_one_fable(lambda fable: run(fable, args.events, args.runs))
-    publish("calendar", render(result, bench.machine, bench.memory), figures(result), bench.machine, args)
-    return 0
+BENCH = Bench("calendar", __doc__, Options, lambda o: on_one_fable(lambda fable: run(fable, o.events, o.runs)), render,
+              figures, quick=Options(events=300, runs=12))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(BENCH.main())

@@ -14,7 +14,6 @@ rows rendered by :func:`render`.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import random
@@ -27,20 +26,34 @@ from typing import Any
 
 from sqlalchemy import text
 
-from bench.corpus import Corpus, NoteSpec, describe_bodies
-from bench.machine import Machine
-from bench.memory import PeakMemory
-from bench.report import Figure, options, publish
-from bench.session import session
-from bench.stats import Latency, measure
+from bench.harness.bench import Bench, Measured
+from bench.harness.corpus import Corpus, NoteSpec, describe_bodies
+from bench.harness.machine import Machine
+from bench.harness.memory import PeakMemory
+from bench.harness.options import option
+from bench.harness.report import Figure
+from bench.harness.session import session
+from bench.harness.stats import Latency, measure
 from fable_core.config import Settings, load_settings
 from fable_core.errors import Conflict, NeedsConfirmation
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
 
-__all__ = ["QUICK", "CoreResults", "main", "run"]
+__all__ = ["BENCH", "CoreResults", "Options", "run"]
 
-QUICK = ["--notes", "2000", "--runs", "50", "--processes", "1", "--batch", "100", "--single-seconds", "2"]
+
+@dataclass(frozen=True)
+class Options:
+    notes: int = 100_000
+    workers: int = option(8, "concurrent callers per process")
+    processes: int = option(2, "loader processes")
+    runs: int = option(500, "timed calls per measured tool")
+    database_url: str | None = option(None, "use this database instead of a fresh embedded one")
+    data_dir: Path | None = option(None, "keep the embedded server here (default: a temp dir)")
+    time_limit: float | None = option(None, "stop loading after this many seconds")
+    batch: int = option(250, "notes per import_notes call when loading (1: one create_note per note)")
+    single_seconds: float = option(15.0, "seconds of one create_note per call after the load, for scale (0: skip)")
+
 
 _BARE_READ = text(
     "SELECT id, user_id, title, body, tags, status, priority, due_date, project_id, milestone_id,"
@@ -130,15 +143,34 @@ def _load_in_subprocesses(url: str, user_id: int, count: int, processes: int, wo
     share = count // processes
     started = time.perf_counter()
     procs = [
-        subprocess.Popen([sys.executable, "-m", "bench.core", "--load-only", "--database-url", url,
-                          "--user-id", str(user_id), "--notes", str(share + (i < count % processes)),
-                          "--workers", str(workers), "--seed", str(1000 + i), "--batch", str(batch),
-                          *(["--time-limit", str(time_limit)] if time_limit else [])])
+        subprocess.Popen([sys.executable, "-c", _LOADER, url, str(user_id), str(share + (i < count % processes)),
+                          str(workers), str(1000 + i), str(batch), str(time_limit or 0)])
         for i in range(processes)
     ]
     if any(p.wait() != 0 for p in procs):
         raise SystemExit("a loader process failed")
     return time.perf_counter() - started
+
+
+_LOADER = "import sys; from bench.core import load_share; load_share(sys.argv[1:])"  # one loader process
+
+
+def load_share(argv: list[str]) -> None:
+    """In a loader process: ``URL USER_ID NOTES WORKERS SEED BATCH TIME_LIMIT`` (0: none), loaded
+    through a Fable of its own on the bench's database (already migrated)."""
+    url, user_id, notes, workers, seed, batch, time_limit = argv
+    asyncio.run(_load_share(url, int(user_id), int(notes), int(workers), int(seed), int(batch), float(time_limit)))
+
+
+async def _load_share(url: str, user_id: int, notes: int, workers: int, seed: int, batch: int,
+                      time_limit: float) -> None:
+    fable = await Fable.open(load_settings({}, database_url=url, llm_provider="none"), migrate=False)
+    try:
+        deadline = time.monotonic() + time_limit if time_limit else None
+        await load(fable, Caller(user_id=user_id, surface="internal"), Corpus(seed=seed), notes, workers, deadline,
+                   batch)
+    finally:
+        await fable.close()
 
 
 async def latencies(fable: Fable, caller: Caller, corpus: Corpus, runs: int) -> list[Latency]:
@@ -289,56 +321,19 @@ def render(r: CoreResults, machine: Machine, memory: PeakMemory) -> str:
     return "\n".join(lines)
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.core", description=__doc__.split("\n\n")[0])
-    p.add_argument("--notes", type=int, default=100_000)
-    p.add_argument("--workers", type=int, default=8, help="concurrent callers per process")
-    p.add_argument("--processes", type=int, default=2, help="loader processes")
-    p.add_argument("--runs", type=int, default=500, help="timed calls per measured tool")
-    p.add_argument("--database-url", help="use this database instead of a fresh embedded one")
-    p.add_argument("--data-dir", type=Path, help="keep the embedded server here (default: a temp dir)")
-    p.add_argument("--time-limit", type=float, help="stop loading after this many seconds")
-    p.add_argument("--batch", type=int, default=250,
-                   help="notes per import_notes call when loading (1: one create_note per note)")
-    p.add_argument("--single-seconds", type=float, default=15,
-                   help="seconds of one create_note per call after the load, for scale (0: skip)")
-    options(p)
-    p.add_argument("--load-only", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--user-id", type=int, help=argparse.SUPPRESS)
-    p.add_argument("--seed", type=int, default=42, help=argparse.SUPPRESS)
-    return p
-
-
-async def _load_only(args: argparse.Namespace) -> None:
-    settings = load_settings({}, database_url=args.database_url, llm_provider="none")
-    fable = await Fable.open(settings, migrate=False)
-    try:
-        caller = Caller(user_id=args.user_id, surface="internal")
-        deadline = time.monotonic() + args.time_limit if args.time_limit else None
-        await load(fable, caller, Corpus(seed=args.seed), args.notes, args.workers, deadline, args.batch)
-    finally:
-        await fable.close()
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
-    if args.load_only:
-        asyncio.run(_load_only(args))
-        return 0
+def _measure(o: Options) -> Measured[CoreResults]:
     with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp, \
-            session(args.data_dir or Path(tmp), args.database_url) as bench:
-        settings = load_settings(
-            {}, database_url=bench.database_url, fable_data_dir=args.data_dir or Path(tmp),
-            llm_provider="none",
-            fable_db_pool_size=max(10, args.workers + 2),
-        )
-        result = asyncio.run(run(settings, notes=args.notes, workers=args.workers,
-                                 processes=args.processes, runs=args.runs,
-                                 time_limit=args.time_limit, batch=args.batch,
-                                 single_seconds=args.single_seconds))
-    publish("core", render(result, bench.machine, bench.memory), figures(result), bench.machine, args)
-    return 0
+            session(o.data_dir or Path(tmp), o.database_url) as bench:
+        settings = load_settings({}, database_url=bench.database_url, fable_data_dir=o.data_dir or Path(tmp),
+                                 llm_provider="none", fable_db_pool_size=max(10, o.workers + 2))
+        result = asyncio.run(run(settings, notes=o.notes, workers=o.workers, processes=o.processes, runs=o.runs,
+                                 time_limit=o.time_limit, batch=o.batch, single_seconds=o.single_seconds))
+    return bench.measured(result)
+
+
+BENCH = Bench("core", __doc__, Options, _measure, render, figures,
+              quick=Options(notes=2000, runs=50, processes=1, batch=100, single_seconds=2))
+
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(BENCH.main())

@@ -13,23 +13,29 @@ of docs/benchmarks.md.
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from bench.core import _make_user
-from bench.machine import Machine
-from bench.memory import PeakMemory
-from bench.report import Figure, options, publish
-from bench.session import on_one_fable
+from bench.harness.bench import Bench
+from bench.harness.machine import Machine
+from bench.harness.memory import PeakMemory
+from bench.harness.options import option
+from bench.harness.report import Figure
+from bench.harness.session import on_one_fable
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
 
-__all__ = ["QUICK", "main"]
+__all__ = ["BENCH", "Options"]
 
-QUICK = ["--runs", "10"]
+
+@dataclass(frozen=True)
+class Options:
+    runs: int = option(200, "calls of each kind")
+
+
 SIZES = (200, 2_000, 10_000)  # lines of the merged notes
 
 
@@ -118,19 +124,9 @@ def render(r: Result, machine: Machine, memory: PeakMemory) -> str:
     ])
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.drafts", description=__doc__.split("\n\n")[0])
-    p.add_argument("--runs", type=int, default=200, help="calls of each kind")
-    options(p)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    result, bench = on_one_fable(lambda fable: run(fable, args.runs))
-    publish("drafts", render(result, bench.machine, bench.memory), figures(result), bench.machine, args)
-    return 0
+BENCH = Bench("drafts", __doc__, Options, lambda o: on_one_fable(lambda fable: run(fable, o.runs)), render, figures,
+              quick=Options(runs=10))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(BENCH.main())

@@ -3,7 +3,7 @@
     python -m bench.export [--notes 100000] [--no-write]
 
 One fresh embedded PostgreSQL in a temporary directory. The user's first 1,000 notes are
-loaded by ``import_notes`` (``bench.corpus``: ~900-character Markdown bodies, tags, wikilinks,
+loaded by ``import_notes`` (``bench.harness.corpus``: ~900-character Markdown bodies, tags, wikilinks,
 a third of them tasks); the rest are SQL copies of them (titles numbered), up to ``--notes``,
 four in five in one of 20 projects. Each format is exported once through the dispatcher, the
 stream read to its end and thrown away (as a socket would send it), after a warm-up export of
@@ -15,7 +15,6 @@ docs/benchmarks.md.
 
 from __future__ import annotations
 
-import argparse
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,19 +23,25 @@ import psutil
 from sqlalchemy import text
 
 from bench.core import _make_user
-from bench.corpus import Corpus
+from bench.harness.bench import Bench
+from bench.harness.corpus import Corpus
+from bench.harness.machine import Machine
+from bench.harness.memory import PeakMemory
+from bench.harness.report import Figure
+from bench.harness.session import on_one_fable
 from bench.imports import import_corpus
-from bench.machine import Machine
-from bench.memory import PeakMemory
-from bench.report import Figure, options, publish
-from bench.session import on_one_fable
 from fable_core.runtime import Fable
 from fable_core.tools.binary import Download
 from fable_core.tools.caller import Caller
 
-__all__ = ["QUICK", "main"]
+__all__ = ["BENCH", "Options"]
 
-QUICK = ["--notes", "3000"]
+
+@dataclass(frozen=True)
+class Options:
+    notes: int = 100_000
+
+
 IMPORTED = 1000
 PROJECTS = 20
 FORMATS = ("markdown", "json")
@@ -146,19 +151,9 @@ def render(r: Result, machine: Machine, memory: PeakMemory) -> str:
     ])
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.export", description=__doc__.split("\n\n")[0])
-    p.add_argument("--notes", type=int, default=100_000)
-    options(p)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    result, bench = on_one_fable(lambda fable: run(fable, args.notes))
-    publish("export", render(result, bench.machine, bench.memory), figures(result), bench.machine, args)
-    return 0
+BENCH = Bench("export", __doc__, Options, lambda o: on_one_fable(lambda fable: run(fable, o.notes)), render, figures,
+              quick=Options(notes=3000))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(BENCH.main())

@@ -16,33 +16,36 @@ Results go to the "feeds" section of docs/benchmarks.md.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import os
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.machine import Machine
-from bench.memory import PeakMemory
-from bench.report import Figure, options, publish
-from bench.session import session
-from bench.stats import Latency, measure
+from bench.harness.bench import Bench, Measured
+from bench.harness.machine import Machine
+from bench.harness.memory import PeakMemory
+from bench.harness.options import option
+from bench.harness.report import Figure
+from bench.harness.session import on_fable, session
+from bench.harness.stats import Latency, measure
 from fable_core.config import load_settings
 from fable_core.identity.accounts import create_user
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
+from tests.support.servers import serve_in_thread
+from tests.support.web_site import FakeSite, web_site_app
 
-_TESTS = Path(__file__).resolve().parents[1] / "tests"
-sys.path[:0] = [str(_TESTS)]  # the fake web site the tests run
-from support.servers import serve_in_thread  # noqa: E402  after the sys.path line above
-from support.web_site import FakeSite, web_site_app  # noqa: E402
+__all__ = ["BENCH", "Options", "Result", "figures", "render", "run"]
 
-__all__ = ["QUICK", "Result", "figures", "main", "render", "run"]
 
-QUICK = ["--feeds", "10", "--runs", "3"]
+@dataclass(frozen=True)
+class Options:
+    feeds: int = 100
+    items: int = 20
+    runs: int = option(10, "refreshes with nothing changed, timed")
+
+
 TARGET_MS = 2000.0
 
 
@@ -118,35 +121,18 @@ def render(r: Result, machine: Machine, memory: PeakMemory) -> str:
     ])
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.feeds", description=__doc__.split("\n\n")[0])
-    p.add_argument("--feeds", type=int, default=100)
-    p.add_argument("--items", type=int, default=20)
-    p.add_argument("--runs", type=int, default=10, help="refreshes with nothing changed, timed")
-    options(p)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
+def _measure(o: Options) -> Measured[Result]:
     site = FakeSite()
     with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp, session(Path(tmp)) as bench, \
             serve_in_thread(web_site_app(site)) as site_url:
         settings = load_settings({}, database_url=bench.database_url, fable_data_dir=Path(tmp), llm_provider="none",
                                  fable_fetch_allow_hosts=[site_url.removeprefix("http://")])
+        result = asyncio.run(on_fable(settings, lambda fable: run(fable, site, site_url, o.feeds, o.items, o.runs)))
+    return bench.measured(result)
 
-        async def go() -> Result:
-            fable = await Fable.open(settings)
-            try:
-                return await run(fable, site, site_url, args.feeds, args.items, args.runs)
-            finally:
-                await fable.close()
 
-        result = asyncio.run(go())
-    publish("feeds", render(result, bench.machine, bench.memory), figures(result), bench.machine, args)
-    return 0
+BENCH = Bench("feeds", __doc__, Options, _measure, render, figures, quick=Options(feeds=10, runs=3))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(BENCH.main())

@@ -21,20 +21,22 @@ Results go to the "generations" section of docs/benchmarks.md.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import statistics
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlalchemy import func, select, text
 
-from bench.machine import Machine
-from bench.memory import PeakMemory
-from bench.report import Figure, options, publish
-from bench.session import session
+from bench.harness.bench import Bench, Measured
+from bench.harness.machine import Machine
+from bench.harness.memory import PeakMemory
+from bench.harness.options import option
+from bench.harness.report import Figure
+from bench.harness.session import session
 from fable_core.assistant.chat import chat_key
 from fable_core.assistant.generation import Buffer
 from fable_core.assistant.service import Assistant
@@ -45,9 +47,15 @@ from fable_core.identity.accounts import create_user
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
 
-__all__ = ["QUICK", "main"]
+__all__ = ["BENCH", "Options"]
 
-QUICK = ["--resumes", "10", "--seconds", "0.5"]
+
+@dataclass(frozen=True)
+class Options:
+    resumes: int = option(200, "resumes on each replica")
+    seconds: float = option(3.0, "seconds of each writer run")
+
+
 STORED = 200  # events of the answer before the resumes
 
 
@@ -57,6 +65,7 @@ class Result:
     remote: list[float] = field(default_factory=list)  # ... on B
     commits: dict[str, float] = field(default_factory=dict)  # writer commits/s by condition
     events: dict[str, float] = field(default_factory=dict)  # answer events/s stored meanwhile
+    seconds: float = 0.0  # of each writer run
 
 
 async def _assistant(fable: Fable) -> Assistant:
@@ -173,7 +182,7 @@ async def run(database_url: str, data_dir: Path, n: int, seconds: float) -> Resu
     settings = load_settings({}, database_url=database_url, fable_data_dir=data_dir, llm_provider="none")
     a = await Fable.open(settings)
     b = await Fable.open(settings)
-    result = Result()
+    result = Result(seconds=seconds)
     try:
         async with a.db.transaction() as s:
             user = await create_user(s, "bench", "bench-password-1")
@@ -201,7 +210,8 @@ def _p(samples: list[float], q: float) -> float:
     return statistics.quantiles(samples, n=100)[int(q * 100) - 1] if len(samples) > 1 else samples[0]
 
 
-def render(r: Result, machine: Machine, memory: PeakMemory, seconds: float) -> str:
+def render(r: Result, machine: Machine, memory: PeakMemory) -> str:
+    seconds = r.seconds
     added = _p(r.remote, .5) - _p(r.local, .5)
     alone = r.commits["alone"]
     batched = r.commits["answer streaming, events batched (shipped)"] / alone - 1
@@ -253,24 +263,14 @@ def figures(r: Result) -> list[Figure]:
                    r.commits["answer streaming, events batched (shipped)"], "/s", "rate")]
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.generations", description=__doc__.split("\n\n")[0])
-    p.add_argument("--resumes", type=int, default=200, help="resumes on each replica")
-    p.add_argument("--seconds", type=float, default=3.0, help="seconds of each writer run")
-    options(p)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    import tempfile
-
-    args = _parser().parse_args(argv)
+def _measure(o: Options) -> Measured[Result]:
     with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp, session(Path(tmp)) as bench:
-        result = asyncio.run(run(bench.database_url, Path(tmp), args.resumes, args.seconds))
-    publish("generations", render(result, bench.machine, bench.memory, args.seconds), figures(result),
-            bench.machine, args)
-    return 0
+        result = asyncio.run(run(bench.database_url, Path(tmp), o.resumes, o.seconds))
+    return bench.measured(result)
+
+
+BENCH = Bench("generations", __doc__, Options, _measure, render, figures, quick=Options(resumes=10, seconds=0.5))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(BENCH.main())

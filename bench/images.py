@@ -14,9 +14,7 @@ p50 < 3 ms. Results go to the "images" section of docs/benchmarks.md.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import os
 import random
 import struct
 import tempfile
@@ -28,18 +26,26 @@ from pathlib import Path
 import httpx
 
 from bench.core import _make_user
-from bench.machine import Machine
-from bench.memory import PeakMemory
-from bench.report import Figure, options, publish
-from bench.serving import free_port, serve_in_process, serve_option, start_servers, stop
-from bench.session import session
+from bench.harness.bench import Bench, Measured
+from bench.harness.machine import Machine
+from bench.harness.memory import PeakMemory
+from bench.harness.options import option
+from bench.harness.report import Figure
+from bench.harness.serving import free_port, start_servers, stop
+from bench.harness.session import session
 from fable_core.config import Settings, load_settings
 from fable_core.identity.accounts import create_api_key
 from fable_core.runtime import Fable
 
-__all__ = ["QUICK", "main"]
+__all__ = ["BENCH", "Options"]
 
-QUICK = ["--runs", "50"]
+
+@dataclass(frozen=True)
+class Options:
+    runs: int = option(2000, "requests of each kind")
+    database_url: str | None = option(None, "use this database instead of a fresh embedded one")
+
+
 WARMUP = 50
 PHOTO_BYTES = 256 * 1024
 
@@ -138,37 +144,21 @@ def render(r: Result, machine: Machine, memory: PeakMemory) -> str:
     ])
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.images", description=__doc__.split("\n\n")[0])
-    p.add_argument("--runs", type=int, default=2000, help="requests of each kind")
-    p.add_argument("--database-url", help="use this database instead of a fresh embedded one")
-    p.add_argument("--data-dir", type=Path, help=argparse.SUPPRESS)  # the server process's
-    serve_option(p)
-    options(p)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
-    if args.serve:
-        from fable_web.app import create_app
-
-        serve_in_process(args.database_url, args.serve, create_app, data_dir=args.data_dir)
-        return 0
-    with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp, \
-            session(Path(tmp), args.database_url) as bench:
+def _measure(o: Options) -> Measured[Result]:
+    with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp, session(Path(tmp), o.database_url) as bench:
         settings = load_settings({}, database_url=bench.database_url, fable_data_dir=Path(tmp), llm_provider="none")
         key = asyncio.run(_key(settings))
         port = free_port()
-        procs = start_servers("bench.images", bench.database_url, port, "/api/health", extra=("--data-dir", tmp))
+        procs = start_servers("web", bench.database_url, port, "/api/health", data_dir=Path(tmp))
         try:
-            result = measure(port, key, args.runs)
+            result = measure(port, key, o.runs)
         finally:
             stop(procs)
-    publish("images", render(result, bench.machine, bench.memory), figures(result), bench.machine, args)
-    return 0
+    return bench.measured(result)
+
+
+BENCH = Bench("images", __doc__, Options, _measure, render, figures, quick=Options(runs=50))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(BENCH.main())

@@ -2,7 +2,7 @@
 
     python -m bench.importers [--notes 10000] [--no-write]
 
-One fresh embedded PostgreSQL. The vault is made in memory (``bench.corpus``: Markdown bodies
+One fresh embedded PostgreSQL. The vault is made in memory (``bench.harness.corpus``: Markdown bodies
 with ``[[links]]`` among the notes, headings, lists and code), in 20 folders, each note with
 front matter (tags, a creation date, one in ten an alias) and an inline ``#tag``; it is zipped
 once. Timed through the dispatcher (``import_vault``): the dry run (reading the ZIP, parsing,
@@ -14,23 +14,28 @@ speed. Results go to the "importers" section of docs/benchmarks.md.
 
 from __future__ import annotations
 
-import argparse
 import io
 import time
 import zipfile
 from dataclasses import dataclass
 
 from bench.core import _make_user
-from bench.corpus import Corpus
-from bench.machine import Machine
-from bench.memory import PeakMemory
-from bench.report import Figure, options, publish
-from bench.session import on_one_fable
+from bench.harness.bench import Bench
+from bench.harness.corpus import Corpus
+from bench.harness.machine import Machine
+from bench.harness.memory import PeakMemory
+from bench.harness.report import Figure
+from bench.harness.session import on_one_fable
 from fable_core.runtime import Fable
 
-__all__ = ["QUICK", "main"]
+__all__ = ["BENCH", "Options"]
 
-QUICK = ["--notes", "1000"]
+
+@dataclass(frozen=True)
+class Options:
+    notes: int = 10_000
+
+
 TARGET_RATE = 1000.0
 FOLDERS = 20
 
@@ -112,19 +117,9 @@ def render(r: Result, machine: Machine, memory: PeakMemory) -> str:
     ])
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.importers", description=__doc__.split("\n\n")[0])
-    p.add_argument("--notes", type=int, default=10_000)
-    options(p)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    result, bench = on_one_fable(lambda fable: run(fable, args.notes))
-    publish("importers", render(result, bench.machine, bench.memory), figures(result), bench.machine, args)
-    return 0
+BENCH = Bench("importers", __doc__, Options, lambda o: on_one_fable(lambda fable: run(fable, o.notes)), render,
+              figures, quick=Options(notes=1000))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(BENCH.main())

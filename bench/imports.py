@@ -4,7 +4,7 @@
 
 Two fresh embedded PostgreSQL servers in temporary directories:
 
-- **disk**: ``--notes`` synthetic notes (``bench.corpus``: ~900-character Markdown bodies, tags,
+- **disk**: ``--notes`` synthetic notes (``bench.harness.corpus``: ~900-character Markdown bodies, tags,
   wikilinks) loaded with ``import_notes`` calls of 250; then the database's size, the write-ahead
   log on disk (``pg_wal``) and the whole cluster directory, per 1,000 notes, as the load leaves
   them and after a checkpoint; and whether the tables were left analysed.
@@ -18,7 +18,6 @@ Results go to the "imports" section of docs/benchmarks.md.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import os
@@ -33,17 +32,25 @@ from typing import Any
 from sqlalchemy import text
 
 from bench.core import _make_user, create
-from bench.corpus import Corpus
-from bench.machine import Machine, record
-from bench.postgres import stop_postmaster
-from bench.report import Figure, options, publish
+from bench.harness.bench import Bench, Measured
+from bench.harness.corpus import Corpus
+from bench.harness.machine import Machine, record
+from bench.harness.memory import PeakMemory
+from bench.harness.options import option
+from bench.harness.postgres import stop_postmaster
+from bench.harness.report import Figure
 from fable_core.config import load_settings
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
 
-__all__ = ["QUICK", "Disk", "ImportResults", "Reads", "import_corpus", "main", "run"]
+__all__ = ["BENCH", "Disk", "ImportResults", "Options", "Reads", "import_corpus", "run"]
 
-QUICK = ["--notes", "1000", "--compare", "300"]
+
+@dataclass(frozen=True)
+class Options:
+    notes: int = option(20_000, "notes imported for the disk figures")
+    compare: int = option(2_000, "notes per server for the read comparison (0: skip it)")
+
 
 _BATCH = 250
 _TABLES = ("notes", "note_versions", "note_links")
@@ -62,7 +69,7 @@ _READS = (
     "Imported notes read as fast as created ones: the statement, its plan and the buffers it touches "
     "are the same, and so are the rows (body and search vector sizes, compression, heap order). "
     "read_note reads no versions or links. The 1.9x seen before came from timing the two kinds in runs "
-    "one after the other on a machine whose speed drifts by up to 2x (`bench.stats.reference_ms`); "
+    "one after the other on a machine whose speed drifts by up to 2x (`bench.harness.stats.reference_ms`); "
     "taking turns call by call it disappears. What a bulk load did leave behind was a table the "
     "planner had never analysed (autovacuum looks once a minute), which other statements "
     "(lists, searches, duplicate checks) plan with: `fable_core/knowledge/analyser.py` now analyses "
@@ -228,14 +235,14 @@ def figures(r: ImportResults) -> list[Figure]:
     return found
 
 
-def render(r: ImportResults, machine: Machine) -> str:
+def render(r: ImportResults, machine: Machine, memory: PeakMemory | None = None) -> str:
     d = r.disk
     mib = 2**20
     settings = ", ".join(f"`{k}={v}`" for k, v in d.settings.items())
     lines = [
         "## Imports: disk and reads (`python -m bench.imports`)",
         "",
-        (f"{d.notes:,} synthetic notes (`bench.corpus`: ~900-character Markdown bodies, tags, wikilinks) "
+        (f"{d.notes:,} synthetic notes (`bench.harness.corpus`: ~900-character Markdown bodies, tags, wikilinks) "
          f"loaded by `import_notes` calls of {_BATCH} into a fresh embedded PostgreSQL in {d.load_seconds:.1f} s "
          f"({d.notes / d.load_seconds:,.0f} notes/s); its settings: {settings}."),
         "",
@@ -277,30 +284,22 @@ def render(r: ImportResults, machine: Machine) -> str:
     return "\n".join(lines)
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.imports", description=__doc__.split("\n\n")[0])
-    p.add_argument("--notes", type=int, default=20_000, help="notes imported for the disk figures")
-    p.add_argument("--compare", type=int, default=2_000,
-                   help="notes per server for the read comparison (0: skip it)")
-    options(p)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
+def _measure(o: Options) -> Measured[ImportResults]:
+    """Three servers of its own (no bench session): the machine is recorded around them."""
     machine = record()
     with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp:
         root = Path(tmp)
         try:
-            result = asyncio.run(run(args.notes, args.compare, root))
+            result = asyncio.run(run(o.notes, o.compare, root))
         finally:  # before the directory goes: the servers' own exit hooks would find nothing to stop
             for name in ("disk", "imported", "created"):
                 stop_postmaster(root / name / "pg")
     machine.finish()
-    publish("imports", render(result, machine), figures(result), machine, args)
-    return 0
+    return Measured(result, machine)
+
+
+BENCH = Bench("imports", __doc__, Options, _measure, render, figures, quick=Options(notes=1000, compare=300))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(BENCH.main())

@@ -3,7 +3,7 @@
     python -m bench.journal [--notes 100000] [--runs 200] [--no-write]
 
 One fresh embedded PostgreSQL in a temporary directory. The user's first 1,000 notes are
-loaded by ``import_notes`` (``bench.corpus``: Markdown bodies, a third of them tasks with due
+loaded by ``import_notes`` (``bench.harness.corpus``: Markdown bodies, a third of them tasks with due
 dates); the rest are SQL copies of them (titles numbered), up to ``--notes``. Then their world
 is given a day to prepare: 20 projects holding four notes in five, tasks due today and overdue
 (one task in twenty, due within the last 30 days), and seven earlier journal days of 20
@@ -18,7 +18,6 @@ opener, storing it: what a user without a model waits for). Target: the gather p
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -28,21 +27,29 @@ from typing import Any
 from sqlalchemy import text
 
 from bench.core import _make_user
-from bench.corpus import Corpus
+from bench.harness.bench import Bench
+from bench.harness.corpus import Corpus
+from bench.harness.machine import Machine
+from bench.harness.memory import PeakMemory
+from bench.harness.options import option
+from bench.harness.report import Figure
+from bench.harness.session import on_one_fable
 from bench.imports import import_corpus
-from bench.machine import Machine
-from bench.memory import PeakMemory
-from bench.report import Figure, options, publish
-from bench.session import on_one_fable
 from fable_core.daily.journal.days import journal_clock, open_day, prep_day
 from fable_core.daily.journal.prep import gather
 from fable_core.daily.journal.sections import sections
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
 
-__all__ = ["QUICK", "main"]
+__all__ = ["BENCH", "Options"]
 
-QUICK = ["--notes", "3000", "--runs", "20"]
+
+@dataclass(frozen=True)
+class Options:
+    notes: int = 100_000
+    runs: int = option(200, "calls of each kind")
+
+
 IMPORTED = 1000
 PROJECTS = 20
 EARLIER_DAYS = 7
@@ -179,20 +186,9 @@ def render(r: Result, machine: Machine, memory: PeakMemory) -> str:
     ])
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.journal", description=__doc__.split("\n\n")[0])
-    p.add_argument("--notes", type=int, default=100_000)
-    p.add_argument("--runs", type=int, default=200, help="calls of each kind")
-    options(p)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    result, bench = on_one_fable(lambda fable: run(fable, args.notes, args.runs))
-    publish("journal", render(result, bench.machine, bench.memory), figures(result), bench.machine, args)
-    return 0
+BENCH = Bench("journal", __doc__, Options, lambda o: on_one_fable(lambda fable: run(fable, o.notes, o.runs)), render,
+              figures, quick=Options(notes=3000, runs=20))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(BENCH.main())

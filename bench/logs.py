@@ -14,7 +14,6 @@ docs/benchmarks.md.
 
 from __future__ import annotations
 
-import argparse
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,19 +22,26 @@ import httpx
 from sqlalchemy import text
 
 from bench.core import _make_user
-from bench.machine import Machine
-from bench.memory import PeakMemory
-from bench.report import Figure, options, publish
-from bench.session import on_one_fable
+from bench.harness.bench import Bench
+from bench.harness.machine import Machine
+from bench.harness.memory import PeakMemory
+from bench.harness.options import option
+from bench.harness.report import Figure
+from bench.harness.session import on_one_fable
 from fable_core.admin.logs.retention import prune
 from fable_core.identity.accounts import create_api_key
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
 from fable_web.app import create_app
 
-__all__ = ["QUICK", "main"]
+__all__ = ["BENCH", "Options"]
 
-QUICK = ["--rows", "5000", "--runs", "40"]
+
+@dataclass(frozen=True)
+class Options:
+    rows: int = 200_000
+    runs: int = option(400, "requests of each kind")
+
 
 
 @dataclass
@@ -161,20 +167,9 @@ def render(r: Result, machine: Machine, memory: PeakMemory) -> str:
     ])
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.logs", description=__doc__.split("\n\n")[0])
-    p.add_argument("--rows", type=int, default=200_000)
-    p.add_argument("--runs", type=int, default=400, help="requests of each kind")
-    options(p)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    result, bench = on_one_fable(lambda fable: run(fable, args.rows, args.runs))
-    publish("logs", render(result, bench.machine, bench.memory), figures(result), bench.machine, args)
-    return 0
+BENCH = Bench("logs", __doc__, Options, lambda o: on_one_fable(lambda fable: run(fable, o.rows, o.runs)), render,
+              figures, quick=Options(rows=5000, runs=40))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(BENCH.main())

@@ -2,7 +2,7 @@
 
     python -m bench.markdown [--notes 2000] [--runs 200]
 
-One fresh embedded PostgreSQL in a temporary directory; ``--notes`` notes of ``bench.corpus``
+One fresh embedded PostgreSQL in a temporary directory; ``--notes`` notes of ``bench.harness.corpus``
 (Markdown bodies with headings, lists, code and wikilinks) loaded by ``import_notes``.
 
 Timed, one at a time after a warm-up:
@@ -18,7 +18,6 @@ a page of 30. Results go to the "markdown" section of docs/benchmarks.md.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 from collections.abc import Awaitable, Callable
@@ -26,19 +25,26 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.core import _make_user
-from bench.corpus import Corpus, describe_bodies
+from bench.harness.bench import Bench
+from bench.harness.corpus import Corpus, describe_bodies
+from bench.harness.machine import Machine
+from bench.harness.memory import PeakMemory
+from bench.harness.report import Figure
+from bench.harness.session import on_one_fable
 from bench.imports import import_corpus
-from bench.machine import Machine
-from bench.memory import PeakMemory
-from bench.report import Figure, options, publish
-from bench.session import on_one_fable
 from fable_core.knowledge.plaintext import plain_text
 from fable_core.runtime import Fable
 from fable_web.render import render_markdown, render_note
 
-__all__ = ["QUICK", "main"]
+__all__ = ["BENCH", "Options"]
 
-QUICK = ["--notes", "300", "--runs", "20"]
+
+@dataclass(frozen=True)
+class Options:
+    notes: int = 2000
+    runs: int = 200
+
+
 RICH = """# Week plan
 
 Plans with ==the important part== and #kitchen/bread, see https://example.org/bread.
@@ -163,20 +169,9 @@ def render(r: Result, machine: Machine, memory: PeakMemory) -> str:
     ])
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.markdown", description=__doc__.split("\n\n")[0])
-    p.add_argument("--notes", type=int, default=2000)
-    p.add_argument("--runs", type=int, default=200)
-    options(p)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    result, bench = on_one_fable(lambda fable: run(fable, args.notes, args.runs))
-    publish("markdown", render(result, bench.machine, bench.memory), figures(result), bench.machine, args)
-    return 0
+BENCH = Bench("markdown", __doc__, Options, lambda o: on_one_fable(lambda fable: run(fable, o.notes, o.runs)), render,
+              figures, quick=Options(notes=300, runs=20))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(BENCH.main())

@@ -15,8 +15,8 @@ initialize handshake and a session):
   (counting errors), and the peak memory (PSS) of the server process and of PostgreSQL;
 - starts ``fable mcp`` (stdio) and measures the same calls over its pipe.
 
-Creates send corpus notes (``bench.corpus``: Markdown bodies of several hundred characters,
-tags, wikilinks), as the loaded notes are. Then ``bench.starts`` times ``fable mcp`` and
+Creates send corpus notes (``bench.harness.corpus``: Markdown bodies of several hundred characters,
+tags, wikilinks), as the loaded notes are. Then ``bench.harness.starts`` times ``fable mcp`` and
 ``fable serve`` from spawn to ready, on a data directory whose embedded server is running and on
 one whose server is stopped. ``--http-only`` skips the stdio part and the starts. Client and
 server share the 2-core machine. Results go to the "mcp" section of docs/benchmarks.md.
@@ -24,9 +24,7 @@ server share the 2-core machine. Results go to the "mcp" section of docs/benchma
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import os
 import random
 import statistics
 import tempfile
@@ -45,24 +43,39 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from sqlalchemy import text
 
-from bench.corpus import Corpus, describe_bodies
-from bench.machine import Machine
-from bench.memory import PeakMemory
-from bench.postgres import postgres_pids, stop_postmaster
-from bench.report import Figure, options, publish
+from bench.harness.bench import Bench, Measured
+from bench.harness.corpus import Corpus, describe_bodies
+from bench.harness.machine import Machine
+from bench.harness.memory import PeakMemory
+from bench.harness.options import option
+from bench.harness.postgres import postgres_pids, stop_postmaster
+from bench.harness.report import Figure
+from bench.harness.serving import free_port, start_servers, stop
+from bench.harness.session import session
+from bench.harness.starts import FABLE, Starts, fable_env, prepare_data_dir, time_mcp, time_serve
+from bench.harness.stats import Latency, measure
 from bench.rest import bulk_load
-from bench.serving import free_port, serve_in_process, serve_option, start_servers, stop
-from bench.session import session
-from bench.starts import FABLE, Starts, fable_env, prepare_data_dir, time_mcp, time_serve
-from bench.stats import Latency, measure
 from fable_core.config import load_settings
 from fable_core.runtime import Fable
 
-__all__ = ["QUICK", "main"]
+__all__ = ["BENCH", "Options"]
 
-QUICK = ["--notes", "2000", "--runs", "40", "--duration", "2", "--starts", "2"]
-KEYS = 50  # the most concurrent clients
 PROTOCOLS = {"2026-07-28": "auto", "2025-11-25": "legacy"}  # version -> the SDK Client's mode
+
+
+@dataclass(frozen=True)
+class Options:
+    notes: int = 100_000
+    runs: int = option(500, "timed calls per measured tool")
+    duration: float = option(10.0, "seconds per concurrent run")
+    starts: int = option(5, "starts to time per command and database state")
+    protocols: list[str] = option(list(PROTOCOLS), "protocol versions to measure (default: both; the first leads "
+                                  "the targets)", choices=tuple(PROTOCOLS))
+    database_url: str | None = option(None, "use this database instead of a fresh embedded one")
+    http_only: bool = option(False, "skip the stdio measurements and the starts")
+
+
+KEYS = 50  # the most concurrent clients
 
 
 @dataclass
@@ -213,7 +226,7 @@ async def concurrent(name: str, clients: list[Client], duration: float,
                       ms[min(len(ms) - 1, round(0.99 * (len(ms) - 1)))])
 
 
-async def http_benchmarks(url: str, keys: list[str], ids: list[int], args: argparse.Namespace, version: str,
+async def http_benchmarks(url: str, keys: list[str], ids: list[int], args: Options, version: str,
                           results: Results, server_pid: int) -> None:
     mode, creates = PROTOCOLS[version], Creates(seed=100 + len(results.latencies))
     async with http_client(url, keys[0], mode) as client:
@@ -243,11 +256,11 @@ async def stdio_benchmarks(env: dict[str, str], ids: list[int], runs: int, versi
                                               Creates(seed=200 + len(results.latencies)))
 
 
-async def run(args: argparse.Namespace, database_url: str, data_dir: Path, pg_dir: Path | None) -> Results:
+async def run(args: Options, database_url: str, data_dir: Path, pg_dir: Path | None) -> Results:
     keys, ids, seconds = await prepare(database_url, data_dir, args.notes)
     results = Results(len(ids), seconds, args.protocols)
     port = free_port()
-    server = start_servers("bench.mcp", database_url, port, "/.well-known/oauth-protected-resource")[0]
+    server = start_servers("mcp", database_url, port, "/.well-known/oauth-protected-resource")[0]
     url = f"http://127.0.0.1:{port}/mcp"
     results.memory["HTTP"] = memory = PeakMemory({"server": lambda: [server.pid],
                                                   "PostgreSQL": lambda: postgres_pids(pg_dir)})
@@ -306,7 +319,7 @@ def figures(r: Results) -> list[Figure]:
     return found
 
 
-def render(r: Results, machine: Machine) -> str:
+def render(r: Results, machine: Machine, memory: PeakMemory | None = None) -> str:
     lead = r.protocols[0]
     read = r.p50(f"HTTP {lead} read_note")
     create8 = r.tp(f"{lead} create_note", 8)
@@ -386,7 +399,7 @@ def _memory_lines(r: Results) -> list[str]:
 def _start_lines(r: Results, machine: Machine) -> list[str]:
     if not r.starts.ready_ms:
         return []
-    lines = [("Starts, from spawning the command on a data directory without `DATABASE_URL` (`bench.starts`): "
+    lines = [("Starts, from spawning the command on a data directory without `DATABASE_URL` (`bench.harness.starts`): "
               "`fable mcp` until its `initialize` answer and until its first `tools/call` answer "
               "(`list_notes`, which needs the database), `fable serve` until `/api/health` answers 200. "
               "\"database stopped\": the command starts the embedded PostgreSQL itself."), "",
@@ -410,35 +423,15 @@ SQLAlchemy); the database opens in the background meanwhile, so the first call w
 when the server was stopped."""
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.mcp", description=__doc__.split("\n\n")[0])
-    p.add_argument("--notes", type=int, default=100_000)
-    p.add_argument("--runs", type=int, default=500, help="timed calls per measured tool")
-    p.add_argument("--duration", type=float, default=10, help="seconds per concurrent run")
-    p.add_argument("--starts", type=int, default=5, help="starts to time per command and database state")
-    p.add_argument("--protocols", nargs="+", choices=list(PROTOCOLS), default=list(PROTOCOLS),
-                   help="protocol versions to measure (default: both; the first leads the targets)")
-    p.add_argument("--database-url", help="use this database instead of a fresh embedded one")
-    p.add_argument("--http-only", action="store_true", help="skip the stdio measurements and the starts")
-    options(p)
-    serve_option(p)
-    return p
+def _measure(o: Options) -> Measured[Results]:
+    with tempfile.TemporaryDirectory(prefix="fable-bench-mcp-") as tmp, session(Path(tmp), o.database_url) as bench:
+        results = asyncio.run(run(o, bench.database_url, Path(tmp), bench.pg_dir))
+    return bench.measured(results)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
-    if args.serve:
-        from fable_mcp.http import create_app
-
-        serve_in_process(args.database_url, args.serve, create_app)
-        return 0
-    with tempfile.TemporaryDirectory(prefix="fable-bench-mcp-") as tmp, \
-            session(Path(tmp), args.database_url) as bench:
-        results = asyncio.run(run(args, bench.database_url, Path(tmp), bench.pg_dir))
-    publish("mcp", render(results, bench.machine), figures(results), bench.machine, args)
-    return 0
+BENCH = Bench("mcp", __doc__, Options, _measure, render, figures,
+              quick=Options(notes=2000, runs=40, duration=2, starts=2))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(BENCH.main())

@@ -20,7 +20,6 @@ refresh takes < 20 ms. Results go to the "oauth" section of docs/benchmarks.md.
 
 from __future__ import annotations
 
-import argparse
 import base64
 import hashlib
 import secrets
@@ -34,19 +33,26 @@ import httpx
 from starlette.responses import Response
 
 from bench.core import _make_user
-from bench.machine import Machine
-from bench.memory import PeakMemory
-from bench.report import Figure, options, publish
-from bench.session import on_one_fable
+from bench.harness.bench import Bench
+from bench.harness.machine import Machine
+from bench.harness.memory import PeakMemory
+from bench.harness.report import Figure
+from bench.harness.session import on_one_fable
 from fable_core.identity.accounts import create_api_key
 from fable_core.identity.login_sessions import start_session
 from fable_core.runtime import Fable
 from fable_web.app import create_app
 from fable_web.sessions import COOKIE, SessionCodec
 
-__all__ = ["QUICK", "main"]
+__all__ = ["BENCH", "Options"]
 
-QUICK = ["--flows", "10", "--requests", "20"]
+
+@dataclass(frozen=True)
+class Options:
+    flows: int = 200
+    requests: int = 500
+
+
 BASE = "http://localhost"
 REDIRECT = "http://127.0.0.1:8765/callback"
 
@@ -185,20 +191,9 @@ def render(r: Result, machine: Machine, memory: PeakMemory) -> str:
     ])
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.oauth", description=__doc__.split("\n\n")[0])
-    p.add_argument("--flows", type=int, default=200)
-    p.add_argument("--requests", type=int, default=500)
-    options(p)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    result, bench = on_one_fable(lambda fable: run(fable, args.flows, args.requests))
-    publish("oauth", render(result, bench.machine, bench.memory), figures(result), bench.machine, args)
-    return 0
+BENCH = Bench("oauth", __doc__, Options, lambda o: on_one_fable(lambda fable: run(fable, o.flows, o.requests)), render,
+              figures, quick=Options(flows=10, requests=20))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(BENCH.main())

@@ -15,7 +15,6 @@ messages. Results go to the "projchat" section of docs/benchmarks.md.
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -25,16 +24,26 @@ from typing import Any
 from sqlalchemy import text
 
 from bench.core import _make_user
-from bench.machine import Machine
-from bench.memory import PeakMemory
-from bench.report import Figure, options, publish
-from bench.session import on_one_fable
+from bench.harness.bench import Bench
+from bench.harness.machine import Machine
+from bench.harness.memory import PeakMemory
+from bench.harness.options import option
+from bench.harness.report import Figure
+from bench.harness.session import on_one_fable
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
 
-__all__ = ["QUICK", "main"]
+__all__ = ["BENCH", "Options"]
 
-QUICK = ["--conversations", "100", "--tasks", "50", "--runs", "10"]
+
+@dataclass(frozen=True)
+class Options:
+    conversations: int = 2000
+    messages: int = option(20, "per conversation")
+    tasks: int = 500
+    runs: int = option(100, "calls of each kind")
+
+
 MILESTONES = 10
 _SAID = ["How do I prune the apple tree?", "Summarise my meeting notes from Tuesday.",
          "What is left on the kitchen project?", "Draft a reply to the landlord about the boiler.",
@@ -149,22 +158,10 @@ def render(r: Result, machine: Machine, memory: PeakMemory) -> str:
     ])
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.projchat", description=__doc__.split("\n\n")[0])
-    p.add_argument("--conversations", type=int, default=2000)
-    p.add_argument("--messages", type=int, default=20, help="per conversation")
-    p.add_argument("--tasks", type=int, default=500)
-    p.add_argument("--runs", type=int, default=100, help="calls of each kind")
-    options(p)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    result, bench = on_one_fable(lambda fable: run(fable, args.conversations, args.messages, args.tasks, args.runs))
-    publish("projchat", render(result, bench.machine, bench.memory), figures(result), bench.machine, args)
-    return 0
+BENCH = Bench("projchat", __doc__, Options,
+              lambda o: on_one_fable(lambda fable: run(fable, o.conversations, o.messages, o.tasks, o.runs)), render,
+              figures, quick=Options(conversations=100, tasks=50, runs=10))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(BENCH.main())

@@ -4,7 +4,7 @@
 
 One fresh embedded PostgreSQL holding one user's notes (1,000 loaded by ``import_notes``, the
 rest SQL copies of them, up to ``--notes``), and a streaming replica of it made with the
-embedded server's ``pg_basebackup`` (``bench.standby``), on this same machine. Two Fables on
+embedded server's ``pg_basebackup`` (``bench.harness.standby``), on this same machine. Two Fables on
 them: one without ``DATABASE_READ_URL``, one with it. Timed, the kinds taking turns, as an MCP
 caller: ``read_note``, ``list_notes`` and ``search_notes`` on the primary alone, routed to the
 replica, and routed for a caller another process saw write within the window (the primary
@@ -17,9 +17,7 @@ docs/benchmarks.md.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import os
 import random
 import tempfile
 import time
@@ -31,20 +29,28 @@ from typing import Any
 from sqlalchemy import text
 
 from bench.core import _make_user
-from bench.corpus import Corpus
+from bench.harness.bench import Bench, Measured
+from bench.harness.corpus import Corpus
+from bench.harness.machine import Machine
+from bench.harness.memory import PeakMemory
+from bench.harness.options import option
+from bench.harness.report import Figure
+from bench.harness.session import on_fable, session
+from bench.harness.standby import streaming_replica
 from bench.imports import import_corpus
-from bench.machine import Machine
-from bench.memory import PeakMemory
-from bench.report import Figure, options, publish
-from bench.session import session
-from bench.standby import streaming_replica
 from fable_core.config import load_settings
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
 
-__all__ = ["QUICK", "main"]
+__all__ = ["BENCH", "Options"]
 
-QUICK = ["--notes", "2000", "--runs", "20"]
+
+@dataclass(frozen=True)
+class Options:
+    notes: int = 20_000
+    runs: int = option(200, "calls of each kind")
+
+
 IMPORTED = 1000
 
 
@@ -168,38 +174,23 @@ def render(r: Result, machine: Machine, memory: PeakMemory) -> str:
     ])
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.readrep", description=__doc__.split("\n\n")[0])
-    p.add_argument("--notes", type=int, default=20_000)
-    p.add_argument("--runs", type=int, default=200, help="calls of each kind")
-    options(p)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
+def _measure(o: Options) -> Measured[Result]:
     random.seed(1)
     with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp, session(Path(tmp)) as bench:
         settings = load_settings({}, database_url=bench.database_url, fable_data_dir=Path(tmp), llm_provider="none")
 
-        async def go() -> Result:
-            plain = await Fable.open(settings)
-            try:
-                me, ids = await _world(plain, args.notes)
-                async with streaming_replica(bench.database_url) as standby:
-                    routed = await Fable.open(settings.model_copy(update={"database_read_url": standby.url}))
-                    try:
-                        return await run(plain, routed, me, ids, args.runs)
-                    finally:
-                        await routed.close()
-            finally:
-                await plain.close()
+        async def routed(plain: Fable) -> Result:
+            me, ids = await _world(plain, o.notes)
+            async with streaming_replica(bench.database_url) as standby:
+                replica = settings.model_copy(update={"database_read_url": standby.url})
+                return await on_fable(replica, lambda fable: run(plain, fable, me, ids, o.runs))
 
-        result = asyncio.run(go())
-    publish("readrep", render(result, bench.machine, bench.memory), figures(result), bench.machine, args)
-    return 0
+        result = asyncio.run(on_fable(settings, routed))
+    return bench.measured(result)
+
+
+BENCH = Bench("readrep", __doc__, Options, _measure, render, figures, quick=Options(notes=2000, runs=20))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(BENCH.main())

@@ -32,7 +32,6 @@ status 3 (skipped).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
@@ -53,22 +52,35 @@ import psutil
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from bench.corpus import Corpus
-from bench.machine import Machine
-from bench.postgres import postmaster
-from bench.report import Figure, options, publish
+from bench.harness.bench import Bench, Measured, Unavailable
+from bench.harness.corpus import Corpus
+from bench.harness.machine import Machine
+from bench.harness.memory import PeakMemory
+from bench.harness.options import option
+from bench.harness.postgres import postmaster
+from bench.harness.report import Figure
+from bench.harness.serving import free_port
+from bench.harness.session import session
+from bench.harness.starts import FABLE, fable_env
 from bench.rest import bulk_load
-from bench.serving import free_port
-from bench.session import session
-from bench.starts import FABLE, fable_env
 from fable_core.config import load_settings
 from fable_core.db.database import async_url
 from fable_core.runtime import Fable
 
-__all__ = ["QUICK", "SKIPPED", "main"]
+__all__ = ["BENCH", "Options"]
 
-QUICK = ["--notes", "2000", "--duration", "2", "--replicas", "1", "2"]
-SKIPPED = 3  # bench.run.SKIPPED
+
+@dataclass(frozen=True)
+class Options:
+    notes: int = 20_000
+    replicas: list[int] = option([1, 2, 4], "replica counts to try")
+    duration: float = option(10.0, "seconds per measured run")
+    warmup: float = option(2.0, "seconds of warm-up per workload and replica count")
+    settle: float = option(2.0, "seconds after the replicas start before measuring RSS")
+    connections: int = option(32, "connections in all, split among the replicas")
+    database_url: str | None = option(None, "use this database instead of a fresh embedded one")
+
+
 WRK_HINT = "install it with `sudo apt-get install wrk` (Debian, Ubuntu) or from https://github.com/wg/wrk"
 LIST_PATH = "/api/notes?kind=note&limit=30&sort=updated&preview=true"  # as fable_web/static/js/views/notes.js asks
 PROTOCOL = "2026-07-28"
@@ -434,7 +446,7 @@ async def drive(rig: Rig, replicas: list[Replica], workload: str, *, connections
     return row
 
 
-async def run(args: argparse.Namespace, wrk: str, database_url: str, data_dir: Path,
+async def run(args: Options, wrk: str, database_url: str, data_dir: Path,
               pg_dir: Path | None) -> Results:
     key, ids, seconds, pool_size = await prepare(database_url, data_dir, args.notes)
     results = Results(len(ids), seconds, args.connections, pool_size)
@@ -491,7 +503,7 @@ def figures(r: Results, cores: int) -> list[Figure]:
     return found
 
 
-def render(r: Results, machine: Machine) -> str:
+def render(r: Results, machine: Machine, memory: PeakMemory | None = None) -> str:
     cores = machine.cores
     lines = [
         "## Replica throughput (`python -m bench.replica_throughput`)",
@@ -571,33 +583,19 @@ def _spread(values: list[float]) -> str:
     return f"{low:.0f}" if round(low) == round(high) else f"{low:.0f}-{high:.0f}"
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.replica_throughput", description=__doc__.split("\n\n")[0])
-    p.add_argument("--notes", type=int, default=20_000)
-    p.add_argument("--replicas", type=int, nargs="+", default=[1, 2, 4], help="replica counts to try")
-    p.add_argument("--duration", type=float, default=10, help="seconds per measured run")
-    p.add_argument("--warmup", type=float, default=2, help="seconds of warm-up per workload and replica count")
-    p.add_argument("--settle", type=float, default=2, help="seconds after the replicas start before measuring RSS")
-    p.add_argument("--connections", type=int, default=32, help="connections in all, split among the replicas")
-    p.add_argument("--database-url", help="use this database instead of a fresh embedded one")
-    options(p)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+def _measure(o: Options) -> Measured[Results]:
     wrk = shutil.which("wrk")
     if wrk is None:
-        print(f"bench.replica_throughput: skipped: wrk is not installed; {WRK_HINT}.", file=sys.stderr)
-        return SKIPPED
-    os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
+        raise Unavailable(f"wrk is not installed; {WRK_HINT}")
     with tempfile.TemporaryDirectory(prefix="fable-bench-replicas-") as tmp, \
-            session(Path(tmp), args.database_url) as bench:
-        results = asyncio.run(run(args, wrk, bench.database_url, Path(tmp), bench.pg_dir))
-    publish("replica_throughput", render(results, bench.machine), figures(results, bench.machine.cores),
-            bench.machine, args)
-    return 0
+            session(Path(tmp), o.database_url) as bench:
+        results = asyncio.run(run(o, wrk, bench.database_url, Path(tmp), bench.pg_dir))
+    return bench.measured(results)
+
+
+BENCH = Bench("replica_throughput", __doc__, Options, _measure, render, lambda r: figures(r, os.cpu_count() or 1),
+              quick=Options(notes=2000, duration=2, replicas=[1, 2]))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(BENCH.main())

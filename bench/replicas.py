@@ -18,36 +18,37 @@ Results go to the "replicas" section of docs/benchmarks.md.
 
 from __future__ import annotations
 
-import argparse
 import statistics
-import sys
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import httpx
 
 from bench.core import _make_user
-from bench.machine import Machine
-from bench.memory import PeakMemory
-from bench.report import Figure, options, publish
-from bench.session import on_one_fable
+from bench.harness.bench import Bench
+from bench.harness.machine import Machine
+from bench.harness.memory import PeakMemory
+from bench.harness.options import option
+from bench.harness.report import Figure
+from bench.harness.session import on_one_fable
 from fable_core.identity.accounts import create_api_key
 from fable_core.runtime import Fable
 from fable_core.tools.jobs import Job, job, run_job
 from fable_core.tools.runtime import Runtime
 from fable_web.app import create_app
 from fable_web.drain import Drain
+from tests.support.servers import free_port, serve
 
-_TESTS = Path(__file__).resolve().parents[1] / "tests"
-sys.path[:0] = [str(_TESTS)]  # the tests' uvicorn runner
-from support.servers import free_port, serve  # noqa: E402  after the sys.path line above
+__all__ = ["BENCH", "Options"]
 
-__all__ = ["QUICK", "main"]
 
-QUICK = ["--runs", "20"]
+@dataclass(frozen=True)
+class Options:
+    runs: int = option(500, "calls of each kind")
+
 
 Calls = dict[str, list[float]]
 
@@ -173,19 +174,9 @@ def figures(r: Calls) -> list[Figure]:
                    - _p(r["MCP ping, on the session's replica"], .5), "ms", "time")]
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.replicas", description=__doc__.split("\n\n")[0])
-    p.add_argument("--runs", type=int, default=500, help="calls of each kind")
-    options(p)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    result, bench = on_one_fable(lambda fable: run(fable, args.runs))
-    publish("replicas", render(result, bench.machine, bench.memory), figures(result), bench.machine, args)
-    return 0
+BENCH = Bench("replicas", __doc__, Options, lambda o: on_one_fable(lambda fable: run(fable, o.runs)), render, figures,
+              quick=Options(runs=20))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(BENCH.main())

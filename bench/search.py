@@ -4,7 +4,7 @@ whether the ranking still finds what it should.
     python -m bench.search [--sizes 2000,20000,100000] [--runs 40] [--million] [--no-write]
 
 One fresh embedded PostgreSQL in a temporary directory; one user's notes loaded by
-``import_notes`` calls (``bench.corpus``: ~900-character Markdown bodies, tags, wikilinks) up
+``import_notes`` calls (``bench.harness.corpus``: ~900-character Markdown bodies, tags, wikilinks) up
 to each size in turn, the planted notes below among the first (the oldest: the hardest place
 for a ranking that looks at recent notes first). At each size every query class is searched
 ``--runs`` times through the dispatcher, one call at a time, and its p50 and p95 reported;
@@ -31,10 +31,8 @@ Results go to the "search" section of docs/benchmarks.md.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import itertools
-import os
 import random
 import tempfile
 import time
@@ -46,19 +44,28 @@ from typing import Any
 from sqlalchemy import text
 
 from bench.core import _make_user
-from bench.corpus import Corpus, NoteSpec
+from bench.harness.bench import Bench, Measured
+from bench.harness.corpus import Corpus, NoteSpec
+from bench.harness.machine import Machine
+from bench.harness.memory import PeakMemory
+from bench.harness.options import option
+from bench.harness.report import Figure
+from bench.harness.session import on_fable, session
 from bench.imports import import_corpus
-from bench.machine import Machine
-from bench.memory import PeakMemory
-from bench.report import Figure, options, publish
-from bench.session import session
 from fable_core.config import load_settings
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
 
-__all__ = ["QUICK", "SearchResults", "main", "run"]
+__all__ = ["BENCH", "Options", "SearchResults", "run"]
 
-QUICK = ["--sizes", "600,1500", "--runs", "4"]
+
+@dataclass(frozen=True)
+class Options:
+    sizes: str = option("2000,20000,100000", "comma-separated note counts, ascending")
+    runs: int = option(40, "queries per class at each size")
+    million: bool = option(False, "then copy the notes in SQL to 1,000,000 and measure")
+    data_dir: Path | None = option(None, "keep the embedded server here (default: a temp dir)")
+
 
 _TITLE_PAIRS = [("budget", "roadmap"), ("garden", "weekend"), ("invoice", "client"), ("habit", "workout"),
                 ("recipe", "family"), ("sprint", "retro"), ("travel", "friend"), ("design", "review"),
@@ -174,7 +181,7 @@ async def _classes(fable: Fable, caller: Caller, corpus: Corpus, runs: int, seed
 
 
 def _common_words() -> list[str]:
-    from bench import corpus
+    from bench.harness import corpus
 
     return [w for w in corpus._COMMON if len(w) > 3]
 
@@ -339,38 +346,23 @@ def render(r: SearchResults, machine: Machine, memory: PeakMemory) -> str:
     return "\n".join(lines)
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.search", description=__doc__.split("\n\n")[0])
-    p.add_argument("--sizes", default="2000,20000,100000", help="comma-separated note counts, ascending")
-    p.add_argument("--runs", type=int, default=40, help="queries per class at each size")
-    p.add_argument("--million", action="store_true", help="then copy the notes in SQL to 1,000,000 and measure")
-    p.add_argument("--data-dir", type=Path, help="keep the embedded server here (default: a temp dir)")
-    options(p)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    sizes = sorted(int(s) for s in args.sizes.split(","))
-    os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
-    with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp, \
-            session(args.data_dir or Path(tmp)) as bench:
-        settings = load_settings({}, database_url=bench.database_url, fable_data_dir=args.data_dir or Path(tmp),
+def _measure(o: Options) -> Measured[SearchResults]:
+    sizes = sorted(int(s) for s in o.sizes.split(","))
+    with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp, session(o.data_dir or Path(tmp)) as bench:
+        settings = load_settings({}, database_url=bench.database_url, fable_data_dir=o.data_dir or Path(tmp),
                                  llm_provider="none")
+        result = asyncio.run(on_fable(settings, lambda fable: run(fable, sizes, o.runs, o.million)))
+    return bench.measured(result)
 
-        async def go() -> SearchResults:
-            fable = await Fable.open(settings)
-            try:
-                return await run(fable, sizes, args.runs, args.million)
-            finally:
-                await fable.close()
 
-        result = asyncio.run(go())
-    # the 1M step takes a large part of an hour: a section of its own, not part of make bench's three runs
-    publish("search-million" if args.million else "search", render(result, bench.machine, bench.memory),
-            figures(result), bench.machine, args)
-    return 0
+def _section(o: Options) -> str:
+    """The 1M step takes a large part of an hour: a section of its own, not part of make bench's three runs."""
+    return "search-million" if o.million else "search"
+
+
+BENCH = Bench("search", __doc__, Options, _measure, render, figures, section=_section,
+              quick=Options(sizes="600,1500", runs=4))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(BENCH.main())

@@ -3,7 +3,7 @@
     python -m bench.sharing [--users 100] [--notes-per-user 1000] [--shares 10000] [--runs 200] [--no-write]
 
 One fresh embedded PostgreSQL in a temporary directory. User 0's notes are loaded by
-``import_notes`` (``bench.corpus``: Markdown bodies of several hundred characters); the other
+``import_notes`` (``bench.harness.corpus``: Markdown bodies of several hundred characters); the other
 users' notes are SQL copies of them (titles numbered), so 100 users hold 100,000 notes. Each
 user has 20 projects holding four notes in five; 100 groups of 10 users make 1,000 group
 memberships. The same calls of user 0 are timed twice through the dispatcher, one at a time:
@@ -19,7 +19,6 @@ against an own one). Results go to the "sharing" section of docs/benchmarks.md.
 
 from __future__ import annotations
 
-import argparse
 import random
 import time
 from collections.abc import Awaitable, Callable
@@ -29,20 +28,30 @@ from typing import Any
 from sqlalchemy import insert, text
 
 from bench.core import _make_user
-from bench.corpus import Corpus
+from bench.harness.bench import Bench
+from bench.harness.corpus import Corpus
+from bench.harness.machine import Machine
+from bench.harness.memory import PeakMemory
+from bench.harness.options import option
+from bench.harness.report import Figure
+from bench.harness.session import on_one_fable
 from bench.imports import import_corpus
-from bench.machine import Machine
-from bench.memory import PeakMemory
-from bench.report import Figure, options, publish
 from bench.search import _classes
-from bench.session import on_one_fable
 from fable_core.db.models import Share
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
 
-__all__ = ["QUICK", "main"]
+__all__ = ["BENCH", "Options"]
 
-QUICK = ["--users", "10", "--notes-per-user", "300", "--shares", "500", "--runs", "20"]
+
+@dataclass(frozen=True)
+class Options:
+    users: int = 100
+    notes_per_user: int = 1000
+    shares: int = 10_000
+    runs: int = option(200, "calls of each kind, each time")
+
+
 PROJECTS_PER_USER = 20
 SHARED_WITH_USER = 50
 GROUPS, GROUP_SIZE = 100, 10
@@ -245,22 +254,10 @@ def render(r: Result, machine: Machine, memory: PeakMemory) -> str:
     ])
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.sharing", description=__doc__.split("\n\n")[0])
-    p.add_argument("--users", type=int, default=100)
-    p.add_argument("--notes-per-user", type=int, default=1000)
-    p.add_argument("--shares", type=int, default=10_000)
-    p.add_argument("--runs", type=int, default=200, help="calls of each kind, each time")
-    options(p)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    result, bench = on_one_fable(lambda fable: run(fable, args.users, args.notes_per_user, args.shares, args.runs))
-    publish("sharing", render(result, bench.machine, bench.memory), figures(result), bench.machine, args)
-    return 0
+BENCH = Bench("sharing", __doc__, Options,
+              lambda o: on_one_fable(lambda fable: run(fable, o.users, o.notes_per_user, o.shares, o.runs)), render,
+              figures, quick=Options(users=10, notes_per_user=300, shares=500, runs=20))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(BENCH.main())

@@ -15,12 +15,9 @@ section of docs/benchmarks.md.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
-import os
 import statistics
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -29,19 +26,18 @@ from typing import Any
 
 import httpx
 
-from bench.machine import Machine
-from bench.report import Figure, options, publish
-from bench.session import session
+from bench.harness.bench import Bench, Measured
+from bench.harness.machine import Machine
+from bench.harness.options import option
+from bench.harness.report import Figure
+from bench.harness.session import session
 from fable_core.config import Settings, load_settings
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
+from tests.support.llama import MODEL_ALIAS, find_model, proxy_app, running_llama
+from tests.support.servers import serve
 
-_TESTS = Path(__file__).resolve().parents[1] / "tests"
-sys.path[:0] = [str(_TESTS)]
-from support.llama import MODEL_ALIAS, find_model, proxy_app, running_llama  # noqa: E402  after sys.path
-from support.servers import serve  # noqa: E402
-
-__all__ = ["main"]
+__all__ = ["BENCH", "Options"]
 
 N_CTX = 8192
 MESSAGES = ("remind me to call the dentist tomorrow", "what did I write about the kitchen",
@@ -148,7 +144,11 @@ async def run(settings: Settings, llama_url: str, proxy_url: str, seen: list[dic
     return sizes, rows
 
 
-QUICK: list[str] = []  # one turn per configuration is already the least it can do
+
+@dataclass(frozen=True)
+class Options:
+    runs: int = option(1, "turns timed per configuration")
+
 
 
 def figures(rows: list[Row]) -> list[Figure]:
@@ -196,15 +196,10 @@ receives, through Fable:
 """
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.smallmodel", description=__doc__.split("\n")[0])
-    p.add_argument("--runs", type=int, default=1, help="turns timed per configuration")
-    options(p)
-    return p
+Sizes = list[tuple[str, int, int, int]]
 
 
-async def _main(args: argparse.Namespace, tmp: Path,
-                database_url: str) -> tuple[list[tuple[str, int, int, int]], list[Row]]:
+async def _on_llama(o: Options, tmp: Path, database_url: str) -> tuple[Sizes, list[Row]]:
     seen: list[dict[str, Any]] = []
 
     def one_token(body: dict[str, Any]) -> dict[str, Any]:
@@ -216,17 +211,18 @@ async def _main(args: argparse.Namespace, tmp: Path,
         settings = load_settings({}, database_url=database_url, fable_data_dir=tmp, llm_provider="openai",
                                  openai_model=MODEL_ALIAS,
                                  llm_tool_modes=[f"{MODEL_ALIAS}=prompt"], fable_secret_key="bench" * 8)
-        return await run(settings, llama_url, f"{proxy}/v1", seen, args.runs)
+        return await run(settings, llama_url, f"{proxy}/v1", seen, o.runs)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
+def _measure(o: Options) -> Measured[tuple[Sizes, list[Row]]]:
     with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp, session(Path(tmp)) as bench:
-        sizes, rows = asyncio.run(_main(args, Path(tmp), bench.database_url))
-    publish("smallmodel", render(sizes, rows, bench.machine), figures(rows), bench.machine, args)
-    return 0
+        result = asyncio.run(_on_llama(o, Path(tmp), bench.database_url))
+    return bench.measured(result)
+
+
+BENCH = Bench("smallmodel", __doc__, Options, _measure, lambda r, machine, memory: render(*r, machine),
+              lambda r: figures(r[1]), quick=Options())
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(BENCH.main())

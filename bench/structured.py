@@ -3,7 +3,7 @@
     python -m bench.structured [--notes 20000] [--people 500] [--runs 200] [--no-write]
 
 One fresh embedded PostgreSQL in a temporary directory. One user's first 1,000 notes are loaded
-by ``import_notes`` (``bench.corpus``), the rest are SQL copies of them up to ``--notes``; then
+by ``import_notes`` (``bench.harness.corpus``), the rest are SQL copies of them up to ``--notes``; then
 ``--people`` people are created by ``save_person`` (email, organisation, role: timed), and one
 list of 200 items by ``create_list``.
 
@@ -17,7 +17,6 @@ of docs/benchmarks.md.
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -26,17 +25,26 @@ from typing import Any
 from sqlalchemy import text
 
 from bench.core import _make_user
-from bench.corpus import Corpus
+from bench.harness.bench import Bench
+from bench.harness.corpus import Corpus
+from bench.harness.machine import Machine
+from bench.harness.memory import PeakMemory
+from bench.harness.options import option
+from bench.harness.report import Figure
+from bench.harness.session import on_one_fable
 from bench.imports import import_corpus
-from bench.machine import Machine
-from bench.memory import PeakMemory
-from bench.report import Figure, options, publish
-from bench.session import on_one_fable
 from fable_core.runtime import Fable
 
-__all__ = ["QUICK", "main"]
+__all__ = ["BENCH", "Options"]
 
-QUICK = ["--notes", "2000", "--people", "50", "--runs", "20"]
+
+@dataclass(frozen=True)
+class Options:
+    notes: int = 20_000
+    people: int = 500
+    runs: int = option(200, "calls of each kind")
+
+
 IMPORTED = 1000
 LIST_ITEMS = 200
 
@@ -167,21 +175,10 @@ def render(r: Result, machine: Machine, memory: PeakMemory) -> str:
     ])
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.structured", description=__doc__.split("\n\n")[0])
-    p.add_argument("--notes", type=int, default=20_000)
-    p.add_argument("--people", type=int, default=500)
-    p.add_argument("--runs", type=int, default=200, help="calls of each kind")
-    options(p)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    result, bench = on_one_fable(lambda fable: run(fable, args.notes, args.people, args.runs))
-    publish("structured", render(result, bench.machine, bench.memory), figures(result), bench.machine, args)
-    return 0
+BENCH = Bench("structured", __doc__, Options,
+              lambda o: on_one_fable(lambda fable: run(fable, o.notes, o.people, o.runs)), render, figures,
+              quick=Options(notes=2000, people=50, runs=20))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(BENCH.main())

@@ -3,7 +3,7 @@
     python -m bench.tasks [--notes 10000] [--runs 100] [--no-write]
 
 One fresh embedded PostgreSQL in a temporary directory. The user's first 1,000 notes are loaded
-by ``import_notes`` (``bench.corpus``: a third of them tasks with due dates); the rest are SQL
+by ``import_notes`` (``bench.harness.corpus``: a third of them tasks with due dates); the rest are SQL
 copies of them (titles numbered), up to ``--notes``, in 20 projects; one task in five is open
 with a due date within 30 days either side of today.
 
@@ -17,7 +17,6 @@ Results go to the "tasks" section of docs/benchmarks.md.
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -28,18 +27,26 @@ from typing import Any
 from sqlalchemy import text
 
 from bench.core import _make_user
-from bench.corpus import Corpus
+from bench.harness.bench import Bench
+from bench.harness.corpus import Corpus
+from bench.harness.machine import Machine
+from bench.harness.memory import PeakMemory
+from bench.harness.options import option
+from bench.harness.report import Figure
+from bench.harness.session import on_one_fable
 from bench.imports import import_corpus
-from bench.machine import Machine
-from bench.memory import PeakMemory
-from bench.report import Figure, options, publish
-from bench.session import on_one_fable
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
 
-__all__ = ["QUICK", "main"]
+__all__ = ["BENCH", "Options"]
 
-QUICK = ["--notes", "2000", "--runs", "10"]
+
+@dataclass(frozen=True)
+class Options:
+    notes: int = 10_000
+    runs: int = option(100, "calls of each kind")
+
+
 IMPORTED = 1000
 PROJECTS = 20
 PAGE = "Tasks page (3 calls)"
@@ -174,20 +181,9 @@ def render(r: Result, machine: Machine, memory: PeakMemory) -> str:
     ])
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.tasks", description=__doc__.split("\n\n")[0])
-    p.add_argument("--notes", type=int, default=10_000)
-    p.add_argument("--runs", type=int, default=100, help="calls of each kind")
-    options(p)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    result, bench = on_one_fable(lambda fable: run(fable, args.notes, args.runs))
-    publish("tasks", render(result, bench.machine, bench.memory), figures(result), bench.machine, args)
-    return 0
+BENCH = Bench("tasks", __doc__, Options, lambda o: on_one_fable(lambda fable: run(fable, o.notes, o.runs)), render,
+              figures, quick=Options(notes=2000, runs=10))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(BENCH.main())

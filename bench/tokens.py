@@ -16,11 +16,9 @@ the "tokens" section of docs/benchmarks.md.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import statistics
-import sys
 import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
@@ -30,18 +28,27 @@ from typing import Any
 from mcp import Client
 from pydantic import BaseModel
 
-from bench.corpus import Corpus
-from bench.machine import Machine
-from bench.report import Figure, options, publish
-from bench.session import session
+from bench.harness.bench import Bench, Measured
+from bench.harness.corpus import Corpus
+from bench.harness.machine import Machine
+from bench.harness.memory import PeakMemory
+from bench.harness.options import option
+from bench.harness.report import Figure
+from bench.harness.session import session
 from fable_core.config import Settings, load_settings
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
 from fable_mcp.server import build_server
 
-__all__ = ["QUICK", "main"]
+__all__ = ["BENCH", "Options"]
 
-QUICK = ["--notes", "20"]
+
+@dataclass(frozen=True)
+class Options:
+    notes: int = option(100, "notes the workload creates")
+    database_url: str | None = option(None, "use this (empty) database instead of a fresh embedded one")
+    reference: Path | None = option(None, "an npm prefix holding the reference MCP servers")
+
 
 BUDGET = 30_000  # bytes of tools/list for a regular user (issue 21; tests/mcp/test_tool_offer.py holds it)
 # a note of the size the external harness used (about 920 characters of Markdown)
@@ -191,7 +198,7 @@ def figures(r: Results) -> list[Figure]:
             Figure("workload, with structuredContent", sum(sum(v) for v in r.calls[True].values()), "bytes")]
 
 
-def render(r: Results, machine: Machine) -> str:
+def render(r: Results, machine: Machine, memory: PeakMemory | None = None) -> str:
     regular = next(x for x in r.listings if x.caller == "user, model answering")
     compact, structured = r.calls[False], r.calls[True]
     rows = []
@@ -241,25 +248,17 @@ def render(r: Results, machine: Machine) -> str:
     ])
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.tokens", description=__doc__.split("\n\n")[0])
-    p.add_argument("--notes", type=int, default=100, help="notes the workload creates")
-    p.add_argument("--database-url", help="use this (empty) database instead of a fresh embedded one")
-    p.add_argument("--reference", type=Path, help="an npm prefix holding the reference MCP servers")
-    options(p)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+def _measure(o: Options) -> Measured[Results]:
     with tempfile.TemporaryDirectory(prefix="fable-bench-tokens-") as tmp, \
-            session(Path(tmp), args.database_url) as bench:
+            session(Path(tmp), o.database_url) as bench:
         settings = load_settings({}, database_url=bench.database_url, fable_data_dir=Path(tmp),
                                  llm_provider="none")
-        results = asyncio.run(run(settings, args.notes, args.reference))
-    publish("tokens", render(results, bench.machine), figures(results), bench.machine, args)
-    return 0
+        results = asyncio.run(run(settings, o.notes, o.reference))
+    return bench.measured(results)
+
+
+BENCH = Bench("tokens", __doc__, Options, _measure, render, figures, quick=Options(notes=20))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(BENCH.main())

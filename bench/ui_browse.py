@@ -4,7 +4,7 @@
 
 One fresh embedded PostgreSQL in a temporary directory, the app under uvicorn in this process
 (its event loop also drives Playwright; Chromium is a process of its own), and one user whose
-first 1,000 notes are loaded by ``import_notes`` (``bench.corpus``: tags, wikilinks, a fifth of
+first 1,000 notes are loaded by ``import_notes`` (``bench.harness.corpus``: tags, wikilinks, a fifth of
 them tasks) and the rest SQL copies of them (titles numbered), up to ``--notes``.
 
 Timed, after a warm-up (the browser's cache, the server's statements):
@@ -23,7 +23,6 @@ Targets (issue 18): notes page < 500 ms warm, switcher results < 100 ms after ty
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import socket
 import time
@@ -34,20 +33,27 @@ from typing import Any
 
 from sqlalchemy import text
 
-from bench.corpus import Corpus
+from bench.harness.bench import Bench, Measured, Unavailable
+from bench.harness.corpus import Corpus
+from bench.harness.machine import Machine
+from bench.harness.memory import PeakMemory
+from bench.harness.options import option
+from bench.harness.report import Figure
+from bench.harness.session import on_one_fable
 from bench.imports import import_corpus
-from bench.machine import Machine
-from bench.memory import PeakMemory
-from bench.report import Figure, options, publish
-from bench.run import SKIPPED
-from bench.session import on_one_fable
 from fable_core.identity.accounts import create_user
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
 
-__all__ = ["QUICK", "main"]
+__all__ = ["BENCH", "Options"]
 
-QUICK = ["--notes", "2000", "--runs", "3"]
+
+@dataclass(frozen=True)
+class Options:
+    notes: int = 10_000
+    runs: int = option(20, "samples of each page measure")
+
+
 IMPORTED = 1000
 PASSWORD = "bench-password-1"  # a throwaway account in a throwaway database
 CHROMIUM = "/usr/bin/chromium"
@@ -265,28 +271,18 @@ def render(r: Result, machine: Machine, memory: PeakMemory) -> str:
     ])
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.ui_browse", description=__doc__.split("\n\n")[0])
-    p.add_argument("--notes", type=int, default=10_000)
-    p.add_argument("--runs", type=int, default=20, help="samples of each page measure")
-    options(p)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+def _measure(o: Options) -> Measured[Result]:
     try:
         import playwright  # noqa: F401 - only asked whether it is installed
     except ImportError:
-        print("bench.ui_browse needs Playwright (make install-dev) and Chromium at /usr/bin/chromium")
-        return SKIPPED
+        raise Unavailable("it needs Playwright (make install-dev) and Chromium at /usr/bin/chromium") from None
     if not Path(CHROMIUM).exists():
-        print(f"bench.ui_browse needs Chromium at {CHROMIUM} (apt-get install chromium)")
-        return SKIPPED
-    result, bench = on_one_fable(lambda fable: run(fable, args.notes, args.runs))
-    publish("ui_browse", render(result, bench.machine, bench.memory), figures(result), bench.machine, args)
-    return 0
+        raise Unavailable(f"it needs Chromium at {CHROMIUM} (apt-get install chromium)")
+    return on_one_fable(lambda fable: run(fable, o.notes, o.runs))
+
+
+BENCH = Bench("ui_browse", __doc__, Options, _measure, render, figures, quick=Options(notes=2000, runs=3))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(BENCH.main())

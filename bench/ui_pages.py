@@ -20,31 +20,33 @@ Targets (issue 18): notes and tasks pages interactive < 500 ms warm, keystroke t
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import statistics
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlalchemy import text
 
-from bench.corpus import Corpus
-from bench.machine import Machine
-from bench.memory import PeakMemory
-from bench.report import Figure, options, publish
+from bench.harness.bench import Bench, Measured, Unavailable
+from bench.harness.corpus import Corpus
+from bench.harness.machine import Machine
+from bench.harness.memory import PeakMemory
+from bench.harness.options import option
+from bench.harness.report import Figure
+from bench.harness.session import on_one_fable
 from bench.rest import bulk_load
-from bench.run import SKIPPED
-from bench.session import on_one_fable
 from fable_core.runtime import Fable
+from tests.support.servers import serve
 
-_TESTS = Path(__file__).resolve().parents[1] / "tests"
-sys.path[:0] = [str(_TESTS)]  # the uvicorn-in-this-loop server the tests use
-from support.servers import serve  # noqa: E402  after the sys.path line above
+__all__ = ["BENCH", "Options"]
 
-__all__ = ["QUICK", "main"]
 
-QUICK = ["--notes", "2000", "--runs", "3"]
+@dataclass(frozen=True)
+class Options:
+    notes: int = 10_000
+    runs: int = option(20, "samples of each measure")
+
+
 CHROMIUM = "/usr/bin/chromium"
 PASSWORD = "a long bench password"
 
@@ -187,23 +189,14 @@ def render(r: Result, machine: Machine, memory: PeakMemory) -> str:
     ])
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bench.ui_pages", description=__doc__.split("\n\n")[0])
-    p.add_argument("--notes", type=int, default=10_000)
-    p.add_argument("--runs", type=int, default=20, help="samples of each measure")
-    options(p)
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+def _measure(o: Options) -> Measured[Result]:
     if not Path(CHROMIUM).is_file():
-        print(f"bench.ui_pages needs Chromium at {CHROMIUM}: run ./scripts/install-test-tools", file=sys.stderr)
-        return SKIPPED
-    result, bench = on_one_fable(lambda fable: run(fable, args.notes, args.runs))
-    publish("ui_pages", render(result, bench.machine, bench.memory), figures(result), bench.machine, args)
-    return 0
+        raise Unavailable(f"it needs Chromium at {CHROMIUM}: run ./scripts/install-test-tools")
+    return on_one_fable(lambda fable: run(fable, o.notes, o.runs))
+
+
+BENCH = Bench("ui_pages", __doc__, Options, _measure, render, figures, quick=Options(notes=2000, runs=3))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(BENCH.main())

@@ -14,9 +14,9 @@ from typing import Any
 import httpx
 import pytest
 from sqlalchemy import select
-from support.chat import sse_events
 from support.fake_llm import FakeLLM, Reply
 from support.servers import free_port, serve
+from support.sse import sse_events
 from test_chat_http import key_for
 
 from fable_core.config import Settings

@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 from sqlalchemy import func, select
-from support.chat import sse_events
 from support.fake_llm import FakeLLM, Reply
 from support.servers import serve
+from support.sse import sse_events
 
 from fable_core.db.models import Message
 from fable_core.identity.accounts import create_api_key

@@ -18,9 +18,9 @@ from pathlib import Path
 import httpx
 import pytest
 from sqlalchemy import select
-from support.chat import sse_events
 from support.llama import MODEL_ALIAS, LlamaMissing, find_model, running_llama
 from support.servers import serve
+from support.sse import sse_events
 from test_chat_http import key_for, start
 
 from fable_core.assistant.service import Assistant

@@ -9,9 +9,9 @@ import pytest
 from support.caldav_server import Radicale, radicale_server
 
 from bench.core import render, run
-from bench.machine import record
-from bench.memory import PeakMemory
-from bench.report import write_section
+from bench.harness.machine import record
+from bench.harness.memory import PeakMemory
+from bench.harness.report import write_section
 from fable_core.config import Settings
 from fable_core.runtime import Fable
 
@@ -119,3 +119,46 @@ async def test_calendar_bench_runs_end_to_end_on_a_small_calendar(fable: Fable) 
     markdown = calendar.render(result, machine, PeakMemory({}, 1.0))
     assert markdown.startswith("## Calendar") and "| month view list_events p50 |" in markdown
     assert calendar.figures(result)[0].name == "month view list_events p50"
+
+
+def test_every_bench_declares_one_bench_whose_quick_options_round_trip() -> None:
+    """What ``bench.run --quick`` passes a bench's process parses back to its quick options."""
+    from bench.harness import options
+    from bench.harness.bench import Bench
+    from bench.harness.runner import bench_of
+    from bench.run import BENCHES
+
+    for name in BENCHES:
+        bench = bench_of(name)
+        assert isinstance(bench, Bench) and bench.name == name and bench.title, name
+        parsed = bench.parser().parse_args([*bench.quick_argv(), "--no-write"])
+        assert options.values(bench.options, parsed) == bench.quick, name
+
+
+def test_bench_options_become_a_command_line_and_back() -> None:
+    from dataclasses import dataclass
+
+    from bench.harness.options import argv, option, parser, values
+
+    @dataclass(frozen=True)
+    class Options:
+        notes_per_user: int = 100
+        servers: list[int] = option([1, 2], "app processes")
+        million: bool = option(False, "go big")
+        database_url: str | None = option(None, "elsewhere")
+
+    chosen = Options(notes_per_user=5, servers=[1], million=True)
+    assert argv(chosen) == ["--notes-per-user", "5", "--servers", "1", "--million"]
+    assert values(Options, parser(Options, "p", "d").parse_args(argv(chosen))) == chosen
+    assert values(Options, parser(Options, "p", "d").parse_args([])) == Options()
+
+
+def test_no_bench_edits_sys_path_or_imports_the_tests_fakes_by_bare_name() -> None:
+    """The fakes are ``tests.support.*`` from the repository root; ``support.*`` only resolves
+    inside pytest (``tests/`` on its path), so a bench importing it would not run alone."""
+    root = Path(__file__).resolve().parents[2] / "bench"
+    offenders = [str(path.relative_to(root)) for path in sorted(root.rglob("*.py"))
+                 if "sys.path" in (text := path.read_text())
+                 or any(line.lstrip().startswith(("from support.", "import support", "from helpers "))
+                        for line in text.splitlines())]
+    assert offenders == []

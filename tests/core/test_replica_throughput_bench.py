@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 
-from bench.machine import Machine, Snapshot
+from bench.harness.machine import Machine, Snapshot
 from bench.replica_throughput import (
     WORKLOADS,
     Part,

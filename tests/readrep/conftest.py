@@ -1,4 +1,4 @@
-"""A real streaming replica of the test worker's PostgreSQL (``bench.standby``: made with the
+"""A real streaming replica of the test worker's PostgreSQL (``bench.harness.standby``: made with the
 embedded server's own ``pg_basebackup -R -X stream``), and Fables reading from it
 (``DATABASE_READ_URL``).
 """
@@ -10,15 +10,15 @@ from collections.abc import AsyncIterator
 import pytest
 from support.fables import fable_with
 
-import bench.standby
-from bench.standby import StreamingReplica
+import bench.harness.standby
+from bench.harness.standby import StreamingReplica
 from fable_core.config import Settings
 from fable_core.runtime import Fable
 
 
 @pytest.fixture(scope="module")
 async def streaming_replica(database_url: str) -> AsyncIterator[StreamingReplica]:
-    async with bench.standby.streaming_replica(database_url) as replica:
+    async with bench.harness.standby.streaming_replica(database_url) as replica:
         yield replica
 
 

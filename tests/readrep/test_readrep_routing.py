@@ -15,10 +15,10 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
-from bench.machine import record
-from bench.memory import PeakMemory
+from bench.harness.machine import record
+from bench.harness.memory import PeakMemory
+from bench.harness.standby import StreamingReplica
 from bench.readrep import _world, figures, render, run
-from bench.standby import StreamingReplica
 from fable_core.config import Settings
 from fable_core.errors import NotFound
 from fable_core.identity.accounts import create_api_key

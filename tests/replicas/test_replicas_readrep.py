@@ -13,7 +13,7 @@ import httpx
 import pytest
 from support.mcp_clients import make_key
 
-from bench.standby import StreamingReplica, streaming_replica
+from bench.harness.standby import StreamingReplica, streaming_replica
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
 

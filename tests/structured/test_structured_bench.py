@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from bench import structured
-from bench.machine import record
-from bench.memory import PeakMemory
+from bench.harness.machine import record
+from bench.harness.memory import PeakMemory
 from fable_core.runtime import Fable
 
 

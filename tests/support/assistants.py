@@ -8,9 +8,10 @@ from contextlib import asynccontextmanager
 
 from fable_core.config import Settings
 from fable_core.runtime import Fable
-from support.fables import fable_with, ollama_at
-from support.fake_llm import FakeLLM, ollama_app
-from support.servers import serve_in_thread
+
+from .fables import fable_with, ollama_at
+from .fake_llm import FakeLLM, ollama_app
+from .servers import serve_in_thread
 
 __all__ = ["fable_on_fake_ollama", "settle"]
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from playwright.async_api import BrowserContext, ConsoleMessage, Dialog, Page
 
-from support.users import PASSWORD
+from .users import PASSWORD
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import caldav
 import httpx
 
-from support.servers import free_port
+from .servers import free_port
 
 __all__ = ["Radicale", "radicale_server"]
 

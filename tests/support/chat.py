@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import AsyncIterator
 from typing import Any
-
-import httpx
 
 from fable_core.assistant.generation import StreamEvent
 from fable_core.assistant.service import Assistant
@@ -30,19 +26,3 @@ async def turn(assistant: Assistant, caller: Caller, conversation_id: int, conte
 def text_of(events: list[StreamEvent]) -> str:
     return "".join(e.data["text"] for e in events if e.event == "token")
 
-
-# --- real HTTP ----------------------------------------------------------------------------------
-
-
-async def sse_events(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
-    """Parsed SSE frames: {"id", "event", "data" (decoded JSON)}; comments are skipped."""
-    fields: dict[str, Any] = {}
-    async for line in response.aiter_lines():
-        if line == "":
-            if fields:
-                fields["data"] = json.loads(fields.get("data", "null"))
-                yield fields
-                fields = {}
-        elif not line.startswith(":"):
-            name, _, value = line.partition(":")
-            fields[name] = value.removeprefix(" ")

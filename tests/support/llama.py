@@ -27,7 +27,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from support.servers import free_port
+from .servers import free_port
 
 __all__ = ["LLAMA", "LLAMA_PYTHON", "MODEL_ALIAS", "LlamaMissing", "find_model", "proxy_app", "running_llama"]
 

@@ -10,7 +10,8 @@ import httpx
 from starlette.applications import Starlette
 
 from fable_core.db.models import AppLog
-from support.users import PASSWORD
+
+from .users import PASSWORD
 
 BASE = "http://localhost"
 Rows = Callable[..., Awaitable[list[AppLog]]]

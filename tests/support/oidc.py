@@ -11,7 +11,8 @@ from starlette.applications import Starlette
 
 from fable_core.runtime import Fable
 from fable_web.app import create_app
-from support.servers import free_port, serve
+
+from .servers import free_port, serve
 
 
 def oidc_app(fable: Fable, issuer: str, base: str, **settings: Any) -> Starlette:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from playwright.async_api import Page, expect
 
-from support.browser import Session
+from .browser import Session
 
 PAGES = [
     "/",

@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fable_core.tools.progress import Progress
-from support.fake_llm import FakeLLM, Reply
-from support.searxng import FakeSearxng, result
-from support.web_site import FakeSite
+
+from .fake_llm import FakeLLM, Reply
+from .searxng import FakeSearxng, result
+from .web_site import FakeSite
 
 __all__ = ["QUERIES", "QUESTION", "Recorder", "article", "script_run", "serve_pages"]
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 
-from support.servers import FABLE, free_port
+from .servers import FABLE, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 CADDY = ROOT / ".tools/caddy/bin/caddy"

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 from starlette.applications import Starlette
 
-from support.users import PASSWORD
+from .users import PASSWORD
 
 BASE = "http://localhost"
 CLIENT_IP = "203.0.113.7"

@@ -8,8 +8,8 @@ from dataclasses import replace
 
 import httpx
 import pytest
-from support.chat import new_conversation, text_of, turn
 from mcp import Client
+from support.chat import new_conversation, text_of, turn
 from support.fake_llm import FakeLLM, Reply
 
 from fable_core.assistant.service import Assistant

@@ -1,12 +1,12 @@
 """How fast and how busy the machine was while a bench ran, and figures normalised by it.
 
 Every bench calls :func:`record` at its start and :meth:`Machine.finish` at its end (through
-:func:`bench.session.session`). Each snapshot holds:
+:func:`bench.harness.session.session`). Each snapshot holds:
 
-- ``reference_ms`` (:func:`bench.stats.reference_ms`): the best of 5 timings of a fixed piece of
+- ``reference_ms`` (:func:`bench.harness.stats.reference_ms`): the best of 5 timings of a fixed piece of
   pure Python work. On the shared 2-core development machine it moves between about 9.5 and
   17 ms from one minute to the next, with no change to the code under test;
-- ``wakeup_us`` (:func:`bench.stats.wakeup_us`): the median round trip between two processes,
+- ``wakeup_us`` (:func:`bench.harness.stats.wakeup_us`): the median round trip between two processes,
   which every client/server/PostgreSQL call pays several times;
 - the 1-minute load average (above the core count, other work competed for the cores).
 
@@ -30,7 +30,7 @@ import platform
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from bench.stats import reference_ms, wakeup_us
+from bench.harness.stats import reference_ms, wakeup_us
 
 __all__ = ["REFERENCE_MS", "Kind", "Machine", "Snapshot", "record"]
 
@@ -92,7 +92,7 @@ class Machine:
 
         snaps = self.snapshots
         return (f"Machine: {self.cores} cores, {self.arch}, Python {self.python}. Reference workload "
-                f"(`bench.stats.reference_ms`) at start and end: "
+                f"(`bench.harness.stats.reference_ms`) at start and end: "
                 f"{both([f'{s.reference_ms:.1f}' for s in snaps], 'ms')}; process round trip "
                 f"(`wakeup_us`): {both([f'{s.wakeup_us:.0f}' for s in snaps], 'us')}; 1-minute load "
                 f"average: {both([f'{s.load_average:.1f}' for s in snaps], '')}. Figures in parentheses "

@@ -29,8 +29,8 @@ import httpx
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from bench.postgres import stop_postmaster
-from bench.serving import free_port
+from bench.harness.postgres import stop_postmaster
+from bench.harness.serving import free_port
 
 __all__ = ["FABLE", "Starts", "fable_env", "prepare_data_dir", "time_mcp", "time_serve"]
 

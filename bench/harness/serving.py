@@ -1,14 +1,15 @@
 """The server side of the HTTP benchmarks: the app under test runs in processes of its own.
 
-A benchmark re-runs its own module with ``--serve PORT --database-url URL`` (the hidden option
-:func:`serve_option` adds); :func:`serve_in_process` then opens Fable on that database and
-serves the app under uvicorn as ``fable serve`` runs it (httptools, uvloop, no access log).
-Several processes can share one port (SO_REUSEPORT), as stateless replicas would.
+A benchmark starts them with :func:`start_servers`, which runs this module
+(``python -m bench.harness.serving APP PORT DATABASE_URL [DATA_DIR]``, ``APP`` one of
+:data:`APPS`); :func:`serve_in_process` then opens Fable on that database and serves the app
+under uvicorn as ``fable serve`` runs it (httptools, uvloop, no access log). Several processes
+can share one port (SO_REUSEPORT), as stateless replicas would.
 """
 
 from __future__ import annotations
 
-import argparse
+import importlib
 import socket
 import subprocess
 import sys
@@ -23,14 +24,10 @@ import httpx
 from fable_core.config import load_settings
 from fable_core.runtime import Fable
 
-__all__ = ["free_port", "serve_in_process", "serve_option", "start_servers", "stop"]
+__all__ = ["APPS", "free_port", "serve_in_process", "start_servers", "stop"]
 
 AppFactory = Callable[[Fable], Any]
-
-
-def serve_option(parser: argparse.ArgumentParser) -> None:
-    """``--serve PORT``: run as one of the benchmark's server processes (not for people)."""
-    parser.add_argument("--serve", type=int, metavar="PORT", help=argparse.SUPPRESS)
+APPS = {"web": "fable_web.app", "mcp": "fable_mcp.http"}  # each module's create_app(fable) is served
 
 
 def free_port() -> int:
@@ -66,12 +63,14 @@ async def _serve(database_url: str, port: int, make_app: AppFactory, data_dir: P
         await fable.close()
 
 
-def start_servers(module: str, database_url: str, port: int, ready_path: str,
-                  count: int = 1, extra: tuple[str, ...] = ()) -> list[subprocess.Popen[bytes]]:
-    """Start ``count`` processes of ``python -m module --serve port [extra...]`` and wait until
+def start_servers(app: str, database_url: str, port: int, ready_path: str,
+                  count: int = 1, data_dir: Path | None = None) -> list[subprocess.Popen[bytes]]:
+    """Start ``count`` processes serving ``app`` (a key of :data:`APPS`) and wait until
     ``ready_path`` answers 200 (then a moment more, so that every process shares the port)."""
-    procs = [subprocess.Popen([sys.executable, "-m", module, "--serve", str(port),
-                               "--database-url", database_url, *extra]) for _ in range(count)]
+    if app not in APPS:
+        raise ValueError(f"no app {app!r} to serve (one of {', '.join(APPS)})")
+    procs = [subprocess.Popen([sys.executable, "-m", "bench.harness.serving", app, str(port), database_url,
+                               *([str(data_dir)] if data_dir else [])]) for _ in range(count)]
     deadline = time.monotonic() + 60
     while True:
         try:
@@ -81,7 +80,7 @@ def start_servers(module: str, database_url: str, port: int, ready_path: str,
             pass
         if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
             stop(procs)
-            raise SystemExit(f"the {module} benchmark server did not start")
+            raise SystemExit(f"the benchmark's {app} server did not start")
         time.sleep(0.2)
     if count > 1:
         time.sleep(2)
@@ -93,3 +92,14 @@ def stop(procs: list[subprocess.Popen[bytes]]) -> None:
         p.terminate()
     for p in procs:
         p.wait(30)
+
+
+def main(argv: list[str]) -> None:
+    """``APP PORT DATABASE_URL [DATA_DIR]``: serve until terminated."""
+    app, port, database_url, *data_dir = argv
+    make_app = importlib.import_module(APPS[app]).create_app
+    serve_in_process(database_url, int(port), make_app, Path(data_dir[0]) if data_dir else None)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -9,23 +9,22 @@ the runner to compare runs on.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from bench.machine import Kind, Machine
+from bench.harness.machine import Kind, Machine
 
-__all__ = ["BENCHMARKS_MD", "Figure", "options", "publish", "write_section"]
+__all__ = ["BENCHMARKS_MD", "Figure", "publish", "write_section"]
 
-BENCHMARKS_MD = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
+BENCHMARKS_MD = Path(__file__).resolve().parents[2] / "docs" / "benchmarks.md"
 _HEADER = "# Benchmarks\n\nMeasured by `make bench` (`python -m bench.run`); each section is rewritten by its bench.\n"
 
 
 @dataclass(frozen=True)
 class Figure:
-    """A headline figure: ``kind`` says how it scales with the machine (``bench.machine``)."""
+    """A headline figure: ``kind`` says how it scales with the machine (``bench.harness.machine``)."""
 
     name: str
     value: float
@@ -33,19 +32,14 @@ class Figure:
     kind: Kind = "other"
 
 
-def options(parser: argparse.ArgumentParser) -> None:
-    """The options every bench takes: ``--no-write`` and the runner's hidden ``--result-json``."""
-    parser.add_argument("--no-write", action="store_true", help="print, do not update docs/benchmarks.md")
-    parser.add_argument("--result-json", type=Path, help=argparse.SUPPRESS)
-
-
-def publish(name: str, markdown: str, figures: list[Figure], machine: Machine,
-            args: argparse.Namespace) -> None:
+def publish(name: str, markdown: str, figures: list[Figure], machine: Machine, *, write: bool = True,
+            result_json: Path | None = None) -> None:
+    """Print the section, write it unless ``write`` is false, and save it for the runner."""
     print(markdown, flush=True)
-    if not args.no_write:
+    if write:
         write_section(name, markdown)
-    if args.result_json is not None:
-        args.result_json.write_text(json.dumps({
+    if result_json is not None:
+        result_json.write_text(json.dumps({
             "bench": name, "markdown": markdown, "machine": machine.as_json(),
             "figures": [{**asdict(f), "normalised": machine.normalise(f.value, f.kind)} for f in figures],
         }))

@@ -4,9 +4,9 @@ own embedded PostgreSQL stopped for sure.
     with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp, session(Path(tmp)) as s:
         ...  # s.database_url, s.pg_dir; s.machine and s.memory are read after the block
 
-On entry: a :class:`~bench.machine.Machine` snapshot (reference speed, process round trip,
+On entry: a :class:`~bench.harness.machine.Machine` snapshot (reference speed, process round trip,
 load average), the embedded server started in ``tmp/pg`` (unless a ``database_url`` is given),
-a :class:`~bench.memory.PeakMemory` sampler over the bench's processes (this one and its
+a :class:`~bench.harness.memory.PeakMemory` sampler over the bench's processes (this one and its
 children: app servers, loaders, ``fable mcp``) and PostgreSQL's (the postmaster and every
 backend), and SIGINT and SIGTERM raised where the main thread is (``KeyboardInterrupt``,
 ``SystemExit``), so that every ``finally`` runs even inside ``asyncio.run``. On the way out,
@@ -29,15 +29,16 @@ from typing import TypeVar
 
 import psutil
 
-from bench.machine import Machine, record
-from bench.memory import PeakMemory
-from bench.postgres import embedded, postgres_pids
-from fable_core.config import load_settings
+from bench.harness.bench import Measured
+from bench.harness.machine import Machine, record
+from bench.harness.memory import PeakMemory
+from bench.harness.postgres import embedded, postgres_pids
+from fable_core.config import Settings, load_settings
 from fable_core.runtime import Fable
 
 R = TypeVar("R")
 
-__all__ = ["Session", "on_one_fable", "session"]
+__all__ = ["Session", "on_fable", "on_one_fable", "session"]
 
 
 @dataclass
@@ -46,6 +47,10 @@ class Session:
     memory: PeakMemory
     database_url: str
     pg_dir: Path | None  # None for an external server (``--database-url``)
+
+    def measured(self, result: R) -> Measured[R]:
+        """``result`` with this session's machine and memory (read once the session is over)."""
+        return Measured(result, self.machine, self.memory)
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -92,20 +97,21 @@ def session(tmp: Path, database_url: str | None = None, memory_interval: float =
             signal.signal(sig, handler)
 
 
-def on_one_fable(work: Callable[[Fable], Awaitable[R]]) -> tuple[R, Session]:
+def on_one_fable(work: Callable[[Fable], Awaitable[R]]) -> Measured[R]:
     """Run ``work`` on one Fable (no model) over a fresh embedded PostgreSQL in a bench session,
     seeded for repeatable data: what the benches that call tools in-process share."""
     os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
     random.seed(1)
     with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp, session(Path(tmp)) as bench:
         settings = load_settings({}, database_url=bench.database_url, fable_data_dir=Path(tmp), llm_provider="none")
+        result = asyncio.run(on_fable(settings, work))
+    return bench.measured(result)
 
-        async def go() -> R:
-            fable = await Fable.open(settings)
-            try:
-                return await work(fable)
-            finally:
-                await fable.close()
 
-        result = asyncio.run(go())
-    return result, bench
+async def on_fable(settings: Settings, work: Callable[[Fable], Awaitable[R]]) -> R:
+    """``work`` on a Fable opened on ``settings`` (migrating it), closed after it whatever happens."""
+    fable = await Fable.open(settings)
+    try:
+        return await work(fable)
+    finally:
+        await fable.close()

@@ -5,7 +5,7 @@ its data directory lives in a ``TemporaryDirectory`` that is removed first, and 
 ``postmaster.pid`` is gone looks dead to the exit hook, so it kept running (the orphan of issue
 23) until PostgreSQL noticed its lock file missing. :func:`embedded` stops the postmaster
 itself, before the directory goes, on success, failure, Ctrl-C and (with
-:func:`bench.session.session`) SIGTERM; the exit hook then finds nothing left to stop.
+:func:`bench.harness.session.session`) SIGTERM; the exit hook then finds nothing left to stop.
 """
 
 from __future__ import annotations
