@@ -1,2 +1,2 @@
-"""Running the instance: its settings and registration, outgoing mail, users, the audit trail and
-the logs."""
+"""Running the instance: its settings and registration, outgoing mail, the audit trail and the
+logs (what admins do to accounts is identity's: :mod:`fable_core.identity.users`)."""

@@ -1,2 +1,2 @@
 """Who is calling: accounts, passwords, sign-in sessions, API keys, invitations, OpenID Connect,
-OAuth, and the revocations every replica hears."""
+OAuth, the revocations every replica hears, and what admins and operators do to accounts."""

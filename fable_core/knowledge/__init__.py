@@ -1,1 +1,2 @@
-"""The knowledge domain: notes (tasks are notes), wikilinks, versions, projects, milestones."""
+"""The knowledge domain: notes (tasks are notes), wikilinks, versions, search, projects, milestones,
+work logs, tags and backlinks, drafts, the trash, people, places and lists."""

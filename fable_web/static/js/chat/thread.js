@@ -101,9 +101,9 @@ function segment(onGrow) {
       timer = null;
       while (busy) await new Promise((r) => setTimeout(r, 20));
       text = final;
-      tail.data = "";
-      if (!text.trim()) { rendered.replaceChildren(); el.classList.remove("prose"); shown = 0; return; }
-      try { trustedHtml(rendered, (await api.post("/render", { body: text })).html); el.classList.add("prose"); shown = text.length; }
+      if (!text.trim()) { tail.data = ""; rendered.replaceChildren(); el.classList.remove("prose"); shown = 0; return; }
+      // the plain text stays on screen until its rendering replaces it: never a blank reply between
+      try { trustedHtml(rendered, (await api.post("/render", { body: text })).html); tail.data = ""; el.classList.add("prose"); shown = text.length; }
       catch { rendered.replaceChildren(); tail.data = text; el.classList.remove("prose"); }
     },
   };
