@@ -38,12 +38,12 @@ from bench.harness.options import option
 from bench.harness.report import Figure
 from bench.harness.session import session
 from fable_core.assistant.chat import chat_key
-from fable_core.assistant.generation import Buffer
 from fable_core.assistant.service import Assistant
-from fable_core.assistant.shared_generations import CHANNEL
 from fable_core.config import load_settings
 from fable_core.db.models import Conversation
 from fable_core.identity.accounts import create_user
+from fable_core.infra.generations import Buffer
+from fable_core.infra.shared_generations import CHANNEL
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
 

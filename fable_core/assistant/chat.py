@@ -30,7 +30,6 @@ from fable_core.assistant import memory
 from fable_core.assistant.away import tell_away
 from fable_core.assistant.context import ContextPack, add_urls, build_context
 from fable_core.assistant.conversations import check_conversation, load_conversation, scope_label
-from fable_core.assistant.generation import Buffer, MessageWriter, StreamEvent, parse_event_id
 from fable_core.assistant.memory import Past
 from fable_core.assistant.providers import NoProvider, StreamCut, unavailable
 from fable_core.assistant.toolloop import LoopResult, run_tool_loop
@@ -39,6 +38,7 @@ from fable_core.db.database import Database
 from fable_core.db.errors import translated_db_errors
 from fable_core.db.models import Conversation, Message, Note
 from fable_core.errors import Conflict, FableError, InvalidInput, NotFound
+from fable_core.infra.generations import Buffer, MessageWriter, StreamEvent, parse_event_id
 from fable_core.people.preferences.personal import ASSISTANT_NAME, DEFAULT_MODEL
 from fable_core.people.profile.prompt import profile_prompt
 from fable_core.tools.access import owner_sql, visible_ids
@@ -406,7 +406,7 @@ class _Turn:
             past = await memory.summarise(a.db, self.model, self.conversation, past)
             self.stored.past = past
         pack = await self._context()
-        await add_urls(pack, self.content, self.model, a.fetch_allow)
+        await add_urls(pack, self.content, self.model, tuple(a.settings.fable_fetch_allow_hosts))
         writer.context = pack.meta()
         await emit("context", pack.meta())
         me = f"{name}, Fable's assistant" if name else "Fable's assistant"

@@ -8,7 +8,7 @@ streaming tool: it reports the answer's events as they come (``context``, ``toke
 ``interrupted`` when the model's stream was cut off before it finished, ``error`` otherwise),
 each with an id a client resumes after (``last_event_id``, or SSE's ``Last-Event-ID``) without
 a gap or a repeat, and returns the answer as stored, through any replica (an answer written by
-another process is read from PostgreSQL: :mod:`fable_core.assistant.shared_generations`). With no
+another process is read from PostgreSQL: :mod:`fable_core.infra.shared_generations`). With no
 answer running (finished over a minute ago) it returns the stored answer straight away.
 ``retry_answer`` sends the last message again in place of an answer that failed, was cut off or
 was stopped; ``resend_message`` sends it again whatever became of its answer, edited or not

@@ -19,15 +19,15 @@ from fable_core.assistant import chat
 from fable_core.assistant.conversations import check_conversation
 from fable_core.assistant.embeddings import Embedder, EmbeddingWorker, embedding_provider, scan_filtered_indexes
 from fable_core.assistant.gate import GatedProvider, ModelGate
-from fable_core.assistant.generation import STALE_AFTER, Generations, StreamEvent, recover_interrupted
 from fable_core.assistant.parts import ASSISTANT, LLM, MODEL_GATE
 from fable_core.assistant.project_summaries import ProjectSummaries
 from fable_core.assistant.providers import NoProvider, Provider, make_provider
-from fable_core.assistant.shared_generations import SharedLog
 from fable_core.assistant.status import ProviderStatus
 from fable_core.assistant.sweeps import sweep_now
 from fable_core.assistant.toolpick import ToolPicker
 from fable_core.assistant.toolprompt import tool_mode
+from fable_core.infra.generations import STALE_AFTER, Generations, StreamEvent, recover_interrupted
+from fable_core.infra.shared_generations import SharedLog
 from fable_core.knowledge.vectors import EMBEDDER
 from fable_core.tools.access import belongs_to
 from fable_core.tools.caller import Caller
@@ -55,7 +55,6 @@ class Assistant:
         self.shared = SharedLog(fable.db, grace=grace)  # chat answers across processes
         # a follower that finds a dead process's run sweeps at once (the sweeps are jobs: :mod:`.sweeps`)
         self.shared.on_stale = functools.partial(sweep_now, fable)
-        self.fetch_allow: tuple[str, ...] = ()  # tests only: see ssrf.fetch(allow_first_hop=)
         self.generations = Generations(grace=grace, shared=self.shared)
         self.embedder: Embedder | None = None
         self.retrieval: Embedder | None = None  # the embedder, where the database may hold its vectors

@@ -1,10 +1,10 @@
 """The sweep of answers whose process died: a background job (:mod:`fable_core.tools.jobs`).
 
 A generating answer is flushed (its heartbeat) every ``flush_interval`` seconds (2); one whose
-beat is :data:`~fable_core.assistant.generation.STALE_AFTER` seconds (10) old has nobody
+beat is :data:`~fable_core.infra.generations.STALE_AFTER` seconds (10) old has nobody
 writing it, and the sweep, every :data:`EVERY` seconds, marks it ``interrupted`` (its text
 stays) within about 12 s of its last beat, and deletes the shared generations of finished and
-dead answers (:meth:`~fable_core.assistant.shared_generations.SharedLog.sweep`). Research runs
+dead answers (:meth:`~fable_core.infra.shared_generations.SharedLog.sweep`). Research runs
 have their own sweep, woken the same way (:mod:`fable_core.outside.research.runner`).
 
 **Who sweeps.** As every job: the processes that run jobs (``fable serve``), one run at a time
@@ -24,9 +24,9 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from fable_core.assistant.generation import recover_interrupted
 from fable_core.assistant.parts import ASSISTANT
 from fable_core.errors import FableError
+from fable_core.infra.generations import recover_interrupted
 from fable_core.tools.jobs import job, run_woken
 
 if TYPE_CHECKING:

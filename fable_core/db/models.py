@@ -1310,7 +1310,7 @@ class RecentWrite(Base):
 
 class Generation(Base):
     """A generation (a chat answer) running or just finished on some Fable process
-    (:mod:`fable_core.assistant.shared_generations`): one per key, claimed before it starts (so
+    (:mod:`fable_core.infra.shared_generations`): one per key, claimed before it starts (so
     two processes never run one conversation's answer at once), beaten every second by the
     process running it (``claim`` names that process and claim), ``done`` once its last event
     is stored; ``stop_requested`` asks the running process to stop it. Transient: deleted a

@@ -8,7 +8,7 @@ import asyncio
 import json
 import sys
 
-from fable_core.assistant.generation import recover_interrupted
+from fable_core.infra.generations import recover_interrupted
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
 

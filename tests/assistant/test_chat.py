@@ -6,11 +6,14 @@ from __future__ import annotations
 import json
 
 from sqlalchemy import select, update
+from support.assistants import settle
 from support.chat import new_conversation, text_of, turn
+from support.fables import fable_with
 from support.fake_llm import FakeLLM, Reply
 
 from fable_core.assistant.service import Assistant
 from fable_core.assistant.toolloop import llm_tools
+from fable_core.config import Settings
 from fable_core.db.models import AppLog, Conversation, Message, Note
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
@@ -348,7 +351,7 @@ async def test_a_stranger_posting_to_a_conversation_neither_blocks_it_nor_learns
 
 
 async def test_urls_in_a_message_are_fetched_through_the_ssrf_guard(
-    ai_fable: Fable, assistant: Assistant, fake: FakeLLM, alice: Caller
+    ai_settings: Settings, fake: FakeLLM, alice: Caller
 ) -> None:
     from starlette.applications import Starlette
     from starlette.responses import HTMLResponse
@@ -360,12 +363,12 @@ async def test_urls_in_a_message_are_fetched_through_the_ssrf_guard(
                             "<p>Version 2 &amp; more</p></body></html>")
 
     with serve_in_thread(Starlette(routes=[Route("/notes", page)])) as site:
-        conv = await new_conversation(ai_fable, alice)
-        assistant.fetch_allow = (site.removeprefix("http://"),)
-        try:
-            events = await turn(assistant, alice, conv, f"summarise {site}/notes and http://169.254.169.254/latest")
-        finally:
-            assistant.fetch_allow = ()
+        # FABLE_FETCH_ALLOW_HOSTS lets this one loopback site through; the metadata address stays refused
+        async with fable_with(ai_settings, fable_fetch_allow_hosts=[site.removeprefix("http://")]) as app:
+            assert app.assistant is not None
+            conv = await new_conversation(app, alice)
+            events = await turn(app.assistant, alice, conv, f"summarise {site}/notes and http://169.254.169.254/latest")
+            await settle(app)
     urls = events[0].data["urls"]
     read = "# Release notes Version 2 & more"  # the page's readable text: its heading kept as a heading
     assert urls[0] == {"url": f"{site}/notes", "ok": True, "chars": len(read)}

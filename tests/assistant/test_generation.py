@@ -18,11 +18,11 @@ from sqlalchemy import select
 from support.chat import new_conversation, text_of
 from support.fake_llm import FakeLLM, Reply
 
-from fable_core.assistant.generation import STALE_AFTER, Buffer, Generations, MessageWriter, parse_event_id
 from fable_core.assistant.service import Assistant
 from fable_core.assistant.sweeps import EVERY, SWEEP
 from fable_core.config import Settings
 from fable_core.db.models import Message
+from fable_core.infra.generations import STALE_AFTER, Buffer, Generations, MessageWriter, parse_event_id
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
 from fable_core.tools.jobs import JOBS, Scheduler, run_job

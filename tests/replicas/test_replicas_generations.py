@@ -13,11 +13,11 @@ import pytest
 from sqlalchemy import func, select, text
 from support.fake_llm import FakeLLM, Reply
 
-from fable_core.assistant.generation import StreamEvent
 from fable_core.assistant.service import Assistant
 from fable_core.config import Settings
 from fable_core.db.models import Generation, GenerationEvent, Message
 from fable_core.errors import Conflict
+from fable_core.infra.generations import StreamEvent
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
 

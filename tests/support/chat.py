@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fable_core.assistant.generation import StreamEvent
 from fable_core.assistant.service import Assistant
+from fable_core.infra.generations import StreamEvent
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
 

@@ -1,11 +1,11 @@
-"""Research runs in the background, on the assistant's generations (:mod:`fable_core.assistant.generation`).
+"""Research runs in the background, on the assistant's generations (:mod:`fable_core.infra.generations`).
 
 A run is a row of ``research_runs`` and a generation keyed ``research:<user>``: one running run
 per user (the key, claimed on every process, and a partial unique index), so one user cannot
 hog the model. The run's task writes the pipeline's events into the generation's buffer, which
 followers replay and tail (event ids ``<run>:<n>``, resumable); a follower going away (a client
 disconnecting) leaves the run going. The events also go to PostgreSQL, so a run is followed,
-resumed and stopped through any replica (:mod:`fable_core.assistant.shared_generations`).
+resumed and stopped through any replica (:mod:`fable_core.infra.shared_generations`).
 While it runs, the row's ``updated_at`` is touched every
 :data:`HEARTBEAT` seconds; a run whose process died stops beating and :func:`sweep_interrupted`
 marks it ``interrupted``: the job :func:`sweep_interrupted_research` (every 2 s, beside the
@@ -26,13 +26,13 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select, update
 
-from fable_core.assistant.generation import Buffer, Generations, forget_dead, mark_stale
 from fable_core.assistant.parts import ASSISTANT
 from fable_core.assistant.providers import NoProvider, Provider, unavailable
 from fable_core.assistant.sweeps import EVERY, SWEEP
 from fable_core.db.database import Database
 from fable_core.db.models import ResearchRun
 from fable_core.errors import Conflict, FableError, NotFound
+from fable_core.infra.generations import Buffer, Generations, forget_dead, mark_stale
 from fable_core.outside.research.pipeline import Pipeline, Report
 from fable_core.outside.research.writing import question_key, write_report
 from fable_core.outside.websearch.searxng import searxng_url

@@ -17,8 +17,8 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from sqlalchemy import select
 
-from fable_core.assistant.generation import Buffer
 from fable_core.db.models import ResearchRun
+from fable_core.infra.generations import Buffer
 from fable_core.outside.research.runner import find_run, generations, research_key, start_run
 from fable_core.outside.websearch.searxng import SEARXNG
 from fable_core.tools import Context, Route, tool

@@ -4,7 +4,7 @@ Revision ID: 0035
 Revises: 0034
 
 Several Fable processes on one database: a chat answer running on one can be followed, resumed
-and stopped through another (:mod:`fable_core.assistant.shared_generations`). ``generations``
+and stopped through another (:mod:`fable_core.infra.shared_generations`). ``generations``
 holds one row per key (claimed before the answer starts, beaten while it runs); its events are
 written to ``generation_events`` in batches. Both are transient: a finished generation's rows
 are deleted a minute after it ends.

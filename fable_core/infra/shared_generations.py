@@ -19,7 +19,7 @@ heartbeat, done, stop_requested) and its events in ``generation_events``:
   second, never an event).
 - **Heartbeat and death.** The running process beats its rows every :data:`BEAT_SECONDS`.
   When it dies, the sweep that marks its answers ``interrupted`` on any live process
-  (:func:`~fable_core.assistant.generation.recover_interrupted`) deletes their rows and events;
+  (:func:`~fable_core.infra.generations.recover_interrupted`) deletes their rows and events;
   a follower elsewhere, looking every second (and running that sweep itself once the beat is
   :data:`STALE_AFTER` seconds old), then ends its stream with the answer's ``interrupted`` end
   (:meth:`~fable_core.assistant.service.Assistant.follow`).
@@ -44,10 +44,10 @@ from sqlalchemy import func, select, text
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from fable_core.assistant.generation import Buffer, StreamEvent, parse_event_id
 from fable_core.db.database import Database, rowcount
 from fable_core.db.listener import Listener
 from fable_core.errors import Conflict, FableError
+from fable_core.infra.generations import Buffer, StreamEvent, parse_event_id
 
 __all__ = ["BEAT_SECONDS", "CHANNEL", "FLUSH_SECONDS", "POLL_SECONDS", "STALE_AFTER", "RemoteFollow", "SharedLog"]
 
@@ -328,7 +328,7 @@ class SharedLog:
     async def sweep(self) -> int:
         """What every process's sweep runs: finished generations deleted with their events
         ``grace`` seconds after they ended, abandoned claims and rows nobody beats any more too
-        (a dead process's answers go with :func:`~fable_core.assistant.generation.recover_interrupted`).
+        (a dead process's answers go with :func:`~fable_core.infra.generations.recover_interrupted`).
         Returns how many events went."""
         async with self.db.transaction() as s:
             return rowcount(await s.execute(_EXPIRE, {"grace": self.grace, "stale": self.stale_after}))

@@ -11,7 +11,7 @@ beat) on any replica, whose sweep marks it ``interrupted`` within seconds. A fin
 on for ``grace`` seconds (default 60) for late followers; afterwards the stored message answers.
 
 Replicas: a chat answer's key is also claimed in PostgreSQL, and its events are written there
-in batches (:mod:`fable_core.assistant.shared_generations`, ``shared``): followers on another
+in batches (:mod:`fable_core.infra.shared_generations`, ``shared``): followers on another
 process replay and tail them, a stop reaches the process running it, and a second answer for
 the same conversation is refused on every process. The buffer stays the fast path for
 followers on the running process.
@@ -34,7 +34,7 @@ from fable_core.errors import Conflict
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncConnection
 
-    from fable_core.assistant.shared_generations import RemoteFollow, SharedLog
+    from fable_core.infra.shared_generations import RemoteFollow, SharedLog
 
 __all__ = ["STALE_AFTER", "Buffer", "Generations", "StreamEvent", "forget_dead", "mark_stale", "parse_event_id",
            "recover_interrupted"]
