@@ -405,14 +405,15 @@ async def _tools(args: argparse.Namespace) -> int | None:
     load_capabilities()
     if args.json:
         print(json.dumps([
-            {"name": t.name, "title": t.title, "description": t.description, "scope": t.scope,
+            {"name": t.name, "title": t.title, "description": t.description, "scope": t.scope, "toolset": t.group,
              "input_schema": t.input_schema, "output_schema": t.output_schema}
             for t in REGISTRY
         ], indent=2))
         return 0
     width = max(len(t.name) for t in REGISTRY)
+    sets = max(len(t.group) for t in REGISTRY)
     for t in REGISTRY:
-        print(f"{t.name:<{width}}  {t.scope:<5}  {t.description.splitlines()[0]}")
+        print(f"{t.name:<{width}}  {t.scope:<5}  {t.group:<{sets}}  {t.description.splitlines()[0]}")
     return 0
 
 

@@ -211,7 +211,7 @@ async def test_stop_keeps_the_partial_answer(chat_ui: Session, chat_llm: FakeLLM
     await send(chat_ui, "count slowly")
     await expect(page.locator(".msg-assistant .msg-text")).to_contain_text("word3")
     await page.click("#chat-stop")
-    reply = page.locator(".msg-assistant[data-status=stopped]")
+    reply = page.locator(".msg-assistant[data-status=stopped][data-rendered=true]")
     await expect(reply).to_contain_text("Stopped.")
     await expect(page.locator("#chat-send")).to_be_visible()
     shown = (await reply.locator(".msg-text").inner_text()).strip()

@@ -119,11 +119,12 @@ async def test_tools_lists_the_whole_registry(
     load_capabilities()
     status, out, _ = await fable_cli("tools", capsys=capsys)
     assert status == 0
-    assert [line.split()[0] for line in out.splitlines()] == [t.name for t in REGISTRY]
+    assert [line.split()[:3] for line in out.splitlines()] == [[t.name, t.scope, t.group] for t in REGISTRY]
     status, out, _ = await fable_cli("tools", "--json", capsys=capsys)
     listed = {t["name"]: t for t in json.loads(out)}
     assert set(listed) == {t.name for t in REGISTRY}
     assert listed["read_note"]["input_schema"] == REGISTRY.get("read_note").input_schema  # type: ignore[union-attr]
+    assert listed["read_note"]["toolset"] == "notes" and listed["list_events"]["toolset"] == "calendar"
 
 
 async def test_call_runs_a_tool_as_the_user_and_prints_json(

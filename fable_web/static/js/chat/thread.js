@@ -149,6 +149,7 @@ export function assistantMessage({ onRetry = null, onRegenerate = null, onSave =
   }
 
   async function finish(state, note) {
+    el.dataset.rendered = "false"; // until its text settles (again, when the stored answer replaces the streamed one)
     el.dataset.status = state;
     cursor.remove();
     status.replaceChildren(...(note ? [h("span.msg-note", { role: state === "error" ? "alert" : null }, note)] : []));
