@@ -9,7 +9,7 @@ sections → summary. It touches no database: what it finds goes to the caller a
 3. Up to :data:`MAX_SOURCES` unique URLs, taken in turn from each query's ranking, are fetched in
    parallel through the SSRF guard (``FABLE_RESEARCH_FETCH_TIMEOUT``, ``FABLE_RESEARCH_MAX_BYTES``);
    a URL naming a non-public address is skipped before it counts, one that resolves to one is
-   refused by the guard. HTML and plain text only; readable text via :mod:`.extract`. No page
+   refused by the guard. HTML and plain text only; readable text via :mod:`fable_core.infra.pages`. No page
    read at all is the run's error.
 4. The model outlines 2–8 sections (title, focus, source numbers). An answer that is no such
    outline makes the report ONE synthesised text instead.

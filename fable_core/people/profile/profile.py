@@ -2,8 +2,9 @@
 
 Everything here is the caller's own. Facts are an ordered list the user replaces whole (at most
 :data:`MAX_FACTS`); observations are kept newest :data:`MAX_OBSERVATIONS` (older ones are
-dropped as new ones come); the summary is the model's (:mod:`.learning`) until the user edits it,
-and learned again once facts or observations change after that.
+dropped as new ones come); the summary is the model's
+(:mod:`fable_core.assistant.profile_learning`) until the user edits it, and learned again once
+facts or observations change after that.
 """
 
 from __future__ import annotations
