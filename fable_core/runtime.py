@@ -65,15 +65,11 @@ class Fable(Runtime):
 
     @property
     def keys(self) -> KeyCallers:
-        keys = self.part(KEY_CALLERS)
-        assert keys is not None, "installed when the Fable is made"
-        return keys
+        return self.required(KEY_CALLERS)
 
     @property
     def mailer(self) -> Mailer:
-        mailer = self.part(MAILER)
-        assert mailer is not None, "installed when the Fable is made"
-        return mailer
+        return self.required(MAILER)
 
     @property
     def llm(self) -> Provider | None:

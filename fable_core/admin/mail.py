@@ -26,7 +26,7 @@ from fable_core.admin.mail_settings import (
     TlsMode,
     mail_server,
 )
-from fable_core.admin.mailer import mailer_of
+from fable_core.admin.mailer import MAILER
 from fable_core.db.models import User
 from fable_core.errors import FableError, InvalidInput
 from fable_core.infra.rate_limits import count_attempt
@@ -45,7 +45,7 @@ class TestMailSent(BaseModel):
       transaction="phases", route=Route("GET", "/admin/mail"))
 async def get_mail_server(ctx: Context) -> MailServerView:
     """Admin: the mail server Fable sends through and where it is configured (never its password)."""
-    return MailServerView.of(await mailer_of(ctx.fable).server())
+    return MailServerView.of(await ctx.fable.required(MAILER).server())
 
 
 @tool(group="admin", title="Set the mail server", scope="write", admin=True, credentials="session", agents=False,
@@ -92,7 +92,7 @@ async def send_test_mail(ctx: Context, to: Email | None = None) -> TestMailSent:
     actor = Actor.of(ctx.caller)
     to = to or await _own_address(ctx)
     await count_attempt(ctx.fable.db, "test_mail", actor.name if actor.account_id is None else str(actor.account_id))
-    mailer = mailer_of(ctx.fable)
+    mailer = ctx.fable.required(MAILER)
     server = await mailer.server()
     failure: FableError | None = None
     try:

@@ -29,9 +29,9 @@ from fable_core.admin.mail_settings import MailServer, mail_server
 from fable_core.config import Settings
 from fable_core.db.database import Database
 from fable_core.errors import FableError, Unavailable
-from fable_core.tools.runtime import Part, Runtime
+from fable_core.tools.runtime import Part
 
-__all__ = ["MAILER", "Mailer", "mailer_of"]
+__all__ = ["MAILER", "Mailer"]
 
 _log = logging.getLogger(__name__)
 Compose = Callable[[], Awaitable[None]]
@@ -105,10 +105,3 @@ def _deliver(server: MailServer, login: tuple[str, str] | None, message: EmailMe
 MAILER: Part[Mailer] = Part("mailer")
 """The runtime's mailer (the frame installs it: ``Fable.mailer``)."""
 
-
-def mailer_of(fable: Runtime) -> Mailer:
-    """The running Fable's mailer: every Fable has one."""
-    mailer = fable.part(MAILER)
-    if mailer is None:
-        raise RuntimeError("this runtime has no mailer")
-    return mailer

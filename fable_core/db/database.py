@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, Result, text
+from sqlalchemy import ColumnElement, CursorResult, Result, delete, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlalchemy.ext.asyncio import (
@@ -36,7 +36,8 @@ from fable_core.db.replica import CONNECT_TIMEOUT, STAMP, Replica, ReplicaFailed
 from fable_core.db.vectors import ON, VectorSupport, adapt_schema, check_vectors
 from fable_core.errors import InvalidInput, Unavailable
 
-__all__ = ["REQUIRED_EXTENSIONS", "Database", "async_url", "rowcount", "storage_description", "update_extensions"]
+__all__ = ["REQUIRED_EXTENSIONS", "Database", "async_url", "delete_in_batches", "rowcount", "storage_description",
+           "update_extensions"]
 
 REQUIRED_EXTENSIONS: dict[str, str] = {
     "vector": "pgvector (semantic search)",
@@ -69,6 +70,19 @@ def rowcount(result: Result[*tuple[Any, ...]]) -> int:
     """How many rows an UPDATE or DELETE run through a session touched. Its result is a
     ``CursorResult``, which ``AsyncSession.execute`` types only as a ``Result``."""
     return cast("CursorResult[*tuple[Any, ...]]", result).rowcount or 0
+
+
+async def delete_in_batches(db: Database, model: Any, *conditions: ColumnElement[bool], batch: int) -> int:
+    """Delete ``model``'s rows matching ``conditions``, ``batch`` rows per transaction (so a
+    purge of millions never holds one long lock or one huge WAL record); how many."""
+    total = 0
+    while True:
+        doomed = select(model.id).where(*conditions).limit(batch).scalar_subquery()
+        async with db.transaction() as session:
+            count = rowcount(await session.execute(delete(model).where(model.id.in_(doomed))))
+        total += count
+        if count < batch:
+            return total
 
 
 class Database:

@@ -3,7 +3,7 @@ mailing a new verification link, sent after the answer."""
 
 from __future__ import annotations
 
-from fable_core.admin.mailer import mailer_of
+from fable_core.admin.mailer import MAILER
 from fable_core.errors import InvalidInput, Unavailable
 from fable_core.identity import accounts
 from fable_core.identity.account_mail import verification_later
@@ -29,7 +29,7 @@ async def change_email(ctx: Context, email: Email | None, password: Password | N
     async with ctx.transaction() as session:
         user = await accounts.change_email(session, ctx.user_id, checked, email, login_session=ctx.caller.session_id)
         await session.refresh(user, ["created_at"])
-    verification_later(mailer_of(ctx.fable), user.id)
+    verification_later(ctx.fable.required(MAILER), user.id)
     return UserResult(user=UserView.of(user))
 
 
@@ -41,8 +41,8 @@ async def send_email_verification(ctx: Context) -> Message:
         user = await accounts.get_user(session, ctx.user_id)
     if not user.email or user.email_verified_at is not None:
         raise InvalidInput("the account has no unverified email address", field="email")
-    if not await mailer_of(ctx.fable).configured():
+    if not await ctx.fable.required(MAILER).configured():
         raise Unavailable("this instance cannot send mail; ask its admin")
     await count_attempt(ctx.fable.db, "verification_mail", str(ctx.user_id))
-    verification_later(mailer_of(ctx.fable), user.id)
+    verification_later(ctx.fable.required(MAILER), user.id)
     return Message(message=f"a verification link was sent to {user.email}")

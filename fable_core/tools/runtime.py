@@ -63,6 +63,14 @@ class Runtime:
         """The part installed under ``key``, or None."""
         return cast("T | None", self._parts.get(key.name))
 
+    def required(self, key: Part[T]) -> T:
+        """The part installed under ``key``, which every runtime of this kind has (the frame
+        installs it when it is made); RuntimeError when it is missing."""
+        value = self.part(key)
+        if value is None:
+            raise RuntimeError(f"this runtime has no {key.name}")
+        return value
+
     def install(self, key: Part[T], value: T | None) -> None:
         """Put (or with None, remove) the part under ``key``."""
         if value is None:

@@ -11,10 +11,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from sqlalchemy import delete, select
-
 from fable_core.config import Settings
-from fable_core.db.database import Database, rowcount
+from fable_core.db.database import Database, delete_in_batches
 from fable_core.db.models import AppLog
 from fable_core.infra.rate_limits import prune_stale_hits
 from fable_core.tools.jobs import job
@@ -47,16 +45,8 @@ async def prune(db: Database, settings: Settings, now: datetime | None = None, b
     deleted: dict[str, int] = {}
     for category, days in keep_days(settings).items():
         cutoff = now - timedelta(days=days)
-        total = 0
-        while True:
-            doomed = (select(AppLog.id).where(AppLog.category == category, AppLog.created_at < cutoff)
-                      .limit(batch).scalar_subquery())
-            async with db.transaction() as session:
-                count = rowcount(await session.execute(delete(AppLog).where(AppLog.id.in_(doomed))))
-            total += count
-            if count < batch:
-                break
-        deleted[category] = total
+        deleted[category] = await delete_in_batches(db, AppLog, AppLog.category == category,
+                                                    AppLog.created_at < cutoff, batch=batch)
     return deleted
 
 

@@ -11,9 +11,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from sqlalchemy import delete, select
-
-from fable_core.db.database import Database, rowcount
+from fable_core.db.database import Database, delete_in_batches
 from fable_core.db.models import OAuthCode, OAuthToken
 from fable_core.tools.jobs import job
 
@@ -38,13 +36,5 @@ async def prune(db: Database, now: datetime | None = None, batch: int = BATCH) -
     now = now or datetime.now(UTC)
     deleted: dict[str, int] = {}
     for name, model, grace in (("codes", OAuthCode, CODE_GRACE), ("tokens", OAuthToken, TOKEN_GRACE)):
-        total = 0
-        while True:
-            doomed = select(model.id).where(model.expires_at < now - grace).limit(batch).scalar_subquery()
-            async with db.transaction() as session:
-                count = rowcount(await session.execute(delete(model).where(model.id.in_(doomed))))
-            total += count
-            if count < batch:
-                break
-        deleted[name] = total
+        deleted[name] = await delete_in_batches(db, model, model.expires_at < now - grace, batch=batch)
     return deleted

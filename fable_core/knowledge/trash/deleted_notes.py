@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import BaseModel, Field
 from sqlalchemy import delete, func, select
 
-from fable_core.db.database import Database, rowcount
+from fable_core.db.database import Database, delete_in_batches, rowcount
 from fable_core.db.models import Note, TrashedNote
 from fable_core.errors import NotFound
 from fable_core.infra.events import NoteChanged
@@ -118,11 +118,4 @@ async def purge_trash(fable: Runtime) -> None:
 async def purge(db: Database, days: int, now: datetime | None = None, batch: int = BATCH) -> int:
     """Delete trashed notes deleted more than ``days`` before ``now``; how many."""
     cutoff = (now or datetime.now(UTC)) - timedelta(days=days)
-    total = 0
-    while True:
-        doomed = select(TrashedNote.id).where(TrashedNote.deleted_at < cutoff).limit(batch).scalar_subquery()
-        async with db.transaction() as session:
-            count = rowcount(await session.execute(delete(TrashedNote).where(TrashedNote.id.in_(doomed))))
-        total += count
-        if count < batch:
-            return total
+    return await delete_in_batches(db, TrashedNote, TrashedNote.deleted_at < cutoff, batch=batch)
