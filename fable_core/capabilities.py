@@ -124,6 +124,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     )),
     Capability("trash", ("fable_core.knowledge.trash.deleted_notes",),
                jobs=("fable_core.knowledge.trash.deleted_notes",)),
+    Capability("toolsets", ("fable_core.tools.discovery",)),  # listing, enabling and finding tools (MCP)
     # last: its scheduler starts once every other capability is installed, and stops first
     Capability("jobs", (), install="fable_core.tools.jobs:install"),
 )

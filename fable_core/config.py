@@ -186,11 +186,12 @@ class Settings(BaseModel):
         "serve one database behind a load balancer: 2025 MCP sessions are registered in the database and a "
         "request reaching another replica is forwarded to the one holding its session. Absent: one replica.",
     )
-    fable_mcp_tools: list[str] = Field(
-        default_factory=lambda: ["all"],
-        description="Which tools MCP clients are offered (comma-separated): `all`, the profile "
-        "`core` (notes, tasks, projects and search: for clients with a small context), toolsets "
-        "(`notes`, `calendar`, `journal`, ...; `fable tools` lists each tool's) or tool names.",
+    fable_mcp_toolsets: list[str] = Field(
+        default_factory=lambda: ["default"],
+        description="Which tools MCP clients are offered unless their API key, OAuth connection or "
+        "`fable mcp --toolsets` says otherwise (comma-separated): `default` (notes, tasks, projects, "
+        "today's events and journal: 31 tools), toolsets (`calendar`, `feeds`, ...; `fable tools` lists "
+        "them), tool names, or `all`. Clients reach the rest with list_toolsets, enable_toolset and find_tools.",
     )
     fable_mcp_structured: bool = Field(
         False, description="Also send each tool's output schema in tools/list and every result as "

@@ -29,6 +29,7 @@ __all__ = [
     "InvalidInput",
     "NeedsConfirmation",
     "NotFound",
+    "NotOffered",
     "PayloadTooLarge",
     "RateLimited",
     "Unauthenticated",
@@ -63,6 +64,13 @@ class UnknownTool(NotFound):
     """Raised when a surface asks the dispatcher for a tool name that is not registered."""
 
     type = "unknown_tool"
+
+
+class NotOffered(FableError):
+    """Raised when a client calls a tool its session does not offer (a toolset not enabled)."""
+
+    type = "not_offered"
+    http_status = 403
 
 
 class Unauthenticated(FableError):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -24,12 +24,14 @@ from mcp.shared.exceptions import MCPError
 
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
+from fable_core.tools.toolsets import check_toolsets
 from fable_mcp import client_log, completions, prompts, resources, tools
 from fable_mcp.client_log import ClientLog
 from fable_mcp.errors import protocol_errors, resource_not_found
 from fable_mcp.identity import resolve_caller
 from fable_mcp.instructions import INSTRUCTIONS
 from fable_mcp.subscriptions import Subscriptions
+from fable_mcp.toolchoices import ToolChoices
 
 __all__ = ["FableMcp", "build_server"]
 
@@ -78,11 +80,15 @@ class FableMcp:
     over HTTP leave it None so that every request must carry its own.
     """
 
-    def __init__(self, fable: Fable, caller: Caller | None = None) -> None:
+    def __init__(self, fable: Fable, caller: Caller | None = None, toolsets: Sequence[str] | None = None) -> None:
         self.fable = fable
         self.caller = caller
-        tools.check_selection(fable.registry, fable.settings.fable_mcp_tools)
         self.subscriptions = Subscriptions()
+        if toolsets is None:
+            default = check_toolsets(fable.registry, fable.settings.fable_mcp_toolsets, source="FABLE_MCP_TOOLSETS")
+        else:
+            default = check_toolsets(fable.registry, toolsets, source="--toolsets")
+        self.choices = ToolChoices(default, self.subscriptions)
         self._telling: set[asyncio.Task[None]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop the server runs in (its lifespan)
         self.server: Server[Any] = _Server(
@@ -142,7 +148,7 @@ class FableMcp:
     async def _list_tools(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         caller = self._caller(ctx)
         self.subscriptions.listed_tools(ctx)
-        return tools.list_tools(self.fable, caller)
+        return tools.list_tools(self.fable, caller, self.choices.of(ctx, caller))
 
     async def _call_tool(self, ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
         caller = self._caller(ctx)
@@ -151,7 +157,7 @@ class FableMcp:
                                           ctx.session.client_capabilities)
         log = ClientLog(ctx)
         return await tools.call_tool(self.fable, caller, params.name, params.arguments, log,
-                                     progress=tools.progress_notifications(ctx))
+                                     progress=tools.progress_notifications(ctx), choice=self.choices.of(ctx, caller))
 
     @protocol_errors
     async def _list_resources(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
@@ -209,6 +215,7 @@ class FableMcp:
         return types.EmptyResult()
 
 
-def build_server(fable: Fable, caller: Caller | None = None) -> Server[Any]:
-    """A ready MCP server for ``fable``, as ``caller`` when the transport has no credentials."""
-    return FableMcp(fable, caller).server
+def build_server(fable: Fable, caller: Caller | None = None, toolsets: Sequence[str] | None = None) -> Server[Any]:
+    """A ready MCP server for ``fable``, as ``caller`` when the transport has no credentials,
+    offering ``toolsets`` unless a client's credential says otherwise (None: FABLE_MCP_TOOLSETS)."""
+    return FableMcp(fable, caller, toolsets).server

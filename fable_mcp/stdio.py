@@ -106,7 +106,7 @@ async def _start(settings: Settings, username: str | None) -> tuple[Fable, Calle
         raise
 
 
-async def run_stdio(username: str | None = None) -> int:
+async def run_stdio(username: str | None = None, toolsets: list[str] | None = None) -> int:
     """Serve MCP on stdin/stdout until the client closes stdin; 1 if startup fails.
 
     Startup (database, user) finishes before stdin is read, so a failure exits at once with
@@ -123,12 +123,16 @@ async def run_stdio(username: str | None = None) -> int:
             from fable_mcp.server import FableMcp
 
             fable, caller = await opening
+            try:
+                mcp = FableMcp(fable, caller, toolsets)
+            except BaseException:
+                await fable.close()
+                raise
     except FableError as e:
         print(f"fable mcp: {e.type}: {e.message}", file=sys.stderr)
         return 1
     exits = SignalExit(fable.close)
     try:
-        mcp = FableMcp(fable, caller)
         async with stdio_server() as (read_stream, write_stream):
             await mcp.server.run(read_stream, write_stream, mcp.server.create_initialization_options())
     finally:

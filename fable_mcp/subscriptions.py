@@ -152,6 +152,12 @@ class Subscriptions:
                 _log.info("not telling a closed MCP connection of the tool list", exc_info=True)
                 self._listed_tools.discard(conn)
 
+    async def tools_changed_for(self, key: tuple[int, str]) -> None:
+        """One credential's tool list changed (its client enabled a toolset): tell its listen streams."""
+        listeners = self._listeners.get(key)
+        if listeners is not None:
+            await listeners.bus.publish(ToolsListChanged())
+
     async def _hears(self, user_id: int, event: Event, heard: dict[int, bool]) -> bool:
         """Whether ``user_id`` may hear of ``event``: their own row, or one shared with them now
         (asked of the database once per user and event: a revoked share stops the news at once).

@@ -4,7 +4,9 @@ Each registered tool the caller may use becomes an MCP tool: name, title, descri
 input schema and the annotations that differ from MCP's defaults. Tools a caller cannot use are
 not listed: write tools for a read-only key, admin tools for everyone else, tools whose service
 (the LLM) does not answer now; clients that listed tools hear ``notifications/tools/list_changed``
-when the last changes. ``FABLE_MCP_TOOLS`` narrows the list further (a profile, groups, names).
+when the last changes. Of those, a client is offered what its choice of toolsets offers
+(:mod:`fable_core.tools.toolsets`, :mod:`fable_mcp.toolchoices`): the default set unless told
+otherwise; a tool outside it is refused until its toolset is enabled or it is found.
 
 Calls go through the one dispatcher as the request's caller. A result is one text block of
 compact JSON (no nulls, no empty fields: :mod:`fable_core.tools.compact`), which is what a model
@@ -23,7 +25,6 @@ from __future__ import annotations
 import base64
 import json
 import time
-from collections.abc import Iterable
 from typing import Any
 
 import mcp_types as types
@@ -36,39 +37,17 @@ from fable_core.tools.binary import Blob, Download
 from fable_core.tools.caller import Caller
 from fable_core.tools.compact import compact
 from fable_core.tools.progress import Progress, ProgressSink
-from fable_core.tools.registry import Registry, Tool
+from fable_core.tools.registry import Tool
+from fable_core.tools.toolsets import ToolChoice
 from fable_mcp.client_log import ClientLog
 from fable_mcp.errors import error_result, unexpected_result
 
-__all__ = ["PROFILES", "blob_result", "call_tool", "check_selection", "list_tools", "mcp_tool", "offered",
+__all__ = ["blob_result", "call_tool", "list_tools", "mcp_tool", "offered",
            "progress_notifications", "require_client_capabilities"]
 
-PROFILES: dict[str, frozenset[str]] = {  # tool names
-    "core": frozenset({"create_note", "read_note", "update_note", "edit_note", "delete_note", "convert_note",
-                       "list_tags", "get_backlinks", "list_notes", "search_notes", "complete_task",
-                       "reschedule_task", "list_tasks", "create_project", "update_project", "get_project",
-                       "list_projects", "delete_project"}),
-}
-
-
-def check_selection(registry: Registry, selection: Iterable[str]) -> None:
-    """Refuse a ``FABLE_MCP_TOOLS`` entry that names no profile, group or tool."""
-    known = {"all", *PROFILES, *(t.group for t in registry), *(t.name for t in registry)}
-    unknown = sorted(set(selection) - known)
-    if unknown:
-        groups = sorted({t.group for t in registry})
-        raise ValueError(f"FABLE_MCP_TOOLS: unknown {', '.join(unknown)}; use all, "
-                         f"{', '.join(PROFILES)}, a toolset ({', '.join(groups)}) or a tool name")
-
-
-def offered(fable: Fable, caller: Caller) -> list[Tool]:
-    """The tools this caller is offered over MCP."""
-    usable = fable.registry.for_agents(caller, fable.availability)
-    selection = set(fable.settings.fable_mcp_tools)
-    if "all" in selection:
-        return usable
-    names = selection.union(*(PROFILES.get(entry, ()) for entry in selection))
-    return [t for t in usable if t.name in names or t.group in selection]
+def offered(fable: Fable, caller: Caller, choice: ToolChoice) -> list[Tool]:
+    """The tools this caller is offered over MCP: those it may use that its choice offers."""
+    return [t for t in fable.registry.for_agents(caller, fable.availability) if choice.offers(t)]
 
 
 def mcp_tool(tool: Tool, *, structured: bool = False) -> types.Tool:
@@ -90,9 +69,9 @@ def mcp_tool(tool: Tool, *, structured: bool = False) -> types.Tool:
     )
 
 
-def list_tools(fable: Fable, caller: Caller) -> types.ListToolsResult:
+def list_tools(fable: Fable, caller: Caller, choice: ToolChoice) -> types.ListToolsResult:
     structured = fable.settings.fable_mcp_structured
-    return types.ListToolsResult(tools=[mcp_tool(t, structured=structured) for t in offered(fable, caller)])
+    return types.ListToolsResult(tools=[mcp_tool(t, structured=structured) for t in offered(fable, caller, choice)])
 
 
 def require_client_capabilities(tool: Tool | None, declared: types.ClientCapabilities | None) -> None:
@@ -129,12 +108,12 @@ def progress_notifications(ctx: ServerRequestContext[Any, Any]) -> ProgressSink:
 
 async def call_tool(
     fable: Fable, caller: Caller, name: str, arguments: dict[str, Any] | None, log: ClientLog, *,
-    progress: ProgressSink | None = None,
+    progress: ProgressSink | None = None, choice: ToolChoice | None = None,
 ) -> types.CallToolResult:
     """Run a tool through the dispatcher; every failure becomes an error result (and a log message)."""
     started = time.perf_counter()
     try:
-        model = await fable.dispatcher.run(name, arguments or {}, caller, progress=progress)
+        model = await fable.dispatcher.run(name, arguments or {}, caller, progress=progress, choice=choice)
     except FableError as e:
         await log.tool_failed(name, e)
         outcome = error_result(e)

@@ -53,6 +53,9 @@ def _parser() -> argparse.ArgumentParser:
                      "database here (default: off)")
     mcp.add_argument("--api-key-file", metavar="PATH", help="file holding the API key for --remote "
                      "(default: the FABLE_API_KEY variable)")
+    mcp.add_argument("--toolsets", metavar="A,B", help="the tools offered: default, toolsets (notes, calendar, "
+                     "...; `fable tools` lists them), tool names or all, comma-separated (default: "
+                     "FABLE_MCP_TOOLSETS, else default); clients enable more with enable_toolset")
     mcp.add_argument("--print-config", action="store_true", help="print the Claude Desktop config that starts "
                      "this command (the absolute path of this fable, these options, the data directory and the "
                      "Fable settings set here) and exit")
@@ -183,18 +186,22 @@ async def _serve(args: argparse.Namespace) -> int | None:
 
 
 async def _mcp(args: argparse.Namespace) -> int | None:
+    toolsets = None if args.toolsets is None else [part.strip() for part in args.toolsets.split(",") if part.strip()]
+    if toolsets is not None and args.remote:
+        raise InvalidInput("--toolsets is for a local database; with --remote, the API key's toolsets decide "
+                           "(Settings → API keys)")
     if args.print_config:
-        return _print_mcp_config(args)
+        return _print_mcp_config(args, toolsets)
     if args.remote:
         from fable_mcp.bridge import run_bridge
 
         return await run_bridge(args.remote, api_key_file=args.api_key_file)
     from fable_mcp.stdio import run_stdio
 
-    return await run_stdio(username=args.user)
+    return await run_stdio(username=args.user, toolsets=toolsets)
 
 
-def _print_mcp_config(args: argparse.Namespace) -> int:
+def _print_mcp_config(args: argparse.Namespace, toolsets: list[str] | None) -> int:
     import os
 
     from fable_core.config import load_settings
@@ -208,6 +215,13 @@ def _print_mcp_config(args: argparse.Namespace) -> int:
         env = {"FABLE_API_KEY": key} if key and not args.api_key_file else {}
     else:
         argv = ["mcp", *(["--user", args.user] if args.user else [])]
+        if toolsets is not None:
+            from fable_core.capabilities import load_capabilities
+            from fable_core.tools import REGISTRY
+            from fable_core.tools.toolsets import check_toolsets
+
+            load_capabilities()
+            argv += ["--toolsets", ",".join(check_toolsets(REGISTRY, toolsets, source="--toolsets"))]
         env = local_env(load_settings())
     print(json.dumps(stdio_config(argv, env), indent=2))
     return 0

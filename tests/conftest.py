@@ -83,6 +83,9 @@ def settings(database_url: str, data_dir: Path) -> Settings:
     return load_settings(
         {}, database_url=database_url, fable_data_dir=data_dir, llm_provider="none",
         fable_secret_key="test-secret-key-not-for-production",
+        # MCP clients in tests are offered every tool, as a user may choose: the tests of what tools
+        # do need them; tests/mcp/test_tool_offer.py asks for the default offer and holds it to its budget
+        fable_mcp_toolsets=["all"],
     )
 
 

@@ -27,19 +27,16 @@ import asyncio
 import json
 import logging
 import math
-import re
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any
-
-from pydantic import BaseModel, Field
+from typing import TYPE_CHECKING, Any
 
 from fable_core.errors import FableError
 from fable_core.tools.availability import Availability
 from fable_core.tools.caller import Caller
-from fable_core.tools.context import Context
-from fable_core.tools.registry import Registry, Tool, tool
+from fable_core.tools.discovery import FIND_TOOLS
+from fable_core.tools.registry import Registry, Tool
+from fable_core.tools.tool_search import ToolIndex
 
 if TYPE_CHECKING:
     from fable_core.assistant.embeddings import Embedder
@@ -54,50 +51,6 @@ BUDGET_BYTES = 10_000  # ≈ 2,500 tokens of tool schema per turn, at 4 bytes a 
 MAX_FOUND = 4
 TOOL_RELEVANCE = 2.0  # spreads above the message's baseline, as for a suggested note (assistant.context)
 
-_WORD = re.compile(r"[a-z0-9]+")
-_STOPWORDS = (
-    "a an and are as at be by can did do does for from have how i in is it its me my of on or our please "
-    "show that the this to up was what when where which who will with would you your about all any")
-_STOP = frozenset(_STOPWORDS.split(" "))
-# Words people use for what the tools call otherwise (stems, see _stem).
-_SYNONYMS: dict[str, tuple[str, ...]] = {
-    "hour": ("minute", "time", "work"), "spent": ("time", "work", "log"), "spend": ("time", "work", "log"),
-    "remind": ("task", "due"),
-    "todo": ("task",), "deadline": ("due", "task"), "write": ("note",), "wrote": ("note",),
-    "written": ("note",), "find": ("search",), "look": ("search",), "change": ("update", "edit"),
-    "rename": ("update",), "remove": ("delete",), "finish": ("complete",), "done": ("complete",),
-    "history": ("version",), "undo": ("restore", "version"), "postpone": ("reschedule", "due"),
-    "move": ("reschedule",), "label": ("tag",), "link": ("backlink",), "many": ("total", "count"),
-    "much": ("total",), "report": ("total",), "until": ("calculate",), "math": ("calculate",),
-    "sum": ("calculate",),
-}
-# Arithmetic has no words to match ("what is 17*23?", "15% of 240"): it asks for calculate.
-_ARITHMETIC = re.compile(r"\d\s*(?:[-+*/^×÷]|\*\*)\s*[\d(]|\d\s*%|\bpercent|\bsqrt\b")
-RELATIVE_FLOOR = 0.35  # a tool sharing words with the message is picked at >= this share of the best score
-
-
-def _stem(word: str) -> str:
-    for suffix in ("ing", "ed", "es", "s"):
-        if len(word) > len(suffix) + 2 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
-
-
-def words(text: str) -> dict[str, float]:
-    """The stemmed content words of ``text``, each weighing 1; their synonyms weigh half."""
-    out: dict[str, float] = {}
-    for raw in _WORD.findall(text.lower().replace("_", " ")):
-        if raw in _STOP or raw.isdigit():
-            continue
-        stem = _stem(raw)
-        out[stem] = 1.0
-        for synonym in _SYNONYMS.get(stem, _SYNONYMS.get(raw, ())):
-            out.setdefault(synonym, 0.5)
-    if _ARITHMETIC.search(text):
-        out["calculate"] = 1.0
-    return out
-
-
 def schema_of(t: Tool) -> dict[str, Any]:
     """A tool as OpenAI/Ollama function-tool schema (its short advertised input schema)."""
     return {"type": "function",
@@ -107,27 +60,6 @@ def schema_of(t: Tool) -> dict[str, Any]:
 def schemas_bytes(tools: Sequence[Tool]) -> int:
     """The size of the tool list JSON a model reads (a token is about 4 of these bytes)."""
     return len(json.dumps([schema_of(t) for t in tools], ensure_ascii=False, separators=(",", ":")).encode())
-
-
-class FoundTools(BaseModel):
-    tools: list[dict[str, str]] = Field(description="name and description of each tool found")
-
-
-_LOOP_TOOLS = Registry()
-
-
-@tool(group="chat", title="Find tools", scope="read", registry=_LOOP_TOOLS)
-async def find_tools(ctx: Context, query: Annotated[str, Field(min_length=1, max_length=200)]) -> FoundTools:
-    """Find more tools for a job you have no tool for (e.g. "log work hours", "milestones",
-    "note versions"); the tools found can be called from the next step on.
-
-    Args:
-        query: A few words saying what you want to do.
-    """
-    raise NotImplementedError("the tool loop answers find_tools itself")  # pragma: no cover
-
-
-FIND_TOOLS: Tool = _LOOP_TOOLS.get("find_tools")  # type: ignore[assignment]
 
 
 @dataclass
@@ -157,8 +89,7 @@ class ToolPicker:
         self.registry = registry
         self.availability = availability
         self.embedder = embedder
-        self._docs: dict[str, Counter[str]] = {}
-        self._idf: dict[str, float] = {}
+        self.index = ToolIndex(registry)
         self._vectors: dict[str, list[float]] = {}
         self._embedding: asyncio.Task[None] | None = None
 
@@ -192,16 +123,8 @@ class ToolPicker:
              exclude: set[str] | frozenset[str] = frozenset()) -> list[Tool]:
         """The tools ``text`` is about, best first: those sharing words with it, and the three
         closest by embedding when vectors exist, fused by reciprocal rank."""
-        self._index()
         candidates = [t for t in tools if t.name not in exclude]
-        wanted = words(text)
-        lexical = sorted(((self._score(t.name, wanted), i, t) for i, t in enumerate(candidates)),
-                         key=lambda x: (-x[0], x[1]))
-        fused: dict[str, float] = {}
-        floor = max(lexical[0][0] * RELATIVE_FLOOR, 1e-9) if lexical else 0.0
-        for rank, (score, _, t) in enumerate(lexical):
-            if score >= floor:
-                fused[t.name] = 1 / (10 + rank)
+        fused = {t.name: 1 / (10 + rank) for rank, (_, t) in enumerate(self.index.rank(candidates, text))}
         if vector is not None:
             self._start_embedding()
             cut = self._related_from(vector)
@@ -227,27 +150,6 @@ class ToolPicker:
         have = {t.name for t in offer.described}
         found = self.rank(list(offer.runnable.values()), query, exclude=have)[:MAX_FOUND]
         return [{"name": t.name, "description": t.description.split("\n")[0]} for t in found]
-
-    # --- scoring ---------------------------------------------------------------------------
-
-    def _index(self) -> None:
-        if len(self._docs) == len(self.registry):
-            return
-        for t in self.registry:
-            doc: Counter[str] = Counter()
-            for weight, text in ((3, t.name), (2, t.title), (2, t.group), (1, t.description)):
-                for w in set(words(text)):
-                    doc[w] = max(doc[w], weight)
-            self._docs[t.name] = doc
-        df: Counter[str] = Counter(w for doc in self._docs.values() for w in doc)
-        n = len(self._docs)
-        self._idf = {w: math.log(1 + n / c) for w, c in df.items()}
-
-    def _score(self, name: str, wanted: dict[str, float]) -> float:
-        doc = self._docs.get(name)
-        if doc is None:
-            return 0.0
-        return sum(self._idf.get(w, 0.0) * doc[w] * weight for w, weight in wanted.items() if w in doc)
 
     def _start_embedding(self) -> None:
         """Embed every tool's text once, in the background (the turn does not wait for it)."""

@@ -147,6 +147,7 @@ class ApiKey(Base):
     scope: Mapped[str] = mapped_column(String(8), nullable=False)
     created_at: Mapped[datetime] = _created()
     last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    toolsets: Mapped[list[str] | None] = mapped_column(ARRAY(Text))  # its MCP offer; null: the server's
 
 
 class AccountToken(Base):
@@ -1201,6 +1202,7 @@ class OAuthGrant(Base):
     scope: Mapped[str] = mapped_column(String(8), nullable=False)
     created_at: Mapped[datetime] = _created()
     last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    toolsets: Mapped[list[str] | None] = mapped_column(ARRAY(Text))  # its MCP offer; null: the server's
 
     __table_args__ = (
         UniqueConstraint("user_id", "client_ref", name="uq_oauth_grants_user_client"),

@@ -531,9 +531,10 @@ def _key_hash(key: str) -> str:
 
 
 async def create_api_key(
-    session: AsyncSession, user_id: int, name: str, scope: Scope = "write"
+    session: AsyncSession, user_id: int, name: str, scope: Scope = "write", toolsets: list[str] | None = None,
 ) -> tuple[ApiKey, str]:
-    """Create a key; returns the row and the full key, which is never retrievable again."""
+    """Create a key; returns the row and the full key, which is never retrievable again.
+    ``toolsets``: what its MCP client is offered (checked by the caller); None, the server's default."""
     name = (name or "").strip()
     if not name or len(name) > 100:
         raise InvalidInput("an API key needs a name of 1-100 characters", field="name")
@@ -541,7 +542,7 @@ async def create_api_key(
         raise InvalidInput(f"scope must be 'read' or 'write', not {scope!r}", field="scope")
     prefix = secrets.token_hex(4)
     key = f"fable_{prefix}_{secrets.token_urlsafe(32)}"
-    row = ApiKey(user_id=user_id, name=name, prefix=prefix, key_hash=_key_hash(key), scope=scope)
+    row = ApiKey(user_id=user_id, name=name, prefix=prefix, key_hash=_key_hash(key), scope=scope, toolsets=toolsets)
     session.add(row)
     await session.flush()
     return row, key
@@ -569,6 +570,7 @@ async def caller_for_key(session: AsyncSession, key: str, surface: str) -> Calle
         surface=surface,  # type: ignore[arg-type]
         role=user.role,
         credential="key",
+        toolsets=None if api_key.toolsets is None else tuple(api_key.toolsets),
     )
 
 

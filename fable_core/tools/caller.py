@@ -32,6 +32,8 @@ class Caller:
     (links shown to this person, when no public URL is set); ``address``, the client's address
     as the rate limits count it. ``operator``: the person at the instance's own shell (``fable
     user ...``), who needs no account: ``user_id`` is then :data:`OPERATOR_ID`, matching none.
+    ``toolsets``: the tools its API key or OAuth connection was set to offer an MCP client
+    (:mod:`fable_core.tools.toolsets`); None, the server's default.
     """
 
     user_id: int
@@ -46,6 +48,7 @@ class Caller:
     base_url: str | None = None
     address: str | None = None
     operator: bool = False
+    toolsets: tuple[str, ...] | None = None
 
     @classmethod
     def at_shell(cls, name: str) -> Caller:

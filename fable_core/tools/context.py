@@ -19,6 +19,7 @@ from fable_core.tools.progress import Progress, ProgressSink
 if TYPE_CHECKING:
     from fable_core.tools.dispatcher import Dispatcher
     from fable_core.tools.runtime import Runtime
+    from fable_core.tools.toolsets import ToolChoice
 
 __all__ = ["Context", "ReadKind"]
 
@@ -44,6 +45,7 @@ class Context:
     dispatcher: Dispatcher | None = None
     progress_sink: ProgressSink | None = None
     reads: ReadKind = "read"  # "replica" for a read-scope tool's call made for a person
+    choice: ToolChoice | None = None  # the tools an MCP session is offered (fable_core.tools.toolsets)
     _session: AsyncSession | None = None
     _pending: list[Event] = field(default_factory=list)  # emitted, not yet committed
     _today: tuple[date, str] | None = None

@@ -38,6 +38,7 @@ from fable_core.tools.context import Context, ReadKind
 from fable_core.tools.progress import ProgressSink
 from fable_core.tools.registry import REGISTRY, Registry, Tool
 from fable_core.tools.suggest import argument_hint, unknown_tool
+from fable_core.tools.toolsets import ToolChoice
 from fable_core.tools.usage import UsageLog
 
 if TYPE_CHECKING:
@@ -144,9 +145,10 @@ class Dispatcher:
         return (await self.run(name, arguments, caller, progress=progress)).model_dump(mode="json")
 
     async def run(self, name: str, arguments: Mapping[str, Any] | None, caller: Caller, *,
-                  progress: ProgressSink | None = None) -> BaseModel:
+                  progress: ProgressSink | None = None, choice: ToolChoice | None = None) -> BaseModel:
         """Run tool ``name`` as ``caller``; return its validated result model. A streaming
-        tool's progress goes to ``progress`` as it comes.
+        tool's progress goes to ``progress`` as it comes. Given a client's ``choice`` of tools
+        (an MCP session's), a tool it does not offer is refused, naming how to have it offered.
 
         Surfaces that write JSON (REST) serialise the model directly, which is much faster
         than building the dict of :meth:`call` and encoding that.
@@ -154,8 +156,10 @@ class Dispatcher:
         started = time.perf_counter()
         t = self.tool(name, caller)
         try:
+            if choice is not None and t.allows(caller):  # else refused below, saying why
+                choice.require(t)
             args = check_arguments(t, arguments, caller)
-            result, events = await self._run(t, args, caller, progress)
+            result, events = await self._run(t, args, caller, progress, choice)
         except FableError as e:  # database errors included: Database translates them
             self._log_failure(t.name, caller, started, e, None)
             raise
@@ -168,14 +172,14 @@ class Dispatcher:
         await self.events.publish(events)
         return result
 
-    async def _run(self, t: Tool, args: dict[str, Any], caller: Caller,
-                   progress: ProgressSink | None = None) -> tuple[BaseModel, list[Any]]:
+    async def _run(self, t: Tool, args: dict[str, Any], caller: Caller, progress: ProgressSink | None = None,
+                   choice: ToolChoice | None = None) -> tuple[BaseModel, list[Any]]:
         # the replica takes the reads of read tools called for a person; not background work's,
         # nor live streams' (following rows background work wrote a moment ago, told by NOTIFY)
         replica = t.scope == "read" and not t.stream and caller.surface != "internal"
         reads: ReadKind = "replica" if replica else "read"
         ctx = Context(caller=caller, settings=self.settings, runtime=self.runtime, dispatcher=self,
-                      progress_sink=progress, reads=reads)
+                      progress_sink=progress, reads=reads, choice=choice)
         if t.transaction == "phases":
             try:
                 return await self._call(t, args, ctx), ctx.events

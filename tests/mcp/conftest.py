@@ -1,7 +1,9 @@
 """The MCP fixtures: one ``connect`` over in-memory, stdio (``fable mcp``) and streamable HTTP.
 
 ``async with connect(as_=bob, scope="read") as client:`` yields an SDK ``Client`` talking to
-Fable as that user. In memory the server is built for the caller; over stdio a subprocess of
+Fable as that user; ``toolsets=[...]`` is the choice its key or ``fable mcp --toolsets`` makes,
+else the server's (every tool, in tests: ``FABLE_MCP_TOOLSETS=all``). In memory the server is
+built for the caller; over stdio a subprocess of
 ``.venv/bin/fable mcp --user NAME`` runs against the test database; over HTTP a session-wide
 uvicorn serves ``create_app(fable)`` and the client sends a real API key.
 """
@@ -44,6 +46,7 @@ def stdio_env(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> di
         "FABLE_DATA_DIR": str(tmp_path_factory.mktemp("fable-mcp-stdio")),
         "FABLE_LOG_LEVEL": "warning",
         "LLM_PROVIDER": "none",
+        "FABLE_MCP_TOOLSETS": "all",  # as the in-process servers' (tests/conftest.py)
         "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR", "/tmp"),
     } | ({"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {})
 
@@ -58,19 +61,20 @@ def _connector(kind: str, request: pytest.FixtureRequest, fable: Fable, alice: C
     credential = "local" if kind == "stdio" else "key"
 
     @asynccontextmanager
-    async def connect(as_: Caller | None = None, *, scope: Scope = "write", **client_args: Any
-                      ) -> AsyncIterator[Client]:
+    async def connect(as_: Caller | None = None, *, scope: Scope = "write", toolsets: list[str] | None = None,
+                      **client_args: Any) -> AsyncIterator[Client]:
         caller = replace(as_ or alice, surface="mcp", scope=scope, credential=credential)
         if kind == "memory":
-            async with Client(build_server(fable, caller), **client_args) as client:
+            async with Client(build_server(fable, caller, toolsets), **client_args) as client:
                 yield client
         elif kind == "http":
-            async with http_connect(url, await make_key(fable, caller, scope), **client_args) as client:
+            async with http_connect(url, await make_key(fable, caller, scope, toolsets), **client_args) as client:
                 yield client
         else:
             assert scope == "write", "a local stdio server always has its user's full scope"
-            params = StdioServerParameters(command=str(FABLE_BIN), args=["mcp", "--user", caller.username or ""],
-                                           env=env)
+            chosen = ["--toolsets", ",".join(toolsets)] if toolsets is not None else []
+            params = StdioServerParameters(command=str(FABLE_BIN),
+                                           args=["mcp", "--user", caller.username or "", *chosen], env=env)
             async with Client(params, **client_args) as client:
                 yield client
 

@@ -14,6 +14,7 @@ from support.mcp_clients import make_key
 
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
+from fable_core.tools.toolsets import ToolChoice
 from fable_mcp.tools import offered
 from fable_mcp.toolsdoc import update
 
@@ -64,7 +65,8 @@ async def test_the_scripted_agent_example_runs(mcp_base_url: str, fable: Fable, 
     first, again = await run(), await run()  # the second run meets the conflict and reuses the note
     expected = ("has 2 tasks:\n  [todo] Book the room for Thursday\n  [todo] Send Sam the contract\n")
     by_key = replace(alice, credential="key")  # the agent comes with a key: no session-only tool
-    assert first.startswith(f"connected: {len(offered(fable, by_key))} tools\n") and first.endswith(expected)
+    listed = offered(fable, by_key, ToolChoice(fable.settings.fable_mcp_toolsets))
+    assert first.startswith(f"connected: {len(listed)} tools\n") and first.endswith(expected)
     assert again.endswith(expected)
     titles = sorted(n["title"] for n in (await call("list_notes"))["items"])
     assert titles == ["Book the room for Thursday", "Meeting with Sam", "Send Sam the contract"]

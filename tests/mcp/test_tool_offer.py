@@ -12,28 +12,18 @@ import pytest
 from mcp import Client
 from mcp.client.subscriptions import ToolsListChanged
 
-from fable_core.capabilities import CAPABILITIES
+from fable_core.config import load_settings
+from fable_core.errors import InvalidInput
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
+from fable_core.tools.toolsets import DEFAULT, DISCOVERY, TOOLSETS
 from fable_mcp.server import build_server
-from fable_mcp.tools import PROFILES
 
-# Bytes of tools/list a regular user is offered, by capability. Knowledge and the assistant were
-# held to 30 KB together when the budget was set (issue 21); each later capability has a share of
-# its own, so that the list grows by decision, not by drift.
-BUDGETS: dict[tuple[str, ...], int] = {
-    ("knowledge", "assistant"): 32_000, ("preferences",): 1_300, ("sharing",): 2_900, ("notifications",): 1_300,
-    ("weather",): 1_000, ("moments",): 1_200, ("profile",): 1_100, ("journal",): 1_600, ("calendar",): 2_600,
-    ("caldav",): 1_300, ("websearch",): 800, ("feeds",): 4_000, ("images",): 1_600, ("research",): 2_000,
-    ("structured",): 3_700, ("calculator",): 650, ("backup",): 1_200, ("importers",): 1_350,
-    ("export",): 0,  # export: for devices only, never offered
-    ("drafts",): 0,  # the editor's unsaved edits and merges: for devices only, never offered
-    ("browse",): 1_400,
-    ("oauth",): 0,  # OAuth connections: for Settings only, never offered
-    ("trash",): 1_050,
-}
-TOTAL = 63_550  # 35,000 before issue 14, and the budgets of its capabilities above
-# (issue 18: +2,000 chat, previews, confirm and task filters; +1,400 browse; +1,050 trash)
+# The default offer, for any caller on any transport: a product limit (issue 35), never raised
+# to make room. A new tool goes into its toolset, not the default, unless it displaces one.
+MAX_TOOLS = 40
+MAX_BYTES = 30_000
+MAX_INSTRUCTIONS = 2_000
 
 
 def _names(result: types.ListToolsResult) -> set[str]:
@@ -46,11 +36,6 @@ def _wire_bytes(result: types.ListToolsResult) -> int:
     return len(json.dumps(dumped, separators=(",", ":"), ensure_ascii=False).encode())
 
 
-def _capability(fable: Fable, name: str) -> str:
-    module = fable.registry.get(name).module  # type: ignore[union-attr]
-    return next(c.name for c in CAPABILITIES if module in c.modules)
-
-
 @pytest.fixture
 def every_service(fable: Fable, model_answering: None) -> Iterator[None]:
     """The shared Fable as if every optional service answered, for what is listed."""
@@ -59,23 +44,43 @@ def every_service(fable: Fable, model_answering: None) -> Iterator[None]:
     fable.availability.set("searxng", False)
 
 
-async def test_a_regular_users_whole_tool_list_fits_the_budget(
-        connect_fast, fable: Fable, alice: Caller, bob: Caller, every_service: None) -> None:
-    async with connect_fast(as_=bob) as client:
-        result = await client.list_tools()
-    everything = {t.name for t in fable.registry if t.allows(bob) and t.agents}  # every service answers: all
-    assert _names(result) == everything and any(t.needs for t in fable.registry if t.name in everything)
+def _check_default(result: types.ListToolsResult, instructions: str | None, *, writes: bool = True) -> None:
     size = _wire_bytes(result)
-    assert size <= TOTAL, f"tools/list is {size:,} bytes for {len(everything)} tools (budget {TOTAL:,})"
-    spent: dict[str, int] = {}
-    for tool in result.tools:  # each tool's own bytes in the list (and the comma after it)
-        dumped = tool.model_dump(mode="json", by_alias=True, exclude_none=True)
-        used = len(json.dumps(dumped, separators=(",", ":"), ensure_ascii=False).encode()) + 1
-        spent[_capability(fable, tool.name)] = spent.get(_capability(fable, tool.name), 0) + used
-    assert set(spent) <= {c for group in BUDGETS for c in group}, f"give these capabilities a budget: {spent}"
-    for group, budget in BUDGETS.items():
-        used = sum(spent.get(c, 0) for c in group)
-        assert used <= budget, f"{' + '.join(group)}: {used:,} bytes of tools/list (budget {budget:,})"
+    assert len(result.tools) <= MAX_TOOLS and size <= MAX_BYTES, (
+        f"the default offer is {len(result.tools)} tools and {size:,} bytes (budget {MAX_TOOLS}, {MAX_BYTES:,})")
+    assert len((instructions or "").encode()) <= MAX_INSTRUCTIONS
+    names = _names(result)
+    assert names >= DISCOVERY and {"read_note", "search_notes", "list_tasks", "list_events"} <= names
+    assert names <= DEFAULT and ("create_note" in names) == writes
+
+
+async def test_a_regular_users_default_offer_fits_the_budget_on_every_transport(
+        connect, bob: Caller, every_service: None) -> None:
+    async with connect(as_=bob, toolsets=["default"]) as client:
+        _check_default(await client.list_tools(), client.instructions)
+
+
+@pytest.mark.parametrize("who", ["admin", "read key", "no model"])
+async def test_every_callers_default_offer_fits_the_budget(
+        connect_fast, alice: Caller, bob: Caller, who: str, request: pytest.FixtureRequest) -> None:
+    if who != "no model":
+        request.getfixturevalue("every_service")
+    as_, scope = {"admin": (alice, "write"), "read key": (bob, "read"), "no model": (bob, "write")}[who]
+    async with connect_fast(as_=as_, scope=scope, toolsets=["default"]) as client:
+        _check_default(await client.list_tools(), client.instructions, writes=scope == "write")
+
+
+def test_the_default_is_the_default() -> None:
+    assert load_settings({}).fable_mcp_toolsets == ["default"]
+
+
+async def test_the_default_is_what_people_do_most(fable: Fable) -> None:
+    """Every default tool exists and is for agents; notes, tasks, projects, today's agenda and
+    the journal's day are all in it; every toolset has its line."""
+    by_name = {t.name: t for t in fable.registry}
+    assert set(by_name) >= DEFAULT and all(by_name[n].agents for n in DEFAULT)
+    assert {by_name[n].group for n in DEFAULT} >= {"notes", "tasks", "projects", "calendar", "journal", "toolsets"}
+    assert {t.group for t in fable.registry} == set(TOOLSETS)
 
 
 async def test_tools_for_devices_are_not_offered_to_agents(connect_fast, fable: Fable, bob: Caller) -> None:
@@ -130,20 +135,108 @@ async def test_a_listen_stream_hears_that_the_tool_list_changed(connect_fast, fa
     assert event == ToolsListChanged()
 
 
-async def test_a_profile_narrows_the_list_to_its_tools_and_named_ones(fable: Fable, alice: Caller) -> None:
-    local = Fable(fable.settings.model_copy(update={"fable_mcp_tools": ["core", "log_work"]}), fable.db)
-    async with Client(build_server(local, alice)) as client:
+async def test_a_toolset_enabled_in_a_2025_session_is_listed_and_callable_there(
+        connect_fast, fable: Fable, bob: Caller) -> None:
+    heard = anyio.Event()
+
+    async def on_message(message: object) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            heard.set()
+
+    async with connect_fast(as_=bob, toolsets=["default"], mode="legacy", message_handler=on_message) as client:
+        before = _names(await client.list_tools())
+        refused = await client.call_tool("list_feeds", {})
+        enabled = await client.call_tool("enable_toolset", {"toolset": "feeds"})
+        with anyio.fail_after(10):
+            await heard.wait()
+        after = _names(await client.list_tools())
+        called = await client.call_tool("list_feeds", {})
+        async with connect_fast(as_=bob, toolsets=["default"], mode="legacy") as other:  # its own offer
+            others = _names(await other.list_tools())
+    feeds = {t.name for t in fable.registry if t.group == "feeds" and t.agents}
+    assert not feeds & before and feeds <= after and after - before == feeds
+    assert refused.is_error and "enable_toolset with toolset=feeds" in refused.content[0].text
+    assert not enabled.is_error and set(json.loads(enabled.content[0].text)["tools"]) == feeds
+    assert not called.is_error and not feeds & others
+
+
+async def test_a_listen_stream_hears_that_a_toolset_was_enabled(connect_fast, bob: Caller) -> None:
+    async with connect_fast(as_=bob, toolsets=["default"]) as client, client.listen(tools_list_changed=True) as stream:
+        await client.call_tool("enable_toolset", {"toolset": "people"})
+        with anyio.fail_after(10):
+            event = await anext(aiter(stream))
         listed = _names(await client.list_tools())
-    core = {t.name for t in fable.registry.for_caller(alice, fable.availability)
-            if t.name in PROFILES["core"] and t.agents}  # device-only tools (parse_task) are never offered
-    assert {"create_note", "search_notes", "list_tasks"} <= core
-    assert listed == core | {"log_work"}
+    assert event == ToolsListChanged() and {"save_person", "save_place"} <= listed
 
 
-@pytest.mark.parametrize("entry", ["nots", "Core"])
-def test_an_unknown_profile_entry_is_refused_naming_it(fable: Fable, alice: Caller, entry: str) -> None:
-    local = Fable(fable.settings.model_copy(update={"fable_mcp_tools": ["core", entry]}), fable.db)
-    with pytest.raises(ValueError, match=f"FABLE_MCP_TOOLS: unknown {entry}; use all, core, a toolset"):
+async def test_a_client_that_never_lists_again_calls_what_it_found_by_name(connect, bob: Caller) -> None:
+    """find_tools makes what it finds callable at once and gives the arguments of each tool it
+    newly offers, so a client ignoring list_changed needs nothing else."""
+    async with connect(as_=bob, toolsets=["default"]) as client:
+        project = json.loads((await client.call_tool("create_project", {"title": "Shed"})).content[0].text)
+        refused = await client.call_tool("create_milestone", {"project_id": project["id"], "title": "Roof"})
+        found = json.loads((await client.call_tool(
+            "find_tools", {"query": "add a milestone to a project"})).content[0].text)["tools"]
+        made = await client.call_tool("create_milestone", {"project_id": project["id"], "title": "Roof"})
+        again = json.loads((await client.call_tool(
+            "find_tools", {"query": "add a milestone to a project"})).content[0].text)["tools"]
+    assert refused.is_error and "not offered in this session" in refused.content[0].text
+    milestone = next(f for f in found if f["name"] == "create_milestone")
+    assert milestone["toolset"] == "projects" and "project_id" in milestone["input_schema"]["properties"]
+    assert not made.is_error, made.content[0].text
+    assert "create_milestone" not in [f["name"] for f in again]  # offered now: what it finds next is new
+
+
+async def test_disabling_a_toolset_takes_its_tools_off_and_list_toolsets_counts_them(
+        connect_fast, fable: Fable, bob: Caller) -> None:
+    async with connect_fast(as_=bob, toolsets=["default"]) as client:
+        await client.call_tool("enable_toolset", {"toolset": "calendar", "enabled": False})
+        listed = _names(await client.list_tools())
+        lines = json.loads((await client.call_tool("list_toolsets", {})).content[0].text)["toolsets"]
+        refused = await client.call_tool("list_events", {})
+    assert not {"list_events", "create_event"} & listed and "create_note" in listed
+    by_name = {line["name"]: line for line in lines}
+    assert by_name["calendar"]["offered"] == 0 and by_name["calendar"]["tools"] >= 4
+    assert by_name["notes"]["offered"] >= 7 and "admin" not in by_name  # session-only sets are not for keys
+    assert all(len(line["about"]) <= 80 for line in lines)
+    assert refused.is_error and "enable_toolset" in refused.content[0].text
+
+
+@pytest.mark.parametrize(("arguments", "error"), [
+    ({"toolset": "nope"}, "no toolset 'nope' you can use"),
+    ({"toolset": "models"}, "no toolset 'models' you can use"),  # admins only (and needs a model)
+    ({"toolset": ""}, "toolset"),
+])
+async def test_enabling_an_unknown_toolset_is_refused_and_changes_nothing(
+        connect_fast, bob: Caller, arguments: dict[str, str], error: str) -> None:
+    async with connect_fast(as_=bob, toolsets=["default"]) as client:
+        before = _names(await client.list_tools())
+        refused = await client.call_tool("enable_toolset", arguments)
+        after = _names(await client.list_tools())
+    assert refused.is_error and error in refused.content[0].text and before == after
+
+
+async def test_a_choice_made_up_front_narrows_or_widens_the_offer(fable: Fable, alice: Caller) -> None:
+    async with Client(build_server(fable, alice, ["default", "calendar", "log_work"])) as client:
+        chosen = _names(await client.list_tools())
+    async with Client(build_server(fable, alice)) as client:  # the tests' FABLE_MCP_TOOLSETS=all
+        everything = _names(await client.list_tools())
+    calendar = {t.name for t in fable.registry.for_agents(alice, fable.availability) if t.group == "calendar"}
+    assert calendar <= chosen and "log_work" in chosen and "subscribe_feed" not in chosen
+    assert everything == {t.name for t in fable.registry.for_agents(alice, fable.availability)}
+
+
+async def test_an_api_keys_toolsets_decide_its_offer(connect_fast, fable: Fable, bob: Caller) -> None:
+    async with connect_fast(as_=bob, toolsets=["notes"]) as client:
+        listed = _names(await client.list_tools())
+    notes = {t.name for t in fable.registry.for_agents(bob, fable.availability) if t.group == "notes"}
+    assert listed == notes | DISCOVERY
+
+
+@pytest.mark.parametrize("entry", ["nots", "Default"])
+def test_an_unknown_entry_in_the_servers_choice_is_refused_naming_it(fable: Fable, alice: Caller, entry: str) -> None:
+    local = Fable(fable.settings.model_copy(update={"fable_mcp_toolsets": ["default", entry]}), fable.db)
+    with pytest.raises(InvalidInput, match=f"FABLE_MCP_TOOLSETS: unknown {entry}; use all, default, a toolset"):
         build_server(local, alice)
 
 

@@ -275,8 +275,10 @@ SHOWN = {"list_notes": SHARED, "search_notes": SHARED, "list_tasks": SHARED, "li
 
 
 def _listings() -> list[Tool]:
-    """Read tools called with no row named (listings, searches, reports)."""
+    """Read tools called with no row named (listings, searches, reports); not the toolsets' (they
+    list tools, on MCP)."""
     return [t for t in REGISTRY if t.scope == "read" and not t.stream and not t.admin and t.agents
+            and t.group != "toolsets"
             and set(t.input_schema.get("required", [])) <= set(SAMPLES) and (_target(t) is None or t.name in SHOWN)]
 
 

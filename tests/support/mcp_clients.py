@@ -34,9 +34,9 @@ def data(result: types.CallToolResult) -> Any:
     return json.loads(result.content[0].text)
 
 
-async def make_key(fable: Fable, caller: Caller, scope: Scope = "write") -> str:
+async def make_key(fable: Fable, caller: Caller, scope: Scope = "write", toolsets: list[str] | None = None) -> str:
     async with fable.db.transaction() as session:
-        _, key = await create_api_key(session, caller.user_id, f"test-{scope}", scope)
+        _, key = await create_api_key(session, caller.user_id, f"test-{scope}", scope, toolsets)
     return key
 
 

@@ -26,6 +26,7 @@ from fable_core.tools import Context, Route, tool
 from fable_core.tools.access import owned_by
 from fable_core.tools.paging import Cursor, Limit, NewestFirst
 from fable_core.tools.results import absent_when_none
+from fable_core.tools.toolsets import Toolsets, check_toolsets
 
 __all__ = ["Connection", "Connections", "OAuthClientPage", "OAuthClientView"]
 
@@ -43,6 +44,13 @@ class Connection(BaseModel):
     scope: Literal["read", "write"]
     created_at: datetime
     last_used_at: datetime | None = absent_when_none()
+    toolsets: list[str] | None = absent_when_none("What it is offered over MCP; absent: the server's default.")
+
+    @classmethod
+    def of(cls, grant: OAuthGrant, client: OAuthClient) -> Connection:
+        return cls(id=grant.id, client=client.client_name, client_id=client.client_id,
+                   redirect_hosts=_hosts(client.redirect_uris), scope=grant.scope,  # type: ignore[arg-type]
+                   created_at=grant.created_at, last_used_at=grant.last_used_at, toolsets=grant.toolsets)
 
 
 class Connections(BaseModel):
@@ -76,10 +84,7 @@ async def list_connections(ctx: Context) -> Connections:
         select(OAuthGrant, OAuthClient).join(OAuthClient, OAuthClient.id == OAuthGrant.client_ref)
         .where(owned_by(OAuthGrant, ctx.caller)).order_by(OAuthGrant.created_at.desc(), OAuthGrant.id.desc())
         .limit(200))).all()
-    return Connections(items=[
-        Connection(id=g.id, client=c.client_name, client_id=c.client_id, redirect_hosts=_hosts(c.redirect_uris),
-                   scope=g.scope, created_at=g.created_at, last_used_at=g.last_used_at)  # type: ignore[arg-type]
-        for g, c in rows])
+    return Connections(items=[Connection.of(g, c) for g, c in rows])
 
 
 @tool(group="account", title="Revoke an OAuth connection", scope="write", destructive=True, idempotent=False,
@@ -93,15 +98,37 @@ async def revoke_connection(ctx: Context, connection_id: ConnectionId) -> Connec
     if row is None:
         raise NotFound(f"OAuth connection {connection_id} not found", connection_id=connection_id)
     grant, client = row
-    view = Connection(id=grant.id, client=client.client_name, client_id=client.client_id,
-                      redirect_hosts=_hosts(client.redirect_uris), scope=grant.scope,  # type: ignore[arg-type]
-                      created_at=grant.created_at, last_used_at=grant.last_used_at)
+    view = Connection.of(grant, client)
     await ctx.session.execute(delete(OAuthGrant).where(OAuthGrant.id == grant.id))
     await announce(ctx.session, "oauth connection")
     await audit(ctx.session, Actor.of(ctx.caller), "oauth.connection.revoke",
                 Target("oauth_connection", grant.id, client.client_name[:100]), client_id=client.client_id)
     _forget(ctx)
     return view
+
+
+@tool(group="account", title="Choose an OAuth connection's toolsets", scope="write", idempotent=True,
+      credentials="session", agents=False, route=Route("PATCH", "/oauth/connections/{connection_id}"))
+async def set_connection_toolsets(ctx: Context, connection_id: ConnectionId, toolsets: Toolsets) -> Connection:
+    """Choose what an OAuth connection's MCP client is offered; its next session gets it.
+
+    Args:
+        toolsets: default, toolsets, tool names or all; null: the server's default.
+    """
+    chosen = None if toolsets is None else check_toolsets(ctx.fable.registry, toolsets)
+    row = (await ctx.session.execute(
+        select(OAuthGrant, OAuthClient).join(OAuthClient, OAuthClient.id == OAuthGrant.client_ref)
+        .where(OAuthGrant.id == connection_id, owned_by(OAuthGrant, ctx.caller)))).first()
+    if row is None:
+        raise NotFound(f"OAuth connection {connection_id} not found", connection_id=connection_id)
+    grant, client = row
+    grant.toolsets = chosen
+    await ctx.session.flush()
+    await announce(ctx.session, "oauth connection toolsets")
+    await audit(ctx.session, Actor.of(ctx.caller), "oauth.connection.toolsets",
+                Target("oauth_connection", grant.id, client.client_name[:100]), toolsets=chosen)
+    _forget(ctx)
+    return Connection.of(grant, client)
 
 
 @tool(group="admin", title="List OAuth client registrations", scope="read", admin=True, credentials="session",

@@ -399,4 +399,5 @@ async def caller_for_token(session: AsyncSession, settings: Settings, token: str
     if grant.last_used_at is None or now - grant.last_used_at > _STAMP_EVERY:
         await session.execute(update(OAuthGrant).where(OAuthGrant.id == grant.id).values(last_used_at=now))
     return Caller(user_id=user.id, username=user.username, scope=access.scope,  # type: ignore[arg-type]
-                  surface=surface, role=user.role, credential="oauth")
+                  surface=surface, role=user.role, credential="oauth",
+                  toolsets=None if grant.toolsets is None else tuple(grant.toolsets))
