@@ -27,13 +27,13 @@ async def quick_capture(
     text: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)],
     plain: bool = False,
 ) -> NoteSummary:
-    """Turn one sentence ("call the bank friday, high priority") into a task or note with its
-    fields filled in: title, due date, priority, tags. If the model's answer is no note or task,
+    """Turn a sentence ("call the bank friday, high priority") into a task or note.
+
+    The model fills in title, due date, priority and tags. If its answer is no note or task,
     nothing is saved: needs_confirmation, whose `confirm_arguments` save a plain note.
 
     Args:
-        plain: Save the text as a plain note without asking the model: its first sentence is
-            the title, the rest the body.
+        plain: Skip the model: first sentence as title, the rest as body.
     """
     if plain:
         return NoteSummary.model_validate(await ctx.call("create_note", plain_note(text)), from_attributes=True)

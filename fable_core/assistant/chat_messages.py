@@ -76,11 +76,11 @@ async def send_message(
     note_ids: Annotated[list[NoteRef], Field(max_length=20)] = [],  # noqa: B006 - pydantic copies it
     exclude_note_id: NoteRef | None = None,
 ) -> TurnStarted:
-    """Send a message to the in-app assistant; it answers in the background (follow_answer).
+    """Send a message to the assistant; it answers in the background (follow_answer).
 
     Args:
-        note_ids: Notes to give the assistant in full with this message.
-        exclude_note_id: A note never to draw on (the one being edited).
+        note_ids: Notes given in full with this message.
+        exclude_note_id: A note not to draw on.
     """
     started = await _assistant(ctx).send(ctx.caller, conversation_id, content, note_ids, exclude_note_id)
     return TurnStarted.model_validate(started)
@@ -97,8 +97,9 @@ async def start_chat(
     title: ConvTitle | None = None,
     model: ModelName | None = None,
 ) -> TurnStarted:
-    """Start a conversation with its first message (then follow_answer). If the message cannot
-    be sent, no conversation is left behind."""
+    """Start a conversation with its first message (then follow_answer).
+
+    None is left if the message cannot be sent."""
     assistant = _assistant(ctx)
     async with ctx.transaction() as session:
         await check_scope(session, ctx.caller, rag_project_id)  # a stranger's project: NotFound, model or not
@@ -124,7 +125,7 @@ async def follow_answer(
     conversation_id: ConversationId,
     last_event_id: Annotated[str | None, StringConstraints(max_length=64)] = None,
 ) -> StoredAnswer:
-    """Wait for the assistant's answer in a conversation, streamed as it is written, and return it.
+    """Wait for the assistant's answer, streamed as it is written, and return it.
 
     Args:
         last_event_id: Resume after this event.
@@ -152,10 +153,7 @@ async def _stored(session: Any, ctx: Context, conversation_id: int) -> StoredAns
       needs=("llm",),
       route=Route("POST", f"{_BASE}/generation/retry", status=202))
 async def retry_answer(ctx: Context, conversation_id: ConversationId) -> TurnStarted:
-    """Send the last message again in place of an answer that failed, was cut off or was stopped.
-
-    The failed answer is replaced; the new one is written in the background (follow_answer).
-    """
+    """Replace an answer that failed, was cut off or was stopped with a new one (follow_answer)."""
     return TurnStarted.model_validate(await _assistant(ctx).retry(ctx.caller, conversation_id))
 
 
@@ -164,12 +162,7 @@ async def retry_answer(ctx: Context, conversation_id: ConversationId) -> TurnSta
       route=Route("POST", f"{_BASE}/resend", status=202))
 async def resend_message(ctx: Context, conversation_id: ConversationId,
                          content: MessageText | None = None) -> TurnStarted:
-    """Send the conversation's last message again for a new answer (regenerate), or `content`
-    in its place (edit and resend). Its old answer is replaced.
-
-    Args:
-        content: The edited message; omit to send it as it was.
-    """
+    """Send the last message again, or `content` in its place; the new answer replaces the old."""
     return TurnStarted.model_validate(await _assistant(ctx).resend(ctx.caller, conversation_id, content))
 
 

@@ -51,7 +51,7 @@ async def check_conversation(conn: AsyncSession | AsyncConnection, caller: Calle
 ConversationId = Annotated[int, Field(ge=1, le=2**31 - 1)]
 ConvTitle = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 ScopeId = Annotated[int | None, Field(ge=-1, le=2**31 - 1, description=(
-    "Retrieval scope: omit/null for notes outside projects, -1 for all notes, or a project id."))]
+    "Notes drawn on: omit for those outside projects, -1 for all, else a project id."))]
 
 
 @tool(group="chat", title="Start a conversation", scope="write", route=Route("POST", "/chat/conversations", status=201))
@@ -61,7 +61,7 @@ async def create_conversation(
     conversation_type: Literal["chat", "journal", "mcp"] = "chat",
     rag_project_id: ScopeId = None,
 ) -> ConversationSummary:
-    """Start a conversation with the assistant; its messages are posted to the chat API."""
+    """Start a conversation with the assistant (send_message to write in it)."""
     await check_scope(ctx.session, ctx.caller, rag_project_id)
     values: dict[str, Any] = {"user_id": ctx.user_id, "conversation_type": conversation_type,
                               "rag_project_id": rag_project_id}
@@ -79,10 +79,10 @@ async def list_conversations(
     limit: Annotated[int, Field(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Field(max_length=512)] = None,
 ) -> ConversationPage:
-    """List the caller's conversations with the assistant, most recently active first.
+    """The caller's conversations with the assistant, most recently active first.
 
     Args:
-        query: Only those whose title or messages contain these words.
+        query: Words in the title or messages.
     """
     stmt = select(Conversation).where(owned_by(Conversation, ctx.caller))
     if conversation_type:
@@ -100,7 +100,7 @@ async def list_conversations(
 async def get_conversation(
     ctx: Context,
     conversation_id: ConversationId,
-    limit: Annotated[int, Field(ge=1, le=1000, description="At most this many newest messages.")] = 200,
+    limit: Annotated[int, Field(ge=1, le=1000)] = 200,
 ) -> ConversationDetail:
     """Read a conversation: its scope, memory summary and newest messages (oldest first)."""
     conversation = await load_conversation(ctx.session, ctx.caller, conversation_id)

@@ -130,9 +130,10 @@ async def keep_draft(session: AsyncSession, caller: Caller, rewrite: Rewrite, te
 async def assist_note(
     ctx: Context, note_id: NoteId, instruction: Instruction, section: SectionName = None
 ) -> DraftView:
-    """Rewrite a note, or one section of it, following an instruction ("make it shorter",
-    "turn into a checklist"). The result is kept as a draft: accept it with accept_note_draft
-    or drop it with reject_note_draft; the note itself is unchanged until then."""
+    """Rewrite a note, or one section, following an instruction ("make it shorter").
+
+    The result is a draft for accept_note_draft or reject_note_draft; the note is unchanged until
+    then."""
     async with ctx.reading() as session:
         rewrite = await plan_rewrite(session, ctx.caller, note_id, instruction, section)
     parts: list[str] = []
@@ -169,8 +170,9 @@ async def get_note_draft(ctx: Context, note_id: NoteId) -> DraftView:
 @tool(group="writing", title="Accept a note's draft", scope="write",
       route=Route("POST", "/notes/{note_id}/draft/accept"))
 async def accept_note_draft(ctx: Context, note_id: NoteId) -> NoteSummary:
-    """Apply the assistant's draft to the note (keeping a version) and drop the draft. Refused
-    with a conflict when the note changed after the draft was written."""
+    """Apply the assistant's draft to the note (keeping a version).
+
+    Conflict if the note changed since the draft was written."""
     note, draft = await _draft(ctx, note_id)
     if draft.status != "ready":
         raise Conflict(f"the draft of note {note_id} is {draft.status}, not ready", status=draft.status)

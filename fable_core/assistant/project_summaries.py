@@ -110,9 +110,10 @@ class ProjectSummaryView(BaseModel):
 async def summarize_project(
     ctx: Context, project_id: Annotated[int, Field(ge=1, le=2**31 - 1)]
 ) -> ProjectSummaryView:
-    """Write the project's automatic summary from its description, goal and newest notes (used
-    by search_projects to match projects by what they contain). An empty or echoed answer is
-    not stored: `updated` is false, `reason` says why."""
+    """Write the project's automatic summary (which search_projects matches).
+
+    It is drawn from the description, goal and newest notes. An unusable answer is not stored:
+    `updated` is false, `reason` says why."""
     async with ctx.reading() as session:
         project = await get_visible(session, Project, project_id, ctx.caller, need="editor")
         notes = (await session.execute(

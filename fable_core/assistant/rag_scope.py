@@ -23,12 +23,12 @@ async def set_rag_scope(
     all_notes: bool = False,
     conversation_id: ConversationId | None = None,
 ) -> RagScope:
-    """Choose which notes the assistant draws on in this conversation: one project's notes
-    (`project_id`, find it with search_projects), all notes (`all_notes`), or, with neither,
-    the notes outside any project.
+    """Choose the notes the assistant draws on in a conversation.
+
+    A project's (`project_id`), all (`all_notes`), or, with neither, those outside any project.
 
     Args:
-        conversation_id: The conversation; inside the assistant, the current one.
+        conversation_id: Default inside the assistant: the current one.
     """
     target = conversation_id or ctx.caller.conversation_id
     if target is None:

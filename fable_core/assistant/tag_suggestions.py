@@ -36,9 +36,9 @@ async def suggest_tags(
     text: Annotated[str | None, StringConstraints(max_length=50_000)] = None,
     limit: Annotated[int, Field(ge=1, le=10)] = 5,
 ) -> TagSuggestions:
-    """Suggest tags for a note (by id) or for a text not saved yet; the caller's existing tags are
-    preferred. Tags the note has, and phrases that are no tags, are left out; with none left,
-    `reason` says why."""
+    """Suggest tags for a note or a text, preferring the caller's existing tags.
+
+    Tags the note has are left out; with none left, `reason` says why."""
     if (note_id is None) == (text is None):
         raise InvalidInput("pass note_id or text, not both or neither", field="note_id")
     have: list[str] = []

@@ -40,7 +40,7 @@ _CANDIDATES = 50
 
 
 class ImportedNote(BaseModel):
-    """One note or task to import; the fields mean what they mean in create_note."""
+    """A note or task; fields as in create_note."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -74,12 +74,10 @@ async def import_notes(
     notes: Annotated[list[ImportedNote], Field(min_length=1, max_length=MAX_BATCH)],
     on_duplicate: Literal["skip", "fail"] = "skip",
 ) -> ImportResult:
-    """Import up to 500 notes and tasks in one call, all or nothing (e.g. from a Markdown vault).
+    """Import notes and tasks, all or nothing.
 
-    Titles must not duplicate the caller's notes or each other (as in create_note): a duplicate
-    is skipped and reported, or with on_duplicate="fail" refuses the whole batch. [[Wikilinks]]
-    resolve to existing notes and to notes of the same batch.
-    """
+    A title duplicating one of the caller's notes or another in the batch is skipped and reported,
+    or with on_duplicate="fail" refuses the batch. [[Wikilinks]] resolve within the batch too."""
     return await store_notes(ctx, ctx.session, notes, on_duplicate=on_duplicate)
 
 

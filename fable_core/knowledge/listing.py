@@ -87,13 +87,12 @@ async def list_notes(
     limit: Limit = 20,
     cursor: Cursor = None,
 ) -> NotePage:
-    """List notes and tasks (without bodies), filtered and sorted, one page at a time; the
-    first page says how many match in all.
+    """List notes and tasks without bodies, a page at a time; the first page counts all matches.
 
     Args:
-        text: Only notes whose title or body contains these words.
-        sort: Newest first for updated and created; soonest first for due.
-        preview: Add each body's start as plain text.
+        text: Words in the title or body.
+        sort: updated, created: newest first; due: soonest first.
+        preview: Add each body's start.
     """
     scoped = await check_refs(ctx, project_id=project_id, project=project,
                                milestone_id=milestone_id, parent_id=parent_id)

@@ -81,10 +81,7 @@ async def create_milestone(
     status: MilestoneStatus = "open",
     due_date: date | None = None,
 ) -> MilestoneSummary:
-    """Add a milestone at the end of a project's milestones (project by id or by name).
-
-    Args:
-    """
+    """Add a milestone after a project's last one (project by id or by name)."""
     found = await require_project(ctx, project_id, project, need="editor")
     await _refuse_taken(ctx.session, found.id, title)
     last = await ctx.session.scalar(
@@ -107,7 +104,7 @@ async def update_milestone(
     due_date: date | None = None,
     clear: list[Literal["due_date"]] | None = None,
 ) -> MilestoneSummary:
-    """Change some fields of a milestone; omitted fields stay as they are.
+    """Change the fields given of a milestone.
 
     Args:
         clear: Fields to empty.
@@ -134,7 +131,7 @@ async def list_milestones(
     limit: Limit = 50,
     cursor: Cursor = None,
 ) -> MilestonePage:
-    """List a project's milestones in their order, each with its task counts by status."""
+    """A project's milestones in order, each with its task counts by status."""
     found = await require_project(ctx, project_id, project)
     position = decode_cursor(cursor, "milestones")
     after = None
@@ -152,7 +149,7 @@ async def list_milestones(
 @tool(group="projects", title="Delete a milestone", scope="write", destructive=True, idempotent=False,
       route=Route("DELETE", "/milestones/{milestone_id}"))
 async def delete_milestone(ctx: Context, milestone_id: MilestoneId) -> MilestoneDeleted:
-    """Delete a milestone. Its notes and tasks are kept, in the same project, without milestone."""
+    """Delete a milestone; its notes and tasks stay in the project, without milestone."""
     milestone = await get_visible(ctx.session, Milestone, milestone_id, ctx.caller, need="editor")
     detached = await ctx.session.execute(
         update(Note).where(Note.milestone_id == milestone.id).values(milestone_id=None))
@@ -168,11 +165,10 @@ async def reorder_milestones(
     project_id: RowId | None = None,
     project: ProjectRef = None,
 ) -> MilestonePage:
-    """Put a project's milestones in a new order: `milestone_ids` lists all of them, first to
-    last. Returns the first page in the new order.
+    """Put a project's milestones in a new order; returns the first page of it.
 
     Args:
-        milestone_ids: Every milestone of the project, once, in the new order.
+        milestone_ids: All of the project's milestones, each once, first to last.
     """
     found = await require_project(ctx, project_id, project, need="editor")
     current = set((await ctx.session.execute(

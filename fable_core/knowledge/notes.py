@@ -73,17 +73,15 @@ async def create_note(
     parent_id: RowId | None = None,
     confirm: bool = False,
 ) -> NoteSummary:
-    """Create a note; give it a `status` (or a priority, due date or recurrence) to make it a task.
+    """Create a note; a `status`, priority, due date or recurrence makes it a task.
 
-    Refused (conflict) when a note of the same kind (task or note) has the same title: update it
-    instead. A very similar title, or text nearly repeating a note, answers needs_confirmation
-    with the match: repeat with `confirm` to create it. Link to other notes with [[Their Title]].
+    Refused (conflict) if a note of the same kind has this title: update that one. A near-duplicate
+    title or text answers needs_confirmation: repeat with `confirm`. Link notes with [[Their Title]].
 
     Args:
-        body: Markdown body.
+        body: Markdown.
         milestone_id: Sets the project too.
-        parent_id: E.g. for a sub-task.
-        confirm: Create it even though a note with a similar title or text exists.
+        confirm: Create despite a near-duplicate.
     """
     probe = None if confirm else await duplicate_probe(ctx, title, body)  # remote: before the transaction
     async with ctx.transaction() as session:
@@ -113,14 +111,12 @@ async def read_note(
     offset: Annotated[int, Field(ge=0, le=MAX_BODY)] = 0,
     max_chars: Annotated[int | None, Field(ge=100, le=1_000_000)] = None,
 ) -> NoteDetail:
-    """Read a note or task with its body; read a long one in parts with `section` or `max_chars`.
+    """Read a note or task with its body; a long one in parts with `section` or `max_chars`.
 
-    `sections` in the result lists the headings; `next_offset` is set when the body was cut,
-    to continue with `offset`.
+    The result lists `sections`; a cut body has `next_offset` to pass as `offset`.
 
     Args:
         section: Only the body under this heading.
-        offset: Character to start from (within the section).
     """
     row, shared = await fetch_visible(ctx.session, _READ_STATEMENT, Note, note_id, ctx.caller)
     detail = {**row._asdict(), **shared}
@@ -167,15 +163,15 @@ async def update_note(
     clear: list[ClearableField] | None = None,
     expected_version: Annotated[int | None, Field(ge=1)] = None,
 ) -> NoteSummary:
-    """Change some fields of a note or task; omitted fields stay as they are. Keeps a version.
+    """Change the fields given of a note or task; keeps a version.
 
-    To change part of the body without resending it, use edit_note. Setting status "done"
-    completes the task (a recurring one gets its next occurrence).
+    For part of the body, use edit_note. Status "done" completes a task (a recurring one gets its
+    next occurrence).
 
     Args:
         tags: Replace all tags.
         clear: Fields to empty.
-        expected_version: Refuse (conflict) if the note changed since this version was read.
+        expected_version: Conflict unless the note is still at this version.
     """
     note = await get_visible(ctx.session, Note, note_id, ctx.caller, for_update=True, need="editor")
     if expected_version is not None and note.version != expected_version:
@@ -225,12 +221,11 @@ async def edit_note(
     section: Annotated[str | None, StringConstraints(min_length=1, max_length=300)] = None,
     expected_version: Annotated[int | None, Field(ge=1)] = None,
 ) -> NoteSummary:
-    """Change part of a note's body without resending it all. Keeps a version.
+    """Change part of a note's body; keeps a version.
 
-    Operations: append / prepend `text`; replace `find` with `text` (refused if `find` is
-    missing, or found more than once without `replace_all`); replace_section replaces what is
-    under the heading `section` (the heading stays); append_to_section adds `text` at its end.
-    """
+    append/prepend `text`; replace `find` with `text` (refused if absent, or found more than once
+    without `replace_all`); replace_section replaces what is under the heading `section`;
+    append_to_section adds `text` at its end."""
     note = await get_visible(ctx.session, Note, note_id, ctx.caller, for_update=True, need="editor")
     if expected_version is not None and note.version != expected_version:
         raise Conflict(f"note {note_id} is at version {note.version}, not {expected_version}",
@@ -281,9 +276,9 @@ def _into_section(body: str, found: Section, text_: str, *, replace: bool) -> st
 @tool(group="notes", title="Delete a note or task", scope="write", destructive=True, idempotent=False,
       route=Route("DELETE", "/notes/{note_id}"))
 async def delete_note(ctx: Context, note_id: NoteId) -> Deleted:
-    """Move a note or task (with its versions and work log) to its owner's trash, restorable
-    with restore_note for some days. Its sub-notes are kept (detached); links to it become
-    unresolved until it is restored."""
+    """Move a note or task to its owner's trash, restorable with restore_note for some days.
+
+    Its sub-notes are kept (detached); links to it dangle until it is restored."""
     note = await get_visible(ctx.session, Note, note_id, ctx.caller)
     await check_delete_note(ctx.session, ctx.caller, note)
     await throw_away(ctx.session, note, ctx.user_id)
@@ -294,8 +289,7 @@ async def delete_note(ctx: Context, note_id: NoteId) -> Deleted:
 @tool(group="notes", title="Convert between note and task", scope="write", idempotent=True,
       route=Route("POST", "/notes/{note_id}/convert"))
 async def convert_note(ctx: Context, note_id: NoteId, to: Literal["task", "note"]) -> NoteSummary:
-    """Make a note a task (status todo) or a task a plain note (clears status, priority, due
-    date and recurrence; the text is kept)."""
+    """Make a note a task (status todo) or a task a plain note (clearing status, priority, due date, recurrence)."""
     note = await get_visible(ctx.session, Note, note_id, ctx.caller, for_update=True, need="editor")
     if note.entity is not None:
         raise InvalidInput(f"note {note_id} is a {note.entity}: it cannot be a task", field="to")

@@ -36,8 +36,7 @@ async def search_projects(
     query: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)],
     limit: Annotated[int, Field(ge=1, le=20)] = 5,
 ) -> ProjectMatches:
-    """Find the caller's projects matching words, scored over title, description and the
-    project's automatic summary; best first."""
+    """The caller's projects matching words in title, description or automatic summary, best first."""
     wanted = query.casefold()
     projects = (await ctx.session.execute(visible(Project, await reach_of(ctx.session, ctx.caller)))).scalars()
     scored = []

@@ -198,11 +198,12 @@ async def create_project(
     status: ProjectStatus = "active",
     color: Color | None = None,
 ) -> ProjectInfo:
-    """Create a project to group notes and tasks (and milestones). Its title must not be one
-    the caller already uses for a project (case ignored).
+    """Create a project to group notes, tasks and milestones.
+
+    Refused if the caller has a project of this title (case ignored).
 
     Args:
-        goal: What the project is for; helps assistants stay on track.
+        goal: What the project is for.
     """
     await _refuse_taken(ctx.session, ctx.user_id, title)
     project = Project(user_id=ctx.user_id, title=title, description=description, goal=goal,
@@ -226,7 +227,7 @@ async def update_project(
     color: Color | None = None,
     clear: list[Literal["color"]] | None = None,
 ) -> ProjectInfo:
-    """Change some fields of a project (named by project_id or by name); omitted fields stay.
+    """Change the fields given of a project (by project_id or by name).
 
     Args:
         clear: Fields to empty.
@@ -249,8 +250,7 @@ async def update_project(
 @tool(group="projects", title="Get a project", scope="read", route=Route("GET", "/projects/{project_id}"))
 async def get_project(ctx: Context, project_id: RowId | None = None,
                       project: ProjectRef = None) -> ProjectDetail:
-    """A project (by project_id or by name) with its milestones in order and how many of its
-    tasks are todo, in progress, done and cancelled."""
+    """A project (by project_id or by name) with its milestones in order and task counts by status."""
     found = await require_project(ctx, project_id, project)
     counts = (await task_counts(ctx.session, Note.project_id == found.id)).get(None, TaskCounts())
     total = await ctx.session.scalar(
@@ -269,10 +269,7 @@ async def list_projects(
     limit: Limit = 20,
     cursor: Cursor = None,
 ) -> ProjectPage:
-    """List the caller's projects by title (A-Z), with their open task counts, one page at a time.
-
-    Args:
-    """
+    """The caller's projects by title (A-Z), with their open task counts."""
     key = func.lower(Project.title)
     reach = await reach_of(ctx.session, ctx.caller)
     stmt = select(Project, key.label("sort_key")).where(readable(Project, reach))
@@ -302,13 +299,10 @@ async def delete_project(
     project: ProjectRef = None,
     notes: Literal["detach", "delete"] = "detach",
 ) -> ProjectDeleted:
-    """Delete a project and its milestones. `notes` says what happens to its notes and tasks:
-    "detach" (default) keeps them, no longer in any project or milestone; "delete" deletes
-    them too (with their versions and work logs). By name, only an exact title is accepted.
+    """Delete a project and its milestones.
 
-    Args:
-        project: The project's exact title (case ignored); safer: project_id.
-    """
+    Its notes and tasks are kept outside any project ("detach") or deleted too ("delete"). By
+    name, only the exact title (case ignored) is accepted."""
     found = await require_project(ctx, project_id, project, need="admin")
     if project is not None and found.title.casefold() != project.casefold():
         raise InvalidInput(f"deleting by name needs the exact title; did you mean {found.title!r} "

@@ -75,14 +75,12 @@ async def search_notes(
     limit: Annotated[int, Field(ge=1, le=50)] = 10,
     cursor: Cursor = None,
 ) -> SearchResults:
-    """Search notes and tasks by words, best matches first, with highlighted snippets.
+    """Search notes and tasks by words, best first, with snippets.
 
-    Supports "quoted phrases", OR and -excluded words; tags' words match too. Titles weigh most,
-    then tags, then bodies. Typos are tolerated: when few notes match, a word no note has is
-    corrected to the closest word your notes use (`corrected` shows the query searched); when
-    none match, near-miss titles are returned. With an embedding model, notes close in meaning
-    are found too (`mode` "hybrid"; "keyword" when words alone were used).
-    """
+    Supports "quoted phrases", OR and -excluded words; titles weigh most, then tags, then bodies.
+    When few notes match, a word no note has is corrected (`corrected` shows the query used); with
+    no match, near-miss titles are returned. With an embedding model, close meanings match too
+    (`mode` "hybrid")."""
     offset, corrected = _start(decode_cursor(cursor, "search"))
     vector = await query_vector(ctx, query)  # remote: before the session
     async with ctx.reading():

@@ -23,10 +23,10 @@ async def list_tags(
     limit: Annotated[int, Field(ge=1, le=500)] = 100,
     cursor: Cursor = None,
 ) -> TagList:
-    """List the caller's tags with how many notes carry each, most used first.
+    """The caller's tags with how many notes carry each, most used first.
 
     Args:
-        prefix: Only tags starting with this (e.g. 'work/').
+        prefix: Only tags starting with this.
     """
     position = decode_cursor(cursor, "tags")
     offset = int(position[0]) if position else 0

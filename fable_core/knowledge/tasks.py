@@ -52,8 +52,7 @@ class CompletedTask(BaseModel):
 @tool(group="tasks", title="Complete a task", scope="write", idempotent=True,
       route=Route("POST", "/tasks/{note_id}/complete"))
 async def complete_task(ctx: Context, note_id: NoteId) -> CompletedTask:
-    """Mark a task done. A recurring task gets its next occurrence, returned as next_occurrence.
-    Completing an already-done task changes nothing."""
+    """Mark a task done; a recurring one gets its next occurrence (next_occurrence)."""
     note = await require_task(ctx, note_id, for_update=True, need="editor")
     if note.status == "done":
         return CompletedTask(task=await summary_of(ctx, note))
@@ -65,11 +64,9 @@ async def complete_task(ctx: Context, note_id: NoteId) -> CompletedTask:
 @tool(group="tasks", title="Reschedule a task", scope="write", idempotent=True,
       route=Route("POST", "/tasks/{note_id}/reschedule"))
 async def reschedule_task(ctx: Context, note_id: NoteId, due_date: date) -> NoteSummary:
-    """Move an open task to a new due date. Its recurrence rule is kept: later occurrences
-    follow from the new date. Keeps a version.
+    """Move an open task to a new due date; keeps a version.
 
-    Args:
-    """
+    A recurring task's later occurrences follow from the new date."""
     note = await require_task(ctx, note_id, for_update=True, need="editor")
     if note.status in ("done", "cancelled"):
         raise InvalidInput(f"task {note_id} is {note.status}; reopen it with "
@@ -186,16 +183,15 @@ async def list_tasks(
     limit: Annotated[int, Field(ge=1, le=100, description="Tasks per group.")] = 20,
     cursor: Cursor = None,
 ) -> TaskAgenda:
-    """The caller's tasks grouped by due date: overdue, today, upcoming, no_date (open tasks)
-    and recently_done, each with its total `count` and one page of tasks; empty groups and
-    cancelled tasks are left out. To page one group, pass its `next_cursor` (with the same
-    filters): only that group is returned.
+    """The caller's tasks grouped by due date, each group with its `count` and a page of tasks.
+
+    Groups: overdue, today, upcoming, no_date (open tasks) and recently_done; empty groups and
+    cancelled tasks are left out. A group's `next_cursor` as `cursor` (same filters) pages it alone.
 
     Args:
-        status: Only open tasks with this status (leaves out recently_done).
-        groups: Only these groups (default: all five).
-        sort: Within each group; "due" (default) is by date.
-        done_days: How far back recently_done looks.
+        status: Only open tasks with this status (no recently_done).
+        sort: Within each group.
+        done_days: Days recently_done covers.
     """
     today, zone = await ctx.today(), await ctx.timezone()
     wanted = list(dict.fromkeys(groups or _GROUPS))

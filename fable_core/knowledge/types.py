@@ -89,8 +89,7 @@ RecurrenceRule = Annotated[
     str,
     StringConstraints(max_length=500),
     AfterValidator(_check_rrule),
-    Field(description="RFC 5545 RRULE ('FREQ=WEEKLY;BYDAY=MO') or words ('daily', 'every weekday', "
-                      "'every 2 weeks'), stored as the RRULE. Needs a due_date."),
+    Field(description="RRULE ('FREQ=WEEKLY;BYDAY=MO') or words ('daily', 'every 2 weeks'). Needs a due_date."),
 ]
 
 ProjectRef = Annotated[

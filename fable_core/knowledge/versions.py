@@ -19,7 +19,7 @@ from fable_core.tools import Context, Route, tool
 from fable_core.tools.access import get_visible
 from fable_core.tools.paging import Cursor, Limit, decode_cursor, encode_cursor
 
-VersionNo = Annotated[int, Field(ge=1, le=2**31 - 1, description="Version number (1 is the first save).")]
+VersionNo = Annotated[int, Field(ge=1, le=2**31 - 1, description="1 is the first save.")]
 
 
 class VersionSummary(BaseModel):
@@ -82,8 +82,7 @@ def _changes(v: Any) -> str:
 @tool(group="history", title="List versions of a note", scope="read", route=Route("GET", "/notes/{note_id}/versions"))
 async def list_note_versions(ctx: Context, note_id: NoteId, limit: Limit = 20,
                              cursor: Cursor = None) -> VersionPage:
-    """List a note's saved versions, newest first, each with a line on what it changed (bodies
-    omitted; see diff_note_versions)."""
+    """A note's saved versions without bodies, newest first, each with a line on what it changed."""
     note = await get_visible(ctx.session, Note, note_id, ctx.caller)
     position = decode_cursor(cursor, "versions")
     stmt = select(*_LISTED).where(NoteVersion.note_id == note.id)
@@ -102,10 +101,10 @@ async def list_note_versions(ctx: Context, note_id: NoteId, limit: Limit = 20,
       route=Route("GET", "/notes/{note_id}/diff"))
 async def diff_note_versions(ctx: Context, note_id: NoteId, from_version: VersionNo,
                              to_version: VersionNo | None = None) -> VersionDiff:
-    """Show what changed between two versions of a note as a unified diff.
+    """What changed between two versions of a note, as a unified diff.
 
     Args:
-        to_version: Defaults to the current version.
+        to_version: Default: the current version.
     """
     note = await get_visible(ctx.session, Note, note_id, ctx.caller)
     old = await _version(ctx, note.id, from_version)
@@ -125,8 +124,7 @@ async def diff_note_versions(ctx: Context, note_id: NoteId, from_version: Versio
 @tool(group="history", title="Restore a version of a note", scope="write",
       route=Route("POST", "/notes/{note_id}/versions/{version}/restore"))
 async def restore_note_version(ctx: Context, note_id: NoteId, version: VersionNo) -> NoteSummary:
-    """Bring back the title, body, tags (and a person's, place's or list's fields) of an earlier
-    version. Nothing is lost: the restore is itself saved as a new version."""
+    """Bring back an earlier version's title, body, tags and fields, saved as a new version."""
     note = await get_visible(ctx.session, Note, note_id, ctx.caller, for_update=True, need="editor")
     old = await _version(ctx, note.id, version)
     old_title = note.title

@@ -29,7 +29,7 @@ __all__ = ["MAX_REPORT_DAYS", "WorkLog", "WorkLogPage", "WorkReport"]
 
 MAX_REPORT_DAYS = 366
 
-Minutes = Annotated[int, Field(ge=1, le=1440, description="Minutes worked (1-1440).")]
+Minutes = Annotated[int, Field(ge=1, le=1440)]
 
 
 class WorkLog(BaseModel):
@@ -63,8 +63,7 @@ async def log_work(
     """Record time spent on a task.
 
     Args:
-        work_date: The day the work was done (ISO date); defaults to today in the user's timezone.
-        description: What was done.
+        work_date: Default: today.
     """
     note = await require_task(ctx, note_id, need="editor")
     if work_date is None:
@@ -80,7 +79,7 @@ async def log_work(
 @tool(group="projects", title="List work logged on a task", scope="read", route=Route("GET", "/tasks/{note_id}/logs"))
 async def list_work_logs(ctx: Context, note_id: NoteId, limit: Limit = 50,
                          cursor: Cursor = None) -> WorkLogPage:
-    """List the work logged on a task, most recent day first, with the total minutes."""
+    """The work logged on a task, most recent day first, with the total minutes."""
     note = await require_task(ctx, note_id)
     mine = TaskLog.note_id == note.id
     total, count = (await ctx.session.execute(select(func.sum(TaskLog.minutes), func.count()).where(mine))).one()
@@ -105,7 +104,7 @@ async def list_work_logs(ctx: Context, note_id: NoteId, limit: Limit = 50,
 @tool(group="projects", title="Delete a work log entry", scope="write", destructive=True, idempotent=False,
       route=Route("DELETE", "/logs/{log_id}"))
 async def delete_work_log(ctx: Context, log_id: RowId) -> Deleted:
-    """Delete one entry of work logged on a task (by its id, from list_work_logs)."""
+    """Delete one entry of work logged on a task (its id from list_work_logs)."""
     log = await get_visible(ctx.session, TaskLog, log_id, ctx.caller)
     if not belongs_to(log.user_id, ctx.user_id):  # one's own entry, else an editor's right on the task
         await require(ctx.session, ctx.caller, log, "editor")
@@ -154,14 +153,14 @@ async def work_report(
     project: ProjectRef = None,
     top: Annotated[int, Field(ge=1, le=50)] = 5,
 ) -> WorkReport:
-    """Total the minutes logged on tasks over a date range, by project (with its top tasks) and
-    by day: for timesheets and "how long did I spend on X this week".
+    """Minutes logged on tasks from start to end (included), by project (with top tasks) and by day.
+
+    For timesheets and "how long did I spend on X".
 
     Args:
-        start: First day (ISO date); defaults to Monday of this week in the user's timezone.
-        end: Last day, included; defaults to today.
-        project_id: Only this project's tasks.
-        top: Tasks listed per project, most minutes first.
+        start: Default: Monday of end's week.
+        end: Default: today.
+        top: Tasks listed per project.
     """
     today = await ctx.today()
     end = end or today

@@ -26,12 +26,10 @@ async def calculate(
     ctx: Context,
     expression: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_LENGTH)],
 ) -> Calculation:
-    """Calculate exactly instead of in your head: arithmetic, %, dates and durations.
+    """Calculate exactly: arithmetic, %, dates and durations.
 
-    E.g. '(3.5 + 2) * 4', '15% of 240', '2^10', 'sqrt(2)', 'days until 2027-03-01',
-    'weeks between 2026-01-01 and 2026-12-05', '2026-12-05 + 90 days', '3h 20min in minutes'.
-    Dates are YYYY-MM-DD or today / tomorrow / yesterday (the user's today).
-    """
+    E.g. '15% of 240', 'sqrt(2)', 'days until 2027-03-01', 'weeks between 2026-01-01 and today',
+    '2026-12-05 + 90 days', '3h 20min in minutes'. Dates: YYYY-MM-DD, today, tomorrow, yesterday."""
     today = await ctx.today() if needs_today(expression) else None
     found = evaluate(expression, today)
     return Calculation(expression=found.expression, result=found.text, value=found.value, date=found.date)

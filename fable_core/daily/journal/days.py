@@ -35,7 +35,7 @@ __all__ = ["MAX_RANGE", "Day", "DayView", "JournalDays", "check_day", "day_title
 
 MAX_RANGE = 92  # days a listing spans at most: a quarter
 _LOCK_CLASS = 0x4A524E4C  # "JRNL"
-Day = Annotated[date | None, Field(description="YYYY-MM-DD; default today (in your zone).")]
+Day = Annotated[date | None, Field(description="Default: today.")]
 
 
 class DayView(BaseModel):
@@ -121,7 +121,7 @@ def check_day(day: date, today: date, zone: ZoneInfo, field: str = "day") -> Non
 
 @tool(group="journal", title="Open a journal day", scope="write", idempotent=True, route=Route("POST", "/journal/days"))
 async def open_journal(ctx: Context, day: Day = None) -> DayView:
-    """Your journal conversation for a day (default today), made if new; write in it with send_message."""
+    """Your journal conversation for a day, made if new; write in it with send_message."""
     today, zone = await today_of(ctx.session, ctx.caller)
     check_day(day or today, today, zone)
     return await day_view(ctx.session, await open_day(ctx.session, ctx.caller, day or today))

@@ -298,7 +298,7 @@ async def _fail(fable: Runtime, claim: Claim, error: BaseException) -> None:
 @tool(group="journal", title="Prepare a journal day", scope="write", transaction="phases",
       route=Route("POST", "/journal/prepare"))
 async def prepare_journal(ctx: Context, day: Day = None) -> DayView:
-    """Write a day's morning note now (default today); it replaces the note until you write in that day."""
+    """Write a day's morning note now; it replaces the note until you write in that day."""
     async with ctx.reading() as session:
         today, zone = await today_of(session, ctx.caller)
     check_day(day or today, today, zone)

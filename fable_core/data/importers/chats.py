@@ -44,9 +44,9 @@ class Chat:
 
 @tool(group="data", title="Import conversations", scope="write", route=Route("POST", "/import/conversations"))
 async def import_conversations(ctx: Context, content: Binary, dry_run: bool = True) -> ImportReport:
-    """Import a ChatGPT or Claude export (its ZIP, or its conversations.json) as conversations.
+    """Import a ChatGPT or Claude export as conversations.
 
-    Dry run by default: see the report, then run with dry_run=false. Conversations imported
+    Dry run by default: read the report, then run with dry_run=false. Conversations imported
     before are skipped.
 
     Args:

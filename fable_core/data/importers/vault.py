@@ -54,14 +54,13 @@ VaultKind = Literal["obsidian", "basic_memory"]
 async def import_vault(
     ctx: Context, content: Binary, kind: VaultKind = "obsidian", dry_run: bool = True,
 ) -> ImportReport:
-    """Import an Obsidian vault or basic-memory project (a ZIP of its folder) as notes.
+    """Import an Obsidian vault or basic-memory project as notes.
 
-    Front matter, #tags, folders (as tags), [[links]] and embedded images come along. Dry run by
-    default: see the report, then run with dry_run=false. Files imported before are skipped.
+    Front matter, #tags, folders (as tags), [[links]] and images come along. Dry run by default:
+    read the report, then run with dry_run=false. Files imported before are skipped.
 
     Args:
         content: The vault folder as a ZIP.
-        kind: obsidian or basic_memory.
     """
     if not is_zip(content):
         raise InvalidInput("upload the vault as a ZIP of its folder", field="content")

@@ -38,8 +38,9 @@ async def note_graph(
     project_id: RowId | None = None,
     limit: Annotated[int, Field(ge=1, le=MAX_NOTES)] = 2000,
 ) -> Graph:
-    """Notes with the notes they link to, their tags and projects, as nodes and links; the
-    most recently changed notes first, up to the limit.
+    """Notes, their tags and projects as nodes, with the links between them.
+
+    Most recently changed notes first.
 
     Args:
         tag: Only notes with this tag or one under it.

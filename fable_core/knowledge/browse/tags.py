@@ -33,7 +33,7 @@ async def tag_tree(
     """The caller's tags as a tree ('a/b' under 'a'), each with its count of notes, A-Z.
 
     Args:
-        prefix: Only this tag and the tags under it (e.g. 'work').
+        prefix: Only this tag and those under it.
     """
     scope = readable(Note, await reach_of(ctx.session, ctx.caller))
     wanted = prefix.lower().strip("/#") if prefix else None

@@ -40,8 +40,7 @@ async def suggest_titles(
     text: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TITLE)],
     limit: Annotated[int, Field(ge=1, le=50)] = 10,
 ) -> TitleMatches:
-    """Notes whose title matches what is typed: the same title, then titles starting with it,
-    then with a word starting with it, then similar titles."""
+    """Notes whose title matches `text`: equal, then starting with it, then a word starting with it, then similar."""
     key = title_key(text)
     if not key:
         return TitleMatches(items=[])

@@ -93,31 +93,33 @@ def _check_convertible(note: Note, entity: Entity) -> None:
         raise InvalidInput(f"note {note.id} is a {note.kind}, not a {entity}", field="note_id", note_id=note.id)
 
 
-_Notes = Annotated[Body | None, Field(description="Replaces the body when given.")]
 _Target = Annotated[NoteId | None, Field(description="Update this note (a plain note becomes one).")]
 
 
 @tool(group="people", title="Save a person", scope="write", idempotent=True, route=Route("POST", "/people"))
-async def save_person(ctx: Context, person: Title, fields: PersonFields | None = None, body: _Notes = None,
+async def save_person(ctx: Context, person: Title, fields: PersonFields | None = None, body: Body | None = None,
                       tags: Tags | None = None, note_id: _Target = None) -> EntitySummary:
-    """Create a note on a person (titled with their name), or update the one with this name (or
-    `note_id`), merging the fields given."""
+    """Create a person's note, titled with their name, or update the one with this name or `note_id`.
+
+    The fields given are merged in."""
     return await save_entity(ctx, "person", person, fields, body, tags, note_id)
 
 
 @tool(group="people", title="Save a place", scope="write", idempotent=True, route=Route("POST", "/places"))
-async def save_place(ctx: Context, place: Title, fields: PlaceFields | None = None, body: _Notes = None,
+async def save_place(ctx: Context, place: Title, fields: PlaceFields | None = None, body: Body | None = None,
                      tags: Tags | None = None, note_id: _Target = None) -> EntitySummary:
-    """Create a note on a place (titled with its name), or update the one with this name (or
-    `note_id`), merging the fields given."""
+    """Create a place's note, titled with its name, or update the one with this name or `note_id`.
+
+    The fields given are merged in."""
     return await save_entity(ctx, "place", place, fields, body, tags, note_id)
 
 
 @tool(group="people", title="List people, places or lists", scope="read", route=Route("GET", "/entities"))
 async def list_entities(ctx: Context, kind: Entity, limit: Annotated[int, Field(ge=1, le=200)] = 50,
                         cursor: Cursor = None) -> EntityPage:
-    """List your people, places or lists by name, with their fields (search_notes with `kind`
-    finds them by any word)."""
+    """Your people, places or lists by name, with their fields.
+
+    search_notes with `kind` finds them by any word."""
     position = decode_cursor(cursor, f"entities:{kind}")
     reach = await reach_of(ctx.session, ctx.caller)
     stmt = select(Note).options(defer(Note.body)).where(readable(Note, reach), Note.entity == kind)

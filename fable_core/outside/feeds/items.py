@@ -74,8 +74,7 @@ async def list_feed_items(
     """Items of your feeds, newest first, with a snippet of each.
 
     Args:
-        unread: Only items not marked read.
-        full: The whole text of each item too.
+        full: Include each item's whole text.
     """
     if feed_id is not None:
         await own_feed(ctx.session, ctx.caller, feed_id)

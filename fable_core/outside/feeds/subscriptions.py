@@ -48,8 +48,7 @@ async def subscribe_feed(ctx: Context, url: FeedUrl, name: FeedName | None = Non
     """Subscribe to an RSS or Atom feed; it is read once first, and a page that is not a feed is refused.
 
     Args:
-        name: Defaults to the feed's title.
-        category: Groups feeds, e.g. news.
+        name: Default: the feed's title.
     """
     ssrf.check_url(url, ctx.settings.fable_fetch_allow_hosts)
     async with ctx.reading() as session:
@@ -149,7 +148,7 @@ async def unsubscribe_feed(ctx: Context, feed_id: FeedId) -> Deleted:
 @tool(group="feeds", title="Refresh feeds", scope="write", idempotent=True, transaction="phases", open_world=True,
       route=Route("POST", "/feeds/refresh"))
 async def refresh_feeds(ctx: Context, feed_id: FeedId | None = None) -> RefreshResult:
-    """Fetch your feeds (or one) now; unchanged feeds cost a conditional request."""
+    """Fetch your feeds (or one) now."""
     async with ctx.reading() as session:
         stmt = select(Feed.id, Feed.user_id, Feed.url, Feed.etag, Feed.last_modified, Feed.name).where(
             owned_by(Feed, ctx.caller))

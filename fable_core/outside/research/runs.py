@@ -93,10 +93,9 @@ def view(run: ResearchRun) -> ResearchView:
       destructive=True,
       needs=("llm", SEARXNG), route=Route("POST", "/research"))
 async def research(ctx: Context, question: Question, wait: bool = True) -> ResearchView:
-    """Research a question on the web into notes: an index note (summary, links) and a note per section.
+    """Research a question on the web into notes: an index note and a note per section.
 
-    Runs in the background, one at a time; rerunning a question updates its notes.
-    Progress: queries, source, outline, section, done.
+    One run at a time; rerunning a question updates its notes.
 
     Args:
         wait: False: return at once with the run's id (follow_research, get_research).

@@ -46,9 +46,7 @@ async def web_search(
     """Search the web: title, URL, snippet and engine of each result.
 
     Args:
-        page: Next pages hold further results.
         time_range: Only pages from the last day, week, month or year.
-        category: general, or news.
     """
     hits = await search(ctx.settings, query, category=category, page=page, time_range=time_range)
     return WebResults(query=query, page=page, results=[result(h) for h in hits[:limit]])
