@@ -145,6 +145,7 @@ def load_capabilities() -> None:
     for capability in CAPABILITIES:
         for module in (*capability.modules, *capability.jobs):
             importlib.import_module(module)
+    REGISTRY.check()  # what one tool cannot check alone (the tools a followed_by names)
 
 
 async def install_capabilities(fable: Runtime) -> list[Closer]:

@@ -42,7 +42,9 @@ def _hints(t: Tool) -> str:
                                      ("open world", a.open_world)) if on]
     route = f" · REST `{t.route.method} /api{t.route.path}`" if t.route else ""
     devices = " · for a browser (the web UI): not offered to MCP clients or the assistant" if not t.agents else ""
-    return f"*{', '.join(hints)}*{route}{devices}"
+    follow = (f" · starts work in the background: `{t.followed_by.tool}` follows it, `{t.followed_by.stop}` "
+              "stops it") if t.followed_by else ""
+    return f"*{', '.join(hints)}*{route}{devices}{follow}"
 
 
 def _tool(t: Tool) -> list[str]:

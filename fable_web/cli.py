@@ -1,31 +1,27 @@
 """The ``fable`` command line: a surface of the registry like MCP and REST.
 
-``fable call TOOL JSON --user U`` runs any registered tool through the same dispatcher, and
-``fable tools`` lists them, so the CLI needs no code when a tool is added. Results go to stdout as
-JSON (a binary result, an image, as its bytes: ``--output FILE``, else stdout; ``--input FILE``
-gives a tool's binary argument); errors to stderr as ``error: <type>: <message>`` with exit
-status 1 (2 for usage errors).
+``fable call TOOL JSON --user U`` runs any registered tool through the same dispatcher
+(:mod:`fable_web.calls`: a stream tool's progress on stderr, and the work a tool starts waited
+for), and ``fable tools`` lists them, so the CLI needs no code when a tool is added. Results go to
+stdout as JSON (a binary result, an image, as its bytes: ``--output FILE``, else stdout;
+``--input FILE`` gives a tool's binary argument); errors to stderr as ``error: <type>: <message>``
+with exit status 1 (2 for usage errors).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import getpass
-import io
 import json
 import signal
 import sys
 import threading
-import zipfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from fable_core.errors import FableError, InvalidInput
-from fable_core.tools.binary import Blob, Download
-from fable_core.tools.compact import compact
 
 __all__ = ["main"]
 
@@ -112,7 +108,7 @@ def _parser() -> argparse.ArgumentParser:
     tools = _command(sub, "tools", "list the registered tools")
     tools.add_argument("--json", action="store_true", help="print every tool with its full schemas as JSON")
 
-    call = _command(sub, "call", "run a tool and print its JSON result")
+    call = _command(sub, "call", "run a tool and print its JSON result (waiting for the work it starts)")
     call.add_argument("tool", help="the tool's name (see `fable tools`)")
     call.add_argument("arguments", nargs="?", default="{}",
                       help="its arguments as a JSON object, or - to read them from stdin (default: %(default)s)")
@@ -122,6 +118,11 @@ def _parser() -> argparse.ArgumentParser:
                            "is sent as a ZIP of its files, import_vault's vault (default: none)")
     call.add_argument("--output", metavar="FILE", type=Path,
                       help="where a binary result (get_image's image) goes (default: stdout)")
+    call.add_argument("--no-wait", action="store_true",
+                      help="do not wait for the work a tool starts (start_chat's answer, a research run). That work "
+                           "runs in this command's process and would end with it, so such a tool is refused before "
+                           "anything starts; other tools start no work and run as without it (default: wait for "
+                           "the work, its progress on stderr; Ctrl-C stops it)")
     return p
 
 
@@ -420,6 +421,7 @@ async def _tools(args: argparse.Namespace) -> int | None:
     if args.json:
         print(json.dumps([
             {"name": t.name, "title": t.title, "description": t.description, "scope": t.scope, "toolset": t.group,
+             **({"followed_by": t.followed_by.tool} if t.followed_by else {}),
              "input_schema": t.input_schema, "output_schema": t.output_schema}
             for t in REGISTRY
         ], indent=2))
@@ -433,55 +435,20 @@ async def _tools(args: argparse.Namespace) -> int | None:
 
 async def _call(args: argparse.Namespace) -> int | None:
     from fable_core.tools.caller import Caller
+    from fable_web.calls import call, read_arguments, refuse_no_wait
 
-    raw = sys.stdin.read() if args.arguments == "-" else args.arguments
-    try:
-        arguments = json.loads(raw)
-    except json.JSONDecodeError as e:
-        raise InvalidInput(f"arguments are not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from e
-    if not isinstance(arguments, dict):
-        raise InvalidInput("arguments must be a JSON object, e.g. '{\"title\": \"Groceries\"}'")
+    arguments = read_arguments(args)
 
     async def run(fable: Any) -> int:
-        fable.dispatcher.tool(args.tool)  # unknown tool: fail before touching users
+        t = fable.dispatcher.tool(args.tool)  # unknown tool: fail before touching users
+        if args.no_wait:
+            refuse_no_wait(t)
         async with fable.db.transaction() as session:
             user = await _chosen_user(session, args.user)
         caller = Caller(user_id=user.id, username=user.username, role=user.role, surface="cli")
-        binary = fable.dispatcher.tool(args.tool).signature.binary_param
-        if args.input is not None:
-            if binary is None:
-                raise InvalidInput(f"{args.tool} takes no binary argument; leave out --input")
-            arguments[binary] = _zip_folder(args.input) if args.input.is_dir() else args.input.read_bytes()
-        result = await fable.dispatcher.run(args.tool, arguments, caller)
-        if isinstance(result, Download):
-            await _write_download(result, args.output)
-        elif isinstance(result, Blob):
-            _write_blob(result, args.output)
-        else:
-            print(json.dumps(compact(result.model_dump(mode="json")), indent=2, ensure_ascii=False))
-        return 0
+        return await call(fable, args, arguments, caller)
 
     return await _with_fable(run)
-
-
-def _zip_folder(folder: Path) -> bytes:
-    """A folder's files as a ZIP, paths relative to it (links are not followed out of it)."""
-    buffer = io.BytesIO()
-    root = folder.resolve()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for path in sorted(root.rglob("*")):
-            if path.is_file() and path.resolve().is_relative_to(root):
-                archive.write(path, path.relative_to(root).as_posix())
-    return buffer.getvalue()
-
-
-def _write_blob(blob: Blob, output: Path | None) -> None:
-    if output is not None:
-        output.write_bytes(blob.content)
-        print(json.dumps({"content_type": blob.content_type, "bytes": len(blob.content), "output": str(output)}))
-    else:
-        sys.stdout.buffer.write(blob.content)
-        sys.stdout.buffer.flush()
 
 
 async def _backup(args: argparse.Namespace) -> int | None:
@@ -520,18 +487,6 @@ async def _restore(args: argparse.Namespace) -> int | None:
         return 0
 
     return await _with_fable(run)
-
-
-async def _write_download(download: Download, output: Path | None) -> None:
-    """The chunks written as they come: to ``output`` (then its description), else to stdout."""
-    size = 0
-    with output.open("wb") if output is not None else contextlib.nullcontext(sys.stdout.buffer) as sink:
-        async for chunk in download.stream():
-            sink.write(chunk)
-            size += len(chunk)
-        sink.flush()
-    if output is not None:
-        print(json.dumps({"content_type": download.content_type, "bytes": size, "output": str(output)}))
 
 
 _HANDLERS: dict[str, Callable[[argparse.Namespace], Awaitable[int | None]]] = {

@@ -32,13 +32,15 @@ from fable_core.assistant.service import Assistant
 from fable_core.db.models import Conversation, Message
 from fable_core.errors import NotFound
 from fable_core.people.preferences.types import ModelName
-from fable_core.tools import Context, Route, tool
+from fable_core.tools import Context, Follow, Route, tool
 
 __all__ = ["StoredAnswer", "TurnStarted"]
 
 NoteRef = Annotated[int, Field(ge=1, le=2**31 - 1)]
 MessageText = Annotated[str, StringConstraints(min_length=1, max_length=MAX_MESSAGE)]
 _BASE = "/chat/conversations/{conversation_id}"
+_ANSWER = Follow("follow_answer", stop="stop_answer", arguments={"conversation_id": "conversation_id"})
+"""The answer a turn starts goes on after the tool returns: follow_answer waits for it."""
 
 
 class TurnStarted(BaseModel):
@@ -68,7 +70,7 @@ def _assistant(ctx: Context) -> Assistant:
 
 
 @tool(group="chat", assistant=False, title="Ask the assistant", scope="write", transaction="phases", needs=("llm",),
-      route=Route("POST", f"{_BASE}/messages", status=202))
+      route=Route("POST", f"{_BASE}/messages", status=202), followed_by=_ANSWER)
 async def send_message(
     ctx: Context,
     conversation_id: ConversationId,
@@ -88,7 +90,7 @@ async def send_message(
 
 @tool(group="chat", assistant=False, title="Start a conversation with a message", scope="write", transaction="phases",
       needs=("llm",),
-      route=Route("POST", "/chat/start", status=202))
+      route=Route("POST", "/chat/start", status=202), followed_by=_ANSWER)
 async def start_chat(
     ctx: Context,
     content: MessageText,
@@ -151,7 +153,7 @@ async def _stored(session: Any, ctx: Context, conversation_id: int) -> StoredAns
 
 @tool(group="chat", assistant=False, title="Retry the assistant's answer", scope="write", transaction="phases",
       needs=("llm",),
-      route=Route("POST", f"{_BASE}/generation/retry", status=202))
+      route=Route("POST", f"{_BASE}/generation/retry", status=202), followed_by=_ANSWER)
 async def retry_answer(ctx: Context, conversation_id: ConversationId) -> TurnStarted:
     """Replace an answer that failed, was cut off or was stopped with a new one (follow_answer)."""
     return TurnStarted.model_validate(await _assistant(ctx).retry(ctx.caller, conversation_id))
@@ -159,7 +161,7 @@ async def retry_answer(ctx: Context, conversation_id: ConversationId) -> TurnSta
 
 @tool(group="chat", assistant=False, title="Send the last message again", scope="write", transaction="phases",
       needs=("llm",),
-      route=Route("POST", f"{_BASE}/resend", status=202))
+      route=Route("POST", f"{_BASE}/resend", status=202), followed_by=_ANSWER)
 async def resend_message(ctx: Context, conversation_id: ConversationId,
                          content: MessageText | None = None) -> TurnStarted:
     """Send the last message again, or `content` in its place; the new answer replaces the old."""

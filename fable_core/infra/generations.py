@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
     from fable_core.infra.shared_generations import RemoteFollow, SharedLog
 
-__all__ = ["STALE_AFTER", "Buffer", "Generations", "StreamEvent", "forget_dead", "mark_stale", "parse_event_id",
+__all__ = ["STALE_AFTER", "TAIL", "Buffer", "Generations", "StreamEvent", "forget_dead", "mark_stale", "parse_event_id",
            "recover_interrupted"]
 
 _log = logging.getLogger(__name__)
@@ -258,7 +258,12 @@ class Generations:
             await asyncio.gather(buffer.task, return_exceptions=True)
 
     async def close(self) -> None:
-        # Not only unfinished answers: a finished one may still be titling its conversation.
+        # Not only unfinished answers: a finished one may still be titling its conversation. That
+        # last step gets TAIL seconds first (a command that waited for the answer, and closes right
+        # after it, would otherwise cut it); what is left then is cancelled with the unfinished.
+        tails = {b.task for b in self._buffers.values() if b.done and b.task is not None and not b.task.done()}
+        if tails:
+            await asyncio.wait(tails, timeout=TAIL)
         tasks = list(self._tasks)
         for task in tasks:
             task.cancel()
@@ -316,6 +321,7 @@ class MessageWriter:
 
 
 STALE_AFTER = 10.0  # seconds without a heartbeat after which a generating answer is interrupted
+TAIL = 5.0  # seconds a finished generation's last steps (a title) get at close, before they are cancelled
 DIED = "the process writing this answer stopped (a crash or a restart) before the answer was finished"
 
 

@@ -3,6 +3,6 @@ everywhere), the runtime and its parts, background jobs, paging, results, the us
 keys and the access rules."""
 
 from fable_core.tools.context import Context
-from fable_core.tools.registry import REGISTRY, Annotations, Registry, Route, Tool, tool
+from fable_core.tools.registry import REGISTRY, Annotations, Follow, Registry, Route, Tool, tool
 
-__all__ = ["REGISTRY", "Annotations", "Context", "Registry", "Route", "Tool", "tool"]
+__all__ = ["REGISTRY", "Annotations", "Context", "Follow", "Registry", "Route", "Tool", "tool"]

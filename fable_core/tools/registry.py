@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -18,10 +18,12 @@ from fable_core.tools.availability import Availability
 from fable_core.tools.caller import Caller, Scope
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from fable_core.config import Settings
 
-__all__ = ["CLIENT_CAPABILITIES", "REGISTRY", "Annotations", "Credentials", "Registry", "Route", "Tool", "Transaction",
-           "tool"]
+__all__ = ["CLIENT_CAPABILITIES", "REGISTRY", "Annotations", "Credentials", "Follow", "Registry", "Route", "Tool",
+           "Transaction", "tool"]
 
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 CLIENT_CAPABILITIES = frozenset({"sampling", "elicitation", "roots"})
@@ -69,6 +71,45 @@ class Annotations:
 
 
 @dataclass(frozen=True, slots=True)
+class Follow:
+    """The work a tool starts and leaves running when it returns (``@tool(followed_by=...)``),
+    and how to wait for it: what a surface that must not end before the work does (the CLI, whose
+    process would end it) runs after the tool.
+
+    ``tool`` is the stream tool that follows the work to its end, ``stop`` the tool that stops
+    it; both are called with ``arguments``, each of their parameters named to the field of the
+    started tool's result that gives its value (``{"run_id": "id"}``). ``status`` is the field,
+    of the started result and of the follow tool's, that says how the work stands: ``running``
+    while it goes on (a started result without the field always goes on) and ``done`` once it
+    ended well. ``at_once`` are arguments that make a tool which can also follow its work itself
+    return as soon as the work is started (research's ``wait=false``), so that a surface holds
+    what it needs to stop the work before it waits. The registry checks the names once every
+    tool is loaded (:meth:`Registry.check`).
+    """
+
+    tool: str
+    stop: str
+    arguments: Mapping[str, str]
+    at_once: Mapping[str, Any] = field(default_factory=dict)
+    status: str = "status"
+    running: str = "running"
+    done: str = "done"
+
+    def pending(self, started: BaseModel) -> bool:
+        """Whether the work ``started`` (the tool's result) tells of still goes on."""
+        return bool(getattr(started, self.status, self.running) == self.running)
+
+    def arguments_of(self, started: BaseModel) -> dict[str, Any]:
+        """The arguments of :attr:`tool` and :attr:`stop` for the work ``started`` tells of."""
+        return {param: getattr(started, source) for param, source in self.arguments.items()}
+
+    def ended_well(self, result: BaseModel) -> bool:
+        """Whether ``result`` (the follow tool's, or a started result whose work had ended) says
+        the work is done, rather than failed, stopped or cut off."""
+        return bool(getattr(result, self.status, self.done) == self.done)
+
+
+@dataclass(frozen=True, slots=True)
 class Tool:
     name: str
     title: str
@@ -90,6 +131,7 @@ class Tool:
     credentials: Credentials = "any"
     confirm: bool = False  # the in-app assistant asks the user before it runs (:mod:`fable_core.assistant.toolloop`)
     assistant: bool = True  # the in-app assistant may describe and run it (False: MCP clients and people only)
+    followed_by: Follow | None = None  # the work it leaves running, and the tools that follow and stop it
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -153,6 +195,32 @@ class Registry:
     def __contains__(self, name: object) -> bool:
         return name in self._tools
 
+    def check(self) -> None:
+        """Refuse what one tool cannot check alone, once every tool is registered: a
+        ``followed_by`` must name a stream tool that follows the work and a write tool that
+        stops it, each taking the arguments the follow maps and needing no other."""
+        for t in self._tools.values():
+            if t.followed_by is not None:
+                self._check_follow(t, t.followed_by)
+
+    def _check_follow(self, t: Tool, follow: Follow) -> None:
+        for role, name in (("follows", follow.tool), ("stops", follow.stop)):
+            other = self._tools.get(name)
+            if other is None:
+                raise ValueError(f"tool {t.name!r} is followed_by {name!r}, which is no tool")
+            if role == "follows" and not other.stream:
+                raise ValueError(f"tool {t.name!r}: {name!r} follows its work, so it must be a stream tool")
+            if role == "stops" and other.scope != "write":
+                raise ValueError(f"tool {t.name!r}: {name!r} stops its work, so it must be a write tool")
+            fields = other.signature.arguments.model_fields
+            required = {n for n, f in fields.items() if f.is_required()}
+            if unknown := set(follow.arguments) - set(fields):
+                raise ValueError(f"tool {t.name!r}: {name!r} takes no {sorted(unknown)}")
+            if unmapped := required - set(follow.arguments):
+                raise ValueError(f"tool {t.name!r}: {name!r} needs {sorted(unmapped)}, which followed_by does not map")
+        if follow.status not in self._tools[follow.tool].signature.output.model_fields:
+            raise ValueError(f"tool {t.name!r}: {follow.tool!r}'s result has no field {follow.status!r}")
+
     def for_caller(self, caller: Caller, available: Availability | None = None) -> list[Tool]:
         """The tools to offer this caller: those it may run (a read-scope caller sees only read
         tools, a non-admin no admin tools) and, given ``available``, whose services answer."""
@@ -188,6 +256,7 @@ def tool(
     credentials: Credentials = "any",
     confirm: bool | None = None,
     assistant: bool = True,
+    followed_by: Follow | None = None,
 ) -> Callable[[F], F]:
     """Register an async function as a tool and return it unchanged.
 
@@ -218,6 +287,9 @@ def tool(
     access, ``False`` for a destructive one whose loss is trivial.
     ``assistant=False``: the in-app assistant never describes nor runs it (managing the model
     server, the assistant's own turns); MCP clients and the other surfaces still have it.
+    ``followed_by``: the tool starts work that goes on after it returns (a chat answer, a
+    research run), and :class:`Follow` names the tools that follow and stop it; the CLI waits for
+    that work instead of ending it with its process.
     """
     if transaction not in ("call", "phases"):
         raise ValueError(f"transaction must be 'call' or 'phases', not {transaction!r}")
@@ -243,6 +315,8 @@ def tool(
             unknown = set(route.path_params) - set(signature.arguments.model_fields)
             if unknown:
                 raise ValueError(f"tool {tool_name!r}: route parameters {unknown} are not arguments")
+        if followed_by is not None:
+            _check_started(tool_name, signature, followed_by)
         (REGISTRY if registry is None else registry).add(
             Tool(
                 name=tool_name,
@@ -270,11 +344,23 @@ def tool(
                 credentials=credentials,
                 confirm=destructive if confirm is None else confirm,
                 assistant=assistant,
+                followed_by=followed_by,
             )
         )
         return fn
 
     return decorate
+
+
+def _check_started(name: str, signature: ToolSignature, follow: Follow) -> None:
+    """What a ``followed_by`` says of the tool itself: its result has the fields the follow maps
+    (and its status, where it has one), its arguments the ``at_once`` ones."""
+    if not follow.arguments:
+        raise ValueError(f"tool {name!r}: followed_by maps no argument of {follow.tool!r}")
+    if missing := set(follow.arguments.values()) - set(signature.output.model_fields):
+        raise ValueError(f"tool {name!r}: followed_by reads {sorted(missing)}, which its result does not have")
+    if unknown := set(follow.at_once) - set(signature.arguments.model_fields):
+        raise ValueError(f"tool {name!r}: followed_by's at_once names {sorted(unknown)}, which are no arguments")
 
 
 def _require_async(fn: Callable[..., object]) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import func, select
+from support.cli import fable_cli
 from support.users import PASSWORD
 
 from fable_core.capabilities import load_capabilities
@@ -31,7 +32,7 @@ from fable_core.identity.accounts import authenticate, create_api_key
 from fable_core.runtime import Fable
 from fable_core.tools import REGISTRY
 from fable_core.tools.caller import Caller
-from fable_web.cli import _parser, main
+from fable_web.cli import _parser
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,14 +43,6 @@ def cli_env(database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     return env
-
-
-async def fable_cli(*argv: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """Run ``fable ARGV`` in-process; return (exit status, stdout, stderr)."""
-    capsys.readouterr()
-    status = await asyncio.to_thread(main, list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 async def count(fable: Fable, model: Any) -> int:
@@ -125,6 +118,7 @@ async def test_tools_lists_the_whole_registry(
     assert set(listed) == {t.name for t in REGISTRY}
     assert listed["read_note"]["input_schema"] == REGISTRY.get("read_note").input_schema  # type: ignore[union-attr]
     assert listed["read_note"]["toolset"] == "notes" and listed["list_events"]["toolset"] == "calendar"
+    assert listed["start_chat"]["followed_by"] == "follow_answer" and "followed_by" not in listed["read_note"]
 
 
 async def test_call_runs_a_tool_as_the_user_and_prints_json(

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from support.snapshots import assert_json_matches
 
 from fable_core.capabilities import load_capabilities
-from fable_core.tools import REGISTRY, Context, Registry, Route, tool
+from fable_core.tools import REGISTRY, Context, Follow, Registry, Route, tool
 from fable_core.tools.caller import Caller
 
 SNAPSHOT = Path(__file__).with_name("snapshots") / "registry.json"
@@ -93,6 +93,101 @@ def test_duplicate_routes_are_refused(registry: Registry) -> None:
 def test_route_parameters_must_be_arguments(registry: Registry) -> None:
     with pytest.raises(ValueError, match="route parameters"):
         register_echo(registry, route=Route("GET", "/echo/{other_id}"))
+
+
+class Started(BaseModel):
+    work_id: int
+
+
+class Outcome(BaseModel):
+    status: str
+
+
+def register_work(registry: Registry, follow: Follow, *, stream: bool = True, stop_scope: Any = "write") -> None:
+    """``start_work``, followed by ``follow``; ``follow_work`` and ``stop_work`` to name in it."""
+
+    @tool(group="test", title="Start", scope="write", registry=registry, followed_by=follow)
+    async def start_work(ctx: Context) -> Started:
+        """Start work that goes on."""
+        return Started(work_id=1)
+
+    @tool(group="test", title="Follow", scope="read", registry=registry, stream=stream)
+    async def follow_work(ctx: Context, work_id: int, last_event_id: str | None = None) -> Outcome:
+        """Follow the work."""
+        return Outcome(status="done")
+
+    @tool(group="test", title="Stop", scope=stop_scope, registry=registry)
+    async def stop_work(ctx: Context, work_id: int) -> Outcome:
+        """Stop the work."""
+        return Outcome(status="stopped")
+
+
+_WORK = {"work_id": "work_id"}
+
+
+@pytest.mark.parametrize(
+    ("follow", "options", "message"),
+    [
+        (Follow("follow_wrok", stop="stop_work", arguments=_WORK), {}, "followed_by 'follow_wrok', which is no tool"),
+        (Follow("follow_work", stop="stop_work", arguments=_WORK), {"stream": False}, "must be a stream tool"),
+        (Follow("follow_work", stop="stop_work", arguments=_WORK), {"stop_scope": "read"}, "must be a write tool"),
+        (Follow("follow_work", stop="stop_work", arguments={"work_id": "work_id", "job_id": "work_id"}), {},
+         r"'follow_work' takes no \['job_id'\]"),
+        (Follow("follow_work", stop="stop_work", arguments=_WORK, status="state"), {}, "result has no field 'state'"),
+    ],
+)
+def test_a_followed_by_names_a_stream_tool_and_a_write_tool_taking_its_arguments(
+    registry: Registry, follow: Follow, options: dict[str, Any], message: str
+) -> None:
+    register_work(registry, follow, **options)
+    with pytest.raises(ValueError, match=message):
+        registry.check()  # once every tool is registered (load_capabilities does it)
+
+
+def test_a_followed_by_maps_every_argument_the_follow_tool_needs(registry: Registry) -> None:
+    @tool(group="test", title="Follow", scope="read", registry=registry, stream=True)
+    async def follow_pair(ctx: Context, work_id: int, part: int) -> Outcome:
+        """Follow one part of the work."""
+        return Outcome(status="done")
+
+    register_work(registry, Follow("follow_pair", stop="stop_work", arguments=_WORK))
+    with pytest.raises(ValueError, match=r"'follow_pair' needs \['part'\], which followed_by does not map"):
+        registry.check()
+
+
+@pytest.mark.parametrize(
+    ("follow", "message"),
+    [
+        (Follow("follow_work", stop="stop_work", arguments={}), "maps no argument"),
+        (Follow("follow_work", stop="stop_work", arguments={"work_id": "id"}), r"reads \['id'\], which its result"),
+        (Follow("follow_work", stop="stop_work", arguments=_WORK, at_once={"wait": False}),
+         r"at_once names \['wait'\], which are no arguments"),
+    ],
+)
+def test_a_followed_by_reads_what_the_tool_returns_and_is_refused_at_import(
+    registry: Registry, follow: Follow, message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        register_work(registry, follow)
+    assert len(registry) == 0
+
+
+def test_a_follow_reads_the_started_result_and_the_end() -> None:
+    follow = Follow("follow_work", stop="stop_work", arguments=_WORK)
+    assert follow.pending(Started(work_id=3)) and follow.arguments_of(Started(work_id=3)) == {"work_id": 3}
+    assert not follow.pending(Outcome(status="done")) and follow.pending(Outcome(status="running"))
+    assert follow.ended_well(Outcome(status="done")) and not follow.ended_well(Outcome(status="interrupted"))
+
+
+def test_the_tools_that_start_work_name_the_tools_that_follow_and_stop_it() -> None:
+    """The tools whose work goes on after they return (the CLI waits for it). The others finish
+    their work within the call: pull_model, prepare_journal, refresh_feeds, sync_calendar and the
+    importers wait for it; mail sent beside an answer is waited for when a Fable closes."""
+    load_capabilities()
+    followed = {t.name: (t.followed_by.tool, t.followed_by.stop) for t in REGISTRY if t.followed_by is not None}
+    answer = ("follow_answer", "stop_answer")
+    assert followed == {"send_message": answer, "start_chat": answer, "retry_answer": answer,
+                        "resend_message": answer, "research": ("follow_research", "stop_research")}
 
 
 def test_sync_functions_are_refused(registry: Registry) -> None:
@@ -283,6 +378,8 @@ def registry_snapshot() -> list[dict[str, Any]]:
             "route": None if t.route is None else f"{t.route.method} {t.route.path}",
             **({"admin": True} if t.admin else {}),
             **({"needs": sorted(t.needs)} if t.needs else {}),
+            **({"followed_by": {"tool": t.followed_by.tool, "stop": t.followed_by.stop,
+                                "arguments": dict(t.followed_by.arguments)}} if t.followed_by else {}),
             "input_schema": t.input_schema,
             "output_schema": t.output_schema,
         }

@@ -7,6 +7,7 @@
 - :mod:`support.mcp_clients`: API keys and SDK clients for the MCP tests
 - :mod:`support.smtp`: a real SMTP server (aiosmtpd) that keeps what it receives
 - :mod:`support.sse`: server-sent events read off a real HTTP response
+- :mod:`support.cli`: the ``fable`` command line run in-process (``fable_cli``)
 
 The benchmarks use the same fakes (web site, SearXNG, model, Radicale, servers) without editing
 ``sys.path``: from the repository root ``tests`` is a namespace package (it has no

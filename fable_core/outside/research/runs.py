@@ -21,7 +21,7 @@ from fable_core.db.models import ResearchRun
 from fable_core.infra.generations import Buffer
 from fable_core.outside.research.runner import find_run, generations, research_key, start_run
 from fable_core.outside.websearch.searxng import SEARXNG
-from fable_core.tools import Context, Route, tool
+from fable_core.tools import Context, Follow, Route, tool
 from fable_core.tools.access import owned_by
 from fable_core.tools.paging import Cursor, NewestFirst
 from fable_core.tools.results import absent_when_none
@@ -91,7 +91,8 @@ def view(run: ResearchRun) -> ResearchView:
 
 @tool(group="research", title="Research a question on the web", scope="write", stream=True, open_world=True,
       destructive=True,
-      needs=("llm", SEARXNG), route=Route("POST", "/research"))
+      needs=("llm", SEARXNG), route=Route("POST", "/research"),
+      followed_by=Follow("follow_research", stop="stop_research", arguments={"run_id": "id"}, at_once={"wait": False}))
 async def research(ctx: Context, question: Question, wait: bool = True) -> ResearchView:
     """Research a question on the web into notes: an index note and a note per section.
 
