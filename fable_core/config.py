@@ -190,7 +190,7 @@ class Settings(BaseModel):
         default_factory=lambda: ["default"],
         description="Which tools MCP clients are offered unless their API key, OAuth connection or "
         "`fable mcp --toolsets` says otherwise (comma-separated): `default` (notes, tasks, projects, "
-        "today's events and journal: 31 tools), toolsets (`calendar`, `feeds`, ...; `fable tools` lists "
+        "today's events and journal: 30 tools), toolsets (`calendar`, `feeds`, ...; `fable tools` lists "
         "them), tool names, or `all`. Clients reach the rest with list_toolsets, enable_toolset and find_tools.",
     )
     fable_mcp_structured: bool = Field(
@@ -498,7 +498,9 @@ def settings_table() -> str:
 
 def _shown_default(name: str, field: Any) -> str:
     if field.default_factory is not None:
-        return "(empty)" if field.annotation == list[str] else "platform user data dir"
+        if field.annotation == list[str]:
+            return ",".join(field.default_factory()) or "(empty)"
+        return "platform user data dir"
     value = field.default
     if value is None:
         return "(unset)"

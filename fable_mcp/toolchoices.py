@@ -41,12 +41,12 @@ class ToolChoices:
 
     def of(self, ctx: ServerRequestContext[Any, Any], caller: Caller) -> ToolChoice:
         """The choice of the client ``ctx`` came from, made on first use."""
-        start = caller.toolsets if caller.toolsets is not None else self.default
+        start = tuple(caller.toolsets if caller.toolsets is not None else self.default)
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             credential = credential_of(ctx)
             key = (caller.user_id, credential.key if credential is not None else "local")
             found = self._by_credential.get(key)
-            if found is None:
+            if found is None or found.origin != start:  # new, or its key's toolsets were changed
                 tell = self.subscriptions.tools_changed_for
                 found = self._by_credential[key] = ToolChoice(start, lambda: self._tell(tell(key)))
                 while len(self._by_credential) > MAX_SESSIONLESS:
@@ -55,7 +55,7 @@ class ToolChoices:
             return found
         conn = connection_of(ctx)
         choice = self._by_connection.get(conn)
-        if choice is None:
+        if choice is None or choice.origin != start:
             choice = self._by_connection[conn] = ToolChoice(start, lambda: self._tell(_list_changed(conn)))
             conn.exit_stack.callback(self._by_connection.pop, conn, None)
         return choice

@@ -117,7 +117,7 @@ class Tool:
     scope: Scope
     annotations: Annotations
     route: Route | None
-    group: str  # its toolset: a stable public name (FABLE_MCP_TOOLS, OpenAPI tags, docs), not a file's
+    group: str  # its toolset: a stable public name (FABLE_MCP_TOOLSETS, OpenAPI tags, docs), not a file's
     module: str
     fn: Callable[..., Awaitable[Any]]
     transaction: Transaction
@@ -261,7 +261,7 @@ def tool(
     """Register an async function as a tool and return it unchanged.
 
     ``group`` is its toolset (``"notes"``, ``"calendar"``): the stable public name clients select
-    tools by (``FABLE_MCP_TOOLS``), OpenAPI tags and the docs list them under, declared here so
+    tools by (``FABLE_MCP_TOOLSETS``, ``enable_toolset``), OpenAPI tags and the docs list them under, declared here so
     that moving or renaming a file changes no configuration.
     ``scope="read"`` tools are read-only (and idempotent unless told otherwise); write tools
     declare whether they are ``destructive`` (delete or overwrite data) and ``idempotent``.

@@ -98,7 +98,8 @@ class ToolChoice:
     offers changed (the MCP server tells the client to list its tools again)."""
 
     def __init__(self, entries: Iterable[str], on_change: Callable[[], None] | None = None) -> None:
-        self.entries = set(entries) or {DEFAULT_NAME}
+        self.origin = tuple(entries)  # as made: a credential whose stored choice changed starts afresh
+        self.entries = set(self.origin) or {DEFAULT_NAME}
         self.disabled: set[str] = set()
         self.found: dict[str, str] = {}  # tool name: its toolset
         self.on_change = on_change
@@ -119,7 +120,10 @@ class ToolChoice:
                              tool=t.name, toolset=t.group)
 
     def enable(self, toolset: str) -> None:
-        self._change(lambda: (self.entries.add(toolset), self.disabled.discard(toolset)))
+        def on() -> None:
+            self.entries.add(toolset)
+            self.disabled.discard(toolset)
+        self._change(on)
 
     def disable(self, toolset: str) -> None:
         def off() -> None:

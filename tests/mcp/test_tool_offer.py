@@ -11,8 +11,11 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.subscriptions import ToolsListChanged
+from sqlalchemy import update
+from support.mcp_clients import http_connect, make_key
 
 from fable_core.config import load_settings
+from fable_core.db.models import ApiKey
 from fable_core.errors import InvalidInput
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
@@ -254,3 +257,17 @@ async def test_account_and_admin_tools_are_offered_to_no_key_and_refused_to_one(
         from fable_core.identity.accounts import get_user
 
         assert (await get_user(session, alice.user_id)).role == "admin"
+
+
+async def test_a_keys_new_toolsets_reach_its_client_at_the_next_request(
+        fable: Fable, bob: Caller, mcp_base_url: str) -> None:
+    key = await make_key(fable, bob, "write", ["notes"])
+    async with http_connect(f"{mcp_base_url}/mcp", key) as client:
+        before = _names(await client.list_tools())
+        async with fable.db.transaction() as session:
+            await session.execute(update(ApiKey).where(ApiKey.user_id == bob.user_id, ApiKey.toolsets.is_not(None))
+                                  .values(toolsets=["calendar"]))
+        fable.keys.forget()  # what the PATCH does in its process (and, by NOTIFY, in the others)
+        after = _names(await client.list_tools())
+    assert "create_note" in before and "list_events" not in before
+    assert "list_events" in after and "create_note" not in after
