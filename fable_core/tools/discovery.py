@@ -3,19 +3,24 @@ session, find a tool by words (:mod:`fable_core.tools.toolsets`).
 
 They work on the caller's :class:`~fable_core.tools.toolsets.ToolChoice`, which the surface
 hands the dispatcher (an MCP session's); elsewhere (REST, the CLI) every tool is callable, so
-they list and find, and enabling is refused as meaningless. The in-app assistant has the same
-``find_tools``, answered by its tool loop (:mod:`fable_core.assistant.toolloop`).
+they list and find, and enabling is refused as meaningless. Listed there (``GET /api/toolsets``,
+where Settings chooses an API key's or a connection's toolsets), the toolsets are what the
+caller's MCP clients may use: not a signed-in session's own account and admin tools. The in-app
+assistant has the same ``find_tools``, answered by its tool loop
+(:mod:`fable_core.assistant.toolloop`).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
 from fable_core.errors import InvalidInput
+from fable_core.tools.caller import Caller
 from fable_core.tools.context import Context
-from fable_core.tools.registry import REGISTRY, Tool, tool
+from fable_core.tools.registry import REGISTRY, Route, Tool, tool
 from fable_core.tools.results import absent_when_none
 from fable_core.tools.tool_search import ToolIndex
 from fable_core.tools.toolsets import DISCOVERY, TOOLSETS
@@ -29,7 +34,7 @@ _INDEXES: dict[int, ToolIndex] = {}  # by registry (tests run registries of thei
 class ToolsetLine(BaseModel):
     name: str
     about: str
-    tools: int = Field(description="tools in it you may use")
+    tools: int = Field(description="tools in it you may use over MCP")
     offered: int | None = absent_when_none("of them offered in this session now")
 
 
@@ -54,15 +59,23 @@ class FoundTools(BaseModel):
     tools: list[FoundTool]
 
 
-def _usable(ctx: Context) -> list[Tool]:
+def _usable(ctx: Context, caller: Caller | None = None) -> list[Tool]:
     fable = ctx.fable
-    return [t for t in fable.registry.for_agents(ctx.caller, fable.availability) if t.name not in DISCOVERY]
+    return [t for t in fable.registry.for_agents(caller or ctx.caller, fable.availability) if t.name not in DISCOVERY]
 
 
-@tool(group="toolsets", title="List toolsets", scope="read", assistant=False)
+def _as_client(ctx: Context) -> Caller:
+    """The caller as its MCP clients are: outside an MCP session, a person choosing what a key or
+    connection offers sees no session-only tool (an MCP client never runs one)."""
+    if ctx.choice is None and ctx.caller.in_person:
+        return replace(ctx.caller, credential="key")
+    return ctx.caller
+
+
+@tool(group="toolsets", title="List toolsets", scope="read", assistant=False, route=Route("GET", "/toolsets"))
 async def list_toolsets(ctx: Context) -> Toolsets:
     """The toolsets, one line each: enable one with enable_toolset, or find a tool with find_tools."""
-    usable = _usable(ctx)
+    usable = _usable(ctx, _as_client(ctx))
     lines = []
     for name, about in TOOLSETS.items():
         tools = [t for t in usable if t.group == name]

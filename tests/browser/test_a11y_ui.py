@@ -102,3 +102,23 @@ async def test_skip_link_titles_focus_on_navigation_and_j_k_through_a_list(ui: S
     await page.keyboard.press("j")
     await expect(page.get_by_role("link", name="Measure the walls")).to_be_focused()
     assert not ui.watch.errors
+
+
+async def test_the_toolsets_chooser_and_its_dialog_find_nothing_serious_light_or_dark(axe_ui: Session) -> None:
+    """Settings → API keys with the creation form's chooser open, then a key's Edit dialog."""
+    page = axe_ui.page
+    await axe_ui.register("ada")
+    await axe_ui.api("POST", "/api-keys", {"name": "Cursor", "toolsets": ["default", "feeds"]})
+    await visit(page, "/settings/keys")
+    await page.locator("#key-toolsets summary").click()
+    found = []
+    for scheme in ("light", "dark"):
+        await page.emulate_media(color_scheme=scheme)
+        found += [f"chooser [{scheme}] {line}" for line in await severe_violations(page)]
+    await page.get_by_role("button", name="Edit the tools “Cursor” is offered").click()
+    await expect(page.get_by_role("dialog")).to_be_visible()
+    for scheme in ("light", "dark"):
+        await page.emulate_media(color_scheme=scheme)
+        found += [f"dialog [{scheme}] {line}" for line in await severe_violations(page)]
+    assert not found, "\n".join(found)
+    assert not axe_ui.watch.errors

@@ -1,21 +1,25 @@
 """The settings page in Chromium: tabs a keyboard can drive, whose choice is in the URL (reload
 and Back keep it); preferences built from the settings' types; an admin disabling a user and
-sending a test mail that a real SMTP server receives."""
+sending a test mail that a real SMTP server receives; the tools an API key's or a connection's
+MCP client is offered, chosen and edited."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 
+import httpx
 import pytest
-from playwright.async_api import expect
+from playwright.async_api import Route, expect
 from sqlalchemy import select
 from support.browser import Session
 from support.mcp_clients import make_key
+from support.oauth import connect
 from support.smtp import smtp_server
 from support.users import make_user
 
-from fable_core.db.models import User
+from fable_core.db.models import ApiKey, User
 from fable_core.errors import Unauthenticated
 from fable_core.runtime import Fable
 
@@ -154,3 +158,85 @@ async def test_an_admin_disables_a_user_and_sends_a_test_mail(ui: Session, fable
     routes = {await r.get_attribute("data-action") for r in await page.locator("#audit-rows tr").all()}
     assert routes <= {"/api/admin/mail", "/api/admin/mail/test"}, routes
     assert not ui.watch.errors
+
+
+async def _stored_toolsets(fable: Fable, name: str) -> list[str] | None:
+    async with fable.db.reading() as session:
+        return await session.scalar(select(ApiKey.toolsets).where(ApiKey.name == name))
+
+
+async def test_a_keys_tools_are_chosen_at_creation_shown_and_edited(ui: Session, fable: Fable) -> None:
+    """The creation form's chooser (the default set ticked), the row's choice in a few words, its
+    Edit dialog saving with PATCH; a save the server refuses is explained and changes nothing."""
+    page = ui.page
+    await ui.register("kai")
+    await page.goto("/settings/keys")
+    form = page.locator("#key-form")
+    await form.get_by_label("Key name").fill("Cursor")
+    await expect(page.locator("#key-toolsets-summary")).to_have_text("default")
+    await form.get_by_text("Tools offered").click()  # opens the chooser
+    await expect(form.get_by_role("checkbox", name="Default set")).to_be_checked()
+    await expect(form.locator("[data-toolset=calendar]")).to_contain_text("Calendar events")  # its line, from REST
+    await form.get_by_role("checkbox", name="calendar", exact=True).check()
+    await form.get_by_role("checkbox", name="feeds", exact=True).check()
+    await expect(page.locator("#key-toolsets-summary")).to_have_text("default + calendar, feeds")
+    await form.get_by_role("button", name="Create key").click()
+    await expect(page.locator("#new-key")).to_be_visible()
+    row = page.locator("#api-keys tbody tr", has_text="Cursor")
+    await expect(row.locator(".toolsets-summary")).to_have_text("default + calendar, feeds")
+    assert await _stored_toolsets(fable, "Cursor") == ["default", "calendar", "feeds"]
+    await expect(page.locator("#key-toolsets-summary")).to_have_text("default")  # the form starts afresh
+
+    await row.get_by_role("button", name="Edit the tools “Cursor” is offered").click()
+    dialog = page.get_by_role("dialog", name="Tools “Cursor” is offered")
+    await expect(dialog.get_by_role("checkbox", name="feeds", exact=True)).to_be_checked()
+    await dialog.get_by_role("checkbox", name="Everything").check()
+    await expect(dialog.get_by_role("checkbox", name="calendar", exact=True)).to_be_disabled()
+    await dialog.get_by_role("button", name="Save").click()
+    await expect(dialog).to_be_hidden()
+    await expect(row.locator(".toolsets-summary")).to_have_text("everything")
+    await expect(row.get_by_role("button", name="Edit the tools “Cursor” is offered")).to_be_focused()
+    assert await _stored_toolsets(fable, "Cursor") == ["all"]
+
+    async def smuggle(route: Route) -> None:  # what a stale page might send: an entry the server no longer knows
+        await route.continue_(post_data=json.dumps({"toolsets": ["default", "nope"]}))
+
+    await page.route("**/api/api-keys/*", smuggle)
+    await row.get_by_role("button", name="Edit the tools “Cursor” is offered").click()
+    await dialog.get_by_role("checkbox", name="Everything").uncheck()
+    await dialog.get_by_role("button", name="Save").click()
+    await expect(dialog.get_by_role("alert")).to_contain_text("toolsets: unknown nope")
+    await page.unroute("**/api/api-keys/*", smuggle)
+    await dialog.get_by_role("button", name="Cancel").click()
+    await expect(row.locator(".toolsets-summary")).to_have_text("everything")
+    assert await _stored_toolsets(fable, "Cursor") == ["all"]
+
+    await row.get_by_role("button", name="Edit the tools “Cursor” is offered").click()
+    await dialog.get_by_role("checkbox", name="Everything").uncheck()
+    await expect(dialog.get_by_role("checkbox", name="Default set")).to_be_checked()  # back to the default set
+    await dialog.get_by_role("checkbox", name="Default set").uncheck()
+    await dialog.get_by_role("button", name="Save").click()
+    await expect(dialog.get_by_role("alert")).to_contain_text("Choose at least one")
+    await dialog.get_by_role("button", name="Use the server's default").click()
+    await expect(row.locator(".toolsets-summary")).to_have_text("server's default")
+    assert await _stored_toolsets(fable, "Cursor") is None
+    assert not ui.watch.errors and not ui.watch.dialogs
+
+
+async def test_a_connections_tools_are_shown_and_edited(ui: Session, fable: Fable) -> None:
+    page = ui.page
+    await ui.register("cleo")  # the first account: pins the public URL the issuer is named by
+    me = (await ui.api("GET", "/auth/me"))["user"]
+    async with httpx.AsyncClient(base_url=ui.base_url, timeout=30) as http:
+        await connect(fable, http, me["id"])
+    await page.goto("/settings/connections")
+    row = page.locator("#connections tbody tr", has_text="Test connector")
+    await expect(row.locator(".toolsets-summary")).to_have_text("server's default")
+    await row.get_by_role("button", name="Edit the tools “Test connector” is offered").click()
+    dialog = page.get_by_role("dialog", name="Tools “Test connector” is offered")
+    await expect(dialog.get_by_role("checkbox", name="Default set")).to_be_checked()
+    await dialog.get_by_role("checkbox", name="people", exact=True).check()
+    await dialog.get_by_role("button", name="Save").click()
+    await expect(row.locator(".toolsets-summary")).to_have_text("default + people")
+    assert [c["toolsets"] for c in (await ui.api("GET", "/oauth/connections"))["items"]] == [["default", "people"]]
+    assert not ui.watch.errors and not ui.watch.dialogs

@@ -1,4 +1,4 @@
-"""Connections in Settings (list, revoke) and client registrations for admins (list, disable):
+"""Connections in Settings (list, choose toolsets, revoke) and client registrations for admins (list, disable):
 each on the dispatcher and REST, refused to others, audited, and effective at once."""
 
 from __future__ import annotations
@@ -88,3 +88,27 @@ async def test_admins_list_and_disable_client_registrations(
         assert "code" in await approve(b, authorization(client["client_id"], challenge))
     actions = await _actions(fable)
     assert actions.count("oauth.client.disable") == 1 and actions.count("oauth.client.enable") == 1
+
+
+async def test_people_choose_the_toolsets_of_their_own_connections(
+        http: httpx.AsyncClient, oauth_url: str, fable: Fable, alice: Caller, bob: Caller) -> None:
+    await connect(fable, http, alice.user_id)
+    mine = (await fable.call("list_connections", {}, alice))["items"][0]
+    assert "toolsets" not in mine  # the server's default
+    path = f"/api/oauth/connections/{mine['id']}"
+    async with browser(fable, oauth_url, alice.user_id) as b:
+        r = await b.patch(path, json={"toolsets": ["default", "feeds"]})
+        assert r.status_code == 200 and r.json()["toolsets"] == ["default", "feeds"], r.text
+        for body in ({"toolsets": ["feeds", "nope"]}, {"toolsets": []}, {}):
+            assert (await b.patch(path, json=body)).status_code == 422, body
+        refused = await b.patch(path, json={"toolsets": ["feeds", "nope"]})
+        assert refused.json()["error"]["message"].startswith("toolsets: unknown nope; use all, default, a toolset")
+        assert [c["toolsets"] for c in (await b.get("/api/oauth/connections")).json()["items"]] == [
+            ["default", "feeds"]]
+    async with browser(fable, oauth_url, bob.user_id) as b:
+        assert (await b.patch(path, json={"toolsets": ["all"]})).status_code == 404
+    assert (await fable.call("list_connections", {}, alice))["items"][0]["toolsets"] == ["default", "feeds"]
+    async with browser(fable, oauth_url, alice.user_id) as b:
+        r = await b.patch(path, json={"toolsets": None})
+        assert r.status_code == 200 and "toolsets" not in r.json(), r.text
+    assert (await _actions(fable))[-1] == "oauth.connection.toolsets"

@@ -1,4 +1,5 @@
-"""API keys over HTTP: create once, list, revoke; Bearer on every /api route; scopes."""
+"""API keys over HTTP: create once, list, revoke; Bearer on every /api route; scopes; the toolsets
+its MCP client is offered, and the toolsets to choose from."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from starlette.applications import Starlette
 from support.web import BASE, error_of, make_client
 
 from fable_core.tools.caller import Caller
+from fable_core.tools.toolsets import TOOLSETS
 
 
 async def _key(session: httpx.AsyncClient, scope: str = "write", name: str = "script") -> dict:
@@ -107,3 +109,50 @@ async def test_bad_key_requests(as_alice: httpx.AsyncClient, app: Starlette, row
         assert (await c.get("/api/notes")).status_code == 401
     async with make_client(app, authorization="Basic YWxpY2U6eA==") as c:
         assert (await c.get("/api/notes")).status_code == 401
+
+
+async def test_a_keys_toolsets_are_chosen_at_creation_and_changed(as_alice: httpx.AsyncClient) -> None:
+    r = await as_alice.post("/api/api-keys", json={"name": "cursor", "toolsets": ["default", "calendar", "feeds"]})
+    assert r.status_code == 201, r.text
+    created = r.json()
+    assert created["toolsets"] == ["default", "calendar", "feeds"]
+    r = await as_alice.patch(f"/api/api-keys/{created['id']}", json={"toolsets": ["all"]})
+    assert r.status_code == 200 and r.json()["toolsets"] == ["all"], r.text
+    assert (await as_alice.get("/api/api-keys")).json()["items"][0]["toolsets"] == ["all"]
+    r = await as_alice.patch(f"/api/api-keys/{created['id']}", json={"toolsets": None})  # the server's default
+    assert r.status_code == 200 and "toolsets" not in r.json(), r.text
+    assert "toolsets" not in (await as_alice.get("/api/api-keys")).json()["items"][0]
+
+
+async def test_a_refused_toolsets_change_names_the_bad_entry_and_changes_nothing(
+    as_alice: httpx.AsyncClient, as_bob: httpx.AsyncClient
+) -> None:
+    created = (await as_alice.post("/api/api-keys", json={"name": "cursor", "toolsets": ["default", "feeds"]})).json()
+    for body in ({"toolsets": ["default", "nope", "calendar"]}, {"toolsets": []}, {"toolsets": [""]}, {}):
+        r = await as_alice.patch(f"/api/api-keys/{created['id']}", json=body)
+        assert r.status_code == 422, body
+    r = await as_alice.patch(f"/api/api-keys/{created['id']}", json={"toolsets": ["default", "nope", "calendar"]})
+    assert error_of(r)["message"].startswith("toolsets: unknown nope; use all, default, a toolset")
+    r = await as_bob.patch(f"/api/api-keys/{created['id']}", json={"toolsets": ["all"]})  # not his
+    assert r.status_code == 404 and error_of(r)["type"] == "not_found"
+    r = await as_alice.post("/api/api-keys", json={"name": "other", "toolsets": ["nope"]})
+    assert r.status_code == 422 and "unknown nope" in error_of(r)["message"]
+    assert [k["toolsets"] for k in (await as_alice.get("/api/api-keys")).json()["items"]] == [["default", "feeds"]]
+
+
+async def test_the_toolsets_to_choose_from_are_what_an_mcp_client_may_use(
+    as_alice: httpx.AsyncClient, app: Starlette, alice: Caller
+) -> None:
+    """GET /api/toolsets, for choosing a key's toolsets: each with its line and its tools' count;
+    a signed-in admin's own account and admin tools, which no MCP client runs, are not among them."""
+    r = await as_alice.get("/api/toolsets")
+    assert r.status_code == 200, r.text
+    lines = r.json()["toolsets"]
+    assert alice.is_admin and [line["name"] for line in lines][:3] == ["notes", "tasks", "projects"]
+    assert {"account", "admin", "toolsets"}.isdisjoint(line["name"] for line in lines)
+    assert all(set(line) == {"name", "about", "tools"} and line["tools"] > 0 for line in lines)
+    assert {line["name"]: line["about"] for line in lines}.items() <= TOOLSETS.items()
+    key = (await _key(as_alice, scope="read"))["key"]
+    async with make_client(app, authorization=f"Bearer {key}") as reader:  # a read key counts read tools
+        read = {line["name"]: line["tools"] for line in (await reader.get("/api/toolsets")).json()["toolsets"]}
+    assert read["notes"] < {line["name"]: line["tools"] for line in lines}["notes"]
