@@ -99,7 +99,8 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability("calculator", ("fable_core.assistant.calculator.calculate",)),
     Capability("backup", ("fable_core.data.backup.backups",)),
     Capability("importers", ("fable_core.data.importers.vault", "fable_core.data.importers.chats")),
-    Capability("logs", ("fable_core.admin.logs.viewer",), jobs=("fable_core.admin.logs.retention",)),
+    Capability("logs", ("fable_core.admin.logs.viewer", "fable_core.admin.logs.tool_usage"),
+               jobs=("fable_core.admin.logs.retention",)),
     Capability("export", ("fable_core.data.export.export",)),
     Capability("drafts", ("fable_core.knowledge.drafts.drafts", "fable_core.knowledge.drafts.merging")),
     Capability("browse", (
@@ -124,7 +125,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     )),
     Capability("trash", ("fable_core.knowledge.trash.deleted_notes",),
                jobs=("fable_core.knowledge.trash.deleted_notes",)),
-    Capability("toolsets", ("fable_core.tools.discovery",)),  # listing, enabling and finding tools (MCP)
+    Capability("toolsets", ("fable_core.toolsets.discovery",)),  # listing, enabling and finding tools (MCP)
     # last: its scheduler starts once every other capability is installed, and stops first
     Capability("jobs", (), install="fable_core.tools.jobs:install"),
 )

@@ -34,9 +34,9 @@ from typing import TYPE_CHECKING, Any
 from fable_core.errors import FableError
 from fable_core.tools.availability import Availability
 from fable_core.tools.caller import Caller
-from fable_core.tools.discovery import FIND_TOOLS
 from fable_core.tools.registry import Registry, Tool
 from fable_core.tools.tool_search import ToolIndex
+from fable_core.toolsets.discovery import FIND_TOOLS
 
 if TYPE_CHECKING:
     from fable_core.assistant.embeddings import Embedder

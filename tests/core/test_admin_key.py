@@ -18,12 +18,12 @@ DOCS = Path(__file__).resolve().parents[2] / "docs" / "security.md"
 SESSION_ONLY = {"backup_instance", "list_logs", "list_oauth_clients", "disable_oauth_client",
                 # one's own credentials: a key never changes the password or the address, nor mints keys
                 "change_password", "change_email", "send_email_verification", "list_sessions", "end_session",
-                "create_api_key", "revoke_api_key",
+                "create_api_key", "revoke_api_key", "set_api_key_toolsets", "set_connection_toolsets",
                 # accounts and the instance
                 "list_users", "update_user", "delete_user", "list_invitations", "create_invitation",
                 "revoke_invitation", "list_audit", "get_instance_settings", "update_instance_settings",
                 "get_registration", "set_registration", "get_mail_server", "set_mail_server", "remove_mail_server",
-                "send_test_mail"}
+                "send_test_mail", "tool_usage"}
 
 
 def documented() -> set[str]:

@@ -65,6 +65,7 @@ _SAMPLES: dict[str, Any] = {
     "minutes": 5,
     "due_date": "2026-12-01",
     "start": "2026-12-07T09:00",
+    "toolsets": ["calendar"],
 }
 
 
