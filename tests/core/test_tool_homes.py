@@ -49,7 +49,7 @@ def test_every_tools_module_names_what_it_holds() -> None:
 
 
 def test_every_tool_is_registered_by_a_module_in_a_room_not_the_kernel() -> None:
-    assert [t.name for t in _tools() if t.module.startswith(("fable_core.tools", "fable_core.infra"))] == []
+    assert [t.name for t in _tools() if t.module.startswith(("fable_core.tools.", "fable_core.infra."))] == []
 
 
 @pytest.mark.parametrize(("module", "name", "title", "expected"), [
