@@ -97,3 +97,33 @@ async def test_print_config_for_the_remote_bridge(
     server = config["mcpServers"]["fable"]
     assert "env" not in server and server["args"][-2:] == ["--api-key-file", str(tmp_path / "key")]
     assert await tool_names(config, tmp_path) == offered_names(fable, by_key)
+
+
+async def test_print_config_carries_the_toolsets_and_the_server_offers_them(
+    fable: Fable, alice: Caller, stdio_env: dict[str, str], tmp_path: Path,
+) -> None:
+    config = json.loads(await fable_output("mcp", "--print-config", "--user", "alice", "--toolsets",
+                                           "default, calendar,log_work", env=stdio_env))
+    server = config["mcpServers"]["fable"]
+    assert server["args"] == ["mcp", "--user", "alice", "--toolsets", "default,calendar,log_work"]
+    async with as_a_host_starts(config, tmp_path) as client:
+        listed = {t.name for t in (await client.list_tools()).tools}
+    usable = fable.registry.for_agents(alice, fable.availability)
+    assert {t.name for t in usable if t.group == "calendar"} <= listed and "log_work" in listed
+    assert "subscribe_feed" not in listed and "list_toolsets" in listed
+
+
+@pytest.mark.parametrize("argv", [
+    ["mcp", "--toolsets", "notes,nope"],
+    ["mcp", "--print-config", "--toolsets", "nope"],
+    ["mcp", "--remote", "https://fable.example/mcp", "--toolsets", "notes"],
+])
+async def test_a_bad_toolsets_choice_is_one_clear_line(stdio_env: dict[str, str], argv: list[str]) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        str(FABLE_BIN), *argv, env={**os.environ, **stdio_env}, stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    async with asyncio.timeout(60):
+        out, err = await proc.communicate()
+    assert proc.returncode != 0 and out == b""
+    assert "nope" in err.decode() or "--remote" in err.decode(), err.decode()
+    assert "Traceback" not in err.decode()

@@ -28,7 +28,8 @@ ADMIN = [t for t in REGISTRY if t.route is not None and t.route.path.startswith(
 def test_the_account_and_admin_routes_are_tools() -> None:
     routes = {(t.route.method, t.route.path) for t in ACCOUNT + ADMIN if t.route is not None}
     assert routes == {
-        ("GET", "/auth/me"), ("PATCH", "/api-keys/{key_id}"), ("GET", "/admin/tool-usage"), ("POST", "/auth/password"), ("PUT", "/auth/email"),
+        ("GET", "/auth/me"), ("PATCH", "/api-keys/{key_id}"),
+        ("GET", "/admin/tool-usage"), ("POST", "/auth/password"), ("PUT", "/auth/email"),
         ("POST", "/auth/email/verification"), ("GET", "/auth/sessions"), ("DELETE", "/auth/sessions/{session_id}"),
         ("GET", "/api-keys"), ("POST", "/api-keys"), ("DELETE", "/api-keys/{key_id}"),
         ("GET", "/admin/users"), ("PATCH", "/admin/users/{user_id}"), ("DELETE", "/admin/users/{user_id}"),
