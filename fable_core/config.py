@@ -467,7 +467,11 @@ def _read_secret_file(variable: str, path: str) -> str:
 
 def load_settings(environ: Mapping[str, str] | None = None, **overrides: object) -> Settings:
     """Read settings from ``environ`` (default: ``os.environ``); ``overrides`` win."""
-    values = _read_env(os.environ if environ is None else environ)
+    environ = os.environ if environ is None else environ
+    values = _read_env(environ)
+    if environ.get("FABLE_MCP_TOOLS") and "fable_mcp_toolsets" not in values:  # its name until issue 35
+        values["fable_mcp_toolsets"] = [{"core": "default"}.get(part.strip(), part.strip())
+                                        for part in environ["FABLE_MCP_TOOLS"].split(",") if part.strip()]
     values.update(overrides)
     try:
         return Settings.model_validate(values)

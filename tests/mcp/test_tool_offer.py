@@ -271,3 +271,8 @@ async def test_a_keys_new_toolsets_reach_its_client_at_the_next_request(
         after = _names(await client.list_tools())
     assert "create_note" in before and "list_events" not in before
     assert "list_events" in after and "create_note" not in after
+
+
+def test_the_settings_former_name_still_chooses() -> None:
+    assert load_settings({"FABLE_MCP_TOOLS": "core,calendar"}).fable_mcp_toolsets == ["default", "calendar"]
+    assert load_settings({"FABLE_MCP_TOOLS": "core", "FABLE_MCP_TOOLSETS": "all"}).fable_mcp_toolsets == ["all"]
