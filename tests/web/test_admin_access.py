@@ -40,6 +40,7 @@ BODIES: dict[tuple[str, str], dict[str, Any] | None] = {
     ("PUT", "/api/admin/mail"): {**MAIL, "username": "eve", "password": "hers"},
     ("DELETE", "/api/admin/mail"): None,
     ("POST", "/api/admin/mail/test"): {"to": "eve@example.com"},
+    ("GET", "/api/admin/tool-usage"): None,
 }
 
 
