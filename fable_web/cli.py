@@ -457,7 +457,7 @@ async def _backup(args: argparse.Namespace) -> int | None:
     async def run(fable: Any) -> int:
         out: Any = args.output.open("wb") if args.output is not None else sys.stdout.buffer
         try:
-            async with fable.db.transaction() as session:
+            async with fable.db.snapshot() as session:  # one moment of every table
                 counts = await archive.write_archive(session, out, scope="instance", embeddings=args.embeddings,
                                                      data_dir=fable.settings.fable_data_dir)
         finally:

@@ -213,6 +213,17 @@ class Database:
                 hook(session)
 
     @asynccontextmanager
+    async def snapshot(self) -> AsyncIterator[AsyncSession]:
+        """A session that reads the whole database as of one moment (``REPEATABLE READ READ ONLY``):
+        for a backup, whose tables read one after another under READ COMMITTED would each see a
+        later state (versions of notes it does not hold, links from notes it missed). It writes
+        nothing, takes no locks beyond a reader's and blocks no writer."""
+        with translated_db_errors():
+            async with self.sessions() as session, session.begin():
+                await session.execute(text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY"))
+                yield session
+
+    @asynccontextmanager
     async def reading(self) -> AsyncIterator[AsyncSession]:
         """A session for calls that only read: no BEGIN and COMMIT round trips.
 

@@ -119,7 +119,14 @@ class Context:
             yield session
 
     @asynccontextmanager
-    async def _phase(self, kind: Literal["read", "write"]) -> AsyncIterator[AsyncSession]:
+    async def snapshot(self) -> AsyncIterator[AsyncSession]:
+        """A phase that reads the whole database as of one moment (a backup's:
+        :meth:`~fable_core.db.database.Database.snapshot`), or the open session, when there is one."""
+        async with self._phase("snapshot") as session:
+            yield session
+
+    @asynccontextmanager
+    async def _phase(self, kind: Literal["read", "write", "snapshot"]) -> AsyncIterator[AsyncSession]:
         if self._session is not None:
             yield self._session
             return

@@ -209,7 +209,7 @@ class Dispatcher:
             raise InternalError(f"{t.name} produced an invalid result") from e
 
     @asynccontextmanager
-    async def session(self, kind: Literal["read", "replica", "write"],
+    async def session(self, kind: Literal["read", "replica", "write", "snapshot"],
                       caller: Caller | None = None) -> AsyncIterator[AsyncSession]:
         """A database session for one call or phase, inside one of the pool's slots: a write
         session is one transaction (which marks ``caller`` as having written, for the read
@@ -218,6 +218,8 @@ class Dispatcher:
         writer = caller.user_id if caller is not None else None
         if kind == "write":
             opened = self.db.transaction(writer=writer)
+        elif kind == "snapshot":
+            opened = self.db.snapshot()
         elif kind == "replica" and writer is not None:
             opened = self.db.replica_reading(writer)
         else:

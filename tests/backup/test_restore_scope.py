@@ -8,16 +8,12 @@ carol's account) and an ``app_logs`` row, was restored (200) and took carol's ac
 
 from __future__ import annotations
 
-import hashlib
-import io
-import json
-import zipfile
 from typing import Any
 
 import httpx
 import pytest
 from sqlalchemy import func, select
-from support.backup import blob
+from support.backup import blob, with_rows, with_table
 from support.mcp_clients import make_key
 
 from fable_core.db.models import AppLog, InstanceSetting, Note, UserIdentity
@@ -25,39 +21,6 @@ from fable_core.errors import Forbidden, InvalidInput
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
 from fable_web.app import create_app
-
-
-def with_table(archive: bytes, name: str, columns: list[str], rows: list[list[Any]]) -> bytes:
-    """``archive`` with one more table member, its manifest entry checksummed as a real one."""
-    content = b"".join(json.dumps(r).encode() + b"\n" for r in rows)
-    out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(archive)) as src, zipfile.ZipFile(out, "w") as dst:
-        manifest = json.loads(src.read("manifest.json"))
-        manifest["tables"][name] = {"member": f"tables/{name}.jsonl", "columns": columns, "rows": len(rows),
-                                    "sha256": hashlib.sha256(content).hexdigest(), "bytes": len(content)}
-        for info in src.infolist():
-            if info.filename != "manifest.json":
-                dst.writestr(info.filename, src.read(info.filename))
-        dst.writestr(f"tables/{name}.jsonl", content)
-        dst.writestr("manifest.json", json.dumps(manifest))
-    return out.getvalue()
-
-
-def with_rows(archive: bytes, name: str, change: Any) -> bytes:
-    """``archive`` with table ``name``'s rows passed through ``change(columns, rows)``."""
-    out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(archive)) as src, zipfile.ZipFile(out, "w") as dst:
-        manifest = json.loads(src.read("manifest.json"))
-        entry = manifest["tables"][name]
-        rows = change(entry["columns"], [json.loads(line) for line in src.read(entry["member"]).splitlines()])
-        content = b"".join(json.dumps(r).encode() + b"\n" for r in rows)
-        entry.update(rows=len(rows), sha256=hashlib.sha256(content).hexdigest(), bytes=len(content))
-        for info in src.infolist():
-            if info.filename not in ("manifest.json", entry["member"]):
-                dst.writestr(info.filename, src.read(info.filename))
-        dst.writestr(entry["member"], content)
-        dst.writestr("manifest.json", json.dumps(manifest))
-    return out.getvalue()
 
 
 async def _count(fable: Fable, model: type) -> int:

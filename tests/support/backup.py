@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import zipfile
@@ -42,3 +43,34 @@ def members(archive: bytes) -> dict[str, list[list[Any]]]:
                 for name, entry in manifest["tables"].items()}
 
 
+def with_table(archive: bytes, name: str, columns: list[str], rows: list[list[Any]]) -> bytes:
+    """``archive`` with one more table member, its manifest entry checksummed as a real one."""
+    content = b"".join(json.dumps(r).encode() + b"\n" for r in rows)
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(archive)) as src, zipfile.ZipFile(out, "w") as dst:
+        manifest = json.loads(src.read("manifest.json"))
+        manifest["tables"][name] = {"member": f"tables/{name}.jsonl", "columns": columns, "rows": len(rows),
+                                    "sha256": hashlib.sha256(content).hexdigest(), "bytes": len(content)}
+        for info in src.infolist():
+            if info.filename != "manifest.json":
+                dst.writestr(info.filename, src.read(info.filename))
+        dst.writestr(f"tables/{name}.jsonl", content)
+        dst.writestr("manifest.json", json.dumps(manifest))
+    return out.getvalue()
+
+
+def with_rows(archive: bytes, name: str, change: Any) -> bytes:
+    """``archive`` with table ``name``'s rows passed through ``change(columns, rows)``."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(archive)) as src, zipfile.ZipFile(out, "w") as dst:
+        manifest = json.loads(src.read("manifest.json"))
+        entry = manifest["tables"][name]
+        rows = change(entry["columns"], [json.loads(line) for line in src.read(entry["member"]).splitlines()])
+        content = b"".join(json.dumps(r).encode() + b"\n" for r in rows)
+        entry.update(rows=len(rows), sha256=hashlib.sha256(content).hexdigest(), bytes=len(content))
+        for info in src.infolist():
+            if info.filename not in ("manifest.json", entry["member"]):
+                dst.writestr(info.filename, src.read(info.filename))
+        dst.writestr(entry["member"], content)
+        dst.writestr("manifest.json", json.dumps(manifest))
+    return out.getvalue()

@@ -340,6 +340,61 @@ def read_archive(data: IO[bytes]) -> tuple[zipfile.ZipFile, dict[str, Any]]:
     return zf, manifest
 
 
+def inconsistencies(zf: zipfile.ZipFile, manifest: dict[str, Any]) -> list[str]:
+    """What in a verified archive contradicts itself, before anything is written: a reference to a
+    row of an archived table that the archive lacks (in an instance archive; a personal one leaves
+    out what other accounts own by design), and a note older than its own history (its version
+    below one stored for it, which would make every later edit collide). A backup read from one
+    snapshot has none; one read table by table under writes did."""
+    entries: dict[str, Any] = manifest["tables"]
+    order = [t for t in _restore_order() if t.name in entries]
+    ids: dict[str, set[Any]] = {}
+    for table in order:
+        names = entries[table.name]["columns"]
+        if [pk.name for pk in table.primary_key.columns] == ["id"] and "id" in names:
+            at, member = names.index("id"), entries[table.name]["member"]
+            ids[table.name] = {r[at] for batch in _lines(zf, member) for r in _rows(batch, names)}
+    problems: list[str] = []
+    for table in order if manifest["scope"] == "instance" else []:
+        names = entries[table.name]["columns"]
+        refs = [(names.index(c.name), c.name, fk.column.table.name) for c in table.columns if c.name in names
+                for fk in c.foreign_keys if fk.column.table.name in ids and fk.column.name == "id"]
+        missing: dict[tuple[str, str], list[Any]] = {}
+        for batch in _lines(zf, entries[table.name]["member"]) if refs else ():
+            for row in _rows(batch, names):
+                for i, column, target in refs:
+                    if row[i] is not None and row[i] not in ids[target]:
+                        missing.setdefault((column, target), []).append(row[i])
+        problems += [f"{len(lost)} row(s) of {table.name} name {target} the archive lacks ({column} "
+                     f"{', '.join(map(str, sorted(set(lost))[:5]))})" for (column, target), lost in missing.items()]
+    if "notes" in entries and "note_versions" in entries:
+        problems += _history_ahead(zf, entries)
+    return problems
+
+
+def _rows(batch: list[list[Any]], names: list[str]) -> Iterator[list[Any]]:
+    """The well-formed rows of a batch (a malformed one is refused when it is restored)."""
+    return (r for r in batch if isinstance(r, list) and len(r) == len(names))
+
+
+def _history_ahead(zf: zipfile.ZipFile, entries: dict[str, Any]) -> list[str]:
+    notes, versions = entries["notes"]["columns"], entries["note_versions"]["columns"]
+    if not {"id", "version"} <= set(notes) or not {"note_id", "version"} <= set(versions):
+        return []
+    newest: dict[Any, int] = {}
+    at_note, at_version = versions.index("note_id"), versions.index("version")
+    for batch in _lines(zf, entries["note_versions"]["member"]):
+        for row in _rows(batch, versions):
+            if isinstance(row[at_version], int):
+                newest[row[at_note]] = max(newest.get(row[at_note], 0), row[at_version])
+    at_id, at_current = notes.index("id"), notes.index("version")
+    behind = sorted(row[at_id] for batch in _lines(zf, entries["notes"]["member"]) for row in _rows(batch, notes)
+                    if isinstance(row[at_current], int) and row[at_current] < newest.get(row[at_id], 0))
+    if not behind:
+        return []
+    return [f"{len(behind)} note(s) older than their own history (notes {', '.join(map(str, behind[:5]))})"]
+
+
 class Summary(dict[str, int]):
     """Rows restored per table (and ``skipped``: rows whose owner is not in the archive); ``maps``:
     each table's old id to new id; ``image_files``: the image files written into the store."""
@@ -473,6 +528,9 @@ async def _restore_rows(session: AsyncSession, zf: zipfile.ZipFile, manifest: di
         raise _bad(f"a personal backup holds {', '.join(repr(t) for t in foreign[:5])}, which only an instance "
                    "backup may restore; nothing was restored")
     owner = int(manifest.get("user_id", 0)) if manifest["scope"] == "user" else None
+    if problems := inconsistencies(zf, manifest):
+        raise _bad("it contradicts itself (was it taken table by table while people wrote?): "
+                   + "; ".join(problems[:5]) + "; nothing was restored")
     try:
         for table in _restore_order():
             entry = entries.get(table.name)

@@ -51,7 +51,7 @@ async def backup_instance(ctx: Context, embeddings: bool = False) -> Blob:
         embeddings: Include embeddings (otherwise recomputed after a restore).
     """
     out = io.BytesIO()
-    async with ctx.transaction() as session:  # one snapshot, streamed through a cursor
+    async with ctx.snapshot() as session:  # one moment of every table, streamed through a cursor
         await archive.write_archive(session, out, scope="instance", embeddings=embeddings,
                                     data_dir=ctx.settings.fable_data_dir)
     return _blob(out.getvalue(), "instance")
@@ -66,7 +66,7 @@ async def backup_mine(ctx: Context, embeddings: bool = False) -> Blob:
         embeddings: Include embeddings (otherwise recomputed after a restore).
     """
     out = io.BytesIO()
-    async with ctx.transaction() as session:  # one snapshot, streamed through a cursor
+    async with ctx.snapshot() as session:  # one moment of every table, streamed through a cursor
         await archive.write_archive(session, out, scope="user", account=ctx.user_id, embeddings=embeddings,
                                     data_dir=ctx.settings.fable_data_dir)
     return _blob(out.getvalue(), "mine")
