@@ -15,7 +15,10 @@ keeps connections) stays. :class:`Drain`, the outermost layer of the app, makes 
   (their final result: the client re-listens); what is still open :data:`GRACE` seconds later is cut;
 - everything else in flight (a tool call, a POST answered as a stream of progress) runs to its
   end, within ``FABLE_SHUTDOWN_TIMEOUT`` (uvicorn's ``timeout_graceful_shutdown``), after which
-  uvicorn cancels what is left. Then the app shuts down and :meth:`Fable.close` runs: unfinished
+  uvicorn cancels what is left. A call cut so gets its surface's error, not uvicorn's bare 500
+  and a traceback: 503 with ``Retry-After`` and the REST error body, or over MCP a JSON-RPC
+  error for its request id (as the response, or as the last event of a stream already begun).
+  Then the app shuts down and :meth:`Fable.close` runs: unfinished
   generations are marked interrupted, running jobs are cancelled without recording their due
   time (so another replica runs them; :mod:`fable_core.tools.jobs`).
 
@@ -26,9 +29,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import socket
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import uvicorn
 from sse_starlette.sse import AppStatus
@@ -39,6 +44,7 @@ __all__ = ["RETRY_MS", "Drain", "DrainingServer"]
 RETRY_MS = 1000  # the reconnect hint a held stream ends with
 GRACE = 0.2  # seconds held streams have to end gracefully before they are cut
 _LISTEN = b"subscriptions/listen"
+_KEEP = 65_536  # bytes of an MCP request's body kept to name its id when the call is cut
 _log = logging.getLogger(__name__)
 
 
@@ -78,11 +84,15 @@ class Drain:
             await self.app(scope, stream.receive(receive), stream.send(send))
         except asyncio.CancelledError:
             task = asyncio.current_task()
-            if not stream.cut or task is None or task.cancelling() > 1:
+            if task is None or task.cancelling() > 1 or not (stream.cut or self.draining.is_set()):
                 raise
-            task.uncancel()  # our own cut, not uvicorn's: end the stream with its reconnect hint
+            task.uncancel()  # our cut or the drain deadline's, not the process dying: answer and end
             with contextlib.suppress(OSError, RuntimeError):
-                await send({"type": "http.response.body", "body": self._last, "more_body": False})
+                if stream.cut:  # a held stream: its reconnect hint
+                    await send({"type": "http.response.body", "body": self._last, "more_body": False})
+                else:
+                    _log.info("cut at the shutdown deadline: %s %s", scope["method"], scope["path"])
+                    await stream.cut_short(send)
         finally:
             stream.stop()
 
@@ -96,14 +106,18 @@ class _Stream:
         self.held = held
         self.mcp = mcp
         self.cut = False
+        self.started: Message | None = None  # the response's start, once sent
+        self.body = b""  # an MCP request's body, as far as it came (its JSON-RPC id, if cut)
         self._watch: asyncio.Task[None] | None = None
 
     def receive(self, receive: Receive) -> Receive:
-        if self.held or not self.mcp:
+        if not self.mcp:
             return receive
 
         async def receiving() -> Message:
             message = await receive()
+            if len(self.body) < _KEEP:
+                self.body += message.get("body", b"")[:_KEEP]
             if not self.held and _LISTEN in message.get("body", b""):
                 self.held = True  # an MCP listen request: its answer is a stream that never ends
             return message
@@ -114,11 +128,30 @@ class _Stream:
         async def sending(message: Message) -> None:
             if self.cut:
                 return  # the stream was ended for the shutdown: the app's last words go nowhere
-            if message["type"] == "http.response.start" and self.held and _is_stream(message):
-                self._watch = asyncio.create_task(self._cut_on_drain())
+            if message["type"] == "http.response.start":
+                self.started = message
+                if self.held and _is_stream(message):
+                    self._watch = asyncio.create_task(self._cut_on_drain())
             await send(message)
 
         return sending
+
+    async def cut_short(self, send: Send) -> None:
+        """End a call the drain deadline cut, in its surface's error shape."""
+        if self.mcp:
+            error = json.dumps({"jsonrpc": "2.0", "id": _request_id(self.body), "error": {
+                "code": -32000, "message": "the server is shutting down; send the request again"}}).encode()
+            if self.started is None:
+                await _answer(send, error)
+            elif _is_stream(self.started):
+                await send({"type": "http.response.body", "body": b"event: message\ndata: " + error + b"\n\n",
+                            "more_body": False})
+            else:
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+        elif self.started is None:
+            await _refuse(send)
+        else:  # a REST stream begun: its end is all that can still be said
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def _cut_on_drain(self) -> None:
         await self.drain.cutting.wait()
@@ -136,8 +169,21 @@ def _is_stream(message: Message) -> bool:
                for name, value in message.get("headers", ()))
 
 
+def _request_id(body: bytes) -> Any:
+    try:
+        request = json.loads(body)
+    except ValueError:
+        return None
+    return request.get("id") if isinstance(request, dict) else None
+
+
 async def _refuse(send: Send) -> None:
-    body = b'{"error":{"type":"unavailable","message":"this server is shutting down; try again","details":{}}}'
+    await _answer(send, b'{"error":{"type":"unavailable","message":"this server is shutting down; try again",'
+                        b'"details":{}}}')
+
+
+async def _answer(send: Send, body: bytes) -> None:
+    """503 with ``body`` (JSON), ``Retry-After`` and the connection closed."""
     await send({"type": "http.response.start", "status": 503, "headers": [
         (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
         (b"retry-after", b"1"), (b"connection", b"close")]})

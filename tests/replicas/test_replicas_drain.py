@@ -118,3 +118,58 @@ async def test_once_draining_a_request_on_a_kept_connection_is_sent_elsewhere(fa
         r = await client.get("/api/health")  # the same kept connection
         assert r.status_code == 503 and r.headers["retry-after"] == "1" and r.headers["connection"] == "close"
         assert r.json()["error"]["type"] == "unavailable"
+
+
+async def test_a_call_cut_at_the_shutdown_deadline_gets_its_surfaces_error_and_no_traceback(
+        served: Any, fable: Fable, alice: Caller, replicas_llm: tuple[FakeLLM, str]) -> None:
+    """Still running when FABLE_SHUTDOWN_TIMEOUT (4 s here) is up: a REST call whose body never
+    ends gets 503 with Retry-After and the REST error body; an MCP call following an answer the
+    model never finishes gets a JSON-RPC error for its id. The log holds no traceback."""
+    fake, _ = replicas_llm
+    hold = threading.Event()
+    fake.replies.append(Reply("never heard", hold=hold))
+    key = await make_key(fable, alice, "write", ["default", "chat"])  # follow_answer is a chat tool
+    auth = {"authorization": f"Bearer {key}"}
+    host, port = served.url.removeprefix("http://").split(":")
+
+    async def endless_post() -> tuple[int, dict[str, str], bytes]:
+        """A POST whose body never comes in full (a raw socket: an HTTP client waits to send it all)."""
+        reader, writer = await asyncio.open_connection(host, int(port))
+        writer.write(f"POST /api/notes HTTP/1.1\r\nhost: {host}\r\nauthorization: Bearer {key}\r\n"
+                     "content-type: application/json\r\ncontent-length: 100\r\n\r\n{\"title\": \"Never".encode())
+        await writer.drain()
+        head, _, rest = (await reader.read(65_536)).partition(b"\r\n\r\n")
+        status, *fields = head.decode().split("\r\n")
+        headers = {k.lower(): v.strip() for k, _, v in (f.partition(":") for f in fields)}
+        while len(rest) < int(headers.get("content-length", 0)):
+            rest += await reader.read(65_536)
+        writer.close()
+        return int(status.split()[1]), headers, rest
+
+    try:
+        async with httpx.AsyncClient(base_url=served.url, headers=auth, timeout=20) as client:
+            turn = (await client.post("/api/chat/start", json={"content": "Say something slowly"})).json()
+            rest = asyncio.create_task(endless_post())
+            follow = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+                "name": "follow_answer", "arguments": {"conversation_id": turn["conversation_id"]},
+                "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                          "io.modelcontextprotocol/clientCapabilities": {}}}}
+            mcp = asyncio.create_task(client.post("/mcp", json=follow, headers={
+                **_ACCEPT, "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "follow_answer"}))
+            await asyncio.sleep(0.5)  # both are in
+            served.proc.send_signal(signal.SIGTERM)
+            async with asyncio.timeout(10):
+                refused, cut = await rest, await mcp
+        async with asyncio.timeout(10):
+            await served.proc.wait()
+    finally:
+        hold.set()
+    status, headers, answer = refused
+    assert status == 503 and headers["retry-after"] == "1"
+    assert json.loads(answer)["error"]["type"] == "unavailable"
+    body = cut.text
+    message = json.loads(body.split("data: ")[-1].strip() if "data: " in body else body)
+    assert message["id"] == 7 and "shutting down" in message.get("error", {}).get("message", ""), body
+    assert served.proc.stderr is not None
+    log = "".join(served.lines) + (await served.proc.stderr.read()).decode()
+    assert "Traceback" not in log and "Exception in ASGI application" not in log, log[-3000:]
