@@ -155,7 +155,8 @@ async def test_a_call_cut_at_the_shutdown_deadline_gets_its_surfaces_error_and_n
                 "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                           "io.modelcontextprotocol/clientCapabilities": {}}}}
             mcp = asyncio.create_task(client.post("/mcp", json=follow, headers={
-                **_ACCEPT, "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "follow_answer"}))
+                **_ACCEPT, "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call",
+                "mcp-name": "follow_answer"}))
             await asyncio.sleep(0.5)  # both are in
             served.proc.send_signal(signal.SIGTERM)
             async with asyncio.timeout(10):
