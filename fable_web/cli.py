@@ -191,6 +191,8 @@ async def _mcp(args: argparse.Namespace) -> int | None:
     if toolsets is not None and args.remote:
         raise InvalidInput("--toolsets is for a local database; with --remote, the API key's toolsets decide "
                            "(Settings → API keys)")
+    if toolsets is not None:  # refused before any database is opened
+        toolsets = _checked_toolsets(toolsets)
     if args.print_config:
         return _print_mcp_config(args, toolsets)
     if args.remote:
@@ -200,6 +202,15 @@ async def _mcp(args: argparse.Namespace) -> int | None:
     from fable_mcp.stdio import run_stdio
 
     return await run_stdio(username=args.user, toolsets=toolsets)
+
+
+def _checked_toolsets(toolsets: list[str]) -> list[str]:
+    from fable_core.capabilities import load_capabilities
+    from fable_core.tools import REGISTRY
+    from fable_core.tools.toolsets import check_toolsets
+
+    load_capabilities()
+    return check_toolsets(REGISTRY, toolsets, source="--toolsets")
 
 
 def _print_mcp_config(args: argparse.Namespace, toolsets: list[str] | None) -> int:
@@ -217,12 +228,7 @@ def _print_mcp_config(args: argparse.Namespace, toolsets: list[str] | None) -> i
     else:
         argv = ["mcp", *(["--user", args.user] if args.user else [])]
         if toolsets is not None:
-            from fable_core.capabilities import load_capabilities
-            from fable_core.tools import REGISTRY
-            from fable_core.tools.toolsets import check_toolsets
-
-            load_capabilities()
-            argv += ["--toolsets", ",".join(check_toolsets(REGISTRY, toolsets, source="--toolsets"))]
+            argv += ["--toolsets", ",".join(toolsets)]
         env = local_env(load_settings())
     print(json.dumps(stdio_config(argv, env), indent=2))
     return 0
