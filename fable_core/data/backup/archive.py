@@ -285,7 +285,8 @@ def _bad(message: str) -> InvalidInput:
 
 
 def read_archive(data: IO[bytes]) -> tuple[zipfile.ZipFile, dict[str, Any]]:
-    """Open and fully verify an archive (version, members, checksums, row counts); its manifest."""
+    """Open and fully verify an archive (version, members, checksums, row counts, that it agrees
+    with itself); its manifest. Callers run it off the event loop, before taking a connection."""
     try:
         zf = zipfile.ZipFile(data)
         manifest = json.loads(zf.read("manifest.json"))
@@ -337,6 +338,9 @@ def read_archive(data: IO[bytes]) -> tuple[zipfile.ZipFile, dict[str, Any]]:
         except NotAnImage as e:
             raise _bad(f"image {digest[:12]}: {e.message}") from e
     manifest["_image_types"] = types  # not the archive's: its files' types, judged by their bytes here
+    if problems := inconsistencies(zf, manifest):
+        raise _bad("it contradicts itself (was it taken table by table while people wrote?): "
+                   + "; ".join(problems[:5]) + "; nothing was restored")
     return zf, manifest
 
 
@@ -528,9 +532,6 @@ async def _restore_rows(session: AsyncSession, zf: zipfile.ZipFile, manifest: di
         raise _bad(f"a personal backup holds {', '.join(repr(t) for t in foreign[:5])}, which only an instance "
                    "backup may restore; nothing was restored")
     owner = int(manifest.get("user_id", 0)) if manifest["scope"] == "user" else None
-    if problems := inconsistencies(zf, manifest):
-        raise _bad("it contradicts itself (was it taken table by table while people wrote?): "
-                   + "; ".join(problems[:5]) + "; nothing was restored")
     try:
         for table in _restore_order():
             entry = entries.get(table.name)

@@ -87,17 +87,22 @@ async def list_connections(ctx: Context) -> Connections:
     return Connections(items=[Connection.of(g, c) for g, c in rows])
 
 
-@tool(group="account", title="Revoke an OAuth connection", scope="write", destructive=True, idempotent=False,
-      agents=False,
-      route=Route("DELETE", "/oauth/connections/{connection_id}"))
-async def revoke_connection(ctx: Context, connection_id: ConnectionId) -> Connection:
-    """End an OAuth connection: its tokens stop working; the client must ask you again."""
+async def _own_connection(ctx: Context, connection_id: int) -> tuple[OAuthGrant, OAuthClient]:
+    """The caller's connection and its client; NotFound for anyone else's."""
     row = (await ctx.session.execute(
         select(OAuthGrant, OAuthClient).join(OAuthClient, OAuthClient.id == OAuthGrant.client_ref)
         .where(OAuthGrant.id == connection_id, owned_by(OAuthGrant, ctx.caller)))).first()
     if row is None:
         raise NotFound(f"OAuth connection {connection_id} not found", connection_id=connection_id)
-    grant, client = row
+    return row[0], row[1]
+
+
+@tool(group="account", title="Revoke an OAuth connection", scope="write", destructive=True, idempotent=False,
+      agents=False,
+      route=Route("DELETE", "/oauth/connections/{connection_id}"))
+async def revoke_connection(ctx: Context, connection_id: ConnectionId) -> Connection:
+    """End an OAuth connection: its tokens stop working; the client must ask you again."""
+    grant, client = await _own_connection(ctx, connection_id)
     view = Connection.of(grant, client)
     await ctx.session.execute(delete(OAuthGrant).where(OAuthGrant.id == grant.id))
     await announce(ctx.session, "oauth connection")
@@ -116,12 +121,7 @@ async def set_connection_toolsets(ctx: Context, connection_id: ConnectionId, too
         toolsets: default, toolsets, tool names or all; null: the server's default.
     """
     chosen = None if toolsets is None else check_toolsets(ctx.fable.registry, toolsets)
-    row = (await ctx.session.execute(
-        select(OAuthGrant, OAuthClient).join(OAuthClient, OAuthClient.id == OAuthGrant.client_ref)
-        .where(OAuthGrant.id == connection_id, owned_by(OAuthGrant, ctx.caller)))).first()
-    if row is None:
-        raise NotFound(f"OAuth connection {connection_id} not found", connection_id=connection_id)
-    grant, client = row
+    grant, client = await _own_connection(ctx, connection_id)
     grant.toolsets = chosen
     await ctx.session.flush()
     await announce(ctx.session, "oauth connection toolsets")
