@@ -35,7 +35,6 @@ from fable_core.assistant.providers import NoProvider, StreamCut, unavailable
 from fable_core.assistant.toolloop import LoopResult, run_tool_loop
 from fable_core.assistant.toolprompt import tool_mode
 from fable_core.db.database import Database
-from fable_core.db.errors import translated_db_errors
 from fable_core.db.models import Conversation, Message, Note
 from fable_core.errors import Conflict, FableError, InvalidInput, NotFound
 from fable_core.infra.generations import Buffer, MessageWriter, StreamEvent, parse_event_id
@@ -184,7 +183,7 @@ async def autocommit(db: Database) -> AsyncIterator[AsyncConnection]:
     engine = _autocommit_engines.get(db)
     if engine is None:
         engine = _autocommit_engines[db] = db.engine.execution_options(isolation_level="AUTOCOMMIT")
-    with translated_db_errors():
+    with db.translated():
         async with engine.connect() as conn:
             yield conn
 
@@ -341,8 +340,8 @@ class _Turn:
                 await self._prepare_and_loop(emit, result, writer)
             except asyncio.CancelledError:
                 writer.content = result.text
-                await asyncio.shield(writer.flush("stopped") if buffer.stopped else writer.flush(
-                    "interrupted", error="Fable stopped before the answer was finished"))
+                await asyncio.shield(writer.flush("stopped") if buffer.stopped else writer.flush(  # closing: no waiting
+                    "interrupted", patience=0, error="Fable stopped before the answer was finished"))
                 buffer.emit("done", {"message_id": self.message_id, "stopped": True})
                 raise
             except FableError as e:  # a cut stream (StreamCut) is kept as ``interrupted``, never done

@@ -13,10 +13,13 @@ that runs no jobs (``fable mcp`` over stdio) still ends what it follows: a follo
 its generation's beat stale runs the sweeps itself (:func:`sweep_now`). Each process also
 sweeps once as its assistant starts.
 
-**Never one's own.** The process sweeping never marks an answer it is writing itself (its
-buffers say which), however old its beat: a database outage longer than the stale bound stops
-every flush, and the sweep that runs as the database comes back must not take that for death.
-Answers written by other replicas are judged by their beats alone.
+**Never one's own, never an outage's gap.** The process sweeping never marks an answer it is
+writing itself (its buffers say which), however old its beat: a database outage longer than the
+stale bound stops every flush, and the sweep that runs as the database comes back must not take
+that for death. Answers written by other replicas are judged by their writer's lease: a beat's
+age counts from the latest of the beat, PostgreSQL's start and this process's own last loss of
+the database (:func:`~fable_core.infra.generations.beat_stale`), so after an outage every writer
+has a whole stale bound to beat again before anyone judges it.
 """
 
 from __future__ import annotations

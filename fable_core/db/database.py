@@ -14,8 +14,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractContextManager, asynccontextmanager
 from typing import Any, cast
 
 from sqlalchemy import ColumnElement, CursorResult, Result, delete, select, text
@@ -95,11 +96,26 @@ class Database:
         self.replica = replica
         self.embedded = embedded
         self._vectors: VectorSupport | None = None
+        self.lost_at: float | None = None  # when this process last found the server gone (monotonic)
         self.on_commit: list[Callable[[AsyncSession], None]] = []  # called with each committed transaction's session
         self.sessions = async_sessionmaker(engine, expire_on_commit=False, autoflush=False)
         self._reading = async_sessionmaker(
             engine.execution_options(isolation_level="AUTOCOMMIT"), expire_on_commit=False, autoflush=False
         )
+
+    def translated(self) -> AbstractContextManager[None]:
+        """Driver errors as domain errors (:func:`~fable_core.db.errors.translated_db_errors`),
+        noting when the server could not be reached (:meth:`reached_for`)."""
+        return translated_db_errors(self._lost)
+
+    def _lost(self) -> None:
+        self.lost_at = time.monotonic()
+
+    def reached_for(self) -> float:
+        """Seconds since this process last found the database unreachable (a day if it never
+        has). A judge of other processes' heartbeats waits this long at least: during an outage
+        nobody could beat, and a beat it finds old may be the outage's, not a death's."""
+        return 86400.0 if self.lost_at is None else time.monotonic() - self.lost_at
 
     @classmethod
     async def open(cls, settings: Settings, *, migrate: bool = True, check: bool = True) -> Database:
@@ -189,7 +205,7 @@ class Database:
 
     async def revision(self) -> str | None:
         """The migration the schema is at (None before the first)."""
-        with translated_db_errors():
+        with self.translated():
             async with self.engine.connect() as conn:
                 return await conn.run_sync(current_revision)
 
@@ -202,7 +218,7 @@ class Database:
         or a hand-written route asked. With a read replica, ``writer`` (the user a tool call
         writes for) is stamped as having written, in this transaction: their reads stay on the
         primary for a while (:mod:`fable_core.db.replica`)."""
-        with translated_db_errors():
+        with self.translated():
             async with self.sessions() as session, session.begin():
                 yield session
                 if writer is not None and self.replica is not None:
@@ -218,7 +234,7 @@ class Database:
         for a backup, whose tables read one after another under READ COMMITTED would each see a
         later state (versions of notes it does not hold, links from notes it missed). It writes
         nothing, takes no locks beyond a reader's and blocks no writer."""
-        with translated_db_errors():
+        with self.translated():
             async with self.sessions() as session, session.begin():
                 await session.execute(text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY"))
                 yield session
@@ -232,7 +248,7 @@ class Database:
         two round trips. Anything it writes would commit statement by statement: writers use
         :meth:`transaction`.
         """
-        with translated_db_errors():
+        with self.translated():
             async with self._reading() as session:
                 yield session
 
@@ -247,13 +263,13 @@ class Database:
             async with self.reading() as session:
                 yield session
             return
-        with translated_db_errors():
+        with self.translated():
             replica_session = await self.replica.session(user_id)
         if replica_session is None:
             async with self.reading() as session:
                 yield session
             return
-        with translated_db_errors():
+        with self.translated():
             try:
                 async with replica_session:
                     yield replica_session
@@ -264,7 +280,7 @@ class Database:
 
     async def ping(self) -> None:
         """One round trip; Unavailable (saying why) when the server does not answer."""
-        with translated_db_errors():
+        with self.translated():
             async with self.engine.connect() as conn:
                 await conn.execute(text("SELECT 1"))
 

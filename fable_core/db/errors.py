@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from sqlalchemy.exc import DBAPIError, IntegrityError
@@ -11,7 +11,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from fable_core.errors import Conflict, FableError, InvalidInput, NotFound, Unavailable
 
-__all__ = ["backend_died", "translate_db_error", "translated_db_errors"]
+__all__ = ["backend_died", "connection_lost", "translate_db_error", "translated_db_errors"]
 
 # asyncpg's own refusal of a parameter ("invalid input for query argument $2: 3000000000 (value out of
 # int32 range)"): said to clients without the statement's internals
@@ -19,22 +19,41 @@ _ARGUMENT = re.compile(r"invalid input for query argument \$\d+: (?P<value>.*?)(
 
 
 @contextmanager
-def translated_db_errors() -> Iterator[None]:
-    """Raise driver errors, an unreachable server and an exhausted pool as domain errors."""
+def translated_db_errors(lost: Callable[[], None] | None = None) -> Iterator[None]:
+    """Raise driver errors, an unreachable server and an exhausted pool as domain errors;
+    ``lost`` is called when the error says the server could not be reached or went away."""
     try:
         yield
     except DBAPIError as e:
+        if lost is not None and connection_lost(e):
+            lost()
         raise translate_db_error(e) from e
     except PoolTimeout as e:
         raise Unavailable("the database is busy: no connection became free in time") from e
     except OSError as e:  # refused, reset, the embedded server's socket gone
+        if lost is not None:
+            lost()
         raise Unavailable(f"database unavailable: {type(e).__name__}") from e
+
+
+def _sqlstate(exc: DBAPIError) -> str | None:
+    orig = getattr(exc, "orig", None)
+    return getattr(orig, "sqlstate", None) or getattr(getattr(orig, "__cause__", None), "sqlstate", None)
+
+
+def connection_lost(exc: DBAPIError) -> bool:
+    """Whether ``exc`` says the server could not be reached or dropped the connection (it shut
+    down, restarted, refused new sessions, or the socket closed): an outage, not the statement's
+    fault."""
+    sqlstate = _sqlstate(exc)
+    return bool(sqlstate and sqlstate.startswith(("08", "57P"))) or backend_died(exc) or (
+        exc.connection_invalidated or "connection is closed" in str(exc.orig))
 
 
 def translate_db_error(exc: DBAPIError) -> FableError:
     """Map a driver error to the domain error a caller can act on."""
     orig = getattr(exc, "orig", None)
-    sqlstate = getattr(orig, "sqlstate", None) or getattr(getattr(orig, "__cause__", None), "sqlstate", None)
+    sqlstate = _sqlstate(exc)
     detail = str(orig).splitlines()[-1] if orig else str(exc)
     if isinstance(exc, IntegrityError):
         if sqlstate == "23505":
@@ -47,7 +66,7 @@ def translate_db_error(exc: DBAPIError) -> FableError:
         return InvalidInput(f"invalid value {argument['value'][:100]}: {why}")
     if sqlstate and sqlstate.startswith("22"):
         return InvalidInput(f"invalid value: {detail}")
-    if sqlstate and sqlstate.startswith(("08", "57")):
+    if (sqlstate and sqlstate.startswith(("08", "57"))) or connection_lost(exc):
         return Unavailable(f"database unavailable: {detail}")
     return Unavailable(f"database error: {detail}")
 

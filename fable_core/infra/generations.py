@@ -7,7 +7,9 @@ id from an older generation replays the current one from its start. The generati
 flushed to the database every ``flush_interval`` seconds (default 2: a crash loses at most that
 much) and its ``updated_at`` doubles as a heartbeat, so a message left ``generating`` by a dead
 process is recognisable (:func:`recover_interrupted`, :data:`STALE_AFTER` seconds without a
-beat) on any replica, whose sweep marks it ``interrupted`` within seconds. A finished buffer lives
+beat) on any replica, whose sweep marks it ``interrupted`` within seconds. An outage is not a
+death: a beat's age counts from the database's return at the earliest (:func:`beat_stale`), and
+the writer stores its answer's end once the database is back (:data:`PATIENCE`). A finished buffer lives
 on for ``grace`` seconds (default 60) for late followers; afterwards the stored message answers.
 
 Replicas: a chat answer's key is also claimed in PostgreSQL, and its events are written there
@@ -29,17 +31,19 @@ from sqlalchemy import func, text, update
 
 from fable_core.db.database import Database, rowcount
 from fable_core.db.models import Message
-from fable_core.errors import Conflict
+from fable_core.errors import Conflict, FableError, Unavailable
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncConnection
 
     from fable_core.infra.shared_generations import RemoteFollow, SharedLog
 
-__all__ = ["STALE_AFTER", "TAIL", "Buffer", "Generations", "StreamEvent", "forget_dead", "mark_stale", "parse_event_id",
-           "recover_interrupted"]
+__all__ = ["PATIENCE", "STALE_AFTER", "TAIL", "Buffer", "Generations", "StreamEvent", "beat_stale", "forget_dead",
+           "mark_stale", "parse_event_id", "recover_interrupted"]
 
 _log = logging.getLogger(__name__)
+STALE_AFTER = 10.0  # seconds without a heartbeat after which a generating answer is interrupted
+PATIENCE = 300.0  # seconds a live generation's writer and followers wait for a database that is down
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,10 +305,33 @@ class MessageWriter:
             await asyncio.sleep(self.interval)
             try:
                 await self.flush()
+            except FableError as e:  # the database is down: the next tick tries again
+                _log.info("flushing message %s failed: %s", self.message_id, e.message)
             except Exception:  # noqa: BLE001 - a failed flush is retried at the next tick
                 _log.warning("flushing message %s failed", self.message_id, exc_info=True)
 
-    async def flush(self, status: str | None = None, **extra: Any) -> None:
+    async def flush(self, status: str | None = None, *, patience: float = PATIENCE, **extra: Any) -> None:
+        """Write the text so far; with ``status`` (the answer's end), patiently: while the
+        database is down it is tried again for up to ``patience`` seconds — the answer is this
+        process's, alive, and ends as it ended, not as the outage left it."""
+        if status is None:
+            await self._write(None, extra)
+            return
+        loop = asyncio.get_running_loop()
+        deadline, pause = loop.time() + patience, 0.25
+        while True:
+            try:
+                await self._write(status, extra)
+            except Unavailable as e:
+                if loop.time() + pause > deadline:
+                    raise
+                _log.info("message %s waits for the database to store its end: %s", self.message_id, e.message)
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 2.0)
+            else:
+                return
+
+    async def _write(self, status: str | None, extra: dict[str, Any]) -> None:
         values: dict[str, Any] = {"content": self.content, "tool_events": self.tool_events or None,
                                   "updated_at": func.now(), **extra}
         if self.context is not None:
@@ -320,7 +347,17 @@ class MessageWriter:
             await s.execute(update(Message).where(*where).values(**values))
 
 
-STALE_AFTER = 10.0  # seconds without a heartbeat after which a generating answer is interrupted
+
+
+def beat_stale(column: str, seconds: str) -> str:
+    """SQL: whether the heartbeat in ``column`` is more than ``seconds`` (a parameter) old — counted
+    not from the beat alone but from the latest of the beat, the server's start and the judging
+    process's last loss of the database (``:reached`` seconds ago: :meth:`Database.reached_for`).
+    A writer's lease is judged by whether it could have beaten: while PostgreSQL was down (or
+    out of this judge's reach) nobody could, and the gap an outage leaves in every beat is not a
+    death. ``column`` and ``seconds``: this code's words, never a user's."""
+    return (f"greatest({column}, pg_postmaster_start_time(), now() - make_interval(secs => :reached)) "
+            f"< now() - make_interval(secs => {seconds})")
 TAIL = 5.0  # seconds a finished generation's last steps (a title) get at close, before they are cancelled
 DIED = "the process writing this answer stopped (a crash or a restart) before the answer was finished"
 
@@ -333,7 +370,7 @@ _FORGET_DEAD = """
 WITH gone AS (
     DELETE FROM generations g
     WHERE g.key LIKE '{kind}:%' AND NOT g.done AND g.message_id IS NOT NULL
-      AND g.heartbeat < now() - make_interval(secs => :beat)
+      AND {stale}
       AND NOT EXISTS (SELECT 1 FROM {table} r WHERE r.id = g.message_id AND r.status = :running)
     RETURNING g.key
 )
@@ -347,7 +384,8 @@ async def forget_dead(db: Database, *, kind: str, table: str, running: str, beat
     does after marking a dead process's runs interrupted, so that their followers on other
     processes end now rather than after the grace."""
     async with db.transaction() as s:
-        await s.execute(text(_FORGET_DEAD.format(kind=kind, table=table)), {"beat": beat, "running": running})
+        await s.execute(text(_FORGET_DEAD.format(kind=kind, table=table, stale=beat_stale("g.heartbeat", ":beat"))),
+                        {"beat": beat, "running": running, "reached": db.reached_for()})
 
 
 async def recover_interrupted(db: Database, *, stale_after: float = STALE_AFTER, keep: Collection[int] = ()) -> int:
@@ -369,6 +407,6 @@ async def mark_stale(db: Database, table: str, *, running: str, died: str, stale
     async with db.transaction() as s:
         result = await s.execute(text(
             f"UPDATE {table} SET status = 'interrupted', error = :died{also} WHERE status = :running "
-            "AND updated_at < now() - make_interval(secs => :secs) AND NOT id = ANY(CAST(:keep AS bigint[]))"
-        ), {"secs": stale_after, "died": died, "running": running, "keep": list(keep)})
+            f"AND {beat_stale('updated_at', ':secs')} AND NOT id = ANY(CAST(:keep AS bigint[]))"
+        ), {"secs": stale_after, "died": died, "running": running, "keep": list(keep), "reached": db.reached_for()})
     return rowcount(result)

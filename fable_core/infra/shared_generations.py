@@ -23,6 +23,11 @@ heartbeat, done, stop_requested) and its events in ``generation_events``:
   a follower elsewhere, looking every second (and running that sweep itself once the beat is
   :data:`STALE_AFTER` seconds old), then ends its stream with the answer's ``interrupted`` end
   (:meth:`~fable_core.assistant.service.Assistant.follow`).
+- **Outages.** While PostgreSQL is down nobody beats, so a beat's age counts from the
+  database's return at the earliest (:func:`~fable_core.infra.generations.beat_stale`): no
+  process takes a key over, sweeps an answer or tells its followers it ended for a gap the
+  outage made. The writer keeps its events queued (one try a second) and writes them once it
+  can; followers elsewhere wait and read on (:data:`~fable_core.infra.generations.PATIENCE`).
 - **Stop** through any process: ``stop_requested`` is set and a notice names the key; the
   process running it cancels it (its next beat reads the flag should the notice be lost).
 - **Retention.** A finished generation's rows are deleted ``grace`` seconds (60) after it ends
@@ -37,7 +42,7 @@ import json
 import logging
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import func, select, text
@@ -46,8 +51,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from fable_core.db.database import Database, rowcount
 from fable_core.db.listener import Listener
-from fable_core.errors import Conflict, FableError
-from fable_core.infra.generations import Buffer, StreamEvent, parse_event_id
+from fable_core.errors import Conflict, FableError, Unavailable
+from fable_core.infra.generations import PATIENCE, Buffer, StreamEvent, beat_stale, parse_event_id
 
 __all__ = ["BEAT_SECONDS", "CHANNEL", "FLUSH_SECONDS", "POLL_SECONDS", "STALE_AFTER", "RemoteFollow", "SharedLog"]
 
@@ -64,10 +69,10 @@ _CLAIM = text("""
 INSERT INTO generations (key, claim) VALUES (:key, :claim)
 ON CONFLICT (key) DO UPDATE SET claim = excluded.claim, message_id = NULL, owner = NULL, heartbeat = now(),
     done = false, stop_requested = false, finished_at = NULL
-WHERE generations.done OR generations.heartbeat < now() - make_interval(secs => :stale)
+WHERE generations.done OR {stale}
    OR generations.claim LIKE :mine
 RETURNING key
-""")
+""".format(stale=beat_stale("generations.heartbeat", ":stale")))
 _UNCLAIM = text("DELETE FROM generations WHERE key = :key AND claim = :claim AND message_id IS NULL")
 # Every write is fenced by the claim: a process whose claim went stale (it lost the database for
 # longer than STALE_AFTER, and another took the key over) writes nothing of its old generation
@@ -90,7 +95,7 @@ RETURNING claim, key, stop_requested
 """)
 _STOP = text("UPDATE generations SET stop_requested = true WHERE key = :key AND NOT done RETURNING key")
 _READ = text("""
-SELECT g.message_id, g.claim, g.done, g.heartbeat < now() - make_interval(secs => :stale) AS stale,
+SELECT g.message_id, g.claim, g.done, {stale} AS stale,
        coalesce(g.finished_at < now() - make_interval(secs => :grace), false) AS expired,
        (SELECT coalesce(json_agg(json_build_array(e.seq, e.event, e.data) ORDER BY e.seq), '[]')
         FROM (SELECT seq, event, data FROM generation_events
@@ -98,17 +103,17 @@ SELECT g.message_id, g.claim, g.done, g.heartbeat < now() - make_interval(secs =
                 AND seq > CASE WHEN g.message_id = :last_message THEN :after ELSE 0 END
               ORDER BY seq LIMIT :page) e) AS events
 FROM generations g WHERE g.key = :key
-""")
+""".format(stale=beat_stale("g.heartbeat", ":stale")))
 _EXPIRE = text("""
 WITH gone AS (
     DELETE FROM generations
     WHERE (done AND finished_at < now() - make_interval(secs => :grace))
-       OR (message_id IS NULL AND heartbeat < now() - make_interval(secs => :stale))
-       OR heartbeat < now() - make_interval(secs => :stale + :grace)
+       OR (message_id IS NULL AND {stale})
+       OR {forgotten}
     RETURNING key
 )
 DELETE FROM generation_events WHERE key IN (SELECT key FROM gone)
-""")
+""".format(stale=beat_stale("heartbeat", ":stale"), forgotten=beat_stale("heartbeat", ":stale + :grace")))
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +140,7 @@ class SharedLog:
         # row goes: the sweep that marks the answer interrupted and deletes the row (recover_interrupted)
         self.on_stale: Callable[[], Awaitable[object]] | None = None
         self._pending: list[_Item] = []
+        self._failing = False  # the last flush failed (said once)
         self._flusher: asyncio.Task[None] | None = None
         self._beater: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -152,7 +158,8 @@ class SharedLog:
         """Claim ``key`` in PostgreSQL for a generation about to start here; Conflict while a live
         one holds it on any process. ``conn``: an autocommit connection to run it on."""
         claim = f"{self.process}.{next(self._claims)}"
-        params = {"key": key, "claim": claim, "stale": self.stale_after, "mine": f"{self.process}.%"}
+        params = {"key": key, "claim": claim, "stale": self.stale_after, "mine": f"{self.process}.%",
+                  "reached": self.db.reached_for()}
         if conn is not None:
             row = (await conn.execute(_CLAIM, params)).first()
         else:
@@ -198,15 +205,18 @@ class SharedLog:
             self._flusher = asyncio.get_running_loop().create_task(self._flush_soon(), name="fable-generations-out")
 
     async def _flush_soon(self) -> None:
+        pause = FLUSH_SECONDS
         while self._pending:
-            await asyncio.sleep(FLUSH_SECONDS)
-            await self.flush()
+            await asyncio.sleep(pause)
+            # while the database is down, a try a second at most (not twenty: each would fail)
+            pause = FLUSH_SECONDS if await self.flush() else min(max(pause * 2, 0.25), BEAT_SECONDS)
 
-    async def flush(self) -> None:
-        """Write every queued event now: one transaction, one multi-row INSERT, one notice."""
+    async def flush(self) -> bool:
+        """Write every queued event now: one transaction, one multi-row INSERT, one notice.
+        False if they could not be written (they stay queued)."""
         batch, self._pending = self._pending, []
         if not batch:
-            return
+            return True
         rows: list[tuple[str, int, int, str, str, str]] = []
         keys: dict[str, None] = {}
         try:
@@ -234,13 +244,23 @@ class SharedLog:
         except asyncio.CancelledError:  # closing mid-flush: close() writes them again
             self._pending[:0] = batch
             raise
-        except (FableError, SQLAlchemyError, OSError):
+        except FableError as e:  # the database is down or busy: said once per outage, not per try
+            if not self._failing:
+                _log.warning("could not store %d generation events (%s); retrying", len(batch), e.message)
+            self._failing = True
+            self._pending[:0] = batch
+            return False
+        except (SQLAlchemyError, OSError):
             _log.warning("could not store %d generation events; retrying", len(batch), exc_info=True)
             self._pending[:0] = batch
-            return
+            return False
+        if self._failing:
+            _log.info("stored the generation events held back")
+            self._failing = False
         for item in batch:
             if item.kind == "finish" and self.held.get(item.buffer.key) == item.claim:
                 del self.held[item.buffer.key]
+        return True
 
     async def _beat(self) -> None:
         """Beat the rows this process holds every second; stop those asked to stop."""
@@ -331,7 +351,8 @@ class SharedLog:
         (a dead process's answers go with :func:`~fable_core.infra.generations.recover_interrupted`).
         Returns how many events went."""
         async with self.db.transaction() as s:
-            return rowcount(await s.execute(_EXPIRE, {"grace": self.grace, "stale": self.stale_after}))
+            return rowcount(await s.execute(_EXPIRE, {"grace": self.grace, "stale": self.stale_after,
+                                                      "reached": self.db.reached_for()}))
 
     # -- closing ----------------------------------------------------------------------------
 
@@ -380,12 +401,14 @@ class RemoteFollow:
         self.last = parse_event_id(last_event_id) or (0, 0)
         self.waiter = asyncio.Event()
         self.snapshot: _Snapshot | None = None
+        self.lost_since: float | None = None  # when reading it began to fail (the database is down)
 
     async def read(self) -> _Snapshot | None:
         self.waiter.clear()  # before reading: a notice from now on wakes the wait after it
         async with self.log.db.reading() as s:
             row = (await s.execute(_READ, {
                 "key": self.key, "stale": self.log.stale_after, "grace": self.log.grace,
+                "reached": self.log.db.reached_for(),
                 "last_message": self.last[0], "after": self.last[1], "page": _PAGE})).first()
         if row is None:
             return None
@@ -415,7 +438,7 @@ class RemoteFollow:
                     quiet_since = loop.time()
                     yield StreamEvent(f"{snapshot.message_id}:{seq}", event, data)
                 if len(snapshot.events) >= _PAGE:
-                    snapshot = await self.read()
+                    snapshot = await self._next(snapshot)
                     continue
                 if snapshot.done:
                     return
@@ -433,6 +456,21 @@ class RemoteFollow:
                     if self.heartbeat is not None and loop.time() - quiet_since >= self.heartbeat:
                         quiet_since = loop.time()
                         yield None
-                snapshot = await self.read()
+                snapshot = await self._next(snapshot)
         finally:
             self.close()
+
+    async def _next(self, snapshot: _Snapshot) -> _Snapshot | None:
+        """The generation as stored now; while the database cannot be reached (up to
+        :data:`PATIENCE` seconds), ``snapshot`` without its events: the follower waits and looks
+        again, as the writer waits to write, rather than ending a live answer's stream."""
+        try:
+            fresh = await self.read()
+        except Unavailable:
+            loop = asyncio.get_running_loop()
+            self.lost_since = self.lost_since or loop.time()
+            if loop.time() - self.lost_since > PATIENCE:
+                raise
+            return replace(snapshot, events=[], stale=False)
+        self.lost_since = None
+        return fresh

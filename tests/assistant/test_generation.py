@@ -15,6 +15,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from sqlalchemy import select
+from support.beats import server_up_for
 from support.chat import new_conversation, text_of
 from support.fake_llm import FakeLLM, Reply
 
@@ -230,6 +231,7 @@ async def test_a_live_process_marks_a_dead_processs_answer_interrupted_within_se
     from sqlalchemy import text
 
     conv = await new_conversation(ai_fable, alice)
+    await server_up_for(ai_fable.db, STALE_AFTER)
     async with ai_fable.db.transaction() as s:
         await s.execute(text(
             "INSERT INTO messages (conversation_id, user_id, role, content, status, updated_at) "

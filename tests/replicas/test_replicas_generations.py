@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 from sqlalchemy import func, select, text
+from support.beats import server_up_for
 from support.fake_llm import FakeLLM, Reply
 
 from fable_core.assistant.service import Assistant
@@ -119,6 +120,7 @@ async def test_an_answer_whose_process_died_ends_interrupted_for_followers_elsew
 ) -> None:
     _, b, _ = replicas
     conv = await _conversation(fable, alice)
+    await server_up_for(fable.db, b.stale_after)
     async with fable.db.transaction() as s:  # what a process killed mid-answer leaves behind
         message_id = await s.scalar(text(
             "INSERT INTO messages (conversation_id, user_id, role, content, status, updated_at) "

@@ -50,7 +50,8 @@ def embed_text(text: str, dims: int = 128) -> list[float]:
 class Reply:
     """One scripted answer: ``text`` streamed in ``pieces`` (word by word by default), then
     ``tool_calls`` (name, arguments); ``delay`` seconds between pieces; with ``hold``, nothing
-    until that event is set; with ``cut``, the stream ends without saying the answer is complete
+    until that event is set; with ``pause`` (n, event), the first n pieces, then nothing until
+    the event is set; with ``cut``, the stream ends without saying the answer is complete
     (OpenAI: ``[DONE]`` with no ``finish_reason``, as llama.cpp's server ends a stream another
     request interrupts; Ollama: no ``done: true`` line)."""
 
@@ -58,6 +59,7 @@ class Reply:
     tool_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     delay: float = 0.0
     hold: threading.Event | None = None  # the answer starts only once this is set (a slow model)
+    pause: tuple[int, threading.Event] | None = None  # the rest of the answer waits for the event
     cut: bool = False
 
     def pieces(self) -> list[str]:
@@ -192,11 +194,18 @@ async def _held(reply: Reply) -> None:
         await asyncio.to_thread(reply.hold.wait, 30)
 
 
+async def _between(reply: Reply, n: int) -> None:
+    """What comes before the answer's ``n``-th piece (from 0): its pause, then its delay."""
+    if reply.pause is not None and n == reply.pause[0]:
+        await asyncio.to_thread(reply.pause[1].wait, 60)
+    if reply.delay:
+        await asyncio.sleep(reply.delay)
+
+
 async def _ollama_stream(body: dict[str, Any], reply: Reply) -> AsyncIterator[bytes]:
     await _held(reply)
-    for piece in reply.pieces():
-        if reply.delay:
-            await asyncio.sleep(reply.delay)
+    for n, piece in enumerate(reply.pieces()):
+        await _between(reply, n)
         yield (json.dumps(_ollama_line(body, piece, [], done=False)) + "\n").encode()
     if reply.tool_calls:
         yield (json.dumps(_ollama_line(body, "", reply.tool_calls, done=False)) + "\n").encode()
@@ -258,9 +267,8 @@ async def _openai_stream(body: dict[str, Any], reply: Reply) -> AsyncIterator[by
     await _held(reply)
 
     yield chunk({"role": "assistant", "content": ""})
-    for piece in reply.pieces():
-        if reply.delay:
-            await asyncio.sleep(reply.delay)
+    for n, piece in enumerate(reply.pieces()):
+        await _between(reply, n)
         yield chunk({"content": piece})
     for index, (name, arguments) in enumerate(reply.tool_calls):
         raw = json.dumps(arguments)

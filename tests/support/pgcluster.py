@@ -9,6 +9,7 @@ is how the suite sees what users on laptops see, on a machine that has AVX-512.
         server.url   # DATABASE_URL for Fable (a Unix socket)
         server.log() # PostgreSQL's log: "terminated by signal 4" after a crash
     with throwaway_server() as server:            # no emulation
+        server.stop(); server.start()             # an outage: sessions end, the data stays
 
 The cluster is initialised natively (initdb runs nothing vector-related) in a temporary
 directory outside pytest's basetemp; ``fsync=off`` (a throwaway cluster).
@@ -26,7 +27,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from fable_core.db.embedded import program, server_user
@@ -41,6 +42,8 @@ START_WITHIN = 120.0  # seconds: emulated start-up on a loaded machine
 class ThrowawayServer:
     root: Path
     process: subprocess.Popen[bytes]
+    cpu: str | None = None
+    options: dict[str, object] = field(default_factory=dict)
 
     @property
     def data(self) -> Path:
@@ -52,6 +55,17 @@ class ThrowawayServer:
 
     def log(self) -> str:
         return (self.root / "server.log").read_text(errors="replace")
+
+    def stop(self) -> None:
+        """Shut the server down as an operator would (``pg_ctl stop -m fast``: every session is
+        ended, the data stays)."""
+        os.killpg(self.process.pid, signal.SIGINT)
+        self.process.wait(60)
+
+    def start(self) -> None:
+        """Start it again on its data; returns once it accepts connections."""
+        self.process = _postgres(self.root, self.cpu, self.options)
+        _wait_ready(self)
 
 
 def _as_server_user(root: Path) -> dict[str, object]:
@@ -78,13 +92,7 @@ def throwaway_server(cpu: str | None = None) -> Iterator[ThrowawayServer]:
         options = _as_server_user(root)
         subprocess.run([str(program("initdb")), "-D", str(root / "data"), "-U", "postgres", "--auth=trust",
                         "--encoding=utf8", "--no-sync"], check=True, capture_output=True, timeout=120, **options)
-        with (root / "server.log").open("wb") as log:
-            emulator = [QEMU, "-cpu", cpu] if cpu is not None and QEMU is not None else []
-            process = subprocess.Popen(
-                [*emulator, str(program("postgres")), "-D", str(root / "data"), "-k", str(root), "-h", "",
-                 "-c", "fsync=off", "-c", "max_connections=40"],
-                stdout=log, stderr=subprocess.STDOUT, start_new_session=True, **options)  # type: ignore[call-overload]
-        server = ThrowawayServer(root, process)
+        server = ThrowawayServer(root, _postgres(root, cpu, options), cpu, options)
         try:
             _wait_ready(server)
             subprocess.run([str(program("psql")), "-h", str(root), "-U", "postgres", "-d", "postgres", "-qAt",
@@ -94,6 +102,15 @@ def throwaway_server(cpu: str | None = None) -> Iterator[ThrowawayServer]:
             _stop(server)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _postgres(root: Path, cpu: str | None, options: dict[str, object]) -> subprocess.Popen[bytes]:
+    with (root / "server.log").open("ab") as log:
+        emulator = [QEMU, "-cpu", cpu] if cpu is not None and QEMU is not None else []
+        return subprocess.Popen(  # type: ignore[call-overload, no-any-return]
+            [*emulator, str(program("postgres")), "-D", str(root / "data"), "-k", str(root), "-h", "",
+             "-c", "fsync=off", "-c", "max_connections=40"],
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True, **options)
 
 
 def _wait_ready(server: ThrowawayServer) -> None:

@@ -10,13 +10,14 @@ from collections.abc import AsyncIterator
 
 import pytest
 from sqlalchemy import text
+from support.beats import server_up_for
 from support.fake_llm import FakeLLM
 from support.outside import Call
 from support.research import QUESTION, Recorder, outlining, until
 
 from fable_core.config import Settings
 from fable_core.errors import Conflict
-from fable_core.outside.research.runner import generations, research_key
+from fable_core.outside.research.runner import STALE_AFTER, generations, research_key
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
 
@@ -69,6 +70,7 @@ async def test_a_dead_process_run_ends_for_the_other_replica_follower(alice: Cal
     without a beat for a while, two events stored. A follower through another replica gets those
     events, then the run's end (``interrupted``, by the sweep it runs on seeing the dead beat)."""
     key = research_key(alice.user_id)
+    await server_up_for(outside_fable.db, STALE_AFTER)
     async with outside_fable.db.transaction() as s:
         run_id = await s.scalar(text(
             "INSERT INTO research_runs (user_id, question, question_key, status, updated_at) "

@@ -11,6 +11,7 @@ from datetime import timedelta
 
 import pytest
 from sqlalchemy import update
+from support.beats import server_up_for
 from support.fake_llm import FakeLLM, Reply
 from support.mcp_clients import data, http_connect, make_key
 from support.outside import Api, Call
@@ -21,7 +22,7 @@ from support.web_site import FakeSite
 from fable_core.db.models import ResearchRun
 from fable_core.errors import Conflict, InvalidInput, NotFound
 from fable_core.outside.research import runner
-from fable_core.outside.research.runner import generations, research_key, sweep_interrupted
+from fable_core.outside.research.runner import STALE_AFTER, generations, research_key, sweep_interrupted
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
 from fable_core.tools.jobs import run_job
@@ -111,6 +112,7 @@ async def test_a_run_whose_process_died_is_swept_as_interrupted(
     async with outside_fable.db.transaction() as session:
         session.add(ResearchRun(user_id=alice.user_id, question="Old", question_key="old"))
     assert await sweep_interrupted(outside_fable.db) == 0  # still beating
+    await server_up_for(outside_fable.db, STALE_AFTER)
     async with outside_fable.db.transaction() as session:
         await session.execute(update(ResearchRun).values(updated_at=ResearchRun.updated_at - timedelta(seconds=60)))
     [run] = (await call("list_research"))["items"]
