@@ -388,11 +388,22 @@ async def forget_dead(db: Database, *, kind: str, table: str, running: str, beat
                         {"beat": beat, "running": running, "reached": db.reached_for()})
 
 
+# An answer's text is flushed every 2 s, its events (for followers on other replicas) every 50 ms:
+# a dead writer's events may hold more of its text than its message. Its answer keeps the longer.
+_STORED_TEXT = """, content = coalesce((
+    SELECT t FROM (SELECT string_agg(e.data->>'text', '' ORDER BY e.seq) AS t FROM generation_events e
+                   WHERE e.key = 'chat:' || messages.conversation_id AND e.message_id = messages.id
+                     AND e.event = 'token') stored
+    WHERE length(t) > length(messages.content)), messages.content)"""
+
+
 async def recover_interrupted(db: Database, *, stale_after: float = STALE_AFTER, keep: Collection[int] = ()) -> int:
     """Mark messages whose generator stopped beating (a crashed process) ``interrupted``, but
-    those in ``keep`` (the ones the calling process is writing); their partial text stays; their
-    generations' rows go (their followers on other processes end). Returns how many."""
-    marked = await mark_stale(db, "messages", running="generating", died=DIED, stale_after=stale_after, keep=keep)
+    those in ``keep`` (the ones the calling process is writing); their partial text stays (the
+    longer of the last flush and the text its stored events hold); their generations' rows go
+    (their followers on other processes end). Returns how many."""
+    marked = await mark_stale(db, "messages", running="generating", died=DIED, stale_after=stale_after, keep=keep,
+                              also=_STORED_TEXT)
     await forget_dead(db, kind="chat", table="messages", running="generating", beat=min(stale_after, 3.0))
     return marked
 
