@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from fable_core.errors import InvalidInput
 
-__all__ = ["Settings", "load_settings", "settings_table"]
+__all__ = ["Settings", "cores", "load_settings", "request_limit", "session_limit", "settings_table"]
 
 
 class Settings(BaseModel):
@@ -132,6 +132,12 @@ class Settings(BaseModel):
         description="Open connections (or requests in progress) `fable serve` accepts before it "
         "answers new requests with 503.",
     )
+    fable_max_requests: int = Field(
+        0, ge=0,
+        description="API, MCP and OAuth requests this process works on at once; one more is "
+        "refused at once (503 with Retry-After, nothing done), not queued. Health and open event "
+        "streams are never refused. 0: 4 per CPU core, at most 2 per database connection, at least 4.",
+    )
     secure_cookies: bool = Field(
         False, description="Mark session cookies Secure (set this when serving over HTTPS)."
     )
@@ -171,7 +177,8 @@ class Settings(BaseModel):
         "is what the client claimed).",
     )
     fable_mcp_max_sessions: int = Field(
-        1000, ge=1, description="Most MCP sessions (streamable HTTP) open at once on this process."
+        0, ge=0, description="Most MCP sessions (streamable HTTP) open at once on this process; "
+        "beyond it a new session is refused (503, Retry-After). 0: 16 per FABLE_MAX_REQUESTS.",
     )
     fable_mcp_sessions_per_key: int = Field(
         32, ge=1, description="Most MCP sessions one API key may hold open at once; beyond it a "
@@ -463,6 +470,30 @@ def _read_secret_file(variable: str, path: str) -> str:
             f"invalid configuration: {variable}: cannot read {path!r}: {reason}",
             errors=[f"{variable}: cannot read {path!r}"],
         ) from e
+
+
+def cores() -> int:
+    """The CPUs this process may run on (its affinity, not the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 2
+
+
+def request_limit(settings: Settings) -> int:
+    """``FABLE_MAX_REQUESTS``, or (0) what this process can work on at once without a queue:
+    4 per core (a call spends part of its time in PostgreSQL and the network, when the CPU
+    serves another), at most two per database connection (past that, calls wait for one), and
+    at least 4."""
+    if settings.fable_max_requests:
+        return settings.fable_max_requests
+    return max(4, min(4 * cores(), 2 * settings.fable_db_pool_size))
+
+
+def session_limit(settings: Settings) -> int:
+    """``FABLE_MCP_MAX_SESSIONS``, or (0) 16 open MCP sessions per request this process works on
+    at once: a session costs memory while its client thinks, work only when it calls."""
+    return settings.fable_mcp_max_sessions or 16 * request_limit(settings)
 
 
 def load_settings(environ: Mapping[str, str] | None = None, **overrides: object) -> Settings:

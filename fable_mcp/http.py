@@ -32,6 +32,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from fable_core.admin.instance import public_url
+from fable_core.config import session_limit
 from fable_core.infra.mcp_sessions import SessionRegistry
 from fable_core.runtime import Fable
 from fable_mcp.auth import (
@@ -69,7 +70,7 @@ class McpHttp:
             security_settings=security_settings(self.settings),
             max_request_body_size=self.settings.fable_max_body_bytes,
             session_idle_timeout=self.settings.fable_mcp_session_idle_seconds,
-            max_sessions=self.settings.fable_mcp_max_sessions,
+            max_sessions=session_limit(self.settings),
         )
         transport: ASGIApp = StreamableHTTPASGIApp(self.session_manager)
         self.sessions: SessionRoutes | None = None  # several replicas: sessions registered, forwarded

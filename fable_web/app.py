@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, Mount, Route
 
+from fable_core.config import request_limit
 from fable_core.errors import InvalidInput, NotFound
 from fable_core.runtime import Fable
 from fable_core.tools.binary import MAX_BINARY
@@ -36,6 +37,7 @@ from fable_web.context import WebContext
 from fable_web.errors import MethodNotAllowed, error_response, exception_handlers
 from fable_web.requestlog import RequestLog
 from fable_web.security import SecurityMiddleware
+from fable_web.shed import Load, Shed
 from fable_web.spa import SpaFiles
 from fable_web.timeouts import BodyTimeoutMiddleware
 
@@ -113,6 +115,7 @@ def upload_limits(fable: Fable) -> dict[str, int]:
 def create_app(fable: Fable) -> Starlette:
     """The whole web surface over an open :class:`Fable` (which the caller closes)."""
     known = api_routes(fable)
+    load = Load(request_limit(fable.settings))  # fable_web.shed: what is refused at once
     mcp = McpHttp(fable, oauth=fable.settings.fable_oauth_enabled)
 
     @asynccontextmanager
@@ -125,6 +128,7 @@ def create_app(fable: Fable) -> Starlette:
                 Mount("/", app=SpaFiles(), name="ui")],
         middleware=[
             Middleware(BodyTimeoutMiddleware, body_timeout=fable.settings.fable_body_timeout),
+            Middleware(Shed, load=load),
             Middleware(SecurityMiddleware, max_body=fable.settings.fable_max_body_bytes, larger=upload_limits(fable)),
             Middleware(AllowedHosts, policy=HostPolicy(fable.settings)),
             Middleware(RequestLog, usage=fable.dispatcher.usage, enabled=fable.settings.fable_log_requests),
@@ -133,6 +137,7 @@ def create_app(fable: Fable) -> Starlette:
         lifespan=lifespan,
     )
     app.state.web = WebContext.build(fable)
+    app.state.load = load
     app.state.openapi = None
     app.state.on_drain = mcp.on_drain()  # fable_web.drain: what a SIGTERM ends at once
     return app

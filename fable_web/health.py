@@ -70,6 +70,8 @@ class Health(BaseModel):
     database: dict[str, Any] = Field(description="status, and the vector extension's verdict or the error.")
     llm: dict[str, Any] = Field(description="The provider, the model server's last known health, semantic search.")
     event_loop: dict[str, Any] = Field(description="worst_lag_ms: the loop's worst lateness lately.")
+    load: dict[str, int] = Field(description="Requests in_progress now, the limit past which they are refused "
+                                 "(503, Retry-After: FABLE_MAX_REQUESTS), and how many were refused since start.")
     read_replica: dict[str, Any] | None = Field(None, exclude_if=lambda v: v is None,
                                                 description="When DATABASE_READ_URL is set.")
 
@@ -79,7 +81,8 @@ async def health(request: Request) -> Response:
     database, llm, replica = await asyncio.gather(database_status(fable), llm_status(fable), replica_status(fable))
     up = database["status"] == "ok"
     body = {"status": "ok" if up else "unavailable", "database": database, "llm": llm,
-            "event_loop": {"worst_lag_ms": round(fable.loop_watch.worst() * 1000)}}
+            "event_loop": {"worst_lag_ms": round(fable.loop_watch.worst() * 1000)},
+            "load": request.app.state.load.to_dict()}
     if replica is not None:
         body["read_replica"] = replica
     return JSONResponse(body, status_code=200 if up else 503)

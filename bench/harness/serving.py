@@ -10,6 +10,7 @@ can share one port (SO_REUSEPORT), as stateless replicas would.
 from __future__ import annotations
 
 import importlib
+import os
 import socket
 import subprocess
 import sys
@@ -49,8 +50,9 @@ async def _serve(database_url: str, port: int, make_app: AppFactory, data_dir: P
 
     from fable_web.server import uvicorn_config
 
-    settings = load_settings({}, database_url=database_url, llm_provider="none",
-                             fable_secret_key="bench-secret", fable_data_dir=data_dir)
+    # the environment is not read (a bench measures defaults), but for the limit the shed bench varies
+    settings = load_settings({}, database_url=database_url, llm_provider="none", fable_secret_key="bench-secret",
+                             fable_data_dir=data_dir, fable_max_requests=int(os.environ.get("FABLE_MAX_REQUESTS", "0")))
     fable = await Fable.open(settings, migrate=False)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -17,6 +17,17 @@ async function reach(url, init) {
   }
 }
 
+const BUSY_TRIES = 4;  // a request refused as "busy" is sent again up to 3 times
+
+/** Milliseconds to wait before sending a request refused as busy again: its Retry-After, spread
+ * (so that the pages refused together do not all come back at the same moment). */
+function busyWait(response, attempt) {
+  const seconds = Number(response.headers.get("Retry-After")) || 1;
+  return seconds * 1000 * (0.5 + Math.random()) * attempt;
+}
+
+const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
 let onUnauthenticated = () => {};
 let csrfToken = null;
 /** The session's CSRF token (from sign-in or /auth/me), sent on unsafe requests besides Origin. */
@@ -43,8 +54,14 @@ async function request(method, path, { params, body, raw } = {}) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
-  const response = await reach(`/api${path}${query(params)}`, init);
-  const data = response.status === 204 ? null : await response.json().catch(() => null);
+  let response, data;
+  for (let attempt = 1; ; attempt++) {
+    response = await reach(`/api${path}${query(params)}`, init);
+    data = response.status === 204 ? null : await response.json().catch(() => null);
+    // A busy server refused it at once, having done nothing: asking again is safe, whatever the method.
+    if (response.status !== 503 || data?.error?.type !== "busy" || attempt >= BUSY_TRIES) break;
+    await pause(busyWait(response, attempt));
+  }
   if (!response.ok) {
     const error = new ApiError(response.status, data?.error);
     if (response.status === 401 && !path.startsWith("/auth/")) onUnauthenticated(error);
