@@ -24,6 +24,7 @@ from mcp.shared.exceptions import MCPError
 
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
+from fable_core.tools.idempotency import META_KEY
 from fable_core.tools.toolsets import check_toolsets
 from fable_mcp import client_log, completions, prompts, resources, tools
 from fable_mcp.client_log import ClientLog
@@ -157,7 +158,8 @@ class FableMcp:
                                           ctx.session.client_capabilities)
         log = ClientLog(ctx)
         return await tools.call_tool(self.fable, caller, params.name, params.arguments, log,
-                                     progress=tools.progress_notifications(ctx), choice=self.choices.of(ctx, caller))
+                                     progress=tools.progress_notifications(ctx), choice=self.choices.of(ctx, caller),
+                                     idempotency_key=(ctx.meta or {}).get(META_KEY))
 
     @protocol_errors
     async def _list_resources(self, ctx: Ctx, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:

@@ -36,6 +36,7 @@ from fable_core.runtime import Fable
 from fable_core.tools.binary import Blob, Download
 from fable_core.tools.caller import Caller
 from fable_core.tools.compact import compact
+from fable_core.tools.idempotency import check_key
 from fable_core.tools.progress import Progress, ProgressSink
 from fable_core.tools.registry import Tool
 from fable_core.tools.toolsets import ToolChoice
@@ -108,12 +109,15 @@ def progress_notifications(ctx: ServerRequestContext[Any, Any]) -> ProgressSink:
 
 async def call_tool(
     fable: Fable, caller: Caller, name: str, arguments: dict[str, Any] | None, log: ClientLog, *,
-    progress: ProgressSink | None = None, choice: ToolChoice | None = None,
+    progress: ProgressSink | None = None, choice: ToolChoice | None = None, idempotency_key: object = None,
 ) -> types.CallToolResult:
-    """Run a tool through the dispatcher; every failure becomes an error result (and a log message)."""
+    """Run a tool through the dispatcher; every failure becomes an error result (and a log message).
+    ``idempotency_key``: the request's ``_meta.idempotencyKey`` (:mod:`fable_core.tools.idempotency`)."""
     started = time.perf_counter()
     try:
-        model = await fable.dispatcher.run(name, arguments or {}, caller, progress=progress, choice=choice)
+        key = None if idempotency_key is None else check_key(idempotency_key)
+        model = await fable.dispatcher.run(name, arguments or {}, caller, progress=progress, choice=choice,
+                                           idempotency_key=key)
     except FableError as e:
         await log.tool_failed(name, e)
         outcome = error_result(e)

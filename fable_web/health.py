@@ -5,7 +5,10 @@ event loop's worst lag of the last minute (:mod:`fable_core.infra.loopwatch`).
 
 The LLM's status is the background probe's (see :func:`llm_status`). Answers 200 when the
 database is up (the LLM is optional: every non-LLM capability works
-without one) and 503 when it is not, so load balancers can route on the status alone.
+without one) and 503 when it is not, so load balancers can route on the status alone. A
+database that answers but cannot write (a write failed in the last minute for the server's sake:
+a full disk, a read-only server) is ``degraded``, still 200: reads work everywhere, and another
+replica could not write either.
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ async def database_status(fable: Fable) -> dict[str, Any]:
         return {"status": "unavailable", "error": e.message.splitlines()[0]}
     except TimeoutError:
         return {"status": "unavailable", "error": f"no answer within {TIMEOUT:g} s"}
+    if (why := fable.db.writes_failing()) is not None:
+        return {"status": "degraded", "error": f"writes fail: {why}", "vectors": fable.db.vectors.to_dict()}
     return {"status": "ok", "vectors": fable.db.vectors.to_dict()}
 
 
@@ -66,7 +71,9 @@ async def replica_status(fable: Fable) -> dict[str, Any] | None:
 class Health(BaseModel):
     """How this Fable is: 200 when its database answers, else 503 with the same document."""
 
-    status: Literal["ok", "unavailable"]
+    status: Literal["ok", "degraded", "unavailable"] = Field(
+        description="degraded: the database answers but writes fail (a full disk, a read-only server): "
+        "reads work, nothing new is saved; database.error says why.")
     database: dict[str, Any] = Field(description="status, and the vector extension's verdict or the error.")
     llm: dict[str, Any] = Field(description="The provider, the model server's last known health, semantic search.")
     event_loop: dict[str, Any] = Field(description="worst_lag_ms: the loop's worst lateness lately.")
@@ -79,8 +86,8 @@ class Health(BaseModel):
 async def health(request: Request) -> Response:
     fable = web(request).fable
     database, llm, replica = await asyncio.gather(database_status(fable), llm_status(fable), replica_status(fable))
-    up = database["status"] == "ok"
-    body = {"status": "ok" if up else "unavailable", "database": database, "llm": llm,
+    up = database["status"] != "unavailable"
+    body = {"status": database["status"], "database": database, "llm": llm,
             "event_loop": {"worst_lag_ms": round(fable.loop_watch.worst() * 1000)},
             "load": request.app.state.load.to_dict()}
     if replica is not None:

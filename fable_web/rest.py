@@ -28,6 +28,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from fable_core.errors import FableError, InvalidInput
 from fable_core.tools.binary import Blob, Download, Upload
 from fable_core.tools.caller import Caller
+from fable_core.tools.idempotency import HEADER
 from fable_core.tools.registry import Registry, Tool
 from fable_web.context import WebContext, web
 from fable_web.payload import read_json_object
@@ -147,7 +148,8 @@ def _endpoint(t: Tool, *, stream: bool = False) -> Endpoint:
             if resumable and "last-event-id" in request.headers:
                 args.setdefault("last_event_id", request.headers["last-event-id"])
             return await stream_tool(w.fable.dispatcher, t.name, args, caller)
-        response = model_response(await w.fable.dispatcher.run(t.name, args, caller), route.status)
+        response = model_response(await w.fable.dispatcher.run(
+            t.name, args, caller, idempotency_key=request.headers.get(HEADER)), route.status)
         return await _session_kept(w, request, caller, response) if t.scope == "write" else response
 
     endpoint.__name__ = f"{t.name}_stream" if stream else t.name
@@ -159,8 +161,9 @@ async def _call_tool(request: Request) -> Response:
     w = web(request)
     caller = await w.auth.caller(request, tool=True)
     args = await read_json_object(request)
-    return await _session_kept(w, request, caller,
-                               model_response(await w.fable.dispatcher.run(request.path_params["name"], args, caller)))
+    result = await w.fable.dispatcher.run(request.path_params["name"], args, caller,
+                                          idempotency_key=request.headers.get(HEADER))
+    return await _session_kept(w, request, caller, model_response(result))
 
 
 async def _session_kept(w: WebContext, request: Request, caller: Caller, response: Response) -> Response:

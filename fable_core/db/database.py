@@ -86,6 +86,9 @@ async def delete_in_batches(db: Database, model: Any, *conditions: ColumnElement
             return total
 
 
+WRITES_FAILING_FOR = 60.0  # seconds after a write that failed for the server's sake that health says so
+
+
 class Database:
     """An engine plus a session factory; one per process and database."""
 
@@ -97,6 +100,7 @@ class Database:
         self.embedded = embedded
         self._vectors: VectorSupport | None = None
         self.lost_at: float | None = None  # when this process last found the server gone (monotonic)
+        self.unwritable: tuple[float, str] | None = None  # when a write last failed for the server's sake, and why
         self.on_commit: list[Callable[[AsyncSession], None]] = []  # called with each committed transaction's session
         self.sessions = async_sessionmaker(engine, expire_on_commit=False, autoflush=False)
         self._reading = async_sessionmaker(
@@ -105,11 +109,22 @@ class Database:
 
     def translated(self) -> AbstractContextManager[None]:
         """Driver errors as domain errors (:func:`~fable_core.db.errors.translated_db_errors`),
-        noting when the server could not be reached (:meth:`reached_for`)."""
-        return translated_db_errors(self._lost)
+        noting when the server could not be reached (:meth:`reached_for`) or could not write
+        (:meth:`writes_failing`)."""
+        return translated_db_errors(self._lost, self._cannot_write)
 
     def _lost(self) -> None:
         self.lost_at = time.monotonic()
+
+    def _cannot_write(self, why: str) -> None:
+        self.unwritable = (time.monotonic(), why)
+
+    def writes_failing(self, within: float = WRITES_FAILING_FOR) -> str | None:
+        """Why writes fail, when one failed for the server's sake (a full disk, a read-only
+        server) in the last ``within`` seconds: what health reports as ``degraded``."""
+        if self.unwritable is None or time.monotonic() - self.unwritable[0] > within:
+            return None
+        return self.unwritable[1]
 
     def reached_for(self) -> float:
         """Seconds since this process last found the database unreachable (a day if it never

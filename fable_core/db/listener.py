@@ -16,8 +16,11 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
+
+from fable_core.db.errors import log_once
 
 __all__ = ["Handler", "Listener"]
 
@@ -43,7 +46,10 @@ class Listener:
         while True:
             try:
                 await self._listen()
-            except Exception:  # noqa: BLE001 - SQLAlchemy's, asyncpg's own or the socket's: listen again
+            except (DBAPIError, OSError) as e:  # the server away: one line a minute while it is, then listen again
+                log_once(_log, logging.WARNING, f"listening on {sorted(self._handlers)} failed "
+                         f"({type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}); retrying")
+            except Exception:  # noqa: BLE001 - asyncpg's own or anything else: listen again
                 _log.warning("listening on %s failed; retrying", sorted(self._handlers), exc_info=True)
             await asyncio.sleep(_RETRY_SECONDS)
 

@@ -182,6 +182,22 @@ class InstanceSetting(Base):
     updated_at: Mapped[datetime] = _updated()
 
 
+class IdempotentCall(Base):
+    """A write call's result, kept under the idempotency key its caller sent with it
+    (:mod:`fable_core.tools.idempotency`): the same key again answers this, writing nothing."""
+
+    __tablename__ = "idempotent_calls"
+
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    tool: Mapped[str] = mapped_column(String(100), nullable=False)
+    fingerprint: Mapped[str] = mapped_column(String(64), nullable=False)
+    result: Mapped[Any | None] = mapped_column(JSONB)  # None while a call in phases runs
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now(), nullable=False)
+
+    __table_args__ = (Index("ix_idempotent_calls_created_at", "created_at"),)
+
+
 class RateLimitHit(Base):
     """One counted attempt in a rate-limit bucket (e.g. ``login:203.0.113.7``).
 

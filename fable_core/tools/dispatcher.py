@@ -22,6 +22,7 @@ import time
 import traceback
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -35,6 +36,7 @@ from fable_core.errors import FableError, Forbidden, InvalidInput
 from fable_core.infra.events import EventBus
 from fable_core.tools.caller import Caller
 from fable_core.tools.context import Context, ReadKind
+from fable_core.tools.idempotency import Replayed, check_key, claim, fingerprint, finish, keep, kept
 from fable_core.tools.progress import ProgressSink
 from fable_core.tools.registry import REGISTRY, Registry, Tool
 from fable_core.tools.suggest import argument_hint, unknown_tool
@@ -106,6 +108,15 @@ def validation_problems(e: ValidationError, schema: Mapping[str, Any] | None = N
     return problems
 
 
+@dataclass(frozen=True, slots=True)
+class _Once:
+    """A write call's idempotency key, what a repeat must match, and whose key it is."""
+
+    key: str
+    print: str
+    user_id: int
+
+
 class Dispatcher:
     """Runs registered tools for callers. One per process; surfaces share it."""
 
@@ -145,10 +156,13 @@ class Dispatcher:
         return (await self.run(name, arguments, caller, progress=progress)).model_dump(mode="json")
 
     async def run(self, name: str, arguments: Mapping[str, Any] | None, caller: Caller, *,
-                  progress: ProgressSink | None = None, choice: ToolChoice | None = None) -> BaseModel:
+                  progress: ProgressSink | None = None, choice: ToolChoice | None = None,
+                  idempotency_key: str | None = None) -> BaseModel:
         """Run tool ``name`` as ``caller``; return its validated result model. A streaming
         tool's progress goes to ``progress`` as it comes. Given a client's ``choice`` of tools
         (an MCP session's), a tool it does not offer is refused, naming how to have it offered.
+        With an ``idempotency_key``, a write already run with it answers as it did then and
+        writes nothing (:mod:`.idempotency`).
 
         Surfaces that write JSON (REST) serialise the model directly, which is much faster
         than building the dict of :meth:`call` and encoding that.
@@ -159,7 +173,10 @@ class Dispatcher:
             if choice is not None and t.allows(caller):  # else refused below, saying why
                 choice.require(t)
             args = check_arguments(t, arguments, caller)
-            result, events = await self._run(t, args, caller, progress, choice)
+            once = None
+            if idempotency_key is not None and t.scope == "write" and not t.stream:
+                once = _Once(check_key(idempotency_key), fingerprint(t.name, arguments), caller.user_id)
+            result, events = await self._run(t, args, caller, progress, choice, once)
         except FableError as e:  # database errors included: Database translates them
             self._log_failure(t.name, caller, started, e, None)
             raise
@@ -173,23 +190,40 @@ class Dispatcher:
         return result
 
     async def _run(self, t: Tool, args: dict[str, Any], caller: Caller, progress: ProgressSink | None = None,
-                   choice: ToolChoice | None = None) -> tuple[BaseModel, list[Any]]:
+                   choice: ToolChoice | None = None, once: _Once | None = None) -> tuple[BaseModel, list[Any]]:
         # the replica takes the reads of read tools called for a person; not background work's,
         # nor live streams' (following rows background work wrote a moment ago, told by NOTIFY)
         replica = t.scope == "read" and not t.stream and caller.surface != "internal"
         reads: ReadKind = "replica" if replica else "read"
         ctx = Context(caller=caller, settings=self.settings, runtime=self.runtime, dispatcher=self,
                       progress_sink=progress, reads=reads, choice=choice)
+        if once is not None and (replay := await self._kept(t, once)) is not None:
+            return replay, []
         if t.transaction == "phases":
+            if once is not None and not await self._claim(t, once):
+                replay = await self._kept(t, once)  # kept meanwhile, or its claim still running (Conflict)
+                assert replay is not None
+                return replay, []
             try:
-                return await self._call(t, args, ctx), ctx.events
+                result = await self._call(t, args, ctx)
             except BaseException:
                 await self.events.publish(ctx.events)  # what its committed phases changed
+                if once is not None:  # a repeat runs it again
+                    await self._finish(caller, once, None)
                 raise
+            if once is not None:
+                await self._finish(caller, once, result.model_dump(mode="json"))
+            return result, ctx.events
         try:
             async with self.session("write" if t.scope == "write" else reads, caller) as session:
                 ctx._session = session
                 result = await self._call(t, args, ctx)
+                if once is not None:
+                    await _keep(session, t, once, result)
+        except Replayed:
+            replay = await self._kept(t, once)
+            assert replay is not None
+            return replay, []
         except ReplicaFailed:  # the replica failed mid-read: the read again, on the primary (it changed nothing)
             ctx = Context(caller=caller, settings=self.settings, runtime=self.runtime, dispatcher=self,
                           progress_sink=progress)
@@ -198,6 +232,22 @@ class Dispatcher:
                 result = await self._call(t, args, ctx)
         ctx.committed()
         return result, ctx.events
+
+    async def _claim(self, t: Tool, once: _Once) -> bool:
+        async with self.session("write") as session:
+            return await claim(session, once.user_id, once.key, t.name, once.print)
+
+    async def _finish(self, caller: Caller, once: _Once, result: Any | None) -> None:
+        async with self.session("write", caller) as session:
+            await finish(session, once.user_id, once.key, result)
+
+    async def _kept(self, t: Tool, once: _Once | None) -> BaseModel | None:
+        """The result kept for ``once``'s key, as ``t``'s result model (None if none)."""
+        if once is None:
+            return None
+        async with self.session("read") as session:
+            stored = await kept(session, once.user_id, once.key, t.name, once.print)
+        return None if stored is None else t.signature.output.model_validate(stored)
 
     async def _call(self, t: Tool, args: dict[str, Any], ctx: Context) -> BaseModel:
         if t.signature.context_param:
@@ -272,6 +322,13 @@ class Dispatcher:
 
 class _Rehearsed(Exception):
     """Ends a rehearsal's transaction (:meth:`Dispatcher.rehearse`)."""
+
+
+async def _keep(session: AsyncSession, t: Tool, once: _Once, result: BaseModel) -> None:
+    """Keep ``result`` under ``once``'s key in the call's transaction; Replayed (rolling the call
+    back) when another call with the key committed first."""
+    if not await keep(session, once.user_id, once.key, t.name, once.print, result.model_dump(mode="json")):
+        raise Replayed
 
 
 def _usage(name: str, caller: Caller, started: float) -> dict[str, Any]:

@@ -60,9 +60,10 @@ from sqlalchemy.dialects.postgresql import insert
 
 from fable_core.config import Settings
 from fable_core.db.database import Database
+from fable_core.db.errors import log_once
 from fable_core.db.listener import Listener
 from fable_core.db.models import JobRun
-from fable_core.errors import InvalidInput
+from fable_core.errors import FableError, InvalidInput
 from fable_core.tools.runtime import Part
 
 if TYPE_CHECKING:
@@ -156,14 +157,20 @@ def _require_async(fn: Callable[..., object]) -> None:
 @asynccontextmanager
 async def _claim(db: Database, j: Job) -> AsyncIterator[tuple[bool, Any]]:
     """Whether this run holds the job's lock (held until the block ends), and the connection."""
-    engine = db.engine.execution_options(isolation_level="AUTOCOMMIT")  # a session lock, no transaction
-    async with engine.connect() as conn:
-        held = bool(await conn.scalar(select(func.pg_try_advisory_lock(_LOCK_CLASS, j.lock_key))))
+    conn = db.engine.execution_options(isolation_level="AUTOCOMMIT").connect()  # a session lock, no transaction
+    with db.translated():  # the database away: Unavailable (one line logged), not a driver traceback
+        await conn.start()
+    held = False
+    try:
+        with db.translated():
+            held = bool(await conn.scalar(select(func.pg_try_advisory_lock(_LOCK_CLASS, j.lock_key))))
+        yield held, conn
+    finally:
         try:
-            yield held, conn
-        finally:
             if held:
                 await _unlock(conn, j)
+        finally:
+            await conn.close()
 
 
 async def _unlock(conn: Any, j: Job) -> None:
@@ -185,7 +192,10 @@ async def run_job(fable: Runtime, name: str, jobs: dict[str, Job] | None = None,
     j = (JOBS if jobs is None else jobs)[name]
     try:
         return await _run_once(fable, j, due, CLAIM_POLL if poll is None else poll)
-    except Exception:  # noqa: BLE001 - the claim failed (the database away): logged; the next tick tries again
+    except FableError as e:  # the database away: one line a minute, not a traceback a tick; the next tick tries again
+        log_once(_log, logging.WARNING, f"job {name} failed: {e.message}")
+        return True
+    except Exception:  # noqa: BLE001 - a bug: logged with its traceback; the next tick tries again
         _log.exception("job %s failed", name)
         return True
 

@@ -27,6 +27,7 @@ from sqlalchemy import bindparam, insert, select
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from fable_core.db.database import Database
+from fable_core.db.errors import log_once
 from fable_core.db.models import AppLog, User
 
 __all__ = ["UsageLog"]
@@ -155,8 +156,8 @@ class UsageLog:
             self._wake.clear()
             try:
                 await self.flush()
-            except (SQLAlchemyError, OSError):
-                _log.warning("app_logs: writing usage rows failed; will retry", exc_info=True)
+            except (SQLAlchemyError, OSError) as e:  # the database away: one line a minute while it is
+                log_once(_log, logging.WARNING, f"app_logs: writing usage rows failed ({type(e).__name__}); will retry")
 
 
 def _refused_as_data(e: DBAPIError) -> bool:

@@ -6,6 +6,7 @@ real database, so "nothing written" is checked by counting rows.
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated, Any
 
 import pytest
@@ -192,10 +193,15 @@ async def test_an_invalid_result_is_an_internal_error_and_rolls_back(
 
 
 async def test_database_errors_are_translated_at_the_boundary(
-    dispatcher: Dispatcher, fable: Fable, alice: Caller
+    dispatcher: Dispatcher, fable: Fable, alice: Caller, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with pytest.raises(NotFound, match="referenced row does not exist"):
+    with caplog.at_level(logging.INFO, "fable_core.db.errors"), \
+            pytest.raises(NotFound, match="referenced row does not exist") as refused:
         await dispatcher.call("make_orphan", {"user_id": alice.user_id + 1000}, alice)
+    # the server's words (its table and constraint names) stay in the log, never reach a client
+    said = str(refused.value)
+    assert "projects" not in said and "constraint" not in said and "fkey" not in said, said
+    assert "projects_user_id_fkey" in caplog.text
     assert await projects(fable) == 0
     [row] = await logs(fable)
     assert row.error_type == "not_found"

@@ -15,12 +15,13 @@ from fable_core.config import Settings
 from fable_core.db.database import Database, delete_in_batches
 from fable_core.db.models import AppLog
 from fable_core.infra.rate_limits import prune_stale_hits
+from fable_core.tools.idempotency import forget_old_keys
 from fable_core.tools.jobs import job
 
 if TYPE_CHECKING:
     from fable_core.tools.runtime import Runtime
 
-__all__ = ["BATCH", "keep_days", "prune", "prune_rate_limits"]
+__all__ = ["BATCH", "keep_days", "prune", "prune_idempotent_calls", "prune_rate_limits"]
 
 BATCH = 5000
 
@@ -48,6 +49,12 @@ async def prune(db: Database, settings: Settings, now: datetime | None = None, b
         deleted[category] = await delete_in_batches(db, AppLog, AppLog.category == category,
                                                     AppLog.created_at < cutoff, batch=batch)
     return deleted
+
+
+@job(cron="17 * * * *")
+async def prune_idempotent_calls(fable: Runtime) -> None:
+    """Forget idempotency keys older than two days (:mod:`fable_core.tools.idempotency`)."""
+    await forget_old_keys(fable.db)
 
 
 @job(cron="23 * * * *")

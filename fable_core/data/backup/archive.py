@@ -85,6 +85,7 @@ EXCLUDED: dict[str, str] = {
     "recent_writes": "who wrote in the last seconds (read replicas' read-your-writes): transient",
     "generations": "transient: the answers being written right now, on whichever process",
     "generation_events": "transient: a live answer's events, kept a minute after it ends",
+    "idempotent_calls": "transient: write results kept two days for clients that retry with the same key",
     "embedding_failures": "embeddings given up after crashing the database: bookkeeping, counted again if it recurs",
     "note_images": "which images notes embed and who wrote each embed: counted again from the restored notes, "
                    "as their owners'",

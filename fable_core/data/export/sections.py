@@ -75,6 +75,7 @@ LEFT_OUT: dict[str, str] = {
     "note_words": "derived (search vocabulary)",
     "generations": "transient: the answers being written right now, on whichever replica",
     "generation_events": "transient: a live answer's events, kept a minute after it ends",
+    "idempotent_calls": "transient: write results kept two days for clients that retry with the same key",
     "embedding_failures": "embeddings given up after crashing the database: bookkeeping, counted again if it recurs",
     "note_images": "derived (the image embeds in note bodies, with who wrote each)",
     "note_embeddings": "derived (rebuilt from notes)",
