@@ -65,7 +65,7 @@ class MethodNotAllowed(FableError):
 def error_response(err: FableError, headers: dict[str, str] | None = None) -> JSONResponse:
     headers = dict(headers or {})
     retry = err.details.get("retry_after")
-    if err.http_status == 429 and retry is not None:
+    if err.http_status in (429, 503) and retry is not None:
         headers["Retry-After"] = str(int(retry))
     if err.http_status == 401:
         headers.setdefault("WWW-Authenticate", 'Bearer realm="fable"')

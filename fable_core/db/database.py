@@ -29,6 +29,7 @@ from sqlalchemy.ext.asyncio import (
     async_sessionmaker,
     create_async_engine,
 )
+from sqlalchemy.pool import NullPool
 
 from fable_core.config import Settings
 from fable_core.db.errors import translated_db_errors
@@ -86,6 +87,8 @@ async def delete_in_batches(db: Database, model: Any, *conditions: ColumnElement
             return total
 
 
+DETACHED = 4  # detached snapshots (exports being read) at once per process
+DETACHED_IDLE = 900.0  # seconds a detached snapshot may wait for its reader (a download) before the server ends it
 WRITES_FAILING_FOR = 60.0  # seconds after a write that failed for the server's sake that health says so
 
 
@@ -101,6 +104,8 @@ class Database:
         self._vectors: VectorSupport | None = None
         self.lost_at: float | None = None  # when this process last found the server gone (monotonic)
         self.unwritable: tuple[float, str] | None = None  # when a write last failed for the server's sake, and why
+        self._detached: AsyncEngine | None = None  # detached_snapshot's connections, outside the pool
+        self._detached_slots = asyncio.Semaphore(DETACHED)
         self.on_commit: list[Callable[[AsyncSession], None]] = []  # called with each committed transaction's session
         self.sessions = async_sessionmaker(engine, expire_on_commit=False, autoflush=False)
         self._reading = async_sessionmaker(
@@ -254,6 +259,34 @@ class Database:
                 await session.execute(text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY"))
                 yield session
 
+    def check_detached(self) -> None:
+        """Unavailable when :data:`DETACHED` detached snapshots are open: what a download checks
+        before it answers, so that it is refused with a status, not cut after one."""
+        if self._detached_slots.locked():
+            raise Unavailable(f"{DETACHED} exports are being read here at once: try again in a minute",
+                              retry_after=60)
+
+    @asynccontextmanager
+    async def detached_snapshot(self) -> AsyncIterator[AsyncSession]:
+        """A :meth:`snapshot` on a connection of its own, outside the pool: for a reader that
+        holds its moment while a client downloads what it reads (an export), which must take
+        none of the pool's connections (the calls of everyone else) for that long. At most
+        :data:`DETACHED` at once per process (the server's connections are finite: one more is
+        refused at once); one idle for :data:`DETACHED_IDLE` seconds (a stalled download) is
+        ended by the server."""
+        self.check_detached()
+        if self._detached is None:
+            self._detached = create_async_engine(self.url, poolclass=NullPool, connect_args={
+                "server_settings": {"application_name": f"fable {os.getpid()} snapshot"}})
+        async with self._detached_slots:
+            with self.translated():
+                async with AsyncSession(self._detached, expire_on_commit=False, autoflush=False) as session, \
+                        session.begin():
+                    await session.execute(text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY"))
+                    await session.execute(text(f"SET LOCAL idle_in_transaction_session_timeout = "
+                                               f"{int(DETACHED_IDLE * 1000)}"))
+                    yield session
+
     @asynccontextmanager
     async def reading(self) -> AsyncIterator[AsyncSession]:
         """A session for calls that only read: no BEGIN and COMMIT round trips.
@@ -302,6 +335,8 @@ class Database:
     async def close(self) -> None:
         if self.replica is not None:
             await self.replica.close()
+        if self._detached is not None:
+            await self._detached.dispose()
         await self.engine.dispose()
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import date
@@ -48,6 +48,8 @@ class Context:
     choice: ToolChoice | None = None  # the tools an MCP session is offered (fable_core.tools.toolsets)
     _session: AsyncSession | None = None
     _pending: list[Event] = field(default_factory=list)  # emitted, not yet committed
+    # run in the first write phase's transaction (a call in phases claiming its idempotency key)
+    _first_write: Callable[[AsyncSession], Awaitable[None]] | None = None
     _today: tuple[date, str] | None = None
 
     @classmethod
@@ -131,12 +133,18 @@ class Context:
             yield self._session
             return
         assert self.dispatcher is not None, "a phase needs the dispatcher's database"
+        first = self._first_write if kind == "write" else None
         try:
             async with self.dispatcher.session(self.reads if kind == "read" else kind, self.caller) as session:
                 self._session = session
+                if first is not None:
+                    self._first_write = None
+                    await first(session)
                 yield session
         except BaseException:
             self._pending.clear()
+            if first is not None:  # rolled back with the phase: the next write phase claims
+                self._first_write = first
             raise
         finally:
             self._session = None

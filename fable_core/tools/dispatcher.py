@@ -200,19 +200,19 @@ class Dispatcher:
         if once is not None and (replay := await self._kept(t, once)) is not None:
             return replay, []
         if t.transaction == "phases":
-            if once is not None and not await self._claim(t, once):
-                replay = await self._kept(t, once)  # kept meanwhile, or its claim still running (Conflict)
-                assert replay is not None
-                return replay, []
+            if once is not None:  # claimed with its first write, kept as it finishes (:mod:`.idempotency`)
+                ctx._first_write = lambda session: _claim(session, t, once)
             try:
                 result = await self._call(t, args, ctx)
+            except Replayed:  # another call with the key claimed it first: its answer, or Conflict while it runs
+                replay = await self._kept(t, once)
+                assert replay is not None
+                return replay, []
             except BaseException:
                 await self.events.publish(ctx.events)  # what its committed phases changed
-                if once is not None:  # a repeat runs it again
-                    await self._finish(caller, once, None)
                 raise
             if once is not None:
-                await self._finish(caller, once, result.model_dump(mode="json"))
+                await finish(self.db, once.user_id, once.key, t.name, once.print, result.model_dump(mode="json"))
             return result, ctx.events
         try:
             async with self.session("write" if t.scope == "write" else reads, caller) as session:
@@ -232,14 +232,6 @@ class Dispatcher:
                 result = await self._call(t, args, ctx)
         ctx.committed()
         return result, ctx.events
-
-    async def _claim(self, t: Tool, once: _Once) -> bool:
-        async with self.session("write") as session:
-            return await claim(session, once.user_id, once.key, t.name, once.print)
-
-    async def _finish(self, caller: Caller, once: _Once, result: Any | None) -> None:
-        async with self.session("write", caller) as session:
-            await finish(session, once.user_id, once.key, result)
 
     async def _kept(self, t: Tool, once: _Once | None) -> BaseModel | None:
         """The result kept for ``once``'s key, as ``t``'s result model (None if none)."""
@@ -322,6 +314,13 @@ class Dispatcher:
 
 class _Rehearsed(Exception):
     """Ends a rehearsal's transaction (:meth:`Dispatcher.rehearse`)."""
+
+
+async def _claim(session: AsyncSession, t: Tool, once: _Once) -> None:
+    """Claim ``once``'s key in a call's first write phase; Replayed (rolling the phase back) when
+    another call holds it."""
+    if not await claim(session, once.user_id, once.key, t.name, once.print):
+        raise Replayed
 
 
 async def _keep(session: AsyncSession, t: Tool, once: _Once, result: BaseModel) -> None:

@@ -14,13 +14,16 @@ at least the promised 24) by the hourly
 :func:`~fable_core.admin.logs.retention.prune_idempotent_calls`. Read tools ignore keys
 (a read repeated writes nothing anyway), and streams take none. A tool that waits on a model or
 a remote site (``transaction="phases"``) commits phase by phase, so its key is claimed (a row
-without a result, committed) before it runs and given its result as it finishes: a repeat while
-it runs is refused (409, "still running"), one after it answers its result; a failure gives the
-claim up (a repeat runs it), and a claim a crash left holds :data:`RUNNING` (10 minutes).
+without a result) in the transaction of its first write phase, and given its result as it
+finishes: a repeat while it runs is refused (409, "still running"), one after it answers its
+result; a failure before its first write leaves no claim (a repeat runs it), and one after a
+committed write phase (or a crash then) leaves the claim: its repeats are refused, saying so,
+since running it again could do that part twice.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import re
@@ -30,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import text
 
-from fable_core.errors import Conflict, InvalidInput
+from fable_core.errors import Conflict, InvalidInput, Unavailable
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession
@@ -54,6 +57,7 @@ __all__ = [
 HEADER = "Idempotency-Key"
 META_KEY = "idempotencyKey"
 KEEP = timedelta(hours=48)
+PATIENCE = 60.0  # seconds a finished call in phases waits for the database to keep its result
 _KEY = re.compile(r"[\x21-\x7e]{1,200}")
 
 _KEPT = text("SELECT tool, fingerprint, result FROM idempotent_calls WHERE user_id = :user_id AND key = :key")
@@ -62,21 +66,20 @@ INSERT INTO idempotent_calls (user_id, key, tool, fingerprint, result)
 VALUES (:user_id, :key, :tool, :fingerprint, CAST(:result AS jsonb))
 ON CONFLICT (user_id, key) DO NOTHING RETURNING 1
 """)
-# A phases call's claim: its row without a result while it runs; one a crash left is taken over
-# after RUNNING by a repeat of the same call.
+# A call in phases claims its key in its first write phase (a row without a result), and keeps
+# its result as it finishes (or as the first write, when it wrote nothing).
 _CLAIM = text("""
 INSERT INTO idempotent_calls (user_id, key, tool, fingerprint, result)
 VALUES (:user_id, :key, :tool, :fingerprint, NULL)
-ON CONFLICT (user_id, key) DO UPDATE SET created_at = now()
-WHERE idempotent_calls.result IS NULL AND idempotent_calls.fingerprint = excluded.fingerprint
-  AND idempotent_calls.tool = excluded.tool AND idempotent_calls.created_at < now() - make_interval(secs => :running)
-RETURNING 1
+ON CONFLICT (user_id, key) DO NOTHING RETURNING 1
 """)
-_FINISH = text("UPDATE idempotent_calls SET result = CAST(:result AS jsonb) "
-               "WHERE user_id = :user_id AND key = :key AND result IS NULL")
-_GIVE_UP = text("DELETE FROM idempotent_calls WHERE user_id = :user_id AND key = :key AND result IS NULL")
+_FINISH = text("""
+INSERT INTO idempotent_calls (user_id, key, tool, fingerprint, result)
+VALUES (:user_id, :key, :tool, :fingerprint, CAST(:result AS jsonb))
+ON CONFLICT (user_id, key) DO UPDATE SET result = excluded.result
+WHERE idempotent_calls.result IS NULL AND idempotent_calls.fingerprint = excluded.fingerprint
+""")
 _PRUNE = text("DELETE FROM idempotent_calls WHERE created_at < now() - make_interval(secs => :secs)")
-RUNNING = timedelta(minutes=10)  # how long a phases call's claim holds without its result (a crash's)
 
 
 class Replayed(Exception):
@@ -109,8 +112,8 @@ async def kept(session: AsyncSession, user_id: int, key: str, tool: str, print_:
         raise InvalidInput(f"idempotency key {key!r} was used for another call ({row.tool}, other arguments): "
                            "use a new key for a new call; nothing was done", field="idempotency_key")
     if row.result is None:
-        raise Conflict(f"a call with idempotency key {key!r} is still running: send it again in a moment "
-                       "for its result; nothing was done")
+        raise Conflict(f"a call with idempotency key {key!r} is still running, or stopped part-way (see what it "
+                       "did): send it again in a moment for its result, or use a new key; nothing was done")
     return row.result
 
 
@@ -122,20 +125,30 @@ async def keep(session: AsyncSession, user_id: int, key: str, tool: str, print_:
 
 
 async def claim(session: AsyncSession, user_id: int, key: str, tool: str, print_: str) -> bool:
-    """Claim ``key`` for a call that runs in phases (committed now, before it runs); False when
-    it is kept or claimed already (:func:`kept` then says what to answer)."""
-    params = {"user_id": user_id, "key": key, "tool": tool, "fingerprint": print_,
-              "running": RUNNING.total_seconds()}
+    """Claim ``key`` in the first write phase of a call that runs in phases (the claim commits or
+    rolls back with that phase's writes); False when another call kept or claimed it."""
+    params = {"user_id": user_id, "key": key, "tool": tool, "fingerprint": print_}
     return (await session.execute(_CLAIM, params)).first() is not None
 
 
-async def finish(session: AsyncSession, user_id: int, key: str, result: Any | None) -> None:
-    """A claimed call's end: its result kept, or (None: it failed) its claim given up, so that
-    sending it again runs it."""
-    if result is None:
-        await session.execute(_GIVE_UP, {"user_id": user_id, "key": key})
-    else:
-        await session.execute(_FINISH, {"user_id": user_id, "key": key, "result": _json(result)})
+async def finish(db: Database, user_id: int, key: str, tool: str, print_: str, result: Any) -> None:
+    """Keep a finished call-in-phases' result under its key: patiently (the call's writes are
+    done; its answer must be kept for its repeats, though the database blinks), up to
+    :data:`PATIENCE` seconds, then Unavailable."""
+    params = {"user_id": user_id, "key": key, "tool": tool, "fingerprint": print_, "result": _json(result)}
+    loop = asyncio.get_running_loop()
+    deadline, pause = loop.time() + PATIENCE, 0.25
+    while True:
+        try:
+            async with db.transaction() as session:
+                await session.execute(_FINISH, params)
+        except Unavailable:
+            if loop.time() + pause > deadline:
+                raise
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 2.0)
+        else:
+            return
 
 
 def _json(result: Any) -> str:

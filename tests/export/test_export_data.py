@@ -19,7 +19,7 @@ from support.snapshots import assert_matches
 from fable_core.data.export import export
 from fable_core.data.export.sections import LEFT_OUT, SECTIONS, json_schema
 from fable_core.db.models import AppLog, Base, Note
-from fable_core.errors import InvalidInput
+from fable_core.errors import InvalidInput, Unavailable
 from fable_core.runtime import Fable
 from fable_core.tools.binary import Download
 from fable_core.tools.caller import Caller
@@ -190,3 +190,49 @@ async def test_an_export_cut_short_is_detectable(fable: Fable, call: Any, alice:
         async with fable.db.transaction() as session:
             await session.execute(text("ALTER TABLE shares RENAME COLUMN permission_gone TO permission"))
     assert b'"complete":true' not in received
+
+
+async def test_an_export_reads_one_moment_whatever_is_written_while_it_downloads(
+    fable: Fable, call: Any, alice: Caller
+) -> None:
+    """Issue 36, item 1: writes made while an export downloads are in none of it. Before, each
+    page was read in a phase of its own: the notes read first lacked a note written meanwhile
+    whose versions, read later, were in — a version of a note the export did not hold."""
+    kept = [await call("create_note", title=f"Big {i}", body=f"paragraph {i} " * 12_000) for i in range(3)]
+    result = await fable.dispatcher.run("export_data", {"format": "json"}, alice)
+    assert isinstance(result, Download)
+    chunks = result.stream()
+    received = [await anext(chunks)]  # the notes, over the first chunk's size: the rest not read yet
+    await call("create_note", title="Written during the export", body="too late")
+    await call("update_note", note_id=kept[0]["id"], body="changed during the export")
+    received += [chunk async for chunk in chunks]
+    document = json.loads(b"".join(received))
+    notes = {n["id"] for n in document["notes"]}
+    assert notes >= {k["id"] for k in kept} and len(notes) == document["rows"]["notes"]
+    assert "Written during the export" not in {n["title"] for n in document["notes"]}
+    assert {v["note_id"] for v in document["note_versions"]} <= notes, "no version of a note it lacks"
+    assert all(v.get("body") != "changed during the export" for v in document["note_versions"])
+
+
+async def test_exports_past_the_reading_limit_are_refused_before_they_begin(
+    fable: Fable, call: Any, alice: Caller
+) -> None:
+    """Each export being read holds a connection of its own (outside the pool) for its download:
+    at most DETACHED at once per process; one more is refused with a status, nothing begun."""
+    from fable_core.db.database import DETACHED
+
+    await call("create_note", title="Something", body="to export")
+    reading = []
+    try:
+        for _ in range(DETACHED):
+            result = await fable.dispatcher.run("export_data", {"format": "markdown"}, alice)
+            assert isinstance(result, Download)
+            chunks = result.stream()
+            reading.append(chunks)
+            await anext(chunks)  # its snapshot is open
+        with pytest.raises(Unavailable, match="exports are being read here at once"):
+            await fable.dispatcher.run("export_data", {"format": "json"}, alice)
+    finally:
+        for chunks in reading:
+            await chunks.aclose()
+    assert isinstance(await fable.dispatcher.run("export_data", {"format": "json"}, alice), Download)

@@ -139,3 +139,20 @@ async def test_a_tool_that_runs_in_phases_claims_its_key_before_it_runs(fable: F
     async with fable.db.reading() as s:
         assert await s.scalar(select(func.count()).select_from(IdempotentCall).where(
             IdempotentCall.user_id == alice.user_id, IdempotentCall.key == "note-2")) == 0
+
+
+async def test_two_copies_of_a_call_in_phases_at_once_write_once(fable: Fable, alice: Caller) -> None:
+    """The claim joins create_note's write: the copy that comes second answers the first's result,
+    or, while the first has not yet kept it, is refused as still running; never a second note."""
+    copies = await asyncio.gather(*(fable.dispatcher.run("create_note", {"title": "Raced note"}, alice,
+                                                         idempotency_key="raced-note") for _ in range(3)),
+                                  return_exceptions=True)
+    made = [c for c in copies if not isinstance(c, BaseException)]
+    refused = [c for c in copies if isinstance(c, BaseException)]
+    assert made and all(c.model_dump() == made[0].model_dump() for c in made)
+    assert all(isinstance(r, Conflict) and "still running" in str(r) for r in refused), refused
+    async with fable.db.reading() as s:
+        assert await s.scalar(text("SELECT count(*) FROM notes WHERE user_id = :u AND title = 'Raced note'"),
+                              {"u": alice.user_id}) == 1
+    again = await fable.dispatcher.run("create_note", {"title": "Raced note"}, alice, idempotency_key="raced-note")
+    assert again.model_dump() == made[0].model_dump()

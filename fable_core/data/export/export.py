@@ -2,14 +2,17 @@
 
 Only the caller's own rows are exported; notes shared with them are their owners' data and stay
 out. The archive is produced while it is sent: notes (and every section's rows) are read in
-keyset pages of :data:`PAGE` rows, each page in a short reading phase of its own, and written
-out before the next is read, so memory stays flat whatever the size. The export is audited
+keyset pages of :data:`PAGE` rows and written out before the next is read, so memory stays flat
+whatever the size. Every page is read from one snapshot (``REPEATABLE READ READ ONLY``: writes
+made during the download are in none of it, so the export never holds a version of a note it
+lacks), on a connection of its own outside the pool
+(:meth:`~fable_core.db.database.Database.detached_snapshot`): a slow download holds none of the
+connections everyone else's calls need. The export is audited
 (``app_logs``, category ``audit``, action ``export``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator
 from datetime import UTC, date, datetime
@@ -17,6 +20,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from sqlalchemy import Select, select, tuple_
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.admin.audit import Actor, audit
 from fable_core.data.export.markdown import UniqueNames, ZipStream, front_matter, safe_name
@@ -48,6 +52,7 @@ async def export_data(ctx: Context, format: Literal["markdown", "json"] = "markd
         format: markdown (a ZIP, a folder per project) or json (every kind of row).
     """
     username = ctx.caller.username or f"user-{ctx.user_id}"
+    ctx.fable.db.check_detached()  # refused now with a status, not cut once the download began
     async with ctx.transaction() as session:
         actor = Actor(ctx.user_id, username, "cli" if ctx.caller.surface == "cli" else "web")
         await audit(session, actor, "export", format=format)
@@ -58,7 +63,7 @@ async def export_data(ctx: Context, format: Literal["markdown", "json"] = "markd
     return Export(content_type="application/zip", filename=f"{name}.zip", chunks=_markdown_chunks(ctx))
 
 
-async def _pages(ctx: Context, section: Section) -> AsyncIterator[list[dict[str, Any]]]:
+async def _pages(ctx: Context, session: AsyncSession, section: Section) -> AsyncIterator[list[dict[str, Any]]]:
     """The section's rows of the caller, a page at a time, in primary-key order."""
     table = section.table
     key = list(table.primary_key.columns)
@@ -69,8 +74,7 @@ async def _pages(ctx: Context, section: Section) -> AsyncIterator[list[dict[str,
                                   .where(owned_rows(table, section.owner, ctx.caller)).order_by(*key).limit(PAGE))
         if last is not None:
             statement = statement.where(tuple_(*key) > tuple_(*last))
-        async with ctx.reading() as session:
-            rows = (await session.execute(statement)).mappings().all()
+        rows = (await session.execute(statement)).mappings().all()
         if not rows:
             return
         last = tuple(rows[-1][c.name] for c in key)
@@ -102,70 +106,66 @@ async def _json_chunks(ctx: Context) -> AsyncIterator[bytes]:
     buffer = [_dumps(head)[:-1]]
     size = 0
     counts: dict[str, int] = {}
-    for section in SECTIONS:
-        buffer.append(f',"{section.name}":[')
-        first = True
-        counts[section.name] = 0
-        async for page in _pages(ctx, section):
-            for row in page:
-                text = _dumps(row)
-                buffer.append(text if first else "," + text)
-                size += len(text)
-                first = False
-            counts[section.name] += len(page)
-            if size >= _CHUNK:
-                yield "".join(buffer).encode("utf-8")
-                buffer.clear()
-                size = 0
-        buffer.append("]")
+    async with ctx.fable.db.detached_snapshot() as session:  # every section as of one moment
+        for section in SECTIONS:
+            buffer.append(f',"{section.name}":[')
+            first = True
+            counts[section.name] = 0
+            async for page in _pages(ctx, session, section):
+                for row in page:
+                    text = _dumps(row)
+                    buffer.append(text if first else "," + text)
+                    size += len(text)
+                    first = False
+                counts[section.name] += len(page)
+                if size >= _CHUNK:
+                    yield "".join(buffer).encode("utf-8")
+                    buffer.clear()
+                    size = 0
+            buffer.append("]")
     buffer.append(f',"rows":{_dumps(counts)},"complete":true}}\n')
     yield "".join(buffer).encode("utf-8")
 
 
 async def _markdown_chunks(ctx: Context) -> AsyncIterator[bytes]:
     """A ZIP of ``<project>/<title>.md`` (no project: the top folder), written as notes are read."""
-    async with ctx.reading() as session:
-        projects = (await session.execute(select(Project.id, Project.title).where(owned_by(Project, ctx.caller))
-                                          .order_by(Project.id))).all()
-        milestones: dict[int, str] = {row.id: row.title for row in await session.execute(
-            select(Milestone.id, Milestone.title).where(owned_by(Milestone, ctx.caller)))}
+    async with ctx.fable.db.detached_snapshot() as session:  # projects and notes as of one moment
+        async for chunk in _markdown(ctx, session):
+            yield chunk
+
+
+async def _markdown(ctx: Context, session: AsyncSession) -> AsyncIterator[bytes]:
+    projects = (await session.execute(select(Project.id, Project.title).where(owned_by(Project, ctx.caller))
+                                      .order_by(Project.id))).all()
+    milestones: dict[int, str] = {row.id: row.title for row in await session.execute(
+        select(Milestone.id, Milestone.title).where(owned_by(Milestone, ctx.caller)))}
     names = UniqueNames()
     folders = {pid: names.take("", safe_name(title, "Project")) for pid, title in projects}
     titles = dict(projects)
     archive = ZipStream()
-
-    async def page(after: int) -> list[Any]:
-        async with ctx.reading() as session:
-            return list((await session.execute(
-                select(Note.id, Note.title, Note.body, Note.tags, Note.project_id, Note.milestone_id, Note.status,
-                       Note.priority, Note.due_date, Note.recurrence_rule, Note.completed_at, Note.entity,
-                       Note.fields, Note.parent_id, Note.created_at, Note.updated_at)
-                .where(owned_by(Note, ctx.caller), Note.id > after).order_by(Note.id).limit(PAGE))).all())
-
-    notes = await page(0)
-    while notes:
-        # the next page is read (PostgreSQL works on it) while this one is written
-        following = asyncio.create_task(page(notes[-1].id)) if len(notes) == PAGE else None
-        try:
-            for n in notes:
-                folder = folders.get(n.project_id, "") if n.project_id is not None else ""
-                file = names.take(folder, safe_name(n.title), ".md")
-                kind = n.entity or ("task" if n.status is not None else "note")
-                meta = {"title": n.title, "id": n.id, "kind": kind, "tags": list(n.tags),
-                        "created": n.created_at, "updated": n.updated_at,
-                        "project": titles.get(n.project_id) if n.project_id is not None else None,
-                        "milestone": milestones.get(n.milestone_id) if n.milestone_id is not None else None,
-                        "status": n.status, "priority": n.priority, "due": n.due_date,
-                        "recurrence": n.recurrence_rule, "completed": n.completed_at, "fields": n.fields,
-                        "parent_id": n.parent_id}
-                body = n.body if n.body.endswith("\n") or not n.body else n.body + "\n"
-                archive.add(f"{folder}/{file}" if folder else file, front_matter(meta) + "\n" + body, n.updated_at)
-            chunk = archive.drain()
-            if chunk:
-                yield chunk
-        except BaseException:
-            if following is not None:
-                following.cancel()
-            raise
-        notes = await following if following is not None else []
+    after = 0
+    while notes := list((await session.execute(
+            select(Note.id, Note.title, Note.body, Note.tags, Note.project_id, Note.milestone_id, Note.status,
+                   Note.priority, Note.due_date, Note.recurrence_rule, Note.completed_at, Note.entity,
+                   Note.fields, Note.parent_id, Note.created_at, Note.updated_at)
+            .where(owned_by(Note, ctx.caller), Note.id > after).order_by(Note.id).limit(PAGE))).all()):
+        after = notes[-1].id
+        for n in notes:
+            folder = folders.get(n.project_id, "") if n.project_id is not None else ""
+            file = names.take(folder, safe_name(n.title), ".md")
+            kind = n.entity or ("task" if n.status is not None else "note")
+            meta = {"title": n.title, "id": n.id, "kind": kind, "tags": list(n.tags),
+                    "created": n.created_at, "updated": n.updated_at,
+                    "project": titles.get(n.project_id) if n.project_id is not None else None,
+                    "milestone": milestones.get(n.milestone_id) if n.milestone_id is not None else None,
+                    "status": n.status, "priority": n.priority, "due": n.due_date,
+                    "recurrence": n.recurrence_rule, "completed": n.completed_at, "fields": n.fields,
+                    "parent_id": n.parent_id}
+            body = n.body if n.body.endswith("\n") or not n.body else n.body + "\n"
+            archive.add(f"{folder}/{file}" if folder else file, front_matter(meta) + "\n" + body, n.updated_at)
+        chunk = archive.drain()
+        if chunk:
+            yield chunk
+        if len(notes) < PAGE:
+            break
     yield archive.close()
