@@ -29,6 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import NullPool
 
 from fable_core.db.database import Database
+from fable_core.db.errors import log_once
 from fable_core.errors import FableError
 from fable_core.infra.events import Event, EventBus, NoteChanged, ProjectChanged, Subscriber
 
@@ -96,8 +97,10 @@ class ChangeFeed:
         while not self._closed:
             try:
                 await self._listen_once()
-            except (SQLAlchemyError, OSError):
-                _log.warning("listening for other processes' changes failed; retrying", exc_info=True)
+            except (SQLAlchemyError, OSError) as e:  # the server away: one line a minute while it is
+                detail = str(e).splitlines()[0][:200] if str(e) else ""
+                log_once(_log, logging.WARNING,
+                         f"listening for other processes' changes failed ({type(e).__name__}: {detail}); retrying")
             await asyncio.sleep(_RETRY_SECONDS)
 
     async def _listen_once(self) -> None:

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import text
 
 from fable_core.errors import Conflict, InvalidInput, Unavailable
+from fable_core.tools.access import owner_sql
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession
@@ -60,7 +61,8 @@ KEEP = timedelta(hours=48)
 PATIENCE = 60.0  # seconds a finished call in phases waits for the database to keep its result
 _KEY = re.compile(r"[\x21-\x7e]{1,200}")
 
-_KEPT = text("SELECT tool, fingerprint, result FROM idempotent_calls WHERE user_id = :user_id AND key = :key")
+_MINE = owner_sql("idempotent_calls", "user_id")  # keys are their caller's own
+_KEPT = text(f"SELECT tool, fingerprint, result FROM idempotent_calls WHERE {_MINE} AND key = :key")
 _KEEP = text("""
 INSERT INTO idempotent_calls (user_id, key, tool, fingerprint, result)
 VALUES (:user_id, :key, :tool, :fingerprint, CAST(:result AS jsonb))
