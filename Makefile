@@ -11,7 +11,7 @@ PIP    := URLLIB3_NO_OVERRIDE=1 PIP_NO_BINARY=urllib3-future $(BIN)/pip
 STAMP  := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: serve test test-system-postgres check install install-dev test-tools bench lint clean
+.PHONY: serve test test-system-postgres screenshots check install install-dev test-tools bench lint clean
 
 serve: install
 	$(BIN)/fable db upgrade
@@ -31,6 +31,11 @@ SYSTEM_POSTGRES_TESTS := tests/core/knowledge/test_notes.py tests/core/knowledge
 	tests/assistant/test_vector_dims.py tests/assistant/retrieval
 test-system-postgres: install-dev
 	./scripts/system-postgres $(BIN)/python -m pytest -n $(TEST_WORKERS) -p no:cacheprovider $(SYSTEM_POSTGRES_TESTS)
+
+# The screenshots the README and docs/ show, taken again by the browser tests (a plain test run
+# writes them to build/screenshots and leaves docs/ as it is).
+screenshots: install-dev test-tools
+	UPDATE_SCREENSHOTS=1 $(BIN)/python -m pytest -n $(TEST_WORKERS) -p no:cacheprovider tests/browser
 
 # Static checks, before any test runs: ruff (make lint), mypy strict on every package, and the
 # import contracts (surfaces above the core, knowledge apart from the assistant, no models in

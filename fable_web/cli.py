@@ -18,6 +18,7 @@ import signal
 import sys
 import threading
 from collections.abc import Awaitable, Callable
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +33,18 @@ def _command(sub: Any, name: str, what: str) -> argparse.ArgumentParser:
     return parser
 
 
+def _version() -> str:
+    try:
+        return version("fable")
+    except PackageNotFoundError:  # a source tree that is not installed
+        return "(not installed)"
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="fable", description="Fable: your notes, tasks and projects, MCP-first.",
         epilog="Settings come from the environment (docs/configuration.md): FABLE_DATA_DIR, DATABASE_URL, ...")
+    p.add_argument("--version", action="version", version=f"fable {_version()}", help="print the version and exit")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     serve = _command(sub, "serve", "run the web app, REST API and MCP over HTTP")
@@ -102,7 +111,8 @@ def _parser() -> argparse.ArgumentParser:
     backup.add_argument("--embeddings", action="store_true", help="include embeddings (default: recomputed "
                         "after a restore)")
     restore = _command(sub, "restore", "restore a backup, all or nothing, with fresh ids (into an instance in use "
-                       "too: accounts of the same name receive their archived data)")
+                       "too: accounts of the same name receive their archived data, the instance's own settings "
+                       "stay)")
     restore.add_argument("file", type=Path, metavar="FILE", help="an archive from `fable backup` or backup_mine")
 
     tools = _command(sub, "tools", "list the registered tools")

@@ -46,7 +46,7 @@ from fable_core.assistant.prefixes import InputType, Marking, marking_for
 from fable_core.assistant.providers.base import Provider
 from fable_core.config import Settings
 from fable_core.db.database import Database
-from fable_core.db.errors import backend_died
+from fable_core.db.errors import backend_died, log_once
 from fable_core.db.models import AppLog, EmbeddingFailure, FeedItem, Note, NoteEmbedding
 from fable_core.errors import FableError, Unavailable
 from fable_core.infra.events import Event, EventBus, NoteChanged
@@ -330,7 +330,7 @@ class EmbeddingWorker:
                 await self._lost(what, ids, e.detail)
                 continue
             except Unavailable as e:  # the model server (or the database) does not answer
-                await self._pause(self.retry_after, e.message)
+                await self._pause(self.retry_after, e.message, quietly=True)
                 continue
             except Exception:  # noqa: BLE001 - one bad batch must not stop the worker
                 _log.exception("embedding %s %s failed; skipping them", what, ids)
@@ -339,10 +339,16 @@ class EmbeddingWorker:
                 pending.pop(row_id, None)
                 suspects.pop(row_id, None)
 
-    async def _pause(self, first: float, why: str) -> None:
-        """Wait, twice as long as the last pause (from ``first``, at most PAUSE_MAX), saying why."""
+    async def _pause(self, first: float, why: str, *, quietly: bool = False) -> None:
+        """Wait, twice as long as the last pause (from ``first``, at most PAUSE_MAX), saying why;
+        ``quietly`` (a server that does not answer, perhaps for hours): once an hour, with how
+        often, not a line a pause."""
         self.paused_for = min(PAUSE_MAX, max(first, 2 * self.paused_for))
-        _log.warning("embedding paused for %.0f s: %s", self.paused_for, why)
+        if quietly:
+            log_once(_log, logging.WARNING, f"embedding paused (retrying, up to {PAUSE_MAX:.0f} s apart): {why}",
+                     every=3600.0)
+        else:
+            _log.warning("embedding paused for %.0f s: %s", self.paused_for, why)
         await asyncio.sleep(self.paused_for)
 
     async def _lost(self, what: str, ids: list[int], detail: str) -> None:

@@ -34,6 +34,7 @@ PROBE_TIMEOUT = 3.0
 FRESH_FOR = 10.0  # a probe younger than this answers /api/health as it is
 NO_EMBEDDER = "no embedding model is configured (LLM_PROVIDER is none)"
 _log = logging.getLogger(__name__)
+_URL_SETTING = {"ollama": "OLLAMA_URL", "openai": "OPENAI_BASE_URL"}
 
 
 class ProviderStatus:
@@ -85,9 +86,28 @@ class ProviderStatus:
             health = self._down(str(e) or type(e).__name__)
         if not self.vectors.on:
             health = dataclasses.replace(health, semantic_off=self.vectors.reason)
+        self._say_change(health)
         self._last, self._checked = health, time.monotonic()
         self.availability.set(LLM, health.status == "ok")
         return health
+
+    def _say_change(self, health: Health) -> None:
+        """One line when the model server stops answering (at start too), naming the setting to
+        change, and one when it answers again: never a line a probe."""
+        was = self._last.status if self._last is not None else None
+        if health.status == was or health.status == "disabled":
+            return
+        p = self.provider
+        setting = _URL_SETTING.get(p.name, "the provider's URL")
+        if health.status == "ok":
+            if was is not None:
+                _log.warning("the model server at %s answers again", p.url or p.name)
+            return
+        _log.warning("the model server at %s (%s=%s, LLM_PROVIDER=%s) %s: %s. The assistant and search by meaning "
+                     "wait for it; set %s to where it runs, or LLM_PROVIDER=none to run without a model "
+                     "(docs/configuration.md)", p.url or p.name, setting, p.url, p.name,
+                     "does not answer" if health.status == "down" else "answers, but", health.detail or health.status,
+                     setting)
 
     def _down(self, detail: str) -> Health:
         p = self.provider

@@ -105,17 +105,19 @@ _SAY_EVERY = 60.0  # seconds: one log line per distinct error per interval
 _said: dict[tuple[str, str], list[float]] = {}  # (logger, message) → [said at, repeats since]
 
 
-def log_once(logger: logging.Logger, level: int, message: str, *, stacklevel: int = 2) -> None:
+def log_once(logger: logging.Logger, level: int, message: str, *, stacklevel: int = 2,
+             every: float = _SAY_EVERY) -> None:
     """Log ``message`` once per minute at most, with how many times it recurred meanwhile: an
     outage fails every statement and every retry, and 768 tracebacks say no more than one line
     with a count."""
     key = (logger.name, message[:200])
     now = time.monotonic()
     said = _said.get(key)
-    if said is not None and now - said[0] < _SAY_EVERY:
+    if said is not None and now - said[0] < every:
         said[1] += 1
         return
-    repeats = f" (and {int(said[1])} more like it in the last minute)" if said is not None and said[1] else ""
+    repeats = (f" (and {int(said[1])} more like it since {now - said[0]:.0f} s ago)"
+               if said is not None and said[1] else "")
     if len(_said) > 1000:  # distinct messages without end (values in them): forget the old ones
         _said.clear()
     _said[key] = [now, 0]

@@ -27,13 +27,14 @@ from fable_core.errors import Conflict, InvalidInput
 from fable_core.infra.events import NoteChanged
 from fable_core.knowledge.creation import insert_notes, new_row
 from fable_core.knowledge.matching import affix_length, is_duplicate, resolve_project, same_key
-from fable_core.knowledge.types import Body, Priority, ProjectRef, RecurrenceRule, Status, Tags, Title
+from fable_core.knowledge.types import MAX_TITLE, Body, Priority, ProjectRef, RecurrenceRule, Status, Tags, Title
 from fable_core.tools import Context, Route, tool
 from fable_core.tools.access import belongs_to, get_visible, of_user
 from fable_core.tools.caller import Caller
 from fable_core.tools.results import RowId
 
-__all__ = ["ImportResult", "ImportedNote", "SkippedNote", "import_notes", "store_notes"]
+__all__ = ["ImportResult", "ImportedNote", "SkippedNote", "import_notes", "store_notes", "taken_titles",
+           "unique_titles"]
 
 MAX_BATCH = 500
 _CANDIDATES = 50
@@ -83,14 +84,16 @@ async def import_notes(
 
 async def store_notes(
     ctx: Context, s: AsyncSession, notes: list[ImportedNote], *, on_duplicate: Literal["skip", "fail"] = "skip",
-    dry_run: bool = False, created_at: list[datetime | None] | None = None,
+    dry_run: bool = False, created_at: list[datetime | None] | None = None, similar: bool = True,
 ) -> ImportResult:
     """import_notes' work on any number of notes, in session ``s`` (the importers' way in);
     ``dry_run`` checks everything and reports, storing nothing (ids stay null); ``created_at``
-    gives each note its creation time (None: now)."""
+    gives each note its creation time (None: now); ``similar=False`` counts only the same title
+    as a duplicate, not a very similar one (files, whose titles :func:`unique_titles` made
+    distinct)."""
     caller = ctx.caller
     keys = [title_key(n.title) for n in notes]
-    clashes = await _duplicates(s, caller, keys)
+    clashes = await _duplicates(s, caller, keys) if similar else await _same_titles(s, caller, keys)
     skipped: list[SkippedNote] = []
     taken: list[int] = []
     for i, note in enumerate(notes):
@@ -155,6 +158,47 @@ async def _projects(s: AsyncSession, caller: Caller, notes: list[ImportedNote]) 
         elif note.project is not None and note.project not in found:
             found[note.project] = _own(await resolve_project(s, caller, note.project), caller).id
     return found
+
+
+async def unique_titles(s: AsyncSession, user_id: int, titles: list[str]) -> list[str]:
+    """``titles`` made distinct from each other and from the user's notes by exact title key,
+    the later of two the same renamed ``Title (2)``, ``(3)``…: what an importer of files does,
+    where two titles alike are two notes (a person typing one is warned of a near duplicate; an
+    import is not a person typing, and drops nothing)."""
+    taken = await taken_titles(s, user_id, [title_key(t) for t in titles])
+    final: list[str] = []
+    for title in titles:
+        candidate, n = title, 1
+        while title_key(candidate) in taken:
+            n += 1
+            suffix = f" ({n})"
+            candidate = title[:MAX_TITLE - len(suffix)] + suffix
+            taken |= await taken_titles(s, user_id, [title_key(candidate)])  # renamed ones only: rare
+        taken.add(title_key(candidate))
+        final.append(candidate)
+    return final
+
+
+async def _same_titles(s: AsyncSession, caller: Caller, keys: list[str]) -> dict[int, tuple[str, int | None]]:
+    """Index in ``keys`` → why it is a duplicate: the same title key as a note of the user's (by a
+    race: importers made them distinct) or as an earlier one of the batch."""
+    taken = await taken_titles(s, caller.user_id, keys)
+    seen: set[str] = set()
+    clashes: dict[int, tuple[str, int | None]] = {}
+    for i, key in enumerate(keys):
+        if key in taken or key in seen:
+            clashes[i] = ("a note with the same title was made meanwhile", None)
+        seen.add(key)
+    return clashes
+
+
+async def taken_titles(s: AsyncSession, user_id: int, keys: list[str]) -> set[str]:
+    """The keys among ``keys`` a note of the user's has."""
+    wanted = [k for k in set(keys) if k]
+    if not wanted:
+        return set()
+    rows = await s.execute(select(Note.title_key).where(of_user(Note, user_id), Note.title_key.in_(wanted)))
+    return set(rows.scalars())
 
 
 async def _duplicates(s: AsyncSession, caller: Caller, keys: list[str]) -> dict[int, tuple[str, int | None]]:

@@ -17,12 +17,21 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.db.models import Note, NoteLink, title_key
+from fable_core.knowledge.codespans import prose
 from fable_core.knowledge.matching import same_key
 from fable_core.tools.access import of_user, same_owner
 
-__all__ = ["link_target", "parse_links", "rename_links", "resolve_pending", "split_target", "sync_links", "title_key"]
+__all__ = ["is_file_name", "link_target", "parse_links", "rename_links", "resolve_pending", "split_target",
+           "sync_links", "title_key"]
 
 _LINK = re.compile(r"\[\[([^\[\]|\n]{1,300})(?:\|([^\[\]\n]{0,300}))?\]\]")
+_EMBED_OR_LINK = re.compile(r"(!?)\[\[([^\[\]|\n]{1,300})(?:\|([^\[\]\n]{0,300}))?\]\]")
+_FILE = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,4}$")
+
+
+def is_file_name(target: str) -> bool:
+    """Whether a link's target names a file other than a note (``pic.png``, ``paper.pdf``)."""
+    return _FILE.search(target.strip()) is not None and not target.strip().lower().endswith(".md")
 
 
 def split_target(target: str) -> tuple[str, str | None]:
@@ -35,10 +44,14 @@ def split_target(target: str) -> tuple[str, str | None]:
 
 
 def parse_links(body: str) -> dict[str, str]:
-    """Map of title key → title as written, for each distinct link target in ``body``."""
+    """Map of title key → title as written, for each distinct link target in ``body``: in its
+    prose (``[[Note]]`` in code is an example, :mod:`.codespans`), and not the embed of a file
+    (``![[diagram.svg]]``, ``![[paper.pdf#page=3]]``: an attachment, not a note)."""
     found: dict[str, str] = {}
-    for match in _LINK.finditer(body):
-        title = split_target(match.group(1))[0]
+    for match in _EMBED_OR_LINK.finditer(prose(body)):
+        title = split_target(match.group(2))[0]
+        if match.group(1) and is_file_name(title):
+            continue
         key = title_key(title)
         if key and key not in found:
             found[key] = title

@@ -5,9 +5,11 @@ whether tools that need a model are offered."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 
 import httpx
+import pytest
 from support.fake_llm import FakeLLM, Reply
 
 from fable_core.assistant.status import ProviderStatus
@@ -62,12 +64,20 @@ async def test_no_probe_is_sent_while_an_answer_streams(ai_fable: Fable, fake: F
 
 
 async def test_a_server_that_stops_answering_withdraws_the_model_tools(
-        ai_fable: Fable, alice: Caller) -> None:
+        ai_fable: Fable, alice: Caller, caplog: pytest.LogCaptureFixture) -> None:
     down = await Fable.open(ai_fable.settings.model_copy(update={"ollama_url": "http://127.0.0.1:9"}))
     try:
-        health = await down.assistant.status.check()
+        with caplog.at_level(logging.WARNING, "fable_core.assistant.status"):
+            health = await down.assistant.status.check()
+            for _ in range(3):  # probes after the first say nothing more while it stays down
+                await down.assistant.status.check()
         offered = {t.name for t in down.registry.for_caller(alice, down.availability)}
     finally:
         await down.close()
+    # issue 37 item 10: one line, naming the setting to change and how to run without a model
+    [said] = [r.getMessage() for r in caplog.records if r.name == "fable_core.assistant.status"]
+    assert said.startswith("the model server at http://127.0.0.1:9 (OLLAMA_URL=http://127.0.0.1:9, "
+                           "LLM_PROVIDER=ollama) does not answer")
+    assert "LLM_PROVIDER=none" in said
     assert health.status == "down" and not down.availability.meets({"llm"})
     assert "quick_capture" not in offered and "assist_note" not in offered and "list_notes" in offered

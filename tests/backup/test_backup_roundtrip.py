@@ -103,3 +103,28 @@ async def test_round_trip_into_an_empty_and_a_used_instance(fable: Fable, world:
         linked = (await session.execute(select(func.count()).select_from(NoteLink)
                                         .where(NoteLink.target_id == compost))).scalar()
         assert linked == 1
+
+
+async def test_a_restore_into_the_instance_in_use_keeps_its_own_instance_settings(
+    fable: Fable, alice: Caller, call: Any
+) -> None:
+    """Issue 37 item 9: ``fable restore`` into an instance in use failed on a raw
+    ``duplicate key … "instance_settings_pkey"``; the instance's own settings now stay, the
+    archive's are taken where this instance has none."""
+    from fable_core.db.models import InstanceSetting
+
+    await call("create_note", title="Kept twice", body="restored beside itself")
+    async with fable.db.transaction() as session:
+        session.add_all([InstanceSetting(key="registration", value="invite"),
+                          InstanceSetting(key="archived_only", value="from the archive")])
+    data = await blob(fable, "backup_instance", alice)
+    async with fable.db.transaction() as session:
+        await session.execute(InstanceSetting.__table__.delete().where(InstanceSetting.key == "archived_only"))
+        await session.execute(InstanceSetting.__table__.update().where(InstanceSetting.key == "registration")
+                              .values(value="open"))
+    summary = await _restore(fable, data)  # the instance in use, its people and settings there
+    assert summary.maps["notes"]
+    async with fable.db.reading() as session:
+        settings = dict((await session.execute(select(InstanceSetting.key, InstanceSetting.value))).all())
+    assert settings["registration"] == "open", "the instance's own setting stays"
+    assert settings["archived_only"] == "from the archive"

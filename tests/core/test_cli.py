@@ -238,6 +238,16 @@ def test_every_command_and_option_says_what_it_does_and_its_default() -> None:
     assert missing == []
 
 
+def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 37 item 11: ``fable --version`` says which Fable this is, touching no database."""
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as ended:
+        _parser().parse_args(["--version"])
+    assert ended.value.code == 0
+    assert capsys.readouterr().out.strip() == f"fable {version('fable')}"
+
+
 def stdin_of(monkeypatch: pytest.MonkeyPatch, text: str) -> None:
     monkeypatch.setattr(sys, "stdin", io.StringIO(text))
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, timedelta
 
 import pytest
 from sqlalchemy import select
+from support.clock import today
 from support.fake_llm import FakeLLM, Reply
 
 from fable_core.daily.journal.morning import find_threads
@@ -19,16 +20,15 @@ from fable_core.errors import Conflict
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
 
-TODAY = datetime.now(UTC).date()
-
 
 async def a_morning(fable: Fable, alice: Caller) -> None:
     """Alice's world: a task due today, one overdue, one done, one due later, an active project."""
+    this_day = today()  # when the test runs, not when its module was imported
     project = await fable.call("create_project", {"title": "Garden", "goal": "Grow tomatoes"}, alice)
-    for title, status, due in [("Call the plumber", "todo", TODAY),
-                               ("Pay the rent", "todo", TODAY - timedelta(days=2)),
-                               ("Filed already", "done", TODAY),
-                               ("Next week's thing", "todo", TODAY + timedelta(days=7))]:
+    for title, status, due in [("Call the plumber", "todo", this_day),
+                               ("Pay the rent", "todo", this_day - timedelta(days=2)),
+                               ("Filed already", "done", this_day),
+                               ("Next week's thing", "todo", this_day + timedelta(days=7))]:
         await fable.call("create_note", {"title": title, "status": status, "due_date": due.isoformat(),
                                          "project_id": project["id"]}, alice)
 
@@ -48,10 +48,11 @@ async def day_row(fable: Fable, conversation_id: int) -> JournalDay:
 
 async def test_without_a_model_the_opener_is_each_sections_lines_stored_as_the_first_message(
         fable: Fable, alice: Caller) -> None:
+    this_day = today()  # when the test runs, not when its module was imported
     await a_morning(fable, alice)
     day = await fable.call("prepare_journal", {}, alice)
     opener = day["opener"]
-    assert day["prep"] == "done" and opener.startswith(f"**{TODAY:%A} {TODAY.day} {TODAY:%B}**")
+    assert day["prep"] == "done" and opener.startswith(f"**{this_day:%A} {this_day.day} {this_day:%B}**")
     assert opener.index("**Due today**\n- Call the plumber") < opener.index("**Overdue**\n- Pay the rent")
     assert "**Active projects**\n- Garden (3 open tasks)" in opener
     assert "Filed already" not in opener and "Next week" not in opener
@@ -67,8 +68,9 @@ async def test_an_empty_day_still_gets_a_short_opener(fable: Fable, alice: Calle
 
 
 async def test_preparing_again_replaces_the_opener_until_the_user_has_written(fable: Fable, alice: Caller) -> None:
+    this_day = today()  # when the test runs, not when its module was imported
     first = await fable.call("prepare_journal", {}, alice)
-    await fable.call("create_note", {"title": "Buy seeds", "status": "todo", "due_date": TODAY.isoformat()}, alice)
+    await fable.call("create_note", {"title": "Buy seeds", "status": "todo", "due_date": this_day.isoformat()}, alice)
     second = await fable.call("prepare_journal", {}, alice)
     assert "Buy seeds" in second["opener"] and "Buy seeds" not in first["opener"]
     assert await messages_of(fable, second["conversation_id"]) == [("assistant", second["opener"])]
@@ -83,15 +85,16 @@ async def test_preparing_again_replaces_the_opener_until_the_user_has_written(fa
 
 async def test_the_scheduled_prep_prepares_a_day_once_and_skips_a_day_already_written_in(
         fable: Fable, alice: Caller, bob: Caller) -> None:
-    first = await prepare(fable, alice, TODAY, manual=False)
+    this_day = today()  # when the test runs, not when its module was imported
+    first = await prepare(fable, alice, this_day, manual=False)
     assert first is not None and first.prep == "done"
-    assert await prepare(fable, alice, TODAY, manual=False) is None
+    assert await prepare(fable, alice, this_day, manual=False) is None
     assert len(await messages_of(fable, first.conversation_id)) == 1
     opened = await fable.call("open_journal", {}, bob)
     async with fable.db.transaction() as session:
         session.add(Message(conversation_id=opened["conversation_id"], user_id=bob.user_id, role="user",
                             content="Up early today."))
-    assert await prepare(fable, bob, TODAY, manual=False) is None
+    assert await prepare(fable, bob, this_day, manual=False) is None
     assert (await day_row(fable, opened["conversation_id"])).prep_state == "skipped"
     assert await messages_of(fable, opened["conversation_id"]) == [("user", "Up early today.")]
 
@@ -117,7 +120,9 @@ async def test_a_failing_section_is_logged_and_left_out_and_a_new_one_takes_its_
 
 
 async def test_open_threads_come_from_recent_journal_days_by_rule(fable: Fable, alice: Caller) -> None:
-    yesterday = await fable.call("open_journal", {"day": (TODAY - timedelta(days=1)).isoformat()}, alice)
+    this_day = today()  # when the test runs, not when its module was imported
+    yesterday = this_day - timedelta(days=1)
+    yesterday = await fable.call("open_journal", {"day": (this_day - timedelta(days=1)).isoformat()}, alice)
     async with fable.db.transaction() as session:
         for role, content, status in [
             ("user", "Lovely walk. I'll call mum about Sunday. The weather was fine.", "done"),
@@ -130,7 +135,7 @@ async def test_open_threads_come_from_recent_journal_days_by_rule(fable: Fable, 
             session.add(Message(conversation_id=yesterday["conversation_id"], user_id=alice.user_id, role=role,
                                 content=content, status=status))
     day = await fable.call("prepare_journal", {}, alice)
-    weekday = f"{TODAY - timedelta(days=1):%A}"
+    weekday = f"{this_day - timedelta(days=1):%A}"
     assert f"**Left open**\n- I'll call mum about Sunday. (you said, {weekday})\n" \
            f"- Should I repaint the shed? (you asked, {weekday})\n" \
            f"- Did you water the tomatoes? (left unanswered, {weekday})" in day["opener"]
@@ -147,13 +152,15 @@ def test_a_question_that_was_answered_is_not_left_open() -> None:
 
 async def test_a_model_writes_the_opener_from_the_gathered_json_in_one_call(
         settled: Fable, llm: FakeLLM, alice: Caller) -> None:
+    this_day = today()  # when the test runs, not when its module was imported
     await a_morning(settled, alice)
     llm.plain_replies.append(Reply("Morning! The plumber needs a call today, and the rent is overdue."))
     day = await settled.call("prepare_journal", {}, alice)
     assert day["opener"] == "Morning! The plumber needs a call today, and the rent is overdue."
     [body] = llm.chat_bodies()
     system, gathered = body["messages"]
-    assert "alice's daily journal" in system["content"] and f"{TODAY:%A} {TODAY.day} {TODAY:%B %Y}" in system["content"]
+    assert "alice's daily journal" in system["content"]
+    assert f"{this_day:%A} {this_day.day} {this_day:%B %Y}" in system["content"]
     data = json.loads(gathered["content"])
     assert [t["title"] for t in data["tasks"]["due_today"]] == ["Call the plumber"]
     assert data["projects"][0] == {"id": data["projects"][0]["id"], "title": "Garden", "goal": "Grow tomatoes",
@@ -182,6 +189,7 @@ async def test_a_model_that_fails_leaves_the_structured_opener(settled: Fable, l
 
 async def test_talking_in_the_journal_is_the_assistants_chat_told_it_is_that_days_journal(
         settled: Fable, llm: FakeLLM, alice: Caller) -> None:
+    this_day = today()  # when the test runs, not when its module was imported
     day = await settled.call("prepare_journal", {}, alice)
     llm.replies.append(Reply("That sounds like a good start.", delay=0.01))
     started = await settled.call("send_message", {"conversation_id": day["conversation_id"],
@@ -192,7 +200,7 @@ async def test_talking_in_the_journal_is_the_assistants_chat_told_it_is_that_day
     resumed = [e async for e in settled.assistant.follow(alice, day["conversation_id"], events[2].id)]  # type: ignore[union-attr]
     assert [e.id for e in resumed] == [e.id for e in events[3:]]
     system = llm.chat_bodies()[-1]["messages"][0]["content"]
-    assert f"alice's daily journal for {TODAY:%A} {TODAY.day} {TODAY:%B %Y}" in system
+    assert f"alice's daily journal for {this_day:%A} {this_day.day} {this_day:%B %Y}" in system
     conversation = await settled.call("get_conversation", {"conversation_id": day["conversation_id"]}, alice)
     assert [m["role"] for m in conversation["messages"]] == ["assistant", "user", "assistant"]
     assert conversation["messages"][0]["content"] == day["opener"] and started["message_id"]

@@ -7,18 +7,21 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
+from support.clock import today
 from support.web import error_of
 
 TODAY = datetime.now(UTC).date()
 
 
 async def test_today_opens_prepares_and_lists_over_rest(as_alice: httpx.AsyncClient, as_bob: httpx.AsyncClient) -> None:
+    this_day = today()  # when the test runs, not when its module was imported
     opened = await as_alice.post("/api/journal/days", json={})
-    assert opened.status_code == 200 and opened.json()["day"] == TODAY.isoformat()
+    assert opened.status_code == 200 and opened.json()["day"] == this_day.isoformat()
     prepared = (await as_alice.post("/api/journal/prepare", json={})).json()
     assert prepared["prep"] == "done" and prepared["opener"].endswith("a blank page.")
-    listed = (await as_alice.get("/api/journal/days", params={"start": (TODAY - timedelta(days=3)).isoformat()})).json()
-    assert listed == {"items": [{"day": TODAY.isoformat(), "conversation_id": prepared["conversation_id"],
+    start = (this_day - timedelta(days=3)).isoformat()
+    listed = (await as_alice.get("/api/journal/days", params={"start": start})).json()
+    assert listed == {"items": [{"day": this_day.isoformat(), "conversation_id": prepared["conversation_id"],
                                  "prep": "done"}]}
     assert (await as_bob.get("/api/journal/days")).json() == {"items": []}
     conversation = (await as_alice.get(f"/api/chat/conversations/{prepared['conversation_id']}")).json()

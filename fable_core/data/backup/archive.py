@@ -34,6 +34,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import logging
 import re
 import shutil
 import zipfile
@@ -52,6 +53,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from fable_core.db.errors import log_db_error
 from fable_core.db.models import Base
 from fable_core.errors import Conflict, InvalidInput
 from fable_core.knowledge.image_refs import rebuild_image_refs
@@ -99,7 +101,7 @@ COVERED: frozenset[str] = frozenset({
     "user_identities", "edit_drafts",
 })
 EMBEDDINGS = frozenset({"note_embeddings"})  # whole tables that are embeddings
-MERGED = frozenset({"note_words"})  # sets: a row already here is simply kept
+MERGED = frozenset({"note_words", "instance_settings"})  # a row already here is kept (this instance's settings)
 # not in a user's own archive
 INSTANCE_ONLY = frozenset({"instance_settings", "api_keys", "app_logs", "user_identities"})
 _OWNER_COLUMNS = ("user_id", "owner_id", "created_by")
@@ -533,6 +535,7 @@ async def _restore_rows(session: AsyncSession, zf: zipfile.ZipFile, manifest: di
         raise _bad(f"a personal backup holds {', '.join(repr(t) for t in foreign[:5])}, which only an instance "
                    "backup may restore; nothing was restored")
     owner = int(manifest.get("user_id", 0)) if manifest["scope"] == "user" else None
+    table = None
     try:
         for table in _restore_order():
             entry = entries.get(table.name)
@@ -541,8 +544,11 @@ async def _restore_rows(session: AsyncSession, zf: zipfile.ZipFile, manifest: di
             summary[table.name] = await _restore_table(session, zf, table, entry, maps, summary,
                                                        manifest.get("_image_types", {}), owner)
     except IntegrityError as e:
-        detail = str(e.orig).splitlines()[0][:300] if e.orig is not None else ""
-        raise Conflict(f"the backup clashes with what is here, nothing restored: {detail}") from e
+        # the server's words (its constraint's name, the values) stay in the log
+        log_db_error(getattr(e.orig, "sqlstate", None), str(e.orig).splitlines()[0][:300], level=logging.INFO)
+        what = table.name.replace("_", " ") if table is not None else "rows"
+        raise Conflict(f"the backup's {what} clash with what is here (one with the same name or key exists); "
+                       "nothing was restored") from e
     return summary
 
 

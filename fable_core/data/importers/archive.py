@@ -14,11 +14,12 @@ from __future__ import annotations
 import io
 import zipfile
 from dataclasses import dataclass
+from typing import IO
 
 from fable_core.errors import InvalidInput, PayloadTooLarge
 from fable_core.infra.offload import Budget, offload
 
-__all__ = ["IMPORT", "MAX_FILE", "MAX_FILES", "MAX_TOTAL", "Entry", "is_zip", "read_zip", "unpack"]
+__all__ = ["IMPORT", "MAX_FILE", "MAX_FILES", "MAX_TOTAL", "Entry", "Source", "is_zip", "read_zip", "size_of", "unpack"]
 
 MAX_FILES = 20_000
 MAX_TOTAL = 256_000_000
@@ -36,16 +37,31 @@ class Entry:
     size: int
 
 
-def is_zip(content: bytes) -> bool:
-    return content[:4] in (b"PK\x03\x04", b"PK\x05\x06")
+Source = bytes | IO[bytes]  # an upload in memory, or spooled to disk (a seekable file at 0)
 
 
-def read_zip(content: bytes, field: str = "content", max_file: int | None = None) -> list[Entry]:
+def is_zip(content: Source) -> bool:
+    if isinstance(content, bytes | bytearray):
+        return bytes(content[:4]) in (b"PK\x03\x04", b"PK\x05\x06")
+    head = content.read(4)
+    content.seek(0)
+    return head in (b"PK\x03\x04", b"PK\x05\x06")
+
+
+def size_of(content: Source) -> int:
+    if isinstance(content, bytes | bytearray):
+        return len(content)
+    at = content.seek(0, io.SEEK_END)
+    content.seek(0)
+    return at
+
+
+def read_zip(content: Source, field: str = "content", max_file: int | None = None) -> list[Entry]:
     """The archive's files, in archive order (a file over ``max_file`` bytes, MAX_FILE by default,
     without its content); InvalidInput / PayloadTooLarge for a bad archive."""
     max_file = MAX_FILE if max_file is None else max_file
     try:
-        archive = zipfile.ZipFile(io.BytesIO(content))
+        archive = zipfile.ZipFile(io.BytesIO(content) if isinstance(content, bytes | bytearray) else content)
         infos = archive.infolist()
     except (zipfile.BadZipFile, ValueError, OSError) as e:
         raise InvalidInput(f"not a readable ZIP archive: {e}", field=field) from e
@@ -69,9 +85,9 @@ def read_zip(content: bytes, field: str = "content", max_file: int | None = None
     return entries
 
 
-async def unpack(content: bytes, field: str = "content", max_file: int | None = None) -> list[Entry]:
+async def unpack(content: Source, field: str = "content", max_file: int | None = None) -> list[Entry]:
     """:func:`read_zip` on a worker thread, within :data:`IMPORT`."""
-    return await offload(IMPORT, len(content), read_zip, content, field, max_file)
+    return await offload(IMPORT, size_of(content), read_zip, content, field, max_file)
 
 
 def _ignored(name: str) -> bool:

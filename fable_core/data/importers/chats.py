@@ -19,13 +19,14 @@ from typing import Any
 from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.data.importers.archive import IMPORT, MAX_TOTAL, is_zip, read_zip
+from fable_core.config import Settings
+from fable_core.data.importers.archive import IMPORT, MAX_TOTAL, Source, is_zip, read_zip
 from fable_core.data.importers.report import LISTED, ImportReport, ItemLine, already_imported, record
 from fable_core.db.models import Conversation, Message
 from fable_core.errors import InvalidInput, PayloadTooLarge
 from fable_core.infra.offload import offload
 from fable_core.tools import Context, Route, tool
-from fable_core.tools.binary import Binary
+from fable_core.tools.binary import MAX_BINARY, BinaryFile
 
 __all__ = ["MAX_CONVERSATIONS", "import_conversations"]
 
@@ -42,8 +43,13 @@ class Chat:
     messages: list[tuple[str, str, datetime | None]] = field(default_factory=list)  # role, text, when
 
 
-@tool(group="data", title="Import conversations", scope="write", route=Route("POST", "/import/conversations"))
-async def import_conversations(ctx: Context, content: Binary, dry_run: bool = True) -> ImportReport:
+def _upload_limit(settings: Settings) -> int:
+    return MAX_BINARY  # docs/import.md: 64 MB, spooled to disk as it arrives on the REST route
+
+
+@tool(group="data", title="Import conversations", scope="write", body_limit=_upload_limit,
+      route=Route("POST", "/import/conversations"))
+async def import_conversations(ctx: Context, content: BinaryFile, dry_run: bool = True) -> ImportReport:
     """Import a ChatGPT or Claude export as conversations.
 
     Dry run by default: read the report, then run with dry_run=false. Conversations imported
@@ -52,24 +58,25 @@ async def import_conversations(ctx: Context, content: Binary, dry_run: bool = Tr
     Args:
         content: The export ZIP or conversations.json.
     """
-    chats, skipped = await offload(IMPORT, len(content), _read_export, content)
+    chats, skipped = await offload(IMPORT, content.size, _read_export, content.file)
     return await store_chats(ctx, ctx.session, chats, skipped, dry_run=dry_run)
 
 
-def _read_export(content: bytes) -> tuple[list[Chat], list[ItemLine]]:
+def _read_export(content: Source) -> tuple[list[Chat], list[ItemLine]]:
     """The upload's conversations (on a worker thread: inflating and parsing take a while)."""
     return parse_export(_conversations_json(content))
 
 
-def _conversations_json(content: bytes) -> Any:
-    raw = content
+def _conversations_json(content: Source) -> Any:
     if is_zip(content):
         entries = [e for e in read_zip(content, max_file=MAX_TOTAL)
                    if e.path.rsplit("/", 1)[-1] == "conversations.json"]
         if not entries or entries[0].content is None:
             raise InvalidInput("the ZIP holds no conversations.json: upload the ChatGPT or Claude export",
                                field="content")
-        raw = entries[0].content
+        raw: bytes = entries[0].content
+    else:
+        raw = content if isinstance(content, bytes | bytearray) else content.read(MAX_TOTAL + 1)
     try:
         data = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:

@@ -5,15 +5,19 @@ its tags the front matter's ``tags`` (and ``type`` for basic-memory), its inline
 its folder (``folder/sub``, a tag: folders are how vaults group, tags are how Fable does
 without forcing one project per note). ``[[links]]`` keep working: ``[[folder/Note]]``,
 ``[[Note#Heading]]``, ``[[Note|label]]`` and links to a front matter ``alias`` or basic-memory
-``permalink`` are rewritten to ``[[Title|label]]``. Embedded images (``![[a.png]]``,
-``![alt](a%20b.png)``) go into the image store and the embed becomes ``![alt](/api/images/<id>)``.
+``permalink`` are rewritten to ``[[Title#Heading|label]]``; ``[[#Heading]]`` stays (the same
+note). Embedded images (``![[a.png]]``, ``![[a.png|300]]``, ``![[a.png#x]]``, ``![alt](a%20b.png)``)
+go into the image store and the embed becomes ``![alt](/api/images/<id>)``; other embedded files
+stay as written (no note link) and are reported. Nothing inside code is rewritten
+(:mod:`fable_core.knowledge.codespans`). Titles are made distinct, never dropped: the same title
+as a note of the user's or an earlier file is renamed ``Title (2)`` and reported
+(:func:`~fable_core.knowledge.importing.unique_titles`); links to titles nobody has are listed.
 basic-memory's observations (``- [idea] text #tag``) and relations (``- relates_to [[Other]]``)
 are Markdown already: they arrive as text, tags and links.
 
 A dry run (the default) reads and checks everything and reports what would be created and
 skipped, storing nothing. An import is one transaction. Files imported before (same
-vault-relative path, note still there) are skipped, so running it again creates no duplicates;
-so is a note whose title an existing note has (the rules of import_notes).
+vault-relative path, note still there) are skipped, so running it again creates no duplicates.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from urllib.parse import unquote
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from fable_core.config import Settings
 from fable_core.data.importers import archive
 from fable_core.data.importers import markdown as md
 from fable_core.data.importers.archive import IMPORT, Entry, is_zip, unpack
@@ -34,25 +39,33 @@ from fable_core.data.importers.report import LISTED, ImportReport, ItemLine, alr
 from fable_core.db.models import title_key
 from fable_core.errors import InvalidInput
 from fable_core.infra.offload import offload
-from fable_core.knowledge.importing import ImportedNote, store_notes
+from fable_core.knowledge.codespans import outside_code, prose
+from fable_core.knowledge.importing import ImportedNote, store_notes, taken_titles, unique_titles
 from fable_core.knowledge.types import MAX_BODY, MAX_TITLE
+from fable_core.knowledge.wikilinks import is_file_name
 from fable_core.outside.images import store
 from fable_core.outside.images.sniff import NotAnImage
 from fable_core.tools import Context, Route, tool
-from fable_core.tools.binary import Binary
+from fable_core.tools.binary import MAX_BINARY, BinaryFile
 
 __all__ = ["import_vault"]
 
 IMAGE_TYPES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".avif")
 _WIKILINK = re.compile(r"(!?)\[\[([^\[\]|\n]{1,300}?)(?:\|([^\[\]\n]{0,300}))?\]\]")
+_SIZE = re.compile(r"\d{1,4}(?:x\d{1,4})?")  # Obsidian's image size: |300 or |300x200
 _MD_IMAGE = re.compile(r"!\[([^\]\n]{0,300})\]\(<?([^)\n>\s]{1,500})>?(?:[ \t]+\"[^\"\n]{0,300}\")?\)")
 
 VaultKind = Literal["obsidian", "basic_memory"]
 
 
-@tool(group="data", title="Import a vault", scope="write", route=Route("POST", "/import/vault"))
+def _upload_limit(settings: Settings) -> int:
+    return MAX_BINARY  # docs/import.md: 64 MB, spooled to disk as it arrives on the REST route
+
+
+@tool(group="data", title="Import a vault", scope="write", body_limit=_upload_limit,
+      route=Route("POST", "/import/vault"))
 async def import_vault(
-    ctx: Context, content: Binary, kind: VaultKind = "obsidian", dry_run: bool = True,
+    ctx: Context, content: BinaryFile, kind: VaultKind = "obsidian", dry_run: bool = True,
 ) -> ImportReport:
     """Import an Obsidian vault or basic-memory project as notes.
 
@@ -62,9 +75,9 @@ async def import_vault(
     Args:
         content: The vault folder as a ZIP.
     """
-    if not is_zip(content):
+    if not is_zip(content.file):
         raise InvalidInput("upload the vault as a ZIP of its folder", field="content")
-    entries = _strip_root(await unpack(content))
+    entries = _strip_root(await unpack(content.file))
     written: list[str] = []
     try:
         return await import_entries(ctx, ctx.session, entries, kind, dry_run=dry_run, written=written)
@@ -89,7 +102,7 @@ async def import_entries(
     collects the hashes of the image files it put in the store that were not there before."""
     written = [] if written is None else written
     notes_in = [e for e in entries if e.path.lower().endswith(".md")]
-    by_name = _attachments([e for e in entries if e.path.lower().endswith(IMAGE_TYPES)])
+    by_name = _attachments([e for e in entries if not e.path.lower().endswith(".md")])  # every file an embed may name
     skipped: list[ItemLine] = [ItemLine(item=e.path, reason="not a Markdown note or an image")
                                for e in entries if not e.path.lower().endswith((".md", *IMAGE_TYPES))]
     warnings: list[ItemLine] = []
@@ -99,12 +112,18 @@ async def import_entries(
     parsed, unread, problems = await offload(IMPORT, sum(e.size for e in fresh), _parse_notes, fresh)
     skipped += unread
     warnings += problems
+    parsed, renamed = await _distinct(s, ctx.user_id, parsed)
+    warnings += renamed
     names = _link_names(parsed)
+    unresolved: dict[str, list[str]] = {}  # link target no note of the vault has → the files naming it
     images: dict[str, int | None] = {}  # attachment path → image id (None in a dry run / not an image)
     batch: list[ImportedNote] = []
     sources: list[tuple[str, datetime | None]] = []
     for entry, title, page in parsed:
-        body = await _rewrite(ctx, s, page.body, entry.path, names, by_name, images, warnings, dry_run, written)
+        body, outside = await _rewrite(ctx, s, page.body, entry.path, names, by_name, images, warnings, dry_run,
+                                       written)
+        for target in outside:
+            unresolved.setdefault(target, []).append(entry.path)
         meta = page.meta
         tags = md.tags_of(md.as_list(meta.get("tags")), md.as_list(meta.get("tag")),
                           md.as_list(meta.get("type")) if kind == "basic_memory" else [],
@@ -118,9 +137,11 @@ async def import_entries(
             skipped.append(ItemLine(item=entry.path, title=title, reason=e.errors()[0]["msg"]))
             continue
         sources.append((entry.path, md.as_date(meta.get("created") or meta.get("date"))))
+    warnings += await _unresolved(s, ctx.user_id, unresolved)
     created: list[ItemLine] = []
     if batch:
-        result = await store_notes(ctx, s, batch, dry_run=dry_run, created_at=[at for _, at in sources])
+        result = await store_notes(ctx, s, batch, dry_run=dry_run, created_at=[at for _, at in sources],
+                                   similar=False)
         skipped.extend(ItemLine(item=sources[d.index][0], title=d.title, id=d.existing_note_id, reason=d.reason)
                        for d in result.skipped)
         created = [ItemLine(item=path, title=note.title, id=note_id)
@@ -150,6 +171,28 @@ def _parse_notes(entries: list[Entry]) -> tuple[list[tuple[Entry, str, md.Parsed
             warnings.append(ItemLine(item=entry.path, reason=f"{page.problem}: kept as text in the body"))
         parsed.append((entry, _title(entry.path, page.meta), page))
     return parsed, skipped, warnings
+
+
+async def _distinct(
+    s: AsyncSession, user_id: int, parsed: list[tuple[Entry, str, md.Parsed]],
+) -> tuple[list[tuple[Entry, str, md.Parsed]], list[ItemLine]]:
+    """The vault's notes with titles distinct from each other and from the user's notes (the
+    later of two the same is renamed ``Title (2)``), and a warning for each renamed one."""
+    titles = await unique_titles(s, user_id, [title for _, title, _ in parsed])
+    renamed = [ItemLine(item=entry.path, title=final,
+                        reason=f"imported as {final!r}: a note titled {title!r} exists (links to this file lead here)")
+               for (entry, title, _), final in zip(parsed, titles, strict=True) if final != title]
+    return [(entry, final, page) for (entry, _, page), final in zip(parsed, titles, strict=True)], renamed
+
+
+async def _unresolved(s: AsyncSession, user_id: int, targets: dict[str, list[str]]) -> list[ItemLine]:
+    """A warning for each link to a title no note of the vault has and none of Fable's either:
+    kept as written, it resolves when a note with that title appears."""
+    existing = await taken_titles(s, user_id, [title_key(t) for t in targets])
+    return [ItemLine(item=paths[0], title=target,
+                     reason=f"link to {target!r}: no note of that title in the vault or in Fable "
+                            f"({len(paths)} file{'s' if len(paths) > 1 else ''}); kept, it resolves when one appears")
+            for target, paths in targets.items() if title_key(target) not in existing]
 
 
 def _flags(result: object, n: int) -> list[bool]:
@@ -220,21 +263,26 @@ def _attachments(entries: list[Entry]) -> dict[str, Entry]:
 async def _rewrite(
     ctx: Context, s: AsyncSession, body: str, path: str, names: dict[str, str], attachments: dict[str, Entry],
     images: dict[str, int | None], warnings: list[ItemLine], dry_run: bool, written: list[str],
-) -> str:
+) -> tuple[str, list[str]]:
+    """``body`` with its links and embeds made Fable's, in its prose only (code keeps every byte);
+    and the link targets it names that no note of the vault has (checked against Fable's notes
+    by the caller)."""
     folder = posixpath.dirname(path)
     wanted: dict[str, Entry] = {}
+    outside: list[str] = []
 
     def attachment(ref: str) -> Entry | None:
         ref = unquote(ref.strip())
         joined = posixpath.normpath(posixpath.join(folder, ref)) if folder else posixpath.normpath(ref)
         return attachments.get(joined) or attachments.get(ref) or attachments.get(posixpath.basename(ref))
 
-    for match in _WIKILINK.finditer(body):
-        if (match.group(1) and match.group(2).lower().endswith(IMAGE_TYPES)
-                and (found := attachment(match.group(2).split("#")[0])) is not None):
+    text = prose(body)
+    for match in _WIKILINK.finditer(text):
+        name = match.group(2).partition("#")[0]
+        if match.group(1) and name.lower().endswith(IMAGE_TYPES) and (found := attachment(name)) is not None:
             wanted[found.path] = found
-    for match in _MD_IMAGE.finditer(body):
-        if (_local(match.group(2)) and (found := attachment(match.group(2))) is not None):
+    for match in _MD_IMAGE.finditer(text):
+        if _local(match.group(2)) and (found := attachment(match.group(2))) is not None:
             wanted[found.path] = found
     for key, entry in wanted.items():
         if key not in images:
@@ -245,21 +293,38 @@ async def _rewrite(
             return None
         return f"/api/images/{images[entry.path]}" if not dry_run else f"/api/images/<{entry.path}>"
 
+    def embedded_file(match: re.Match[str], name: str, label: str | None) -> str:
+        """``![[pic.png]]``, ``![[pic.png|300]]``, ``![[pic.png#anchor]]``, ``![[diagram.svg]]``."""
+        found = attachment(name)
+        if name.lower().endswith(IMAGE_TYPES) and (url := src(found)) is not None:
+            alt = posixpath.basename(name)
+            if label and label.strip():
+                alt = f"{alt}|{label.strip()}" if _SIZE.fullmatch(label.strip()) else label.strip()
+            return f"![{alt}]({url})"
+        if found is None:
+            warnings.append(ItemLine(item=path, reason=f"embed of {name!r}: no such file in the vault; "
+                                                       "kept as written"))
+        elif not name.lower().endswith(IMAGE_TYPES):
+            warnings.append(ItemLine(item=path, reason=f"embed of {name!r}: only raster images are stored; kept "
+                                                       "as written (not a link to a note)"))
+        return match.group(0)
+
     def link(match: re.Match[str]) -> str:
         bang, target, label = match.group(1), match.group(2), match.group(3)
-        if bang and target.lower().endswith(IMAGE_TYPES):
-            url = src(attachment(target.split("#")[0]))
-            alt = label if label and not label.strip().isdigit() else posixpath.basename(target)
-            return f"![{alt}]({url})" if url else match.group(0)
-        name, _, heading = target.partition("#")
+        name, mark, anchor = target.partition("#")
+        if bang and is_file_name(name):
+            return embedded_file(match, name, label)
+        if not name.strip():  # [[#Heading]]: a place in this very note, as Fable writes it too
+            return match.group(0)
         name = name.strip().removesuffix(".md")
-        title = names.get(title_key(name)) or names.get(title_key(posixpath.basename(name))) \
-            or posixpath.basename(name) or name
-        if label is None and heading:
-            label = f"{posixpath.basename(name) or title} > {heading.lstrip('^')}"
-        elif label is None and title_key(title) != title_key(posixpath.basename(name)):
-            label = posixpath.basename(name)
-        return f"[[{title}|{label}]]" if label else f"[[{title}]]"
+        title = names.get(title_key(name)) or names.get(title_key(posixpath.basename(name)))
+        if title is None:
+            title = posixpath.basename(name) or name
+            outside.append(title)
+        spot = f"#{anchor}" if mark and anchor.strip() else ""
+        if label is None and title_key(title) != title_key(posixpath.basename(name)):
+            label = posixpath.basename(name) + spot  # what the text said, linking to the note it meant
+        return f"{bang}[[{title}{spot}|{label}]]" if label else f"{bang}[[{title}{spot}]]"
 
     def image(match: re.Match[str]) -> str:
         ref = match.group(2)
@@ -268,7 +333,8 @@ async def _rewrite(
         url = src(attachment(ref))
         return f"![{match.group(1)}]({url})" if url else match.group(0)
 
-    return _MD_IMAGE.sub(image, _WIKILINK.sub(link, body))
+    rewritten = outside_code(body, lambda piece: _MD_IMAGE.sub(image, _WIKILINK.sub(link, piece)))
+    return rewritten, outside
 
 
 def _local(ref: str) -> bool:
