@@ -204,7 +204,8 @@ async def _mcp(args: argparse.Namespace) -> int | None:
     if toolsets is not None:  # refused before any database is opened
         toolsets = _checked_toolsets(toolsets)
     if args.print_config:
-        return _print_mcp_config(args, toolsets)
+        user = args.user or (None if args.remote else await _only_account())
+        return _print_mcp_config(args, toolsets, user)
     if args.remote:
         from fable_mcp.bridge import run_bridge
 
@@ -223,7 +224,7 @@ def _checked_toolsets(toolsets: list[str]) -> list[str]:
     return check_toolsets(REGISTRY, toolsets, source="--toolsets")
 
 
-def _print_mcp_config(args: argparse.Namespace, toolsets: list[str] | None) -> int:
+def _print_mcp_config(args: argparse.Namespace, toolsets: list[str] | None, user: str | None) -> int:
     import os
 
     from fable_core.config import load_settings
@@ -236,12 +237,33 @@ def _print_mcp_config(args: argparse.Namespace, toolsets: list[str] | None) -> i
         key = os.environ.get("FABLE_API_KEY")
         env = {"FABLE_API_KEY": key} if key and not args.api_key_file else {}
     else:
-        argv = ["mcp", *(["--user", args.user] if args.user else [])]
+        argv = ["mcp", *(["--user", user] if user else [])]
         if toolsets is not None:
             argv += ["--toolsets", ",".join(toolsets)]
         env = local_env(load_settings())
     print(json.dumps(stdio_config(argv, env), indent=2))
     return 0
+
+
+async def _only_account() -> str | None:
+    """The one account a local config without ``--user`` is for; None on an empty instance (the
+    server makes its first account); InvalidInput naming them when there are several (a config
+    that named none would fail at its first start)."""
+    from fable_core.config import load_settings
+    from fable_core.db.database import Database
+    from fable_core.identity.accounts import account_names
+
+    db = await Database.open(load_settings(), migrate=False, check=False)
+    try:
+        async with db.reading() as s:
+            names = await account_names(s, 11)
+    finally:
+        await db.close()
+    if len(names) > 1:
+        shown = ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")
+        raise InvalidInput(f"this instance has several accounts ({shown}): say whose config this is with "
+                           "--user NAME", field="user")
+    return names[0] if names else None
 
 
 async def _db(args: argparse.Namespace) -> int | None:

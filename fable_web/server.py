@@ -126,10 +126,10 @@ async def serve(host: str | None = None, port: int | None = None, settings: Sett
         fable = await Fable.open(settings, jobs=True)  # the process that runs jobs
         try:
             url = _local_url(host, port)
+            app = create_app(fable)  # a bad setting it reads (FABLE_MCP_TOOLSETS) is said before "serving"
             await _announce_first_user(fable, (settings.fable_base_url or url).rstrip("/"))
             bound = f"; listening on {host} port {port}" if _wildcard(host) else ""
             _say(f"Fable is serving on {url} (web UI /, REST /api, MCP /mcp{bound})")
-            app = create_app(fable)
             drain = Drain(app, on_drain=app.state.on_drain)  # SIGTERM: held streams end, the rest finishes
             config = uvicorn_config(drain, host, port, settings, log_level="warning")
             await DrainingServer(config, drain).serve(sockets=[sock])

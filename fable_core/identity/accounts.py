@@ -43,6 +43,7 @@ __all__ = [
     "ROLES",
     "USER_CREATION_LOCK",
     "VERIFY_TTL",
+    "account_names",
     "account_view",
     "api_key_view",
     "authenticate",
@@ -394,6 +395,12 @@ async def get_user(session: AsyncSession, user_id: int) -> User:
 
 async def count_users(session: AsyncSession) -> int:
     return await session.scalar(select(func.count(User.id))) or 0
+
+
+async def account_names(session: AsyncSession, limit: int) -> list[str]:
+    """The first ``limit`` accounts' names, oldest first (what a command without ``--user`` names
+    when it cannot tell whose it is)."""
+    return list((await session.execute(select(User.username).order_by(User.id).limit(limit))).scalars())
 
 
 async def sole_user(session: AsyncSession) -> User:

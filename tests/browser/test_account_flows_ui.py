@@ -4,6 +4,7 @@ load says why with a retry instead of going blank."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 
@@ -14,6 +15,20 @@ from support.page_tour import visit
 from support.users import PASSWORD
 
 pytestmark = pytest.mark.browser
+
+
+async def test_an_empty_instance_opens_on_creating_its_first_account(ui: Session) -> None:
+    """Issue 37 item 11: nobody can sign in to a new Fable; it opened on "Sign in" all the same."""
+    page = ui.page
+    await page.goto("/")
+    await expect(page.get_by_role("heading", level=1)).to_have_text("Create the first account")
+    await expect(page.locator("form button[type=submit]")).to_have_text("Create account")
+    await expect(page.get_by_text("The first account on a new Fable becomes its administrator.")).to_be_visible()
+    await page.fill("#username", "ada")
+    await page.fill("#password", PASSWORD)
+    await page.locator("form button[type=submit]").click()
+    await expect(page).not_to_have_url(re.compile(r"/login"))
+    assert not ui.watch.errors
 
 
 async def test_an_invitation_link_made_in_settings_registers_its_guest_once(

@@ -395,3 +395,20 @@ async def test_operator_commands_run_the_tools_with_their_usage_and_audit_rows(
         ("audit", "user.disable", None), ("usage", "update_user", None), ("usage", "list_users", None),
         ("usage", "delete_user", "invalid_input")]
     assert {(r.username.startswith("cli:"), r.user_id) for r in rows} == {(True, None)}
+
+
+async def test_serve_refuses_a_bad_toolsets_setting_before_it_says_it_serves(cli_env: dict[str, str]) -> None:
+    """Issue 37 item 11: an unknown FABLE_MCP_TOOLSETS entry printed "serving on …", then failed."""
+    import asyncio
+    import os
+
+    from support.servers import FABLE, free_port
+
+    proc = await asyncio.create_subprocess_exec(
+        FABLE, "serve", "--port", str(free_port()), env={**os.environ, **cli_env, "FABLE_MCP_TOOLSETS": "notes,bogus"},
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    async with asyncio.timeout(60):
+        out, err = await proc.communicate()
+    said = (out + err).decode()
+    assert proc.returncode == 1, said
+    assert "FABLE_MCP_TOOLSETS: unknown bogus" in said and "serving on" not in said and "Traceback" not in said

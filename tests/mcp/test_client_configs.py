@@ -81,6 +81,21 @@ async def test_print_config_starts_a_local_server_on_the_same_data(
     assert [n["title"] for n in (await call("list_notes"))["items"]] == ["From Claude Desktop"]  # alice's
 
 
+async def test_print_config_without_user_names_the_only_account_or_asks_which(
+    fable: Fable, alice: Caller, bob: Caller, stdio_env: dict[str, str],
+) -> None:
+    """Issue 37 item 11: without ``--user`` on an instance of several accounts the printed config
+    failed at its first start; now the command says so at once, naming them, and prints nothing."""
+    proc = await asyncio.create_subprocess_exec(
+        str(FABLE_BIN), "mcp", "--print-config", env={**os.environ, **stdio_env}, stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    async with asyncio.timeout(60):
+        out, err = await proc.communicate()
+    assert proc.returncode == 1 and out == b""
+    said = err.decode()
+    assert "several accounts" in said and "alice" in said and "bob" in said and "--user NAME" in said
+
+
 async def test_print_config_for_the_remote_bridge(
     mcp_base_url: str, fable: Fable, alice: Caller, tmp_path: Path,
 ) -> None:

@@ -547,8 +547,8 @@ async def _restore_rows(session: AsyncSession, zf: zipfile.ZipFile, manifest: di
         # the server's words (its constraint's name, the values) stay in the log
         log_db_error(getattr(e.orig, "sqlstate", None), str(e.orig).splitlines()[0][:300], level=logging.INFO)
         what = table.name.replace("_", " ") if table is not None else "rows"
-        raise Conflict(f"the backup's {what} clash with what is here (one with the same name or key exists); "
-                       "nothing was restored") from e
+        raise Conflict(f"the backup clashes with what is here: its {what} (one with the same name or key "
+                       "exists here); nothing was restored") from e
     return summary
 
 

@@ -163,9 +163,14 @@ async function render() {
     return;
   }
   if (!session.user) {
-    if (url.pathname !== "/login") history.replaceState(null, "", `/login?next=${encodeURIComponent(url.pathname + url.search)}`);
+    let params = url.searchParams;
+    if (url.pathname !== "/login") {  // sent here from a page: the form knows (and returns there after)
+      const login = `/login?next=${encodeURIComponent(url.pathname + url.search)}`;
+      history.replaceState(null, "", login);
+      params = new URL(login, location.origin).searchParams;
+    }
     shell = null;
-    clear(root, authView(url.searchParams, onSignedIn));
+    clear(root, authView(params, onSignedIn));
     return;
   }
   if (url.pathname === "/oauth/consent") { shell = null; clear(root, consentView(url.searchParams)); return; }  // a page of its own

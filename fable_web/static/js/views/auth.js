@@ -97,7 +97,16 @@ export function authView(params, onSignedIn, registering = false) {
   // Who may sign up here: the form says so before anyone fills it in for nothing.
   if (!invited) {
     api.get("/auth/registration").then((registration) => {
-      if (registration.first_user) return;
+      if (registration.first_user) {
+        // an empty instance opened (sent here from its pages): nobody can sign in yet, so it
+        // offers to make the first account; /login asked for by name stays the sign-in form
+        if (params.has("next") && params.get("mode") !== "login") {
+          setMode("register");
+          heading.textContent = "Create the first account";
+          document.title = `${heading.textContent} · Fable`;
+        }
+        return;
+      }
       if (registration.mode === "closed") {
         tabs[1].classList.add("hidden");
         registerHint = "";
