@@ -13,6 +13,7 @@ the tools that need it are offered; without it they are not, and say why if call
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -23,11 +24,12 @@ from fable_core.errors import Unavailable
 from fable_core.infra.tls import tls_context
 
 if TYPE_CHECKING:
-    from fable_core.tools.runtime import Runtime
+    from fable_core.tools.runtime import Closer, Runtime
 
 __all__ = ["SEARXNG", "Category", "Hit", "TimeRange", "install", "search", "searxng_url"]
 
 SEARXNG = "searxng"
+_log = logging.getLogger(__name__)
 Category = Literal["general", "images", "news"]
 TimeRange = Literal["day", "week", "month", "year"]
 
@@ -124,6 +126,28 @@ async def _get(settings: Settings, params: dict[str, Any]) -> Any:
         raise Unavailable("SearXNG answered something that is not JSON", service=SEARXNG) from e
 
 
-async def install(fable: Runtime) -> None:
-    """Offer the tools that need SearXNG while it is configured."""
+async def install(fable: Runtime) -> Closer | None:
+    """Offer the tools that need SearXNG while it is configured; say once, at start, when the
+    configured one does not answer (not at the first research, minutes later)."""
     fable.availability.set(SEARXNG, bool(fable.settings.searxng_url))
+    if not fable.settings.searxng_url:
+        return None
+    probe = asyncio.get_running_loop().create_task(_say_if_unreachable(fable.settings), name="fable-searxng-probe")
+
+    async def close() -> None:
+        probe.cancel()
+        await asyncio.gather(probe, return_exceptions=True)
+
+    return close
+
+
+async def _say_if_unreachable(settings: Settings) -> None:
+    """One line when SEARXNG_URL does not answer at all (any HTTP answer will do: a search costs
+    the instance a query to its engines)."""
+    base = searxng_url(settings)
+    try:
+        async with httpx.AsyncClient(timeout=httpx.Timeout(5.0, connect=3.0), verify=tls_context()) as client:
+            await client.get(base + "/healthz")
+    except httpx.HTTPError as e:
+        _log.warning("SearXNG at SEARXNG_URL=%s does not answer (%s): web research and web search wait for it; "
+                     "set SEARXNG_URL to where it runs, or unset it (docs/configuration.md)", base, type(e).__name__)
