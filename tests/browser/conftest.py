@@ -11,10 +11,11 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 import pytest
-from playwright.async_api import Browser, Route, async_playwright
+from playwright.async_api import Browser, Route, async_playwright, expect
 from support.assistants import fable_on_fake_ollama, settle
 from support.browser import Session, Watch
 from support.fake_llm import FakeLLM
+from support.pace import scaled
 from support.servers import serve
 
 from fable_core.config import Settings
@@ -67,7 +68,8 @@ async def _stricter_csp(route: Route) -> None:
 async def _session(browser: Browser, base_url: str) -> AsyncIterator[Session]:
     context = await browser.new_context(viewport={"width": 1280, "height": 800}, base_url=base_url,
                                         reduced_motion="reduce", locale="en-US", timezone_id="UTC")
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(scaled(10_000))  # waits stretch on a loaded machine (support.pace)
+    expect.set_options(timeout=scaled(5_000))
     await context.route("**/*", _stricter_csp)
     page = await context.new_page()
     watch = Watch()

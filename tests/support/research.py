@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fable_core.tools.progress import Progress
+from support.pace import scaled
 
 from .fake_llm import FakeLLM, Reply
 from .searxng import FakeSearxng, result
@@ -66,7 +67,7 @@ class Recorder:
 
 
 async def until(condition: Callable[[], bool], seconds: float = 5.0) -> None:
-    async with asyncio.timeout(seconds):
+    async with asyncio.timeout(scaled(seconds)):  # a wait, stretched on a loaded machine
         while not condition():  # noqa: ASYNC110  the fakes signal nothing: poll them
             await asyncio.sleep(0.01)
 

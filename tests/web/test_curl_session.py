@@ -97,7 +97,10 @@ async def test_the_curl_session_in_api_md_runs_on_a_fresh_instance(fable: Fable,
     assert [hit["id"] for hit in answers[10]["items"]] == [note]
     assert answers[11] == {"id": note, "deleted": True}
     error = answers[12]["error"]
-    assert error["type"] == "invalid_input" and "(did you mean `title`?)" in error["message"]
+    # the answer the session quotes is the one given (issue 37 item 12: it had gone stale)
+    quote = re.compile(r'^# \{"error":\{"type":"invalid_input","message":"(.*)",\.\.\.\}\}$', re.MULTILINE)
+    [quoted] = quote.findall(session_block())
+    assert error["type"] == "invalid_input" and error["message"] == quoted
 
     ada = Caller(user_id=answers[0]["user"]["id"], username="ada", role="admin", surface="internal")
     left = {n["title"]: n["status"] for n in (await fable.call("list_notes", {}, ada))["items"]}
