@@ -96,3 +96,51 @@ async def test_junk_is_refused_whole(fable: Fable, alice: Caller, content: bytes
     with pytest.raises(InvalidInput, match=message):
         await fable.call("import_conversations", {"content": content, "dry_run": False}, alice)
     assert (await fable.call("list_conversations", {}, alice))["items"] == []
+
+
+async def test_code_images_and_attachments_are_kept_or_reported_never_dropped_silently(
+        fable: Fable, alice: Caller) -> None:
+    """Issue 37: a ChatGPT turn with an image (multimodal), code the model ran, a tool's output; a
+    Claude message with a pasted file and a tool call. Text, the code (fenced) and the pasted
+    file's text arrive; an image is named in place; what Fable does not keep is reported."""
+    indented = "def rise(hours):\n    return hours * 2\n"
+    chatgpt = {
+        "conversation_id": "c-9", "title": "Dough", "create_time": 1_700_000_000, "current_node": "o1",
+        "mapping": {
+            "root": node("root", None, ["u1"], None),
+            "u1": {"id": "u1", "parent": "root", "children": ["c1"], "message": {
+                "id": "u1", "author": {"role": "user"}, "create_time": 1_700_000_001,
+                "content": {"content_type": "multimodal_text", "parts": [
+                    {"content_type": "image_asset_pointer", "asset_pointer": "file-service://x"},
+                    "What is wrong with this loaf?"]}}},
+            "c1": {"id": "c1", "parent": "u1", "children": ["o1"], "message": {
+                "id": "c1", "author": {"role": "assistant"}, "create_time": 1_700_000_002,
+                "content": {"content_type": "code", "language": "python", "text": indented}}},
+            "o1": {"id": "o1", "parent": "c1", "children": [], "message": {
+                "id": "o1", "author": {"role": "assistant"}, "create_time": 1_700_000_003,
+                "content": {"content_type": "execution_output", "text": "4"}}},
+        },
+    }
+    claude = {
+        "uuid": "k-9", "name": "Recipe", "created_at": "2024-03-01T10:00:00Z",
+        "chat_messages": [
+            {"uuid": "m1", "sender": "human", "text": "Scale this recipe", "created_at": "2024-03-01T10:00:00Z",
+             "attachments": [{"file_name": "recipe.txt", "extracted_content": "flour 500g\nwater 350g"}]},
+            {"uuid": "m2", "sender": "assistant", "text": "", "created_at": "2024-03-01T10:00:05Z",
+             "content": [{"type": "tool_use", "name": "calc"}, {"type": "text", "text": "Doubled."}]},
+        ],
+    }
+    done = await fable.call("import_conversations", {"content": json.dumps([chatgpt, claude]).encode(),
+                                                     "dry_run": False}, alice)
+    assert done["created"] == 2
+    dough, recipe = [await fable.call("get_conversation", {"conversation_id": line["id"]}, alice)
+                     for line in done["created_items"]]
+    assert [(m["role"], m["content"]) for m in dough["messages"]] == [
+        ("user", "[image not imported]\nWhat is wrong with this loaf?"),
+        ("assistant", f"```python\n{indented}\n```")]
+    assert [(m["role"], m["content"]) for m in recipe["messages"]] == [
+        ("user", "Scale this recipe\n\nrecipe.txt:\n```\nflour 500g\nwater 350g\n```"),
+        ("assistant", "Doubled.")]
+    reported = {w["item"]: w["reason"] for w in done["warnings"]}
+    assert reported == {"c-9": "imported without what Fable does not keep: 1 execution_output, 1 image",
+                        "k-9": "imported without what Fable does not keep: 1 tool_use"}

@@ -12,6 +12,7 @@ imported before (same source and id, conversation still there) are skipped.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -41,6 +42,7 @@ class Chat:
     title: str
     created: datetime | None
     messages: list[tuple[str, str, datetime | None]] = field(default_factory=list)  # role, text, when
+    left_out: Counter[str] = field(default_factory=Counter)  # kinds of content not kept → how many
 
 
 def _upload_limit(settings: Settings) -> int:
@@ -138,12 +140,33 @@ def _chatgpt(item: dict[str, Any]) -> Chat:
         role = ((message.get("author") or {}).get("role"))
         hidden = (message.get("metadata") or {}).get("is_visually_hidden_from_conversation")
         content = message.get("content") or {}
-        if role not in ("user", "assistant") or hidden or content.get("content_type") not in ("text", None):
+        if role not in ("user", "assistant") or hidden:  # system prompts, tools' own turns
             continue
-        text = "\n".join(p for p in content.get("parts") or [] if isinstance(p, str)).strip()
-        if text:
-            chat.messages.append((role, text, _when(message.get("create_time"))))
+        text = _chatgpt_text(content, chat.left_out)
+        if text.strip():
+            chat.messages.append((role, text.strip("\n"), _when(message.get("create_time"))))
     return chat
+
+
+def _chatgpt_text(content: dict[str, Any], left_out: Counter[str]) -> str:
+    """A ChatGPT message's words: its text parts (of a plain or a multimodal message: an image in
+    it is named, not lost without a word), or the code it ran, fenced; other kinds counted."""
+    kind = content.get("content_type")
+    if kind in ("text", "multimodal_text", None):
+        parts = []
+        for part in content.get("parts") or []:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, dict):
+                what = str(part.get("content_type") or "attachment").replace("_asset_pointer", "")
+                parts.append(f"[{what} not imported]")
+                left_out[what] += 1
+        return "\n".join(parts)
+    if kind == "code" and isinstance(content.get("text"), str):
+        language = content.get("language") if isinstance(content.get("language"), str) else ""
+        return f"```{'' if language == 'unknown' else language}\n{content['text']}\n```"
+    left_out[str(kind)] += 1
+    return ""
 
 
 def _claude(item: dict[str, Any]) -> Chat:
@@ -156,9 +179,22 @@ def _claude(item: dict[str, Any]) -> Chat:
         if not isinstance(text, str) or not text.strip():
             text = "\n".join(c.get("text", "") for c in message.get("content") or []
                              if isinstance(c, dict) and c.get("type") == "text" and isinstance(c.get("text"), str))
+        for c in message.get("content") or []:
+            if isinstance(c, dict) and c.get("type") not in ("text", None):
+                chat.left_out[str(c.get("type"))] += 1
+        text += "".join(_claude_attachment(a, chat.left_out) for a in message.get("attachments") or [])
         if role and text.strip():
-            chat.messages.append((role, text.strip(), _when(message.get("created_at"))))
+            chat.messages.append((role, text.strip("\n"), _when(message.get("created_at"))))
     return chat
+
+
+def _claude_attachment(attachment: Any, left_out: Counter[str]) -> str:
+    """A file pasted into a Claude message: its text, as Claude read it, fenced under its name."""
+    if not isinstance(attachment, dict) or not isinstance(attachment.get("extracted_content"), str):
+        left_out["attachment"] += 1
+        return ""
+    name = attachment.get("file_name") if isinstance(attachment.get("file_name"), str) else "attachment"
+    return f"\n\n{name}:\n```\n{attachment['extracted_content']}\n```"
 
 
 def _title(value: Any) -> str:
@@ -211,5 +247,8 @@ async def store_chats(
         for source in ("chatgpt", "claude"):
             await record(s, ctx.user_id, source, "conversation",
                          [(c.key, cid) for c, cid in zip(new, ids, strict=True) if c.source == source])
+    warnings = [ItemLine(item=c.key, title=c.title, reason="imported without what Fable does not keep: "
+                         + ", ".join(f"{n} {kind}" for kind, n in sorted(c.left_out.items())))
+                for c in new if c.left_out]
     return ImportReport(dry_run=dry_run, created=len(created), skipped=len(skipped),
-                        created_items=created[:LISTED], skipped_items=skipped[:LISTED])
+                        created_items=created[:LISTED], skipped_items=skipped[:LISTED], warnings=warnings[:LISTED])
