@@ -87,7 +87,7 @@ async def nearest(
     params: Mapping[str, Any] | None = None,
 ) -> list[tuple[Any, ...]]:
     """The caller's notes closest to ``vector``: ``(note_id, cosine similarity, *columns)``,
-    best first, filtered by extra ``where`` clauses on :class:`Note` (their ``bindparam`` values
+    best first (equals by the higher id), filtered by extra ``where`` clauses on :class:`Note` (their ``bindparam`` values
     in ``params``).
 
     The statement is built once per dimension, limit, ``where`` and ``columns`` (compared by
@@ -98,7 +98,9 @@ async def nearest(
     rows = (await session.execute(statement, {
         **(params or {}), "_vector": vector, "_model": model, **reach.params()})).all()
     hits = [(row[0], 1.0 - float(row[1]), *row[2:]) for row in rows]
-    return sorted((h for h in hits if h[1] >= min_similarity), key=lambda h: -h[1])
+    # ties (notes saying the same) in one order every time, the newer first: the index returns
+    # equal distances in whatever order its walk met them, and a second page must not reorder them
+    return sorted((h for h in hits if h[1] >= min_similarity), key=lambda h: (-h[1], -h[0]))
 
 
 @lru_cache(maxsize=128)
