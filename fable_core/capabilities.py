@@ -122,7 +122,7 @@ CAPABILITIES: tuple[Capability, ...] = (
         "fable_core.admin.instance_settings",
         "fable_core.admin.registration",
         "fable_core.admin.mail",
-    )),
+    ), install="fable_core.admin.mail_probe:install"),
     Capability("trash", ("fable_core.knowledge.trash.deleted_notes",),
                jobs=("fable_core.knowledge.trash.deleted_notes",)),
     Capability("toolsets", ("fable_core.toolsets.discovery",)),  # listing, enabling and finding tools (MCP)

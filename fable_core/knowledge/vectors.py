@@ -87,8 +87,8 @@ async def nearest(
     params: Mapping[str, Any] | None = None,
 ) -> list[tuple[Any, ...]]:
     """The caller's notes closest to ``vector``: ``(note_id, cosine similarity, *columns)``,
-    best first (equals by the higher id), filtered by extra ``where`` clauses on :class:`Note` (their ``bindparam`` values
-    in ``params``).
+    best first (equals by the higher id), filtered by extra ``where`` clauses on :class:`Note`
+    (their ``bindparam`` values in ``params``).
 
     The statement is built once per dimension, limit, ``where`` and ``columns`` (compared by
     identity) and then only executed: building it costs more than running it. Callers on a hot
