@@ -135,8 +135,9 @@ class Settings(BaseModel):
     fable_max_requests: int = Field(
         0, ge=0,
         description="API, MCP and OAuth requests this process works on at once; one more is "
-        "refused at once (503 with Retry-After, nothing done), not queued. Health and open event "
-        "streams are never refused. 0: 4 per CPU core, at most 2 per database connection, at least 4.",
+        "refused at once (503 with Retry-After, nothing done), not queued. Health is never refused, "
+        "and an event stream takes no place once it runs. 0: 4 per CPU core, at most 2 per database "
+        "connection, at least 4.",
     )
     secure_cookies: bool = Field(
         False, description="Mark session cookies Secure (set this when serving over HTTPS)."

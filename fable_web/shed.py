@@ -9,10 +9,12 @@ balancer) retries it, here a second later or on another replica. What is admitte
 latency of a full, not an overloaded, process.
 
 Counted: the API (``/api/…``), MCP (``/mcp``) and OAuth's wire routes (``/oauth/…``). Not
-counted: health (a balancer must see a busy replica as up), the UI's files, and held streams —
-a ``GET`` asking for ``text/event-stream`` (an answer followed, the MCP 2025 stream) is never
-refused, and a request whose answer turns out a held stream (an MCP ``subscriptions/listen``)
-gives its place back as its stream starts: a stream waits, it does not work.
+counted: health (a balancer must see a busy replica as up), CORS preflights and the UI's files.
+A held stream (an answer followed, the MCP 2025 ``GET`` stream, an MCP ``subscriptions/listen``)
+is admitted as any request and gives its place back as its stream starts: a stream waits, it
+does not work, so one already running is never affected by load. Whether a request is a stream
+is judged by the response, never by what the request's headers claim (an ``Accept`` header
+would otherwise let any call past the limit).
 """
 
 from __future__ import annotations
@@ -76,7 +78,7 @@ class Shed:
             await _refuse(send, mcp=scope["path"] == "/mcp", limit=load.limit)
             return
         load.busy += 1
-        place = _Place(load)
+        place = _Place(load, scope["method"])
         try:
             await self.app(scope, place.receive(receive, mcp=scope["path"] == "/mcp"), place.send(send))
         finally:
@@ -86,9 +88,10 @@ class Shed:
 class _Place:
     """One admitted request's place, given back when it ends or its answer becomes a held stream."""
 
-    def __init__(self, load: Load) -> None:
+    def __init__(self, load: Load, method: str) -> None:
         self.load = load
-        self.held = False
+        self.method = method
+        self.held = False  # an MCP listen request (its body said so)
         self.given = False
 
     def give_back(self) -> None:
@@ -111,7 +114,7 @@ class _Place:
     def send(self, send: Send) -> Send:
         async def sending(message: Message) -> None:
             if message["type"] == "http.response.start":
-                if self.held and _is_stream(message):
+                if (self.held or self.method == "GET") and _is_stream(message):
                     self.give_back()
                 if message["status"] == 503 and not any(name.lower() == b"retry-after"
                                                          for name, _ in message.get("headers", ())):
@@ -126,11 +129,8 @@ def _counted(scope: Scope) -> bool:
     path: str = scope["path"]
     if path in _EXEMPT or not (path == "/mcp" or path.startswith(_COUNTED)):
         return False
-    if scope["method"] == "OPTIONS":  # a CORS preflight: no work
-        return False
-    if scope["method"] == "GET":  # a held stream asked for: it waits, it does not work
-        return not any(name == b"accept" and b"text/event-stream" in value for name, value in scope["headers"])
-    return True
+    method: str = scope["method"]
+    return method != "OPTIONS"  # a CORS preflight: no work
 
 
 def _is_stream(message: Message) -> bool:

@@ -7,13 +7,14 @@ fenced block documents the syntax; it neither links nor is rewritten by an impor
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Iterator
 
 __all__ = ["outside_code", "prose"]
 
 _FENCE = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})")
-_INLINE = re.compile(r"(`+)(?:.|\n)*?(?<!`)\1(?!`)")
+_TICKS = re.compile(r"`+")
 
 # Indented code blocks are left out on purpose: a line indented four spaces is as often a nested
 # list item's (prose, with links) as code, and vaults write code fenced.
@@ -43,12 +44,26 @@ def _pieces(text: str) -> Iterator[tuple[bool, str]]:
 
 
 def _inline(text: str) -> Iterator[tuple[bool, str]]:
-    at = 0
-    for match in _INLINE.finditer(text):
-        if match.start() > at:
-            yield False, text[at:match.start()]
-        yield True, match.group(0)
-        at = match.end()
+    """Inline code spans: a run of backticks up to the next run of the same length (CommonMark);
+    a run with none after it is prose. Linear in the text, whatever runs it holds: each run is
+    looked at once, its closer found by bisection in the runs of its length."""
+    runs = [(m.start(), m.end()) for m in _TICKS.finditer(text)]
+    by_length: dict[int, list[int]] = {}
+    for i, (start, end) in enumerate(runs):
+        by_length.setdefault(end - start, []).append(i)
+    at = i = 0
+    while i < len(runs):
+        start, end = runs[i]
+        same = by_length[end - start]
+        after = bisect.bisect_right(same, i)
+        if after == len(same):
+            i += 1  # no closer: literal backticks
+            continue
+        closer = same[after]
+        if start > at:
+            yield False, text[at:start]
+        yield True, text[start:runs[closer][1]]
+        at, i = runs[closer][1], closer + 1
     if at < len(text):
         yield False, text[at:]
 

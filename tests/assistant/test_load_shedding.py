@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Callable
 
 import httpx
 from sqlalchemy import select
@@ -35,37 +36,45 @@ async def test_past_the_limit_a_request_is_refused_at_once_and_nothing_is_done(
             _, key = await create_api_key(s, carol.user_id, "load")
         conv = int((await app.call("create_conversation", {}, carol))["id"])
         web = create_app(app)
-        held = threading.Event()
+        held, answering = threading.Event(), threading.Event()
+        fake.replies.append(Reply("Still streaming.", hold=answering))
         fake.plain_replies.extend([Reply('{"kind": "note", "title": "Held", "body": ""}', hold=held)] * LIMIT)
-        transport = httpx.ASGITransport(web)
-        async with httpx.AsyncClient(transport=transport, base_url="http://localhost",
-                                     headers={"Authorization": f"Bearer {key}"}) as http:
-            holding = [asyncio.create_task(http.post("/api/assist/capture", json={"text": f"held {i}"}))
-                       for i in range(LIMIT)]
-            deadline = time.monotonic() + 30
-            while web.state.load.busy < LIMIT:
-                assert time.monotonic() < deadline, "the held requests never took their places"
-                await asyncio.sleep(0.02)
+        async with serve(web) as url, httpx.AsyncClient(base_url=url, timeout=30,
+                                                        headers={"Authorization": f"Bearer {key}"}) as http:
+            await app.assistant.send(carol, conv, "a long answer")
+            async with http.stream("GET", f"/api/chat/conversations/{conv}/generation/stream",
+                                   headers={"Accept": "text/event-stream"}) as following:
+                assert following.status_code == 200
+                await _until(lambda: web.state.load.busy == 0, "the stream giving its place back")
+                holding = [asyncio.create_task(http.post("/api/assist/capture", json={"text": f"held {i}"}))
+                           for i in range(LIMIT)]
+                await _until(lambda: web.state.load.busy == LIMIT, "the held requests taking their places")
 
-            listed = await http.get("/api/notes")
-            created = await http.post("/api/notes", json={"title": "Refused"})
-            for refused in (listed, created):
-                assert refused.status_code == 503 and refused.headers["retry-after"] == "1"
-                error = refused.json()["error"]
-                assert error["type"] == "busy" and "nothing was done" in error["message"]
-            mcp = await http.post("/mcp", json={"jsonrpc": "2.0", "id": 7, "method": "tools/list"},
-                                  headers={"Accept": "application/json, text/event-stream",
-                                           "MCP-Protocol-Version": "2026-07-28"})
-            assert mcp.status_code == 503 and mcp.headers["retry-after"] == "1"
-            assert mcp.json()["error"]["code"] == -32000 and mcp.json()["error"]["data"]["type"] == "busy"
+                listed = await http.get("/api/notes")
+                created = await http.post("/api/notes", json={"title": "Refused"})
+                # a request's headers do not make it a stream: only its answer does (no way past the limit)
+                claimed = await http.get("/api/notes", headers={"Accept": "text/event-stream"})
+                for refused in (listed, created, claimed):
+                    assert refused.status_code == 503 and refused.headers["retry-after"] == "1"
+                    error = refused.json()["error"]
+                    assert error["type"] == "busy" and "nothing was done" in error["message"]
+                mcp = await http.post("/mcp", json={"jsonrpc": "2.0", "id": 7, "method": "tools/list"},
+                                      headers={"Accept": "application/json, text/event-stream",
+                                               "MCP-Protocol-Version": "2026-07-28"})
+                assert mcp.status_code == 503 and mcp.headers["retry-after"] == "1"
+                assert mcp.json()["error"]["code"] == -32000 and mcp.json()["error"]["data"]["type"] == "busy"
 
-            health = await http.get("/api/health")
-            assert health.status_code == 200
-            assert health.json()["load"] == {"in_progress": LIMIT, "limit": LIMIT, "refused": 3}
-            follow = await http.get(f"/api/chat/conversations/{conv}/generation/stream",
-                                    headers={"Accept": "text/event-stream"})
-            # it reaches the tool (the conversation has no answer to follow yet), not the refusal
-            assert follow.status_code == 404, "a held stream waits, it does not work: never refused"
+                health = await http.get("/api/health")
+                assert health.status_code == 200
+                assert health.json()["load"] == {"in_progress": LIMIT, "limit": LIMIT, "refused": 4}
+
+                answering.set()  # the stream already running is not affected by the load
+                text = ""
+                async for line in following.aiter_lines():
+                    text += line + "\n"
+                    if line.startswith("event: done"):
+                        break
+                assert "Still" in text and "streaming." in text
 
             held.set()
             assert [r.status_code for r in await asyncio.gather(*holding)] == [200] * LIMIT
@@ -74,6 +83,13 @@ async def test_past_the_limit_a_request_is_refused_at_once_and_nothing_is_done(
                 titles = set((await s.execute(select(Note.title).where(Note.user_id == carol.user_id))).scalars())
             assert titles == {"Held"}, "the captures wrote their note; the refused create wrote nothing"
             assert (await http.get("/api/notes")).status_code == 200
+
+
+async def _until(check: Callable[[], bool], what: str, within: float = 30.0) -> None:
+    deadline = time.monotonic() + within
+    while not check():
+        assert time.monotonic() < deadline, f"no {what} within {within:g} s"
+        await asyncio.sleep(0.02)
 
 
 async def test_past_the_mcp_session_limit_a_new_session_is_refused_with_retry_after(settings: Settings) -> None:

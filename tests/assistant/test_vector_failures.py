@@ -15,16 +15,15 @@ import os
 import signal
 import subprocess
 import sys
-import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select, text
-from sqlalchemy.engine import make_url
+from sqlalchemy import func, select
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
+from support.databases import fresh_database, sql
 from support.fake_llm import FakeLLM
 from support.pgcluster import throwaway_server
 from support.users import make_user
@@ -37,23 +36,11 @@ from fable_core.runtime import Fable
 ROOT = Path(__file__).resolve().parents[2]
 
 
-async def sql(url: str, *statements: str) -> list[object]:
-    engine = create_async_engine(url, poolclass=NullPool, isolation_level="AUTOCOMMIT")
-    try:
-        async with engine.connect() as conn:
-            return [(await conn.execute(text(s))).scalar() if s.lstrip().upper().startswith("SELECT")
-                    else (await conn.execute(text(s))) and None for s in statements]
-    finally:
-        await engine.dispose()
-
-
 @pytest.fixture
 async def fresh_url(fable: Fable, database_url: str) -> AsyncIterator[str]:
     """A new, empty database on the session's server."""
-    name = f"fable_vec_{uuid.uuid4().hex[:10]}"
-    await sql(database_url, f'CREATE DATABASE "{name}"')
-    yield make_url(database_url).set(database=name).render_as_string(hide_password=False)
-    await sql(database_url, f'DROP DATABASE "{name}" WITH (FORCE)')
+    async with fresh_database(database_url, "fable_vec") as url:
+        yield url
 
 
 @pytest.mark.parametrize(("body", "said"), [

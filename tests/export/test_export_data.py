@@ -15,11 +15,12 @@ import jsonschema
 import pytest
 from sqlalchemy import select, text
 from support.snapshots import assert_matches
+from support.users import make_user
 
 from fable_core.data.export import export
 from fable_core.data.export.sections import LEFT_OUT, SECTIONS, json_schema
 from fable_core.db.models import AppLog, Base, Note
-from fable_core.errors import InvalidInput, Unavailable
+from fable_core.errors import Conflict, InvalidInput, Unavailable
 from fable_core.runtime import Fable
 from fable_core.tools.binary import Download
 from fable_core.tools.caller import Caller
@@ -218,20 +219,26 @@ async def test_exports_past_the_reading_limit_are_refused_before_they_begin(
     fable: Fable, call: Any, alice: Caller
 ) -> None:
     """Each export being read holds a connection of its own (outside the pool) for its download:
-    at most DETACHED at once per process; one more is refused with a status, nothing begun."""
+    one per person at a time, and at most DETACHED at once per process; one more is refused with
+    a status, nothing begun."""
     from fable_core.db.database import DETACHED
 
-    await call("create_note", title="Something", body="to export")
+    readers = [alice, *[await make_user(fable, f"reader{i}", password=None) for i in range(DETACHED - 1)]]
     reading = []
     try:
-        for _ in range(DETACHED):
-            result = await fable.dispatcher.run("export_data", {"format": "markdown"}, alice)
+        for reader in readers:
+            await fable.call("create_note", {"title": "Something", "body": "to export"}, reader)
+            result = await fable.dispatcher.run("export_data", {"format": "markdown"}, reader)
             assert isinstance(result, Download)
             chunks = result.stream()
             reading.append(chunks)
             await anext(chunks)  # its snapshot is open
+            if reader is alice:  # a second of hers waits for the first
+                with pytest.raises(Conflict, match="an export of yours is being downloaded"):
+                    await fable.dispatcher.run("export_data", {"format": "json"}, alice)
+        latecomer = await make_user(fable, "latecomer", password=None)
         with pytest.raises(Unavailable, match="exports are being read here at once"):
-            await fable.dispatcher.run("export_data", {"format": "json"}, alice)
+            await fable.dispatcher.run("export_data", {"format": "json"}, latecomer)
     finally:
         for chunks in reading:
             await chunks.aclose()

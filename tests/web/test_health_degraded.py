@@ -5,14 +5,12 @@ server's internals; health says ``degraded`` with that reason, still 200 (reads 
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from sqlalchemy import make_url, text
-from sqlalchemy.ext.asyncio import create_async_engine
-from sqlalchemy.pool import NullPool
+from sqlalchemy import make_url
+from support.databases import fresh_database, sql
 from support.users import make_user
 
 from fable_core.config import Settings
@@ -21,21 +19,10 @@ from fable_core.runtime import Fable
 from fable_web.app import create_app
 
 
-async def _sql(url: str, statement: str) -> None:
-    engine = create_async_engine(url, poolclass=NullPool, isolation_level="AUTOCOMMIT")
-    try:
-        async with engine.connect() as conn:
-            await conn.execute(text(statement))
-    finally:
-        await engine.dispose()
-
-
 @pytest.fixture
 async def fresh_url(fable: Fable, database_url: str) -> AsyncIterator[str]:
-    name = f"fable_ro_{uuid.uuid4().hex[:10]}"
-    await _sql(database_url, f'CREATE DATABASE "{name}"')
-    yield make_url(database_url).set(database=name).render_as_string(hide_password=False)
-    await _sql(database_url, f'DROP DATABASE "{name}" WITH (FORCE)')
+    async with fresh_database(database_url, "fable_ro") as url:
+        yield url
 
 
 async def test_writes_refused_by_a_read_only_database_say_why_and_health_is_degraded(
@@ -46,7 +33,7 @@ async def test_writes_refused_by_a_read_only_database_say_why_and_health_is_degr
         erin = await make_user(app, "erin", password=None)
         await app.call("create_note", {"title": "Before", "body": "written while it could"}, erin)
         name = make_url(fresh_url).database
-        await _sql(fresh_url, f'ALTER DATABASE "{name}" SET default_transaction_read_only = on')
+        await sql(fresh_url, f'ALTER DATABASE "{name}" SET default_transaction_read_only = on')
         await app.db.engine.dispose()  # the setting holds for new sessions
         with pytest.raises(Unavailable) as refused:
             await app.call("create_note", {"title": "After", "body": "refused"}, erin)

@@ -14,7 +14,9 @@ connections everyone else's calls need. The export is audited
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any, Literal
@@ -26,6 +28,7 @@ from fable_core.admin.audit import Actor, audit
 from fable_core.data.export.markdown import UniqueNames, ZipStream, front_matter, safe_name
 from fable_core.data.export.sections import SECTIONS, Section
 from fable_core.db.models import Milestone, Note, Project
+from fable_core.errors import Conflict
 from fable_core.tools import Context, Route, tool
 from fable_core.tools.access import owned_by, owned_rows
 from fable_core.tools.binary import Download
@@ -52,6 +55,8 @@ async def export_data(ctx: Context, format: Literal["markdown", "json"] = "markd
         format: markdown (a ZIP, a folder per project) or json (every kind of row).
     """
     username = ctx.caller.username or f"user-{ctx.user_id}"
+    if _reading[ctx.user_id]:  # one person's downloads must not take every reader there is
+        raise Conflict("an export of yours is being downloaded: let it finish (or stop it), then export again")
     ctx.fable.db.check_detached()  # refused now with a status, not cut once the download began
     async with ctx.transaction() as session:
         actor = Actor(ctx.user_id, username, "cli" if ctx.caller.surface == "cli" else "web")
@@ -61,6 +66,23 @@ async def export_data(ctx: Context, format: Literal["markdown", "json"] = "markd
     if format == "json":
         return Export(content_type="application/json", filename=f"{name}.json", chunks=_json_chunks(ctx))
     return Export(content_type="application/zip", filename=f"{name}.zip", chunks=_markdown_chunks(ctx))
+
+
+_reading: Counter[int] = Counter()  # user → their exports being read in this process
+
+
+@asynccontextmanager
+async def _snapshot(ctx: Context) -> AsyncIterator[AsyncSession]:
+    """The export's one snapshot (:meth:`~fable_core.db.database.Database.detached_snapshot`),
+    counted as its user's while it is read."""
+    _reading[ctx.user_id] += 1
+    try:
+        async with ctx.fable.db.detached_snapshot() as session:
+            yield session
+    finally:
+        _reading[ctx.user_id] -= 1
+        if not _reading[ctx.user_id]:
+            del _reading[ctx.user_id]
 
 
 async def _pages(ctx: Context, session: AsyncSession, section: Section) -> AsyncIterator[list[dict[str, Any]]]:
@@ -106,7 +128,7 @@ async def _json_chunks(ctx: Context) -> AsyncIterator[bytes]:
     buffer = [_dumps(head)[:-1]]
     size = 0
     counts: dict[str, int] = {}
-    async with ctx.fable.db.detached_snapshot() as session:  # every section as of one moment
+    async with _snapshot(ctx) as session:  # every section as of one moment
         for section in SECTIONS:
             buffer.append(f',"{section.name}":[')
             first = True
@@ -129,7 +151,7 @@ async def _json_chunks(ctx: Context) -> AsyncIterator[bytes]:
 
 async def _markdown_chunks(ctx: Context) -> AsyncIterator[bytes]:
     """A ZIP of ``<project>/<title>.md`` (no project: the top folder), written as notes are read."""
-    async with ctx.fable.db.detached_snapshot() as session:  # projects and notes as of one moment
+    async with _snapshot(ctx) as session:  # projects and notes as of one moment
         async for chunk in _markdown(ctx, session):
             yield chunk
 

@@ -119,9 +119,11 @@ async def import_entries(
     images: dict[str, int | None] = {}  # attachment path → image id (None in a dry run / not an image)
     batch: list[ImportedNote] = []
     sources: list[tuple[str, datetime | None]] = []
-    for entry, title, page in parsed:
-        body, outside = await _rewrite(ctx, s, page.body, entry.path, names, by_name, images, warnings, dry_run,
-                                       written)
+    size = sum(len(page.body) for _, _, page in parsed)
+    for key, found in (await offload(IMPORT, size, _embedded, parsed, by_name)).items():
+        images[key] = await _store_image(ctx, s, found, warnings, dry_run, written)
+    rewritten = await offload(IMPORT, size, _rewrite_all, parsed, names, by_name, images, warnings, dry_run)
+    for (entry, title, page), (body, outside) in zip(parsed, rewritten, strict=True):
         for target in outside:
             unresolved.setdefault(target, []).append(entry.path)
         meta = page.meta
@@ -260,33 +262,53 @@ def _attachments(entries: list[Entry]) -> dict[str, Entry]:
     return found
 
 
-async def _rewrite(
-    ctx: Context, s: AsyncSession, body: str, path: str, names: dict[str, str], attachments: dict[str, Entry],
-    images: dict[str, int | None], warnings: list[ItemLine], dry_run: bool, written: list[str],
+def _attachment(attachments: dict[str, Entry], folder: str, ref: str) -> Entry | None:
+    """The file ``ref`` names from a note in ``folder``: by path relative to the note, vault path
+    or file name, as Obsidian resolves them."""
+    ref = unquote(ref.strip())
+    joined = posixpath.normpath(posixpath.join(folder, ref)) if folder else posixpath.normpath(ref)
+    return attachments.get(joined) or attachments.get(ref) or attachments.get(posixpath.basename(ref))
+
+
+def _embedded(parsed: list[tuple[Entry, str, md.Parsed]], attachments: dict[str, Entry]) -> dict[str, Entry]:
+    """Every image file the notes embed in their prose (on a worker thread: it reads every body)."""
+    wanted: dict[str, Entry] = {}
+    for entry, _, page in parsed:
+        folder = posixpath.dirname(entry.path)
+        text = prose(page.body)
+        for match in _WIKILINK.finditer(text):
+            name = match.group(2).partition("#")[0]
+            if match.group(1) and name.lower().endswith(IMAGE_TYPES) and (
+                    found := _attachment(attachments, folder, name)) is not None:
+                wanted[found.path] = found
+        for match in _MD_IMAGE.finditer(text):
+            if _local(match.group(2)) and (found := _attachment(attachments, folder, match.group(2))) is not None:
+                wanted[found.path] = found
+    return wanted
+
+
+def _rewrite_all(
+    parsed: list[tuple[Entry, str, md.Parsed]], names: dict[str, str], attachments: dict[str, Entry],
+    images: dict[str, int | None], warnings: list[ItemLine], dry_run: bool,
+) -> list[tuple[str, list[str]]]:
+    """Each note's body rewritten (:func:`_rewrite`), on a worker thread: one pass over every
+    body of the vault, which may be hundreds of megabytes, never on the event loop."""
+    return [_rewrite(page.body, entry.path, names, attachments, images, warnings, dry_run)
+            for entry, _, page in parsed]
+
+
+def _rewrite(
+    body: str, path: str, names: dict[str, str], attachments: dict[str, Entry], images: dict[str, int | None],
+    warnings: list[ItemLine], dry_run: bool,
 ) -> tuple[str, list[str]]:
     """``body`` with its links and embeds made Fable's, in its prose only (code keeps every byte);
     and the link targets it names that no note of the vault has (checked against Fable's notes
     by the caller)."""
     folder = posixpath.dirname(path)
-    wanted: dict[str, Entry] = {}
     outside: list[str] = []
 
     def attachment(ref: str) -> Entry | None:
-        ref = unquote(ref.strip())
-        joined = posixpath.normpath(posixpath.join(folder, ref)) if folder else posixpath.normpath(ref)
-        return attachments.get(joined) or attachments.get(ref) or attachments.get(posixpath.basename(ref))
-
-    text = prose(body)
-    for match in _WIKILINK.finditer(text):
-        name = match.group(2).partition("#")[0]
-        if match.group(1) and name.lower().endswith(IMAGE_TYPES) and (found := attachment(name)) is not None:
-            wanted[found.path] = found
-    for match in _MD_IMAGE.finditer(text):
-        if _local(match.group(2)) and (found := attachment(match.group(2))) is not None:
-            wanted[found.path] = found
-    for key, entry in wanted.items():
-        if key not in images:
-            images[key] = await _store_image(ctx, s, entry, warnings, dry_run, written)
+        return _attachment(attachments, folder, ref)
 
     def src(entry: Entry | None) -> str | None:
         if entry is None or images.get(entry.path) is None:

@@ -61,7 +61,9 @@ export async function follow(url, onEvent, { signal, lastEventId = null } = {}) 
         if (FINAL.has(event.event)) return;
       }
     } catch (error) {
-      if (error instanceof ApiError || signal?.aborted) throw error;
+      // a busy server refused to begin the stream, having done nothing: followed again, below
+      const busy = error instanceof ApiError && error.status === 503 && error.type === "busy";
+      if ((error instanceof ApiError && !busy) || signal?.aborted) throw error;
     }
     if (++failures > RETRIES) throw new Error("Lost the connection to the answer. Reload to see what was saved.");
     await pause(200 * failures);

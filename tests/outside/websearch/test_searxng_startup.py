@@ -3,25 +3,15 @@ item 10), not first found out by a research run minutes later; one that answers 
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 import pytest
 from support.fables import fable_with
+from support.said import lines_said
 
 from fable_core.config import Settings
 
 _SAID = "SearXNG at SEARXNG_URL="
-
-
-async def _said(caplog: pytest.LogCaptureFixture, within: float) -> list[str]:
-    deadline = asyncio.get_running_loop().time() + within
-    while asyncio.get_running_loop().time() < deadline:
-        found = [r.getMessage() for r in caplog.records if r.getMessage().startswith(_SAID)]
-        if found:
-            return found
-        await asyncio.sleep(0.05)
-    return []
 
 
 async def test_a_searxng_that_does_not_answer_is_said_once_at_start(
@@ -29,7 +19,7 @@ async def test_a_searxng_that_does_not_answer_is_said_once_at_start(
 ) -> None:
     caplog.set_level(logging.WARNING, "fable_core.outside.websearch.searxng")
     async with fable_with(settings, searxng_url="http://127.0.0.1:9", migrate=False):
-        [said] = await _said(caplog, 10)
+        [said] = await lines_said(caplog, _SAID, 10)
     assert "http://127.0.0.1:9 does not answer" in said and "set SEARXNG_URL" in said
 
 
@@ -38,4 +28,4 @@ async def test_a_searxng_that_answers_says_nothing(
 ) -> None:
     caplog.set_level(logging.WARNING, "fable_core.outside.websearch.searxng")
     async with fable_with(settings, searxng_url=searxng_url, migrate=False):
-        assert await _said(caplog, 1.0) == []
+        assert await lines_said(caplog, _SAID, 1.0) == []
