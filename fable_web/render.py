@@ -2,7 +2,7 @@
 
 Notes are written by their owner, by agents over MCP and by the assistant, so their bodies are
 untrusted input for a browser. markdown-it-py renders CommonMark with what notes contain (tables,
-strikethrough, footnotes, task lists, ``$math$``, autolinks, front matter hidden, and the
+strikethrough, footnotes, task lists, ``$math$``, autolinks, front matter folded, and the
 Obsidian syntax of :mod:`fable_web.obsidian`), fenced code highlighted by
 :mod:`fable_web.highlight`, math as MathML (latex2mathml); raw HTML is allowed, then nh3 keeps
 only an allow-list of tags, attributes and classes: no script, style, iframe or form, no ``on*``
@@ -106,6 +106,7 @@ _CLASSES = {
     "section": {"footnotes"},
     "sup": {"footnote-ref"},
     "input": {"task-box"},
+    "details": {"properties"},
 }
 _SCHEMES = {"http", "https", "mailto"}
 _CACHED = re.compile(r"^/api/images/[1-9][0-9]{0,9}$")
@@ -158,7 +159,15 @@ def _parser() -> MarkdownIt:
     md.core.ruler.at("linkify", linkify)  # linear in the paragraph: fable_web.linkify
     md.use(obsidian_plugin)
     md.add_render_rule("image", _render_image)
+    md.add_render_rule("front_matter", _render_front_matter)
     return md
+
+
+def _render_front_matter(self: Any, tokens: list[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
+    """A note's front matter (an imported vault's ``aliases``, ``status``...) as it is written,
+    folded under "Properties": kept with the note, out of the way of reading it."""
+    return (f'<details class="properties"><summary>Properties</summary>'
+            f"<pre><code>{_escape(tokens[idx].content)}</code></pre></details>\n")
 
 
 def _heading_ids(state: StateCore) -> None:

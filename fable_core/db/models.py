@@ -30,6 +30,8 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, validates
 
+from fable_core.db import frontmatter
+
 __all__ = [
     "AccountToken",
     "ApiKey",
@@ -273,6 +275,13 @@ def title_key(title: str) -> str:
     return " ".join(_WORD.findall(title.casefold()))
 
 
+def alias_keys(body: str) -> list[str] | None:
+    """The title keys of the aliases ``body``'s front matter names (:mod:`.frontmatter`), each
+    once and none that is empty; None when there are none."""
+    keys = list(dict.fromkeys(k for k in map(title_key, frontmatter.aliases(body)) if k))
+    return keys or None
+
+
 # title A, tags B, body C (weighed by fable_core.knowledge.ranking.WEIGHTS); tags give their words,
 # `project/alpha` both `project` and `alpha` (fable_tag_words, migration 0012)
 SEARCHED_BODY = 150_000
@@ -323,6 +332,9 @@ class Note(Base):
     created_at: Mapped[datetime] = _created()
     updated_at: Mapped[datetime] = _updated()
     title_key: Mapped[str] = mapped_column(Text, nullable=False)
+    # the title keys of the other names its front matter gives it (``aliases:``): a [[link]] to
+    # one of them finds this note when no note has it as its title; NULL when there are none
+    alias_keys: Mapped[list[str] | None] = mapped_column(ARRAY(Text))
     title_key_reversed: Mapped[str] = mapped_column(Text, Computed("reverse(title_key)", persisted=True))
     # only PostgreSQL reads it (search); never loaded into Python
     search_vector: Mapped[Any] = mapped_column(
@@ -336,6 +348,13 @@ class Note(Base):
     @validates("title")
     def _keep_title_key(self, _: str, value: str) -> str:
         self.title_key = title_key(value)
+        return value
+
+    @validates("body")
+    def _keep_alias_keys(self, _: str, value: str) -> str:
+        keys = alias_keys(value)
+        if keys != self.__dict__.get("alias_keys"):  # as loaded: never a load of its own
+            self.alias_keys = keys  # only a change counts as one (:func:`~fable_core.knowledge.wikilinks.sync_aliases`)
         return value
 
     @property
@@ -373,6 +392,9 @@ class Note(Base):
         Index("ix_notes_user_entity_title", "user_id", "entity", "title_key",
               postgresql_where=text("entity IS NOT NULL")),
         CheckConstraint("entity IN ('person', 'place', 'list')", name="ck_notes_entity"),
+        # the few notes with aliases, for the links no title answers (0042)
+        Index("ix_notes_alias_keys", "alias_keys", postgresql_using="gin",
+              postgresql_where=text("alias_keys IS NOT NULL")),
     )
 
 

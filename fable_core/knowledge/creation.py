@@ -24,7 +24,7 @@ from sqlalchemy import Integer, Text, bindparam, case, func, insert, literal, se
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.db.models import Note, NoteLink, NoteVersion, title_key
+from fable_core.db.models import Note, NoteLink, NoteVersion, alias_keys, title_key
 from fable_core.knowledge import vocabulary, wikilinks
 from fable_core.knowledge.image_refs import add_image_refs
 from fable_core.tools.access import of_user
@@ -34,7 +34,7 @@ __all__ = ["insert_note", "insert_notes", "new_row"]
 # The columns of a new ``notes`` row, as :func:`new_row` gives them.
 _COLUMNS = ("user_id", "title", "title_key", "body", "tags", "status", "priority", "due_date",
             "recurrence_rule", "version", "project_id", "milestone_id", "parent_id", "completed_at",
-            "entity", "fields")
+            "entity", "fields", "alias_keys")
 _VERSION_COLUMNS = ("note_id", "user_id", "version", "title", "body", "tags", "body_length", "fields")
 _LINK_COLUMNS = ("user_id", "source_id", "target_id", "target_key", "target_title")
 
@@ -67,7 +67,7 @@ def new_row(
         "recurrence_rule": recurrence_rule, "version": 1, "project_id": project_id,
         "milestone_id": milestone_id, "parent_id": parent_id,
         "completed_at": (now or datetime.now(UTC)) if status == "done" else None,
-        "entity": entity, "fields": fields,
+        "entity": entity, "fields": fields, "alias_keys": alias_keys(body),
     }
 
 
@@ -77,6 +77,7 @@ async def insert_note(session: AsyncSession, row: dict[str, Any], *, writer: int
     fields of ``NoteSummary``)."""
     links = wikilinks.parse_links(row["body"])
     params = {f"new_{column}": value for column, value in row.items()}
+    params["names"] = [row["title_key"], *(row["alias_keys"] or [])]  # what links to it may say
     if links:
         params["link_keys"], params["link_titles"] = list(links), list(links.values())
     statement = _INSERT_ONE[bool(links)]
@@ -85,6 +86,10 @@ async def insert_note(session: AsyncSession, row: dict[str, Any], *, writer: int
     if writer is not None and "/api/images/" in row["body"]:
         await add_image_refs(session, [(summary["id"], row["body"])], writer)
     return summary
+
+
+_NAMES = bindparam("names", type_=ARRAY(Text))
+"""The new note's title key and alias keys."""
 
 
 def _insert_one_statement(with_links: bool) -> Any:
@@ -104,7 +109,7 @@ def _insert_one_statement(with_links: bool) -> Any:
     # CTEs all see the table as it was before it), so a link to itself is resolved there
     waiting = (update(NoteLink)
                .where(of_user(NoteLink, bindparam("new_user_id")), NoteLink.target_id.is_(None),
-                      NoteLink.target_key == bindparam("new_title_key"))
+                      NoteLink.target_key == func.any(_NAMES))
                .values(target_id=select(new.c.id).scalar_subquery()).cte("waiting"))
     ctes = [version, waiting, vocabulary.add_cte(new)]
     if with_links:
@@ -119,11 +124,12 @@ def _insert_one_statement(with_links: bool) -> Any:
 
 def _outgoing_links(new: Any) -> Any:
     """INSERT of the new note's links (``link_keys`` → ``link_titles``), each pointing at the
-    oldest of the owner's notes with that title, else at the new note if it is its own title."""
+    oldest of the owner's notes with that title (or alias), else at the new note if it is its own
+    title or alias."""
     pairs = func.unnest(bindparam("link_keys", type_=ARRAY(Text)), bindparam("link_titles", type_=ARRAY(Text)))
     wanted = pairs.table_valued("key", "title").render_derived("wanted")
     existing = wikilinks.link_target(new.c.user_id, wanted.c.key)
-    target = func.coalesce(existing, case((wanted.c.key == new.c.title_key, new.c.id)))
+    target = func.coalesce(existing, case((wanted.c.key == func.any(_NAMES), new.c.id)))
     rows = select(new.c.user_id, new.c.id, target, wanted.c.key, wanted.c.title)
     return insert(NoteLink).from_select(
         _LINK_COLUMNS, rows.select_from(new).join(wanted, true())).cte("links")
@@ -144,14 +150,16 @@ async def insert_notes(session: AsyncSession, user_id: int, rows: list[dict[str,
         {"note_id": note_id, "user_id": user_id, "version": 1, "title": r["title"],
          "body": r["body"], "tags": r["tags"], "body_length": len(r["body"]), "fields": r.get("fields")}
         for note_id, r in stored])
-    await _link(session, user_id, [(note_id, r["title_key"], r["body"]) for note_id, r in stored])
+    await _link(session, user_id, [(note_id, [r["title_key"], *(r.get("alias_keys") or [])], r["body"])
+                                   for note_id, r in stored])
     await add_image_refs(session, ((note_id, r["body"]) for note_id, r in stored), writer)
     await vocabulary.add(session, ids)
     return ids
 
 
-async def _link(s: AsyncSession, user_id: int, new: list[tuple[int, str, str]]) -> None:
-    """Links of the new notes (to old and new titles), and old links waiting for a new title."""
+async def _link(s: AsyncSession, user_id: int, new: list[tuple[int, list[str], str]]) -> None:
+    """Links of the new notes (to old and new titles), and old links waiting for a new title;
+    ``new`` holds each note's id, names (its title key, then its alias keys) and body."""
     outgoing = [(note_id, wikilinks.parse_links(body)) for note_id, _, body in new]
     wanted = list({key for _, links in outgoing for key in links})
     targets: dict[str, int] = {}
@@ -167,8 +175,11 @@ async def _link(s: AsyncSession, user_id: int, new: list[tuple[int, str, str]]) 
     if links:
         await s.execute(insert(NoteLink), links)
     first_by_key: dict[str, int] = {}
-    for note_id, key, _ in new:
-        first_by_key.setdefault(key, note_id)
+    for note_id, names, _ in new:  # a title before any alias
+        first_by_key.setdefault(names[0], note_id)
+    for note_id, names, _ in new:
+        for key in names[1:]:
+            first_by_key.setdefault(key, note_id)
     new_keys = _texts(list(first_by_key))
     waiting = func.unnest(new_keys, _ints(list(first_by_key.values()))).table_valued(
         "key", "note_id").render_derived("titled")

@@ -9,7 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from sqlalchemy import Select, String, cast, func, or_, select
+from sqlalchemy import Select, String, Text, cast, func, literal, or_, select
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.db.models import Note, Project, title_key
 from fable_core.errors import NotFound
@@ -105,7 +107,7 @@ def is_id(ref: str) -> bool:
 
 
 async def find_note(fable: Runtime, caller: Caller, ref: str) -> int:
-    """A note id from an id or a title (same title key, else the closest title)."""
+    """A note id from an id or a title (same title key, else an alias, else the closest title)."""
     ref = ref.strip()
     if is_id(ref):
         return int(ref)
@@ -119,6 +121,9 @@ async def find_note(fable: Runtime, caller: Caller, ref: str) -> int:
         )
         note = (await session.execute(exact)).scalar_one_or_none()
         if note is None:
+            aliased = await _by_alias(session, reach, caller, {key}, Note.id)
+            if aliased:
+                return int(aliased[key][0])
             note = (await session.execute(closest)).scalar_one_or_none()
     if note is None:
         raise NotFound(f"no note titled {ref!r}", note=ref)
@@ -171,7 +176,26 @@ async def note_ids_by_title(fable: Runtime, caller: Caller, keys: set[str]) -> d
             .order_by(owned_by(Note, caller).is_not(True), Note.id))
         for key, note_id in rows:
             ids.setdefault(key, note_id)
+        for key, row in (await _by_alias(session, reach, caller, keys - ids.keys(), Note.id)).items():
+            ids[key] = row[0]
     return ids
+
+
+async def _by_alias(session: AsyncSession, reach: Reach, caller: Caller, keys: set[str],
+                    *columns: Any) -> dict[str, tuple[Any, ...]]:
+    """Alias key → ``columns`` of the oldest note with that alias the caller can read, their
+    own first: the names no title answers (:func:`~fable_core.knowledge.wikilinks.link_target`)."""
+    if not keys:
+        return {}
+    rows = await session.execute(
+        visible(Note, reach).with_only_columns(Note.alias_keys, *columns)
+        .where(Note.alias_keys.is_not(None), Note.alias_keys.op("&&")(literal(sorted(keys), ARRAY(Text))))
+        .order_by(owned_by(Note, caller).is_not(True), Note.id))
+    found: dict[str, tuple[Any, ...]] = {}
+    for aliases, *values in rows:
+        for key in keys.intersection(aliases):
+            found.setdefault(key, tuple(values))
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,4 +225,7 @@ async def notes_by_title(fable: Runtime, caller: Caller, keys: set[str]) -> dict
             .order_by(owned_by(Note, caller).is_not(True), Note.id))
         for key, note_id, title, body in rows:
             found.setdefault(key, TitledBody(note_id, title, body))
+        aliased = await _by_alias(session, reach, caller, keys - found.keys(), Note.id, Note.title,
+                                  func.left(Note.body, EMBED_CHARS))
+        found.update((key, TitledBody(*row)) for key, row in aliased.items())
     return found

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
-from sqlalchemy import exists, select, text
+from sqlalchemy import exists, inspect, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.db.models import Milestone, Note
@@ -125,11 +125,14 @@ async def save_changes(ctx: Context, note: Note, *, old_title: str | None = None
     the saver's edit draft of it gone, change event."""
     s = ctx.session
     note.version += 1
+    aliases_changed = inspect(note).attrs.alias_keys.history.has_changes()  # the body's front matter
     await s.flush()
     await snapshot(s, note)
     if body_changed:
         await wikilinks.sync_links(s, note)
         await sync_image_refs(s, note.id, note.body, ctx.caller.user_id)
+    if aliases_changed:
+        await wikilinks.sync_aliases(s, note)
     rewritten: list[Note] | None = None
     if old_title is not None and old_title != note.title:
         rewritten = await _rename(ctx, note, old_title)

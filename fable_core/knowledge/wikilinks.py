@@ -3,8 +3,10 @@
 Links are matched on a title *key* (``fable_core.db.models.title_key``: case-folded words),
 so ``[[Project: Alpha]]`` finds "project alpha".
 A link to a title that does not exist yet is stored unresolved and resolves when a note with
-that title appears. Renaming a note rewrites the links to it in the linking notes' bodies, so
-its backlinks survive and the text stays true.
+that title appears. A note also answers to the ``aliases`` of its front matter
+(``Note.alias_keys``), when no note has the name as its title. Renaming a note rewrites the
+links to its title in the linking notes' bodies, so its backlinks survive and the text stays
+true.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import re
 from typing import Any
 
 from sqlalchemy import Text, and_, delete, func, insert, literal, select, update
-from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.dialects.postgresql import ARRAY, array
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.db.models import Note, NoteLink, title_key
@@ -21,8 +23,8 @@ from fable_core.knowledge.codespans import prose
 from fable_core.knowledge.matching import same_key
 from fable_core.tools.access import of_user, same_owner
 
-__all__ = ["is_file_name", "link_target", "parse_links", "rename_links", "resolve_pending", "split_target",
-           "sync_links", "title_key"]
+__all__ = ["has_alias", "is_file_name", "link_target", "parse_links", "rename_links", "resolve_pending",
+           "split_target", "sync_aliases", "sync_links", "title_key"]
 
 _LINK = re.compile(r"\[\[([^\[\]|\n]{1,300})(?:\|([^\[\]\n]{0,300}))?\]\]")
 _EMBED_OR_LINK = re.compile(r"(!?)\[\[([^\[\]|\n]{1,300})(?:\|([^\[\]\n]{0,300}))?\]\]")
@@ -59,11 +61,23 @@ def parse_links(body: str) -> dict[str, str]:
 
 
 def link_target(user_id: Any, key: Any) -> Any:
-    """The note a link to title key ``key`` points at: the owner's oldest note with that key
-    (NULL if none), as a scalar subquery. ``GROUP BY`` keeps PostgreSQL from turning ``min(id)``
-    into a walk of the primary key in id order, which looks cheap and reads every note."""
-    return (select(func.min(Note.id)).where(of_user(Note, user_id), same_key(Note.title_key, key))
-            .group_by(Note.title_key).scalar_subquery())
+    """The note a link to title key ``key`` points at: the owner's oldest note with that title,
+    else the oldest that has it as an alias (NULL if none), as a scalar expression. ``GROUP BY``
+    keeps PostgreSQL from turning ``min(id)`` into a walk of the primary key in id order, which
+    looks cheap and reads every note; ``coalesce`` asks the aliases only when no title answers."""
+    titled = (select(func.min(Note.id)).where(of_user(Note, user_id), same_key(Note.title_key, key))
+              .group_by(Note.title_key).scalar_subquery())
+    return func.coalesce(titled, _alias_target(user_id, key))
+
+
+def _alias_target(user_id: Any, key: Any) -> Any:
+    return (select(func.min(Note.id))
+            .where(has_alias(key), of_user(Note, user_id)).scalar_subquery())
+
+
+def has_alias(key: Any) -> Any:
+    """Whether a note has title key ``key`` among its aliases (through their GIN index)."""
+    return and_(Note.alias_keys.is_not(None), Note.alias_keys.op("@>")(array([key])))
 
 
 async def sync_links(session: AsyncSession, note: Note) -> None:
@@ -91,16 +105,30 @@ async def sync_links(session: AsyncSession, note: Note) -> None:
 
 
 async def resolve_pending(session: AsyncSession, note: Note) -> None:
-    """Point unresolved links whose key matches ``note``'s title at ``note``."""
+    """Point unresolved links whose key matches ``note``'s title or one of its aliases at ``note``."""
+    keys = [title_key(note.title), *(note.alias_keys or [])]
     await session.execute(
         update(NoteLink)
         .where(
             same_owner(NoteLink, note),
             NoteLink.target_id.is_(None),
-            NoteLink.target_key == title_key(note.title),
+            NoteLink.target_key.in_(keys) if len(keys) > 1 else NoteLink.target_key == keys[0],
         )
         .values(target_id=note.id)
     )
+
+
+async def sync_aliases(session: AsyncSession, note: Note) -> None:
+    """After ``note``'s aliases changed: the links that found it by a name it no longer has find
+    whichever note has that name now (or none), and the links waiting for its new names find it."""
+    keys = [title_key(note.title), *(note.alias_keys or [])]
+    await session.execute(
+        update(NoteLink)
+        .where(NoteLink.target_id == note.id, NoteLink.target_key.not_in(keys))
+        .values(target_id=link_target(NoteLink.user_id, NoteLink.target_key))
+    )
+    if note.alias_keys:
+        await resolve_pending(session, note)
 
 
 async def rename_links(session: AsyncSession, note: Note, old_title: str) -> list[Note]:
@@ -111,7 +139,8 @@ async def rename_links(session: AsyncSession, note: Note, old_title: str) -> lis
     sources = (
         await session.execute(
             select(Note)
-            .join(NoteLink, and_(NoteLink.source_id == Note.id, NoteLink.target_id == note.id))
+            .join(NoteLink, and_(NoteLink.source_id == Note.id, NoteLink.target_id == note.id,
+                                 NoteLink.target_key == old_key))
             .where(same_owner(Note, note), Note.id != note.id)
         )
     ).scalars().unique().all()
@@ -126,9 +155,9 @@ async def rename_links(session: AsyncSession, note: Note, old_title: str) -> lis
 
     for source in sources:
         source.body = _LINK.sub(rewrite, source.body)
-    await session.execute(
+    await session.execute(  # the links by an alias still use it
         update(NoteLink)
-        .where(NoteLink.target_id == note.id)
+        .where(NoteLink.target_id == note.id, NoteLink.target_key == old_key)
         .values(target_key=new_key, target_title=note.title)
     )
     await session.flush()

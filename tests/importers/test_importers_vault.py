@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import io
 import json
+import zipfile
 from dataclasses import replace
 from typing import Any
 
@@ -201,7 +203,7 @@ async def test_an_import_that_fails_leaves_no_image_file(fable: Fable, alice: Ca
 EVERY = {
     "Vault/Home.md": "# Home\nWelcome. Start with [[Guide]].\n",
     "Vault/Guide.md": (
-        "---\naliases: [Handbook, The Guide]\ntags: [docs]\n---\n"
+        "---\naliases: [Handbook, The Guide]\ntags: [docs]\ncssclasses:\n  - wide\nstatus: draft\n---\n"
         "# Guide\n## Setup\nJump to [[#Setup]] or [[#Use|using it]] below.\n"
         "Plain [[Home]], labelled [[Home|start page]], by path [[Notes/Deep Note]], "
         "to a heading [[Notes/Deep Note#Part two]], to a block [[Notes/Deep Note#^b1c2]], "
@@ -254,6 +256,31 @@ async def test_every_obsidian_construct_imports_losslessly(fable: Fable, alice: 
     assert any("'paper.pdf': only raster images are stored" in w for w in why)
     assert any("'gone.png': no such file in the vault" in w for w in why)
     assert any("link to 'Not Written Yet': no note of that title" in w for w in why)
+
+    # the front matter stays with the note, less what became its own title and tags
+    assert body.startswith("---\naliases: [Handbook, The Guide]\ncssclasses:\n  - wide\nstatus: draft\n---\n\n# Guide")
+    assert guide.tags == ["docs"]
+    later = await fable.call("create_note", {"title": "Later", "body": "see [[The Guide]] and [[handbook]]"}, alice)
+    backlinks = await fable.call("get_backlinks", {"note_id": guide.id}, alice)
+    assert later["id"] in [b["id"] for b in backlinks["items"]], "an alias finds the note after the import too"
+
+
+async def test_properties_go_out_with_an_export_and_come_back_with_its_import(
+        fable: Fable, alice: Caller, bob: Caller) -> None:
+    await fable.call("import_vault", {"content": zipped(EVERY), "dry_run": False}, alice)
+    result = await fable.dispatcher.run("export_data", {"format": "markdown"}, alice)
+    exported = zipfile.ZipFile(io.BytesIO(b"".join([chunk async for chunk in result.stream()])))
+    guide = exported.read("Guide.md").decode()
+    head, _, body = guide.partition("\n---\n")
+    assert "aliases: [Handbook, The Guide]\ncssclasses:\n  - wide\nstatus: draft" in head
+    assert head.startswith('---\ntitle: "Guide"') and body.startswith("\n# Guide"), "one block of properties"
+    moved = zipped({name: exported.read(name) for name in exported.namelist()})
+    report = await fable.call("import_vault", {"content": moved, "dry_run": False}, bob)
+    assert report["created"] == 3
+    async with fable.db.reading() as s:
+        again = await s.scalar(select(Note.body).where(Note.user_id == bob.user_id, Note.title == "Guide"))
+    assert again is not None
+    assert again.startswith("---\naliases: [Handbook, The Guide]\ncssclasses:\n  - wide\nstatus: draft\n---\n\n# Guide")
 
 
 async def test_a_vault_past_an_image_s_size_is_taken_over_rest_up_to_the_documented_64_mb(

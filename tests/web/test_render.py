@@ -128,6 +128,20 @@ async def test_note_html_links_the_callers_own_notes(as_alice: httpx.AsyncClient
     assert "onerror" not in data["html"]
 
 
+async def test_front_matter_is_folded_as_written_and_its_aliases_resolve_links(as_alice: httpx.AsyncClient) -> None:
+    kitchen = (await as_alice.post("/api/notes", json={
+        "title": "Kitchen renovation", "body": "---\naliases: [Galley, \"<script>x</script>\"]\n---\nTiles."})).json()
+    note = (await as_alice.post("/api/notes", json={"title": "Plans",
+                                                     "body": "Redo the [[galley]], ![[Galley]]."})).json()
+    data = (await as_alice.get(f"/api/notes/{kitchen['id']}/html")).json()
+    assert data["html"].startswith('<details class="properties"><summary>Properties</summary><pre><code>aliases: '
+                                   '[Galley, "&lt;script&gt;x&lt;/script&gt;"]</code></pre></details>')
+    html = (await as_alice.get(f"/api/notes/{note['id']}/html")).json()["html"]
+    links = {attrs["href"]: attrs["class"] for tag, attrs in _tags(html) if tag == "a"}
+    assert links == {f"/notes/{kitchen['id']}": "wikilink"}, "an alias finds the note it names"
+    assert "Tiles." in html and "embed-missing" not in html
+
+
 async def test_render_resolves_links_only_among_the_callers_notes(
     as_alice: httpx.AsyncClient, as_bob: httpx.AsyncClient
 ) -> None:

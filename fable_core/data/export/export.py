@@ -27,6 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from fable_core.admin.audit import Actor, audit
 from fable_core.data.export.markdown import UniqueNames, ZipStream, front_matter, safe_name
 from fable_core.data.export.sections import SECTIONS, Section
+from fable_core.db.frontmatter import parse_markdown, without_keys
 from fable_core.db.models import Milestone, Note, Project
 from fable_core.errors import Conflict
 from fable_core.tools import Context, Route, tool
@@ -44,6 +45,18 @@ class Export(Download):
     """A Markdown ZIP or a JSON document."""
 
     media_types = ("application/zip", "application/json")
+
+
+def _file_text(meta: dict[str, Any], body: str) -> str:
+    """A note's file: Fable's front matter, with the properties the note's own front matter holds
+    (an imported vault's ``aliases``, ``cssclasses``...) in the same block, then the body."""
+    own = parse_markdown(body) if body.startswith("---") else None
+    extra: list[str] = []
+    if own is not None and not own.problem and own.lines:
+        taken = {key for key, value in meta.items() if value not in (None, [], {})}
+        extra, body = without_keys(own.lines, taken), own.body
+    body = body if body.endswith("\n") or not body else body + "\n"
+    return front_matter(meta, extra) + "\n" + body
 
 
 @tool(group="data", title="Export my data", scope="read", route=Route("GET", "/export"), transaction="phases",
@@ -183,8 +196,7 @@ async def _markdown(ctx: Context, session: AsyncSession) -> AsyncIterator[bytes]
                     "status": n.status, "priority": n.priority, "due": n.due_date,
                     "recurrence": n.recurrence_rule, "completed": n.completed_at, "fields": n.fields,
                     "parent_id": n.parent_id}
-            body = n.body if n.body.endswith("\n") or not n.body else n.body + "\n"
-            archive.add(f"{folder}/{file}" if folder else file, front_matter(meta) + "\n" + body, n.updated_at)
+            archive.add(f"{folder}/{file}" if folder else file, _file_text(meta, n.body), n.updated_at)
         chunk = archive.drain()
         if chunk:
             yield chunk

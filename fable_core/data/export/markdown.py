@@ -62,13 +62,14 @@ _ENCODE = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str).enco
 # with options builds a new one per call, a third of an export's time
 
 
-def front_matter(meta: dict[str, Any]) -> str:
-    """``---``, one ``key: <JSON>`` line per present value, ``---``."""
+def front_matter(meta: dict[str, Any], extra: list[str] | None = None) -> str:
+    """``---``, one ``key: <JSON>`` line per present value, the ``extra`` lines as they are, ``---``."""
     lines = ["---"]
     for key, value in meta.items():
         if value is None or value == [] or value == {}:
             continue
         lines.append(f"{key}: {_ENCODE(_scalar(value))}")
+    lines += extra or []
     lines.append("---")
     return "\n".join(lines) + "\n"
 

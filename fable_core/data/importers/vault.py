@@ -2,16 +2,18 @@
 
 Each Markdown file becomes a note: its title is the front matter's ``title`` or the file name,
 its tags the front matter's ``tags`` (and ``type`` for basic-memory), its inline ``#tags`` and
-its folder (``folder/sub``, a tag: folders are how vaults group, tags are how Fable does
-without forcing one project per note). ``[[links]]`` keep working: ``[[folder/Note]]``,
-``[[Note#Heading]]``, ``[[Note|label]]`` and links to a front matter ``alias`` or basic-memory
-``permalink`` are rewritten to ``[[Title#Heading|label]]``; ``[[#Heading]]`` stays (the same
-note). Embedded images (``![[a.png]]``, ``![[a.png|300]]``, ``![[a.png#x]]``, ``![alt](a%20b.png)``)
-go into the image store and the embed becomes ``![alt](/api/images/<id>)``; other embedded files
-stay as written (no note link) and are reported. Nothing inside code is rewritten
-(:mod:`fable_core.knowledge.codespans`). Titles are made distinct, never dropped: the same title
-as a note of the user's or an earlier file is renamed ``Title (2)`` and reported
-(:func:`~fable_core.knowledge.importing.unique_titles`); links to titles nobody has are listed.
+its folder (``folder/sub``, a tag: folders are how vaults group, tags are how Fable does without
+forcing one project per note). The rest of the front matter stays at the top of the body as
+written (an ``aliases`` field keeps finding the note for later links). ``[[links]]`` keep
+working: ``[[folder/Note]]``, ``[[Note#Heading]]``, ``[[Note|label]]`` and links to a front
+matter ``alias`` or basic-memory ``permalink`` are rewritten to ``[[Title#Heading|label]]``;
+``[[#Heading]]`` stays (the same note). Embedded images (``![[a.png]]``, ``![[a.png|300]]``,
+``![[a.png#x]]``, ``![alt](a%20b.png)``) go into the image store and the embed becomes
+``![alt](/api/images/<id>)``; other embedded files stay as written (no note link) and are
+reported. Nothing inside code is rewritten (:mod:`fable_core.knowledge.codespans`). Titles are
+made distinct, never dropped: the same title as a note of the user's or an earlier file is
+renamed ``Title (2)`` and reported (:func:`~fable_core.knowledge.importing.unique_titles`);
+links to titles nobody has are listed.
 basic-memory's observations (``- [idea] text #tag``) and relations (``- relates_to [[Other]]``)
 are Markdown already: they arrive as text, tags and links.
 
@@ -123,9 +125,10 @@ async def import_entries(
     for key, found in (await offload(IMPORT, size, _embedded, parsed, by_name)).items():
         images[key] = await _store_image(ctx, s, found, warnings, dry_run, written)
     rewritten = await offload(IMPORT, size, _rewrite_all, parsed, names, by_name, images, warnings, dry_run)
-    for (entry, title, page), (body, outside) in zip(parsed, rewritten, strict=True):
+    for (entry, title, page), (text, outside) in zip(parsed, rewritten, strict=True):
         for target in outside:
             unresolved.setdefault(target, []).append(entry.path)
+        body = _with_properties(page, text)
         meta = page.meta
         tags = md.tags_of(md.as_list(meta.get("tags")), md.as_list(meta.get("tag")),
                           md.as_list(meta.get("type")) if kind == "basic_memory" else [],
@@ -234,6 +237,34 @@ def _text(entry: Entry) -> tuple[str | None, str]:
 def _stem(path: str) -> str:
     name = posixpath.basename(path)
     return name[:-3] if name.lower().endswith(".md") else name
+
+
+_FABLE_FIELDS = {"title", "tags", "tag"}
+"""Front matter fields that become the note's own title and tags, so are not kept twice."""
+_EXPORTED = {"id", "kind", "created", "updated", "project", "milestone", "parent_id"}
+_EXPORTED_TASK = {"status", "priority", "due", "recurrence", "completed"}
+"""What Fable's own Markdown export adds (:func:`fable_core.data.export.export._file_text`): facts of
+the instance it came from, not properties of the note; a task's fields only on a task (a note's
+``status`` is its own property), a structured note's ``fields`` only on one."""
+
+
+def _exported(meta: dict[str, object]) -> set[str]:
+    """The fields a file's front matter holds because Fable exported it (none for a vault's own)."""
+    if not {"id", "kind", "updated"} <= meta.keys():
+        return set()
+    kind = meta["kind"]
+    if kind == "task":
+        return _EXPORTED | _EXPORTED_TASK
+    return _EXPORTED if kind == "note" else _EXPORTED | {"fields"}
+
+
+def _with_properties(page: md.Parsed, body: str) -> str:
+    """``body`` below the rest of the file's front matter, as written: properties such as
+    ``aliases`` (links find the note by them), ``status`` or ``cssclasses`` stay with the note."""
+    kept = md.without_keys(page.lines, _FABLE_FIELDS | _exported(page.meta))
+    if not any(line.strip() for line in kept):
+        return body
+    return "---\n" + "\n".join(kept) + "\n---\n\n" + body
 
 
 def _title(path: str, meta: dict[str, object]) -> str:

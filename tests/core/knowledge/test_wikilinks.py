@@ -109,3 +109,46 @@ async def test_creating_notes_announces_each_new_note(call, fable, alice) -> Non
         unsubscribe()
     assert heard == [NoteChanged(alice.user_id, following["id"], "created"),
                      NoteChanged(alice.user_id, task["id"], "updated")]
+
+
+_ALIASED = "---\naliases: [Kitchen, \"The cooking room\"]\nstatus: draft\n---\n\nTiles and taps."
+
+
+async def test_a_link_to_an_alias_finds_the_note_however_it_was_written(call) -> None:
+    waiting = await call("create_note", title="Plans", body="redo [[the cooking room]]")
+    kitchen = await call("create_note", title="Kitchen renovation", body=_ALIASED)
+    later = await call("create_note", title="Budget", body="[[Kitchen|that room]] costs")
+    batch = (await call("import_notes", notes=[{"title": "Imported", "body": "[[kitchen]]"}]))["ids"][0]
+    edited = await call("create_note", title="Chores", body="nothing yet")
+    await call("edit_note", note_id=edited["id"], operation="append", text="clean [[The Cooking Room]]")
+    assert sorted(await _backlinks(call, kitchen["id"])) == sorted(
+        [waiting["id"], later["id"], batch, edited["id"]])
+    assert "[[Kitchen|that room]]" in (await call("read_note", note_id=later["id"]))["body"]
+
+
+async def test_a_title_wins_over_an_alias_and_renaming_leaves_alias_links_alone(call) -> None:
+    aliased = await call("create_note", title="Kitchen renovation", body=_ALIASED)
+    titled = await call("create_note", title="Kitchen")
+    source = await call("create_note", title="Links", body="[[Kitchen]] and [[the cooking room]]")
+    assert await _backlinks(call, titled["id"]) == [source["id"]]
+    assert await _backlinks(call, aliased["id"]) == [source["id"]]
+    await call("update_note", note_id=aliased["id"], title="Kitchen 2027")
+    assert (await call("read_note", note_id=source["id"]))["body"] == "[[Kitchen]] and [[the cooking room]]"
+    assert await _backlinks(call, aliased["id"]) == [source["id"]]
+    assert (await call("read_note", note_id=source["id"]))["version"] == 1  # nothing of it was rewritten
+
+
+async def test_changing_a_note_s_aliases_moves_the_links_that_used_them(call) -> None:
+    note = await call("create_note", title="Kitchen renovation", body=_ALIASED)
+    source = await call("create_note", title="Links", body="[[Kitchen]] then [[Galley]]")
+    assert await _backlinks(call, note["id"]) == [source["id"]]
+    await call("update_note", note_id=note["id"], body="---\naliases: Galley\n---\nTiles.")
+    assert await _backlinks(call, note["id"]) == [source["id"]]  # by Galley now
+    other = await call("create_note", title="Scullery", body="---\naliases: [Kitchen]\n---\n")
+    assert await _backlinks(call, other["id"]) == [source["id"]]  # Kitchen waited, then found it
+    await call("update_note", note_id=note["id"], body="No front matter now.")
+    assert await _backlinks(call, note["id"]) == []
+    await call("update_note", note_id=other["id"], body="plain")
+    assert await _backlinks(call, other["id"]) == []
+    back = await call("create_note", title="Galley")
+    assert await _backlinks(call, back["id"]) == [source["id"]]
