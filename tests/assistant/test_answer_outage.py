@@ -20,6 +20,7 @@ from sqlalchemy import func, select, text
 from support.beats import server_up_for
 from support.chat import new_conversation
 from support.fake_llm import FakeLLM, Reply
+from support.pace import scaled
 from support.pgcluster import throwaway_server
 from support.users import make_user
 
@@ -46,6 +47,7 @@ async def _collect(events: AsyncIterator[StreamEvent], seen: list[StreamEvent]) 
 
 
 async def _until(check: object, what: str, within: float = 30.0) -> None:
+    within = scaled(within)
     deadline = time.monotonic() + within
     while not await check():  # type: ignore[operator]
         if time.monotonic() > deadline:
@@ -102,8 +104,8 @@ async def test_an_answer_written_through_a_20_s_postgresql_outage_ends_done_on_e
                 return await run_job(b, "sweep_interrupted_answers")
 
             await _until(swept, "B sweeping as the database comes back")
-            await asyncio.wait_for(a.assistant.wait(conv), 60)
-            seen = await asyncio.wait_for(follower, 60)
+            await asyncio.wait_for(a.assistant.wait(conv), scaled(60))
+            seen = await asyncio.wait_for(follower, scaled(60))
             async with b.db.reading() as s:
                 content, status, error = (await s.execute(select(Message.content, Message.status, Message.error)
                                                           .where(Message.role == "assistant"))).one()

@@ -7,6 +7,7 @@ import pytest
 from sqlalchemy import select
 from support.fake_llm import FakeLLM, Reply
 from support.mcp_clients import data
+from support.pace import scaled
 
 from fable_core.db.models import Note, NoteDraft, Project
 from fable_core.errors import Conflict, InvalidInput, NeedsConfirmation, NotFound, Unavailable
@@ -235,14 +236,14 @@ async def test_a_slow_model_holds_no_database_connection_and_each_user_gets_a_sh
         def settled() -> bool:  # the model has alice's two running requests, eight wait, two were refused
             refused = sum(c.done() for c in captures)  # (their lookup of today held a slot until they came)
             return len(fake.chat_bodies()) == 2 and gate.in_use(alice.user_id) == 10 and refused == 2
-        for _ in range(1000):
+        for _ in range(round(scaled(10) / 0.01)):
             if settled():
                 break
             await asyncio.sleep(0.01)
         assert settled()
         # Every call's database work takes one of these slots: none is held while the model thinks.
         assert ai_fable.dispatcher._slots._value == ai_fable.settings.fable_db_pool_size
-        listed = await asyncio.wait_for(ai_fable.call("list_notes", {}, bob), 5)
+        listed = await asyncio.wait_for(ai_fable.call("list_notes", {}, bob), scaled(5))
         assert listed["items"] == []
     finally:
         release.set()

@@ -15,6 +15,7 @@ import httpx
 import pytest
 from sqlalchemy import select
 from support.fake_llm import FakeLLM, Reply
+from support.pace import scaled
 from support.servers import free_port, serve
 from support.sse import sse_events
 from test_chat_http import key_for
@@ -34,7 +35,7 @@ ANSWER = " ".join(f"word{i}" for i in range(40))
 @pytest.fixture
 async def http(ai_fable: Fable, assistant: object, alice: Caller) -> AsyncIterator[httpx.AsyncClient]:
     async with serve(create_app(ai_fable)) as url, httpx.AsyncClient(
-        base_url=url, headers={"Authorization": f"Bearer {await key_for(ai_fable, alice)}"}, timeout=10
+        base_url=url, headers={"Authorization": f"Bearer {await key_for(ai_fable, alice)}"}, timeout=scaled(10)
     ) as client:
         yield client
 
@@ -107,7 +108,7 @@ async def test_a_streamed_section_draft_is_accepted_like_the_tools(http: httpx.A
 
 async def test_without_a_model_the_stream_answers_503_and_saves_nothing(fable: Fable, alice: Caller) -> None:
     async with serve(create_app(fable)) as url, httpx.AsyncClient(
-        base_url=url, headers={"Authorization": f"Bearer {await key_for(fable, alice)}"}, timeout=10
+        base_url=url, headers={"Authorization": f"Bearer {await key_for(fable, alice)}"}, timeout=scaled(10)
     ) as http:
         note = await new_note(http)
         response, _ = await rewrite(http, note["id"], {"instruction": "make it shorter"})
@@ -200,7 +201,7 @@ async def down(ai_settings: Settings) -> AsyncIterator[Fable]:
 
 async def test_a_model_that_is_down_is_a_503_before_any_token(down: Fable, alice: Caller) -> None:
     async with serve(create_app(down)) as url, httpx.AsyncClient(
-        base_url=url, headers={"Authorization": f"Bearer {await key_for(down, alice)}"}, timeout=10
+        base_url=url, headers={"Authorization": f"Bearer {await key_for(down, alice)}"}, timeout=scaled(10)
     ) as http:
         note = await new_note(http)
         response, events = await rewrite(http, note["id"], {"instruction": "x"})

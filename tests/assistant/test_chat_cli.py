@@ -21,6 +21,7 @@ import pytest
 from sqlalchemy import select
 from support.cli import fable_cli
 from support.fake_llm import FakeLLM, Reply
+from support.pace import scaled
 
 from fable_core.db.models import Conversation, Message
 from fable_core.runtime import Fable
@@ -150,7 +151,7 @@ async def test_ctrl_c_stops_the_answer_keeps_its_text_and_says_so(
         cwd=ROOT, env={**os.environ, **cli_env}, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     assert process.stderr is not None and process.stdout is not None
     err = bytearray()
-    async with asyncio.timeout(60):
+    async with asyncio.timeout(scaled(60)):
         await _read_until(process.stderr, err, b"word3 ")  # the answer is being written
         process.send_signal(signal.SIGINT)
         out, rest = await asyncio.gather(process.stdout.read(), process.stderr.read())

@@ -9,6 +9,7 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 from support.fake_llm import FakeLLM, Reply
+from support.pace import scaled
 from support.servers import serve
 from support.sse import sse_events
 
@@ -36,7 +37,7 @@ async def key_for(fable: Fable, caller: Caller) -> str:
 @pytest.fixture
 async def http(base_url: str, ai_fable: Fable, alice: Caller) -> AsyncIterator[httpx.AsyncClient]:
     headers = {"Authorization": f"Bearer {await key_for(ai_fable, alice)}"}
-    async with httpx.AsyncClient(base_url=base_url, headers=headers, timeout=10) as client:
+    async with httpx.AsyncClient(base_url=base_url, headers=headers, timeout=scaled(10)) as client:
         yield client
 
 
@@ -104,7 +105,7 @@ async def test_bad_requests_are_refused_and_write_nothing(
     assert missing.status_code == 404
     bad_type = await http.post("/api/chat/conversations", json={"conversation_type": "party"})
     assert bad_type.status_code == 422
-    async with httpx.AsyncClient(base_url=base_url, timeout=10,
+    async with httpx.AsyncClient(base_url=base_url, timeout=scaled(10),
                                  headers={"Authorization": f"Bearer {await key_for(ai_fable, bob)}"}) as as_bob:
         for method, path in (("GET", "generation/stream"), ("POST", "generation/stop"), ("POST", "messages")):
             body = {"content": "x"} if path == "messages" else None

@@ -18,6 +18,7 @@ from sqlalchemy import select
 from support.beats import server_up_for
 from support.chat import new_conversation, text_of
 from support.fake_llm import FakeLLM, Reply
+from support.pace import scaled
 
 from fable_core.assistant.service import Assistant
 from fable_core.assistant.sweeps import EVERY, SWEEP
@@ -152,7 +153,7 @@ async def test_a_crash_mid_generation_leaves_the_partial_answer(
     restarted = await asyncio.create_subprocess_exec(
         sys.executable, str(CHILD), "restart", str(alice.user_id), str(conv), env=env,
         stdout=asyncio.subprocess.PIPE)
-    out, _ = await asyncio.wait_for(restarted.communicate(), 60)
+    out, _ = await asyncio.wait_for(restarted.communicate(), scaled(60))
     assert restarted.returncode == 0
     stored = json.loads(out.decode().strip().splitlines()[-1])
     assert stored["event"] == "message" and stored["status"] == "interrupted"

@@ -16,6 +16,7 @@ import httpx
 from sqlalchemy import select
 from support.fables import fable_with
 from support.fake_llm import FakeLLM, Reply
+from support.pace import scaled
 from support.servers import serve
 from support.users import make_user
 
@@ -39,7 +40,7 @@ async def test_past_the_limit_a_request_is_refused_at_once_and_nothing_is_done(
         held, answering = threading.Event(), threading.Event()
         fake.replies.append(Reply("Still streaming.", hold=answering))
         fake.plain_replies.extend([Reply('{"kind": "note", "title": "Held", "body": ""}', hold=held)] * LIMIT)
-        async with serve(web) as url, httpx.AsyncClient(base_url=url, timeout=30,
+        async with serve(web) as url, httpx.AsyncClient(base_url=url, timeout=scaled(30),
                                                         headers={"Authorization": f"Bearer {key}"}) as http:
             await app.assistant.send(carol, conv, "a long answer")
             async with http.stream("GET", f"/api/chat/conversations/{conv}/generation/stream",
@@ -86,6 +87,7 @@ async def test_past_the_limit_a_request_is_refused_at_once_and_nothing_is_done(
 
 
 async def _until(check: Callable[[], bool], what: str, within: float = 30.0) -> None:
+    within = scaled(within)
     deadline = time.monotonic() + within
     while not check():
         assert time.monotonic() < deadline, f"no {what} within {within:g} s"

@@ -19,6 +19,7 @@ import httpx
 import pytest
 from sqlalchemy import select
 from support.llama import MODEL_ALIAS, LlamaMissing, find_model, running_llama
+from support.pace import scaled
 from support.servers import serve
 from support.sse import sse_events
 from test_chat_http import key_for, start
@@ -71,7 +72,7 @@ async def real_fable(settings: Settings, llama_url: str) -> AsyncIterator[Fable]
 async def http(real_fable: Fable, alice: Caller) -> AsyncIterator[httpx.AsyncClient]:
     headers = {"Authorization": f"Bearer {await key_for(real_fable, alice)}"}
     async with (serve(create_app(real_fable)) as base_url,
-                httpx.AsyncClient(base_url=base_url, headers=headers, timeout=60) as client):
+                httpx.AsyncClient(base_url=base_url, headers=headers, timeout=scaled(60)) as client):
         yield client
 
 
@@ -128,7 +129,7 @@ async def test_a_real_stream_interrupted_by_another_request_is_not_stored_as_com
     url = f"/api/chat/conversations/{conv}/generation/stream"
     first = await follow(http, url, tokens=2)
     assert first[-1]["event"] == "token", f"fewer than 2 tokens before the stream ended: {first}"
-    async with httpx.AsyncClient(timeout=30) as other:  # another client of the same model server
+    async with httpx.AsyncClient(timeout=scaled(30)) as other:  # another client of the same model server
         assert (await other.get(f"{llama_url}/models")).status_code == 200
     rest = await follow(http, url, first[-1]["id"])
     events = first + rest[:-1]

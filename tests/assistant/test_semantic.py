@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import select, text
 from support.chat import new_conversation, turn
 from support.fake_llm import FakeLLM, Reply, embed_text
+from support.pace import scaled
 
 from fable_core.assistant.context import INJECT_RELEVANCE, SUGGEST_RELEVANCE
 from fable_core.assistant.embeddings import EmbeddingWorker
@@ -239,7 +240,7 @@ async def test_the_worker_waits_while_an_answer_streams_on_its_server(
     fake.plain_replies.append(Reply('{"kind": "note", "title": "Held"}', hold=release))
     capture = asyncio.create_task(ai_fable.call("quick_capture", {"text": "held"}, alice))
     try:
-        for _ in range(500):
+        for _ in range(round(scaled(5) / 0.01)):
             if worker.gate.running:
                 break
             await asyncio.sleep(0.01)

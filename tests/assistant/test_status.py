@@ -11,6 +11,7 @@ import threading
 import httpx
 import pytest
 from support.fake_llm import FakeLLM, Reply
+from support.pace import scaled
 
 from fable_core.assistant.status import ProviderStatus
 from fable_core.runtime import Fable
@@ -47,7 +48,7 @@ async def test_no_probe_is_sent_while_an_answer_streams(ai_fable: Fable, fake: F
     capture = asyncio.create_task(ai_fable.call("quick_capture", {"text": "held"}, alice))
     status.fresh_for = 0.0
     try:
-        for _ in range(500):
+        for _ in range(round(scaled(5) / 0.01)):
             if status.gate.running:
                 break
             await asyncio.sleep(0.01)

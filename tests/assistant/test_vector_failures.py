@@ -25,6 +25,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 from support.databases import fresh_database, sql
 from support.fake_llm import FakeLLM
+from support.pace import scaled
 from support.pgcluster import throwaway_server
 from support.users import make_user
 
@@ -74,7 +75,7 @@ async def test_a_failing_extension_turns_search_by_meaning_off_and_everything_el
 def fable_db(command: str, url: str, tmp_path: Path) -> str:
     env = {**os.environ, "DATABASE_URL": url, "FABLE_DATA_DIR": str(tmp_path), "LLM_PROVIDER": "none"}
     done = subprocess.run([sys.executable, "-m", "fable_web.cli", "db", command], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120, check=False)
+                          capture_output=True, text=True, timeout=scaled(120), check=False)
     assert done.returncode == 0, done.stderr
     return done.stderr.splitlines()[-1]
 
@@ -135,7 +136,7 @@ async def test_a_write_that_kills_its_backend_pauses_embedding_and_is_given_up_a
                 imported = await app.call("import_notes", {"notes": [
                     {"title": "Poison", "body": "its write kills the backend"},
                     *({"title": f"Fine {i}", "body": f"an ordinary note {i}"} for i in range(3))]}, alice)
-                async with asyncio.timeout(120):
+                async with asyncio.timeout(scaled(120)):
                     await worker.idle(backfill=False)
             assert imported["created"] == 4
             async with app.db.transaction() as s:

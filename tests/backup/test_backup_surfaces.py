@@ -20,6 +20,7 @@ from mcp import Client
 from sqlalchemy import delete, func, select
 from support.backup import blob, empty
 from support.mcp_clients import make_key
+from support.pace import scaled
 from support.servers import serve
 from support.users import PASSWORD, make_user
 
@@ -151,7 +152,7 @@ async def test_the_cli_backs_up_and_restores_without_an_account(
 
 async def _heard_more_than(fable: Fable, heard: int) -> None:
     """Until this process hears another revocation notice (a restore's)."""
-    async with asyncio.timeout(10):
+    async with asyncio.timeout(scaled(10)):
         while fable.revocations.heard <= heard:  # noqa: ASYNC110 - heard by the listener's connection
             await asyncio.sleep(0.02)
 

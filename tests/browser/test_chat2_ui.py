@@ -14,6 +14,7 @@ import pytest
 from playwright.async_api import expect
 from support.browser import Session
 from support.fake_llm import FakeLLM, Reply
+from support.pace import scaled
 
 pytestmark = pytest.mark.browser
 
@@ -97,7 +98,7 @@ async def test_regenerate_edit_save_as_note_search_and_model(chat_ui: Session, c
 
 async def eventually(read: Callable[[], Awaitable[Any]], wanted: Any) -> bool:
     """Whether ``read()`` gives ``wanted`` within five seconds."""
-    for _ in range(100):
+    for _ in range(round(scaled(5) / 0.05)):
         if await read() == wanted:
             return True
         await asyncio.sleep(0.05)

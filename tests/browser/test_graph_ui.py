@@ -9,6 +9,7 @@ import re
 import pytest
 from playwright.async_api import expect
 from support.browser import Session
+from support.pace import scaled
 
 pytestmark = pytest.mark.browser
 
@@ -36,7 +37,7 @@ async def test_graph_draws_filters_and_opens_a_note(ui: Session) -> None:
     count = await page.evaluate("document.getElementById('graph-canvas').graph.graphData().nodes.length")
     assert count == 3  # two notes and the project
 
-    await expect(page.locator("#graph-canvas[data-settled=true]")).to_have_count(1, timeout=20_000)
+    await expect(page.locator("#graph-canvas[data-settled=true]")).to_have_count(1, timeout=scaled(20_000))
     point = await page.evaluate(f"""() => {{
         const g = document.getElementById('graph-canvas').graph;
         const n = g.graphData().nodes.find((n) => n.id === 'n{soil["id"]}');

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from playwright.async_api import expect
 from support.browser import Session
+from support.pace import scaled
 
 from fable_core.people.notifications.notify import add_notifications
 from fable_core.people.notifications.sender import message
@@ -79,7 +80,7 @@ async def test_the_service_worker_shows_a_pushed_message(ui: Session) -> None:
         return reg.scope;
     }""")
     assert scope == f"{ui.base_url}/"
-    for _ in range(100):
+    for _ in range(round(scaled(5) / 0.05)):
         found = [r for r in registrations if r["scopeURL"] == scope and not r.get("isDeleted")]
         if found:
             break
@@ -88,7 +89,7 @@ async def test_the_service_worker_shows_a_pushed_message(ui: Session) -> None:
     await cdp.send("ServiceWorker.deliverPushMessage", {
         "origin": ui.base_url, "registrationId": found[0]["registrationId"], "data": json.dumps(pushed)})
     shown: list[dict[str, Any]] = []
-    for _ in range(100):
+    for _ in range(round(scaled(5) / 0.05)):
         shown = await page.evaluate("""async () => {
             const reg = await navigator.serviceWorker.ready;
             const shown = await reg.getNotifications();
@@ -103,7 +104,7 @@ async def test_the_service_worker_shows_a_pushed_message(ui: Session) -> None:
     await cdp.send("ServiceWorker.deliverPushMessage", {
         "origin": ui.base_url, "registrationId": found[0]["registrationId"],
         "data": json.dumps({"title": "odd", "url": "//evil.example/x", "tag": "t2"})})
-    for _ in range(100):
+    for _ in range(round(scaled(5) / 0.05)):
         shown = await page.evaluate("""async () => (await (await navigator.serviceWorker.ready).getNotifications())
             .map((n) => ({title: n.title, data: n.data}))""")
         if len(shown) == 2:

@@ -16,6 +16,7 @@ from sqlalchemy import select
 from support.browser import Session
 from support.mcp_clients import make_key
 from support.oauth import connect
+from support.pace import scaled
 from support.smtp import smtp_server
 from support.users import make_user
 
@@ -140,7 +141,7 @@ async def test_an_admin_disables_a_user_and_sends_a_test_mail(ui: Session, fable
         await card.get_by_role("button", name="Send test mail").click()
         await expect(page.locator("#mail-test-status")).to_contain_text(
             f"Sent to ada@example.com through 127.0.0.1:{port}")
-        mail = await asyncio.wait_for(inbox.messages.get(), 10)
+        mail = await asyncio.wait_for(inbox.messages.get(), scaled(10))
     assert (mail["To"], mail["Subject"]) == ("ada@example.com", "Fable test message")
     await ui.shot("settings-admin")
 
@@ -227,7 +228,7 @@ async def test_a_connections_tools_are_shown_and_edited(ui: Session, fable: Fabl
     page = ui.page
     await ui.register("cleo")  # the first account: pins the public URL the issuer is named by
     me = (await ui.api("GET", "/auth/me"))["user"]
-    async with httpx.AsyncClient(base_url=ui.base_url, timeout=30) as http:
+    async with httpx.AsyncClient(base_url=ui.base_url, timeout=scaled(30)) as http:
         await connect(fable, http, me["id"])
     await page.goto("/settings/connections")
     row = page.locator("#connections tbody tr", has_text="Test connector")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from sqlalchemy import func, select
+from support.pace import scaled
 
 from fable_core.infra.changes import CHANNEL, ChangeFeed
 from fable_core.infra.events import Event, EventBus, NoteChanged, ProjectChanged
@@ -27,12 +28,12 @@ async def test_another_process_hears_the_changes_and_the_origin_does_not(fable: 
     here.subscribe(heard_here.append)
     there.subscribe(on_there)
     try:
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(scaled(10)):
             await here.listening.wait()
             await there.listening.wait()
         many = [NoteChanged(7, n, "created") for n in range(400)]  # more than one NOTIFY holds
         await here_bus.publish([ProjectChanged(7, 3, "updated"), *many])
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(scaled(10)):
             await all_arrived.wait()
         await asyncio.sleep(0.2)  # time for a notice of its own to have reached the origin
     finally:
@@ -49,11 +50,11 @@ async def test_events_queued_at_close_are_still_announced(fable: Fable) -> None:
     arrived = asyncio.Event()
     listening.subscribe(lambda e: (heard.append(e), arrived.set()))
     try:
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(scaled(10)):
             await listening.listening.wait()
         await bus.publish([NoteChanged(1, 2, "deleted")])
         await closing.close()  # before its batch was due
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(scaled(10)):
             await arrived.wait()
     finally:
         await listening.close()
@@ -68,13 +69,13 @@ async def test_a_malformed_notice_on_the_channel_is_ignored(fable: Fable) -> Non
     arrived = asyncio.Event()
     listening.subscribe(lambda e: (heard.append(e), arrived.set()))
     try:
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(scaled(10)):
             await listening.listening.wait()
         async with fable.db.reading() as session:
             for payload in ("not json", '{"o": "x", "e": [["q", 1, 2, "created"]]}', '{"e": []}',
                             '{"o": "x", "e": [["n", 1, 2, "created"]]}'):
                 await session.execute(select(func.pg_notify(CHANNEL, payload)))
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(scaled(10)):
             await arrived.wait()
     finally:
         await listening.close()

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 from support.cli import fable_cli
+from support.pace import scaled
 from support.users import PASSWORD
 
 from fable_core.capabilities import load_capabilities
@@ -56,7 +57,7 @@ async def test_user_apikey_and_call_through_the_real_executable(
     def fable_exe(*argv: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "fable_web.cli", *argv], input=stdin, capture_output=True,
-            text=True, cwd=ROOT, env={**os.environ, **cli_env}, timeout=120, check=False,
+            text=True, cwd=ROOT, env={**os.environ, **cli_env}, timeout=scaled(120), check=False,
         )
 
     no_terminal = await asyncio.to_thread(fable_exe, "user", "create", "carol")  # stdin is a pipe
@@ -407,7 +408,7 @@ async def test_serve_refuses_a_bad_toolsets_setting_before_it_says_it_serves(cli
     proc = await asyncio.create_subprocess_exec(
         FABLE, "serve", "--port", str(free_port()), env={**os.environ, **cli_env, "FABLE_MCP_TOOLSETS": "notes,bogus"},
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    async with asyncio.timeout(60):
+    async with asyncio.timeout(scaled(60)):
         out, err = await proc.communicate()
     said = (out + err).decode()
     assert proc.returncode == 1, said

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from support.pace import scaled
 
 from fable_core.db.database import async_url, check_extensions
 from fable_core.db.embedded import SERVER_SETTINGS
@@ -50,11 +51,11 @@ class Child:
 
     def kill9(self) -> None:
         kill9(self.pid)
-        self.proc.communicate(timeout=10)  # reap it and close its pipes
+        self.proc.communicate(timeout=scaled(10))  # reap it and close its pipes
 
     def exit(self) -> str:
         """Close stdin (a normal exit, so exit handlers run) and return stderr."""
-        _, err = self.proc.communicate(timeout=60)
+        _, err = self.proc.communicate(timeout=scaled(60))
         assert self.proc.returncode == 0, err
         return err
 
@@ -83,7 +84,7 @@ def running(pid: int) -> bool:
 def kill9(pid: int) -> None:
     """SIGKILL ``pid`` and wait until it is dead (a zombie counts: nothing may reap it)."""
     os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + scaled(10)
     while running(pid):
         assert time.monotonic() < deadline, f"pid {pid} survived SIGKILL"
         time.sleep(0.005)
@@ -264,7 +265,7 @@ def test_sigterm_to_fable_mcp_releases_the_embedded_server(pg_dir: Path) -> None
     assert handles(pg_dir) == [proc.pid]
 
     proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=scaled(60))
     assert "Traceback" not in err, err
     assert not running(postmaster), "SIGTERM must exit cleanly enough to stop the server"
     assert handles(pg_dir) == []

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import text
+from support.pace import scaled
 from support.users import make_user
 
 from fable_core.config import Settings, load_settings
@@ -81,8 +82,8 @@ def as_earlier_user() -> dict[str, str]:
 
 
 def earlier(bin_dir: Path, program: str, *args: str) -> str:
-    done = subprocess.run([str(bin_dir / program), *args], check=True, capture_output=True, text=True, timeout=120,
-                          **as_earlier_user())
+    done = subprocess.run([str(bin_dir / program), *args], check=True, capture_output=True, text=True,
+                          timeout=scaled(120), **as_earlier_user())
     return done.stdout
 
 
@@ -121,7 +122,7 @@ def fable(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "FABLE_DATA_DIR": str(home), "LLM_PROVIDER": "none"}
     env.pop("DATABASE_URL", None)
     done = subprocess.run([sys.executable, "-m", "fable_web.cli", *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=180, check=False)
+                          text=True, timeout=scaled(180), check=False)
     assert done.returncode == 0, done.stderr
     return done
 
@@ -130,13 +131,13 @@ def today(pg: Path, query: str) -> str:
     """``query``'s answer from the cluster, started and stopped with today's wheel's programs."""
     user = {"user": server_user()} if server_user() else {}
     subprocess.run([str(program("pg_ctl")), "-D", str(pg), "-w", "-o", f"-h '' -k {pg}", "-l", str(pg / "log"),
-                    "start"], check=True, capture_output=True, timeout=120, **user)  # type: ignore[call-overload]
+                    "start"], check=True, capture_output=True, timeout=scaled(120), **user)  # type: ignore[call-overload]
     try:
         return subprocess.run([str(program("psql")), "-h", str(pg), "-U", "postgres", "-d", "fable", "-qAtc", query],
-                              check=True, capture_output=True, text=True, timeout=60).stdout.strip()
+                              check=True, capture_output=True, text=True, timeout=scaled(60)).stdout.strip()
     finally:
         subprocess.run([str(program("pg_ctl")), "-D", str(pg), "-w", "stop"], check=True, capture_output=True,
-                       timeout=120, **user)  # type: ignore[call-overload]
+                       timeout=scaled(120), **user)  # type: ignore[call-overload]
 
 
 async def test_a_data_dir_of_the_earlier_wheel_starts_on_this_one_with_its_data(

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import func, select
+from support.pace import scaled
 
 from fable_core.runtime import Fable
 from fable_core.tools.jobs import _LOCK_CLASS, Job, Scheduler, job, run_job
@@ -81,7 +82,7 @@ async def test_a_failing_job_is_logged_and_runs_again_on_schedule(
     with caplog.at_level(logging.ERROR, logger="fable_core.tools.jobs"):
         scheduler.start()
         try:
-            await asyncio.wait_for(twice.wait(), 10)
+            await asyncio.wait_for(twice.wait(), scaled(10))
         finally:
             await scheduler.close()
     assert "job broken failed" in caplog.text and "boom" in caplog.text
@@ -117,6 +118,6 @@ async def test_only_a_fable_opened_to_run_jobs_schedules_them(fable: Fable) -> N
     try:
         assert running.jobs is not None
         assert {"due_reminders", "send_pushes"} <= set(running.jobs._jobs)
-        await asyncio.wait_for(running.jobs.listener.listening.wait(), 10)
+        await asyncio.wait_for(running.jobs.listener.listening.wait(), scaled(10))
     finally:
         await running.close()

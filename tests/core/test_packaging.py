@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from support.pace import scaled
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("fable_core", "fable_mcp", "fable_web")
@@ -39,7 +40,7 @@ _UPGRADE = "from fable_web.cli import main; raise SystemExit(main(['db', 'upgrad
 
 
 def run(*argv: str, **options: object) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False, **options)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=scaled(120), check=False, **options)
     assert done.returncode == 0, done.stderr
     return done
 

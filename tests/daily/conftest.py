@@ -12,6 +12,7 @@ import httpx
 import pytest
 from support.daily import TIMEOUT, Api, Call
 from support.fables import fable_with
+from support.pace import scaled
 from support.servers import serve, serve_in_thread
 from support.users import quick_user
 from support.weather import FakeWeather, weather_app
@@ -66,7 +67,7 @@ def api(daily_fable: Fable, daily_url: str) -> Api:
     async def client(caller: Caller) -> AsyncIterator[httpx.AsyncClient]:
         async with daily_fable.db.transaction() as session:
             _, key = await create_api_key(session, caller.user_id, "tests")
-        async with httpx.AsyncClient(base_url=daily_url + "/api", timeout=10,
+        async with httpx.AsyncClient(base_url=daily_url + "/api", timeout=scaled(10),
                                      headers={"Authorization": f"Bearer {key}"}) as http:
             yield http
 

@@ -7,6 +7,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 import httpx
 import pytest
+from support.pace import scaled
 from support.servers import serve
 
 from fable_core.identity.accounts import create_api_key
@@ -31,7 +32,7 @@ def http(fable: Fable, served: str) -> Http:
     async def client(caller: Caller) -> AsyncIterator[httpx.AsyncClient]:
         async with fable.db.transaction() as session:
             _, key = await create_api_key(session, caller.user_id, "tests")
-        async with httpx.AsyncClient(base_url=served + "/api", timeout=10,
+        async with httpx.AsyncClient(base_url=served + "/api", timeout=scaled(10),
                                      headers={"Authorization": f"Bearer {key}"}) as c:
             yield c
 

@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import func, select, update
 from support.fake_llm import FakeLLM, Reply
+from support.pace import scaled
 
 from fable_core.daily.journal.days import open_day
 from fable_core.daily.journal.prep import BACKOFF, DIED, LEASE, MAX_ATTEMPTS
@@ -125,7 +126,7 @@ async def _attempts(fable: Fable, n: int) -> bool:
 
 
 async def until(check, seconds: float = 10.0) -> None:
-    for _ in range(int(seconds / 0.02)):
+    for _ in range(int(scaled(seconds) / 0.02)):
         result = check()
         if (await result) if asyncio.iscoroutine(result) else result:
             return

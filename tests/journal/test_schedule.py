@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from sqlalchemy import select, update
 from support.fake_llm import FakeLLM, Reply
+from support.pace import scaled
 
 from fable_core.config import Settings
 from fable_core.daily.journal.schedule import EVERY, Plan, prepare_due, read_plans
@@ -125,7 +126,7 @@ async def test_two_processes_on_one_database_prepare_a_missed_day_once(
     today = datetime.now(UTC).date().isoformat()
     children = [await asyncio.create_subprocess_exec(sys.executable, str(CHILD), str(alice.user_id), today, env=env,
                                                      stdout=asyncio.subprocess.PIPE) for _ in range(2)]
-    outputs = await asyncio.wait_for(asyncio.gather(*(c.communicate() for c in children)), 90)
+    outputs = await asyncio.wait_for(asyncio.gather(*(c.communicate() for c in children)), scaled(90))
     assert [c.returncode for c in children] == [0, 0]
     assert [json.loads(out.decode().strip().splitlines()[-1]) for out, _ in outputs] == [{"state": "done"}] * 2
     day = await fable.call("open_journal", {}, alice)

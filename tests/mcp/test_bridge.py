@@ -15,6 +15,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from sqlalchemy import func, select
 from support.mcp_clients import FABLE_BIN, ResourceUpdates, data, make_key, make_revocable_key, revoke_key
+from support.pace import scaled
 from support.servers import free_port, serve
 
 from fable_core.db.models import Note
@@ -52,7 +53,7 @@ async def test_bridge_forwards_everything_to_the_remote(
         prompt = await client.get_prompt("daily_review", {})
         await client.subscribe_resource(f"fable://notes/{watched['id']}")
         await call("update_note", note_id=watched["id"], body="changed on the server")
-        with anyio.fail_after(15):
+        with anyio.fail_after(scaled(15)):
             await updates.arrived.wait()
         instructions = client.session.instructions
     assert sorted(t.name for t in tools) == sorted(t.name for t in fable.registry.for_agents(
@@ -75,7 +76,7 @@ async def _run_bridge(url: str, env: dict[str, str]) -> tuple[int, str, str]:
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )
     try:
-        async with asyncio.timeout(60):
+        async with asyncio.timeout(scaled(60)):
             stdout, stderr = await proc.communicate(b"")
     finally:
         if proc.returncode is None:  # a hung bridge must not outlive its test
@@ -124,15 +125,15 @@ async def test_bridge_outlives_a_remote_that_stops_and_restarts(fable: Fable, al
             assert not (await client.call_tool("list_notes", {"limit": 1})).is_error
         finally:
             await first.__aexit__(None, None, None)
-        with anyio.fail_after(20), pytest.raises(MCPError) as down:
+        with anyio.fail_after(scaled(20)), pytest.raises(MCPError) as down:
             await client.call_tool("list_notes", {"limit": 1})
         assert f"cannot reach the remote Fable at {url}" in down.value.error.message
         async with serve(create_app(fable), port=port):
-            with anyio.fail_after(20):
+            with anyio.fail_after(scaled(20)):
                 again = await client.call_tool("create_note", {"title": "After the restart"})
             assert data(again)["title"] == "After the restart"
             await call("update_note", note_id=watched["id"], body="changed after the restart")
-            with anyio.fail_after(15):
+            with anyio.fail_after(scaled(15)):
                 await updates.arrived.wait()
     assert updates.uris == [f"fable://notes/{watched['id']}"]
     async with fable.db.reading() as session:  # written once: only the refused request was repeated
@@ -145,7 +146,7 @@ async def test_bridge_says_when_its_key_was_revoked(mcp_base_url: str, fable: Fa
     async with Client(_bridge(f"{mcp_base_url}/mcp", {"FABLE_API_KEY": key}), mode="legacy") as client:
         assert (await client.list_tools()).tools
         await revoke_key(fable, alice, key_id)
-        with anyio.fail_after(20), pytest.raises(MCPError) as refused:
+        with anyio.fail_after(scaled(20)), pytest.raises(MCPError) as refused:
             await client.call_tool("list_notes", {})
     assert "refused the API key (401)" in refused.value.error.message
 
@@ -158,7 +159,7 @@ async def test_bridge_serves_listen_streams_to_2026_clients(mcp_base_url: str, f
         assert client.server_capabilities.resources is not None and client.server_capabilities.resources.subscribe
         async with client.listen(resource_subscriptions=[f"fable://notes/{watched['id']}"]) as stream:
             await call("update_note", note_id=watched["id"], body="changed on the server")
-            with anyio.fail_after(15):
+            with anyio.fail_after(scaled(15)):
                 event = await anext(aiter(stream))
     assert event.uri == f"fable://notes/{watched['id']}"
 

@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 from support.mcp_clients import FABLE_BIN, as_a_host_starts, make_key
+from support.pace import scaled
 from support.servers import serve
 from support.users import PASSWORD
 
@@ -32,7 +33,7 @@ async def fable_output(*argv: str, env: dict[str, str], cwd: Path | None = None)
     proc = await asyncio.create_subprocess_exec(
         str(FABLE_BIN), *argv, env={**os.environ, **env}, cwd=cwd, stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    async with asyncio.timeout(60):
+    async with asyncio.timeout(scaled(60)):
         out, err = await proc.communicate()
     assert proc.returncode == 0, err.decode()
     return out.decode()
@@ -89,7 +90,7 @@ async def test_print_config_without_user_names_the_only_account_or_asks_which(
     proc = await asyncio.create_subprocess_exec(
         str(FABLE_BIN), "mcp", "--print-config", env={**os.environ, **stdio_env}, stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    async with asyncio.timeout(60):
+    async with asyncio.timeout(scaled(60)):
         out, err = await proc.communicate()
     assert proc.returncode == 1 and out == b""
     said = err.decode()
@@ -137,7 +138,7 @@ async def test_a_bad_toolsets_choice_is_one_clear_line(stdio_env: dict[str, str]
     proc = await asyncio.create_subprocess_exec(
         str(FABLE_BIN), *argv, env={**os.environ, **stdio_env}, stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    async with asyncio.timeout(60):
+    async with asyncio.timeout(scaled(60)):
         out, err = await proc.communicate()
     assert proc.returncode != 0 and out == b""
     assert "nope" in err.decode() or "--remote" in err.decode(), err.decode()

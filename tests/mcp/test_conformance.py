@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 from starlette.requests import Request
+from support.pace import scaled
 from support.servers import serve
 
 from fable_core.runtime import Fable
@@ -121,7 +122,7 @@ async def _suite(url: str, *args: str) -> tuple[int, str]:
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
     )
     try:
-        async with asyncio.timeout(120):
+        async with asyncio.timeout(scaled(120)):
             out, _ = await proc.communicate()
     finally:
         if proc.returncode is None:

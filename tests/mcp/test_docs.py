@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from support.mcp_clients import make_key
+from support.pace import scaled
 
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
@@ -53,7 +54,7 @@ async def test_the_scripted_agent_example_runs(mcp_base_url: str, fable: Fable, 
             sys.executable, str(ROOT / "examples/mcp_agent.py"), env=env,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         try:
-            async with asyncio.timeout(60):
+            async with asyncio.timeout(scaled(60)):
                 out, err = await proc.communicate()
         finally:
             if proc.returncode is None:

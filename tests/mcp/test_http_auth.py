@@ -15,6 +15,7 @@ from support.mcp_clients import (
     make_revocable_key,
     revoke_key,
 )
+from support.pace import scaled
 from support.servers import serve
 
 from fable_core.config import load_settings
@@ -30,7 +31,7 @@ ACCEPT = {"accept": "application/json, text/event-stream"}
 
 
 async def _post(url: str, headers: dict[str, str] | None = None, body: dict | None = None) -> httpx.Response:
-    async with httpx.AsyncClient(timeout=30) as http:
+    async with httpx.AsyncClient(timeout=scaled(30)) as http:
         return await http.post(url, json=body or INITIALIZE, headers={**ACCEPT, **(headers or {})})
 
 
@@ -118,7 +119,7 @@ async def test_a_session_is_bound_to_the_key_that_opened_it(mcp_base_url: str, f
         headers = {"authorization": f"Bearer {other}", "mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
         hijack = await _post(f"{mcp_base_url}/mcp", headers, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
         assert hijack.status_code == 404
-        async with httpx.AsyncClient(timeout=30) as http:
+        async with httpx.AsyncClient(timeout=scaled(30)) as http:
             assert (await http.delete(f"{mcp_base_url}/mcp", headers=headers)).status_code == 404
     own = await _post(f"{mcp_base_url}/mcp", {"authorization": f"Bearer {alice_key}", "mcp-session-id": session,
                                               "mcp-protocol-version": "2025-11-25"},
@@ -181,7 +182,7 @@ async def test_in_the_full_app_mcp_answers_every_method_itself(fable: Fable, ali
     key = await make_key(fable, alice)
     auth = {**ACCEPT, "authorization": f"Bearer {key}"}
     inspector = "http://localhost:6274"  # a browser client on another loopback port
-    async with serve(create_web_app(fable)) as base, httpx.AsyncClient(base_url=base, timeout=30) as http:
+    async with serve(create_web_app(fable)) as base, httpx.AsyncClient(base_url=base, timeout=scaled(30)) as http:
         for method in ("PUT", "PATCH"):
             refused = await http.request(method, "/mcp", headers=auth)
             assert (refused.status_code, refused.headers["allow"]) == (405, "GET, POST, DELETE"), method
@@ -220,7 +221,7 @@ async def test_a_revoked_keys_subscriptions_stop_with_it(mcp_base_url: str, fabl
     async with http_connect(f"{mcp_base_url}/mcp", key, mode="legacy", message_handler=updates) as client:
         await client.subscribe_resource(f"fable://notes/{note['id']}")
         await call("update_note", note_id=note["id"], body="while the key is good")
-        with anyio.fail_after(10):
+        with anyio.fail_after(scaled(10)):
             await updates.arrived.wait()
         await revoke_key(fable, alice, key_id)
         caplog.set_level("INFO", logger="fable_mcp.subscriptions")
@@ -241,11 +242,11 @@ async def test_a_revoked_keys_listen_stream_ends(mcp_base_url: str, fable: Fable
     ):
         events = aiter(stream)
         await call("update_note", note_id=note["id"], body="while the key is good")
-        with anyio.fail_after(10):
+        with anyio.fail_after(scaled(10)):
             assert (await anext(events)).uri == f"fable://notes/{note['id']}"
         await revoke_key(fable, alice, key_id)
         await call("update_note", note_id=note["id"], body="after revocation")
-        with anyio.fail_after(10), pytest.raises(StopAsyncIteration):
+        with anyio.fail_after(scaled(10)), pytest.raises(StopAsyncIteration):
             await anext(events)
 
 
@@ -270,7 +271,7 @@ async def test_each_key_holds_only_so_many_sessions_and_idle_ones_expire(fable: 
                                  "io.modelcontextprotocol/clientCapabilities": {}}}})
         assert modern.status_code != 429   # sessionless: not a session, not counted
         first = opened[0].headers["mcp-session-id"]
-        async with httpx.AsyncClient(timeout=30) as http:
+        async with httpx.AsyncClient(timeout=scaled(30)) as http:
             closed = await http.delete(url, headers={"authorization": f"Bearer {alice_key}", "mcp-session-id": first,
                                                      "mcp-protocol-version": "2025-11-25"})
         assert closed.status_code == 200

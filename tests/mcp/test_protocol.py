@@ -9,6 +9,7 @@ import httpx
 import pytest
 from mcp.shared.exceptions import MCPError
 from support.mcp_clients import data, make_key
+from support.pace import scaled
 
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
@@ -27,7 +28,7 @@ def _sse_json(response: httpx.Response) -> dict:
 async def test_2025_06_18_handshake_and_calls_over_http(mcp_base_url: str, fable: Fable, alice: Caller) -> None:
     key = await make_key(fable, alice)
     headers = {"authorization": f"Bearer {key}", "accept": "application/json, text/event-stream"}
-    async with httpx.AsyncClient(base_url=mcp_base_url, headers=headers, timeout=30) as http:
+    async with httpx.AsyncClient(base_url=mcp_base_url, headers=headers, timeout=scaled(30)) as http:
         init = await http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}}})
         result = _sse_json(init)["result"]

@@ -15,6 +15,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 from starlette.requests import Request
+from support.pace import scaled
 from support.servers import serve
 
 from fable_core.runtime import Fable
@@ -64,7 +65,7 @@ async def _post(url: str, method: str, name: str, params: dict[str, Any],
     body = {"jsonrpc": "2.0", "id": 7, "method": method, "params": {**params, "_meta": meta}}
     headers = {"accept": "application/json, text/event-stream", "mcp-protocol-version": VERSION,
                "mcp-method": method, "mcp-name": name}
-    async with httpx.AsyncClient(timeout=30) as http:
+    async with httpx.AsyncClient(timeout=scaled(30)) as http:
         return await http.post(url, json=body, headers=headers)
 
 

@@ -10,6 +10,7 @@ import pytest
 from mcp.client.subscriptions import ResourceUpdated
 from mcp.shared.exceptions import MCPError
 from support.mcp_clients import ResourceUpdates
+from support.pace import scaled
 
 from fable_core.db.models import Project
 from fable_core.runtime import Fable
@@ -144,7 +145,7 @@ async def test_subscribed_note_change_sends_resources_updated(connect, call, bob
         await call("update_note", note_id=bobs["id"], body="bob's change", as_=bob)
         await call("update_note", note_id=other["id"], body="not watched")
         await call("update_note", note_id=watched["id"], body="changed")
-        with anyio.fail_after(10):
+        with anyio.fail_after(scaled(10)):
             await updates.arrived.wait()
         await client.unsubscribe_resource(f"fable://notes/{watched['id']}")
         await call("update_note", note_id=watched["id"], body="changed again")
@@ -160,7 +161,7 @@ async def test_listen_stream_hears_only_its_users_changes(connect, call, bob: Ca
         async with client.listen(resource_subscriptions=uris) as stream:
             await call("update_note", note_id=bobs["id"], body="x", as_=bob)
             await call("delete_note", note_id=mine["id"])
-            with anyio.fail_after(10):
+            with anyio.fail_after(scaled(10)):
                 event = await anext(aiter(stream))
     assert event == ResourceUpdated(uri=f"fable://notes/{mine['id']}")
 

@@ -10,6 +10,7 @@ import signal
 import pytest
 from sqlalchemy import select
 from support.mcp_clients import FABLE_BIN, make_key
+from support.pace import scaled
 
 from fable_core.db.models import Note, User
 from fable_core.runtime import Fable
@@ -37,7 +38,7 @@ async def _run(env: dict[str, str], *args: str, messages: list[dict] = MESSAGES)
     waiting = {m["id"] for m in messages if "id" in m}
     lines = []
     try:
-        async with asyncio.timeout(60):
+        async with asyncio.timeout(scaled(60)):
             while waiting and (line := await proc.stdout.readline()):
                 lines.append(line.decode())
                 waiting.discard(json.loads(line).get("id"))
@@ -113,10 +114,10 @@ async def test_a_signal_while_serving_exits_at_once(stdio_env: dict[str, str], m
     try:
         proc.stdin.write((json.dumps(MESSAGES[0]) + "\n").encode())
         await proc.stdin.drain()
-        async with asyncio.timeout(60):
+        async with asyncio.timeout(scaled(60)):
             assert json.loads(await proc.stdout.readline())["id"] == 1
         proc.send_signal(signum)
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(scaled(10)):
             assert await proc.wait() == code
         assert "Traceback" not in (await proc.stderr.read()).decode()
     finally:

@@ -13,6 +13,7 @@ from mcp import Client
 from mcp.client.subscriptions import ToolsListChanged
 from sqlalchemy import update
 from support.mcp_clients import http_connect, make_key
+from support.pace import scaled
 
 from fable_core.config import load_settings
 from fable_core.db.models import ApiKey
@@ -118,7 +119,7 @@ async def test_model_tools_are_offered_while_a_model_answers_and_clients_hear_of
         without = _names(await client.list_tools())
         fable.availability.set("llm", True)
         try:
-            with anyio.fail_after(10):
+            with anyio.fail_after(scaled(10)):
                 await heard.wait()
             with_model = _names(await client.list_tools())
         finally:
@@ -131,7 +132,7 @@ async def test_a_listen_stream_hears_that_the_tool_list_changed(connect_fast, fa
     async with connect_fast() as client, client.listen(tools_list_changed=True) as stream:
         fable.availability.set("llm", True)
         try:
-            with anyio.fail_after(10):
+            with anyio.fail_after(scaled(10)):
                 event = await anext(aiter(stream))
         finally:
             fable.availability.set("llm", False)
@@ -150,7 +151,7 @@ async def test_a_toolset_enabled_in_a_2025_session_is_listed_and_callable_there(
         before = _names(await client.list_tools())
         refused = await client.call_tool("list_feeds", {})
         enabled = await client.call_tool("enable_toolset", {"toolset": "feeds"})
-        with anyio.fail_after(10):
+        with anyio.fail_after(scaled(10)):
             await heard.wait()
         after = _names(await client.list_tools())
         called = await client.call_tool("list_feeds", {})
@@ -166,7 +167,7 @@ async def test_a_toolset_enabled_in_a_2025_session_is_listed_and_callable_there(
 async def test_a_listen_stream_hears_that_a_toolset_was_enabled(connect_fast, bob: Caller) -> None:
     async with connect_fast(as_=bob, toolsets=["default"]) as client, client.listen(tools_list_changed=True) as stream:
         await client.call_tool("enable_toolset", {"toolset": "people"})
-        with anyio.fail_after(10):
+        with anyio.fail_after(scaled(10)):
             event = await anext(aiter(stream))
         listed = _names(await client.list_tools())
     assert event == ToolsListChanged() and {"save_person", "save_place"} <= listed

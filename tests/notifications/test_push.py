@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 import pytest
 from sqlalchemy import func, select, update
 from sqlalchemy.dialects.postgresql import insert
+from support.pace import scaled
 from support.push_service import PushService
 from support.servers import serve
 
@@ -263,10 +264,10 @@ async def test_a_commit_wakes_the_sender_of_a_process_that_runs_jobs(
     scheduler = Scheduler(push_fable, {"send_pushes": replace(JOBS["send_pushes"], every=3600)})
     scheduler.start()
     try:
-        await asyncio.wait_for(scheduler.listener.listening.wait(), 10)
+        await asyncio.wait_for(scheduler.listener.listening.wait(), scaled(10))
         await scheduler.idle()  # the run every (re)connect makes
         await tell(alice, "answer", "The assistant answered in Trip", data={"conversation_id": 3})
-        await asyncio.wait_for(service.arrived.wait(), 10)  # no clock: the NOTIFY of the commit
+        await asyncio.wait_for(service.arrived.wait(), scaled(10))  # no clock: the NOTIFY of the commit
         assert [r.message["url"] for r in service.received] == ["/chat/3"]
     finally:
         await scheduler.close()
@@ -277,7 +278,7 @@ async def test_the_push_job_runs_once_at_a_time(push_fable: Fable, alice: Caller
     await _subscribe(push_fable, alice, service, "phone", answer="hang")
     await tell(alice, "due", "Due today: a")
     first = asyncio.create_task(run_job(push_fable, "send_pushes"))
-    await asyncio.wait_for(service.hanging.wait(), 5)
+    await asyncio.wait_for(service.hanging.wait(), scaled(5))
     assert await run_job(push_fable, "send_pushes") is False  # the lock is held by the first run
     service.release.set()
     assert await first is True

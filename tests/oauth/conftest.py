@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+from support.pace import scaled
 from support.servers import serve
 
 from fable_core.admin import instance
@@ -31,5 +32,5 @@ async def oauth_url(fable: Fable, server_url: str) -> str:
 @pytest.fixture
 async def http(oauth_url: str) -> AsyncIterator[httpx.AsyncClient]:
     """A client without cookies: what an OAuth client is."""
-    async with httpx.AsyncClient(base_url=oauth_url, timeout=30) as c:
+    async with httpx.AsyncClient(base_url=oauth_url, timeout=scaled(30)) as c:
         yield c

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import httpx
 from support.oauth import browser, query_of, register
+from support.pace import scaled
 from support.servers import free_port
 
 from fable_core.runtime import Fable
@@ -32,7 +33,7 @@ async def test_the_authorization_scenarios_pass(http: httpx.AsyncClient, oauth_u
     assert proc.stdout is not None
     output: list[str] = []
     try:
-        async with asyncio.timeout(120), browser(fable, oauth_url, alice.user_id) as b:
+        async with asyncio.timeout(scaled(120)), browser(fable, oauth_url, alice.user_id) as b:
             while line := (await proc.stdout.readline()).decode():
                 output.append(line)
                 if line.startswith(f"{oauth_url}/oauth/authorize?"):  # "open this URL in your browser"

@@ -13,6 +13,7 @@ from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 from support.oauth import REDIRECT, query_of
+from support.pace import scaled
 from support.users import PASSWORD
 
 from fable_core.runtime import Fable
@@ -42,7 +43,7 @@ async def test_the_sdk_oauth_client_connects_through_the_consent_page(
     landed: dict[str, Any] = {}
     seen: dict[str, Any] = {}
 
-    async with httpx.AsyncClient(base_url=oauth_url, headers={"origin": oauth_url}, timeout=30) as b:
+    async with httpx.AsyncClient(base_url=oauth_url, headers={"origin": oauth_url}, timeout=scaled(30)) as b:
         signed_in = await b.post("/api/auth/login", json={"username": "alice", "password": PASSWORD})
         assert signed_in.status_code == 200
 
@@ -64,7 +65,7 @@ async def test_the_sdk_oauth_client_connects_through_the_consent_page(
                                                 grant_types=["authorization_code", "refresh_token"],
                                                 response_types=["code"], token_endpoint_auth_method="none"),
             storage=storage, redirect_handler=redirect_handler, callback_handler=callback_handler)
-        async with (httpx2.AsyncClient(auth=provider, timeout=30) as http,
+        async with (httpx2.AsyncClient(auth=provider, timeout=scaled(30)) as http,
                     Client(streamable_http_client(f"{oauth_url}/mcp", http_client=http)) as client):
             names = {t.name for t in (await client.list_tools()).tools}
             assert "create_note" in names and "list_connections" not in names  # agents=False

@@ -14,6 +14,7 @@ import pytest
 from support.fables import fable_with, ollama_at
 from support.fake_llm import FakeLLM, ollama_app
 from support.outside import TIMEOUT, Api, Call
+from support.pace import scaled
 from support.searxng import FakeSearxng, searxng_app
 from support.servers import serve, serve_in_thread
 from support.users import quick_user
@@ -112,7 +113,7 @@ def api(outside_fable: Fable, outside_url: str) -> Api:
     async def client(caller: Caller) -> AsyncIterator[httpx.AsyncClient]:
         async with outside_fable.db.transaction() as session:
             _, key = await create_api_key(session, caller.user_id, "tests")
-        async with httpx.AsyncClient(base_url=outside_url + "/api", timeout=10,
+        async with httpx.AsyncClient(base_url=outside_url + "/api", timeout=scaled(10),
                                      headers={"Authorization": f"Bearer {key}"}) as http:
             yield http
 

@@ -19,6 +19,7 @@ import httpx
 import pytest
 from support.fake_llm import FakeLLM, Reply
 from support.mcp_clients import http_connect, make_key
+from support.pace import scaled
 from support.servers import serve
 
 from fable_core.db.models import Message
@@ -56,7 +57,7 @@ async def test_sigterm_ends_held_streams_finishes_calls_and_exits(served: Any, f
         yield body[10:]
 
     async with (
-        httpx.AsyncClient(timeout=20) as client,
+        httpx.AsyncClient(timeout=scaled(20)) as client,
         http_connect(f"{served.url}/mcp", key) as mcp,
         mcp.listen(resource_subscriptions=["fable://notes/1"]) as listening,
     ):
@@ -91,7 +92,7 @@ async def test_sigterm_marks_an_unfinished_answer_interrupted(served: Any, fable
     key = await make_key(fable, alice)
     auth = {"authorization": f"Bearer {key}"}
     try:
-        async with httpx.AsyncClient(base_url=served.url, headers=auth, timeout=20) as client:
+        async with httpx.AsyncClient(base_url=served.url, headers=auth, timeout=scaled(20)) as client:
             started = await client.post("/api/chat/start", json={"content": "Say something slowly"})
             assert started.status_code == 202, started.text
             turn = started.json()
@@ -147,7 +148,7 @@ async def test_a_call_cut_at_the_shutdown_deadline_gets_its_surfaces_error_and_n
         return int(status.split()[1]), headers, rest
 
     try:
-        async with httpx.AsyncClient(base_url=served.url, headers=auth, timeout=20) as client:
+        async with httpx.AsyncClient(base_url=served.url, headers=auth, timeout=scaled(20)) as client:
             turn = (await client.post("/api/chat/start", json={"content": "Say something slowly"})).json()
             rest = asyncio.create_task(endless_post())
             follow = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
@@ -159,9 +160,9 @@ async def test_a_call_cut_at_the_shutdown_deadline_gets_its_surfaces_error_and_n
                 "mcp-name": "follow_answer"}))
             await asyncio.sleep(0.5)  # both are in
             served.proc.send_signal(signal.SIGTERM)
-            async with asyncio.timeout(10):
+            async with asyncio.timeout(scaled(10)):
                 refused, cut = await rest, await mcp
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(scaled(10)):
             await served.proc.wait()
     finally:
         hold.set()

@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy import func, select, text
 from support.beats import server_up_for
 from support.fake_llm import FakeLLM, Reply
+from support.pace import scaled
 
 from fable_core.assistant.service import Assistant
 from fable_core.config import Settings
@@ -103,7 +104,7 @@ async def test_one_answer_per_conversation_anywhere_and_stop_through_another_rep
     await asyncio.sleep(0.2)
     stopped = await fable.call("stop_answer", {"conversation_id": conv}, alice)  # neither A nor B
     assert stopped == {"stopped": True}
-    events = await asyncio.wait_for(following, 5)
+    events = await asyncio.wait_for(following, scaled(5))
     assert events[-1].event == "done" and events[-1].data["stopped"] is True
     assert _seqs(events) == list(range(1, len(events) + 1))
     async with fable.db.reading() as s:
@@ -131,7 +132,7 @@ async def test_an_answer_whose_process_died_ends_interrupted_for_followers_elsew
                          heartbeat=func.now() - text("interval '30 seconds'")))
         s.add_all([GenerationEvent(key=f"chat:{conv}", message_id=message_id, seq=n, event="token",
                                    data={"text": word}) for n, word in ((1, "half "), (2, "an"))])
-    events = await asyncio.wait_for(_collect(b.follow(alice, conv, last_event_id=f"{message_id}:1")), 5)
+    events = await asyncio.wait_for(_collect(b.follow(alice, conv, last_event_id=f"{message_id}:1")), scaled(5))
     assert [(e.id, e.event) for e in events] == [(f"{message_id}:2", "token"), (f"{message_id}:3", "error")]
     assert events[-1].data["status"] == "interrupted" and events[-1].data["type"] == "interrupted"
     async with fable.db.reading() as s:  # the sweep its follower ran marked it, and forgot the generation

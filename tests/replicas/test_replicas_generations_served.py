@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 from support.fake_llm import FakeLLM, Reply
 from support.mcp_clients import make_key
+from support.pace import scaled
 
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
@@ -71,7 +72,8 @@ async def test_an_answer_is_followed_resumed_refused_stopped_and_survives_its_re
 ) -> None:
     fake, _ = replicas_llm
     key = await make_key(fable, alice)
-    async with cluster(2) as c, httpx.AsyncClient(headers={"authorization": f"Bearer {key}"}, timeout=30) as client:
+    async with (cluster(2) as c,
+                httpx.AsyncClient(headers={"authorization": f"Bearer {key}"}, timeout=scaled(30)) as client):
         conv = (await client.post(f"{c.url}/api/chat/conversations", json={})).json()["id"]
         path = f"/api/chat/conversations/{conv}/messages"
         fake.replies.append(Reply(WORDS, delay=0.03))
@@ -97,7 +99,7 @@ async def test_an_answer_is_followed_resumed_refused_stopped_and_survives_its_re
         await asyncio.sleep(0.3)
         stopped = await client.post(f"{other}/api/chat/conversations/{conv}/generation/stop")
         assert stopped.json() == {"stopped": True}
-        events = await asyncio.wait_for(following, 10)
+        events = await asyncio.wait_for(following, scaled(10))
         assert events[-2]["event"] == "done" and events[-2]["data"]["stopped"] is True
         assert events[-1]["data"]["status"] == "stopped"
         assert _seqs(events) == list(range(1, len(events)))

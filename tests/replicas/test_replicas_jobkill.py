@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select, text
 from support.fake_llm import FakeLLM, Reply
+from support.pace import scaled
 
 from fable_core.config import Settings, load_settings
 from fable_core.db.models import JobRun, NoteEmbedding, Profile
@@ -41,7 +42,7 @@ def _replica_named(replicas: list[Any], application_name: str) -> int:
 
 async def _until(fable: Fable, query: Any) -> Any:
     """The first row's first value once there is one (within 30 s: the model's probe may be late)."""
-    async with asyncio.timeout(30):
+    async with asyncio.timeout(scaled(30)):
         while True:
             async with fable.db.reading() as session:
                 found = await session.scalar(query)
@@ -61,7 +62,7 @@ async def test_the_replica_running_a_job_killed_leaves_it_to_the_other(
     key = {"class": _LOCK_CLASS, "key": learn.lock_key & 0xFFFF_FFFF}
     try:
         async with cluster(2, FABLE_JOB_EVERY="learn_profiles=2,backfill_embeddings=2") as c:
-            async with asyncio.timeout(30):
+            async with asyncio.timeout(scaled(30)):
                 while not llm.chat_bodies():  # a replica's run is in the job, waiting on the model  # noqa: ASYNC110
                     await asyncio.sleep(0.05)
             async with fable.db.reading() as session:

@@ -9,6 +9,8 @@ import sys
 import textwrap
 from datetime import UTC, datetime, timedelta
 
+from support.pace import scaled
+
 from fable_core.config import Settings
 from fable_core.runtime import Fable
 from fable_core.tools.jobs import Job, Scheduler, job, run_job
@@ -86,14 +88,14 @@ async def test_a_holder_killed_mid_job_leaves_it_to_another(fable: Fable, settin
         stdout=asyncio.subprocess.PIPE)
     try:
         assert holder.stdout is not None
-        async with asyncio.timeout(30):
+        async with asyncio.timeout(scaled(30)):
             assert (await holder.stdout.readline()).decode().strip() == "running"
         waiting = asyncio.create_task(run_job(fable, "held", table, due=due, poll=0.05))
         await asyncio.sleep(0.3)
         assert not waiting.done() and runs == []  # the holder has it
         holder.kill()
         await holder.wait()
-        async with asyncio.timeout(5):
+        async with asyncio.timeout(scaled(5)):
             assert await waiting is True
         assert runs == [1]
     finally:

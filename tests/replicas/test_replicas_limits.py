@@ -20,6 +20,7 @@ import pytest
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from support.mcp_clients import make_key, make_revocable_key, revoke_key
+from support.pace import scaled
 from support.users import PASSWORD, make_user
 
 from fable_core.config import Settings
@@ -79,7 +80,7 @@ async def test_revocations_and_the_sign_in_limit_hold_across_replicas(
     await make_user(fable, "root", role="admin")
     # one cluster for every check (starting one costs seconds); the sign-in limit is checked
     # for an address of its own, as a load balancer tells it in X-Forwarded-For
-    async with cluster(2, TRUST_PROXY_HEADERS="true") as c, httpx.AsyncClient(timeout=10) as http:
+    async with cluster(2, TRUST_PROXY_HEADERS="true") as c, httpx.AsyncClient(timeout=scaled(10)) as http:
         a, b = c.replicas[0].url, c.replicas[1].url
         alice_key, bob_key = await make_key(fable, alice), await make_key(fable, bob)
         root = await _sign_in(http, a, "root")
@@ -193,7 +194,7 @@ async def test_every_way_of_revoking_announces_on_commit_only(fable: Fable, alic
             await change(session)
         async with fable.db.reading() as session:  # a marker, delivered after what came before it
             await session.execute(select(func.pg_notify(CHANNEL, "marker")))
-        async with asyncio.timeout(5):
+        async with asyncio.timeout(scaled(5)):
             while "marker" not in heard:  # noqa: ASYNC110 - heard by the listener's connection
                 await asyncio.sleep(0.01)
         said = heard[:heard.index("marker")]

@@ -18,6 +18,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from sqlalchemy import select
 from support.mcp_clients import ResourceUpdates, data, http_connect, make_key
+from support.pace import scaled
 
 from fable_core.db.models import McpSession
 from fable_core.runtime import Fable
@@ -42,7 +43,7 @@ def _own_url(url: str) -> dict[str, str]:
 
 
 async def _unregistered(fable: Fable) -> None:
-    with anyio.fail_after(2):
+    with anyio.fail_after(scaled(2)):
         while True:
             async with fable.db.reading() as session:
                 if not (await session.scalars(select(McpSession))).all():
@@ -88,7 +89,7 @@ async def _a_2025_session_works_for_20_calls_and_hears_the_other_replica(c: Any,
         other = next(r.url for r in c.replicas if r.url != owner)
         async with httpx.AsyncClient(base_url=other, headers={"authorization": f"Bearer {key}"}) as api:
             assert (await api.patch(f"/api/notes/{note['id']}", json={"body": "changed elsewhere"})).status_code == 200
-        with anyio.fail_after(10):  # on the session's GET stream, wherever the balancer sent it
+        with anyio.fail_after(scaled(10)):  # on the session's GET stream, wherever the balancer sent it
             await updates.arrived.wait()
         assert updates.uris == [f"fable://notes/{note['id']}"]
     await _unregistered(fable)  # closed (DELETE, forwarded or not): its row goes just after the answer
@@ -108,7 +109,7 @@ async def _2026_calls_need_no_session(c: Any, fable: Fable, key: str) -> None:
 async def _an_unknown_or_forged_session_is_404_and_the_marker_skips_nothing(c: Any, fable: Fable, key: str,
                                                                             bob: Caller) -> str:
     auth = {"authorization": f"Bearer {key}", **_ACCEPT, "mcp-protocol-version": "2025-11-25"}
-    async with httpx.AsyncClient(base_url=c.url, timeout=5) as http:
+    async with httpx.AsyncClient(base_url=c.url, timeout=scaled(5)) as http:
         for headers in ({**auth, "mcp-session-id": "f" * 32},
                         {**auth, "mcp-session-id": "f" * 32, FORWARDED: "1"}):
             for _ in range(2):  # each replica
@@ -153,7 +154,7 @@ async def _the_get_stream_is_forwarded_too(http: httpx.AsyncClient, other: str, 
         changed = await http.patch(f"{other}/api/notes/{note['id']}", json={"body": "changed"},
                                    headers={"authorization": headers["authorization"]})
         assert changed.status_code == 200
-        with anyio.fail_after(10):
+        with anyio.fail_after(scaled(10)):
             async for line in stream.aiter_lines():
                 if "notifications/resources/updated" in line:
                     assert f"fable://notes/{note['id']}" in line
@@ -164,7 +165,7 @@ async def _the_get_stream_is_forwarded_too(http: httpx.AsyncClient, other: str, 
 
 async def _the_per_key_quota_counts_every_replicas_sessions(c: Any, key: str) -> None:
     auth = {"authorization": f"Bearer {key}", **_ACCEPT}
-    async with httpx.AsyncClient(base_url=c.url, timeout=5) as http:
+    async with httpx.AsyncClient(base_url=c.url, timeout=scaled(5)) as http:
         for _ in range(3):  # on both replicas: neither holds three itself
             assert (await http.post("/mcp", json=_INIT, headers=auth)).status_code == 200
         refused = await http.post("/mcp", json=_INIT, headers=auth)

@@ -15,6 +15,7 @@ import anyio
 import httpx
 from sqlalchemy import func, select, update
 from support.mcp_clients import make_key
+from support.pace import scaled
 from support.servers import free_port, serve
 
 from fable_core.db.models import McpSession
@@ -38,7 +39,7 @@ async def _rows(fable: Fable) -> list[McpSession]:
 
 
 async def _until(fable: Fable, count: int) -> list[McpSession]:
-    with anyio.fail_after(3):
+    with anyio.fail_after(scaled(3)):
         while True:
             if len(rows := await _rows(fable)) == count:
                 return rows
@@ -52,7 +53,8 @@ async def test_a_sessions_row_goes_when_it_is_closed_idles_out_or_its_replica_st
     settings = fable.settings.model_copy(update={"fable_replica_url": replica, "fable_mcp_session_idle_seconds": 0.5})
     key = await make_key(fable, alice)
     auth = {"authorization": f"Bearer {key}", **_ACCEPT}
-    async with serve(create_app(Fable(settings, fable.db)), port=port) as url, httpx.AsyncClient(timeout=5) as http:
+    async with (serve(create_app(Fable(settings, fable.db)), port=port) as url,
+                httpx.AsyncClient(timeout=scaled(5)) as http):
         ids = [(await http.post(f"{url}/mcp", json=_INIT, headers=auth)).headers["mcp-session-id"] for _ in range(2)]
         rows = await _rows(fable)
         assert {r.id_hash for r in rows} == {hashlib.sha256(i.encode()).hexdigest() for i in ids}  # never the id

@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+from support.pace import scaled
 
 
 async def test_requests_alternate_and_a_dead_replica_is_skipped(cluster: Any) -> None:
-    async with cluster(2) as c, httpx.AsyncClient(base_url=c.url, timeout=10) as client:
+    async with cluster(2) as c, httpx.AsyncClient(base_url=c.url, timeout=scaled(10)) as client:
         for _ in range(4):
             assert (await client.get("/api/health")).status_code == 200
         assert c.proxy.upstream_of("GET", "/api/health") == [0, 1, 0, 1]

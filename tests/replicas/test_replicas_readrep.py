@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 from support.mcp_clients import make_key
+from support.pace import scaled
 
 from bench.harness.standby import StreamingReplica, streaming_replica
 from fable_core.runtime import Fable
@@ -30,7 +31,7 @@ async def test_reads_go_to_the_replica_but_never_hide_a_callers_own_write(
     async with cluster(2, DATABASE_READ_URL=standby.url, FABLE_READ_YOUR_WRITES_SECONDS="30") as c:
         await standby.pause()
         as_alice = {"authorization": f"Bearer {alice_key}"}
-        async with httpx.AsyncClient(base_url=c.url, timeout=10) as client:
+        async with httpx.AsyncClient(base_url=c.url, timeout=scaled(10)) as client:
             written = await client.post("/api/notes", json={"title": "Written just now"}, headers=as_alice)
             assert written.status_code == 200, written.text
             note = written.json()["id"]

@@ -27,6 +27,7 @@ from sqlalchemy import text
 from support.fake_llm import FakeLLM, Reply
 from support.matrix_world import LEVEL, PRIVATE, ROLES, SHARED, People, World, build_world
 from support.mcp_clients import http_connect
+from support.pace import scaled
 
 from fable_core.assistant.toolloop import LoopResult, run_tool_loop
 from fable_core.capabilities import load_capabilities
@@ -200,7 +201,7 @@ def surface(request: pytest.FixtureRequest, app_url: str, matrix_fable: Fable, m
                            for role in ROLES}
                 yield lambda t, a, r: _mcp(clients, t.name, a, r)
             elif request.param == "rest":
-                http = await stack.enter_async_context(httpx.AsyncClient(base_url=app_url, timeout=30))
+                http = await stack.enter_async_context(httpx.AsyncClient(base_url=app_url, timeout=scaled(30)))
                 yield lambda t, a, r: _rest(http, people, t, a, r)
             else:
                 # a tool only devices use (agents=False) is never offered to the assistant: as the UI runs it

@@ -16,6 +16,7 @@ from mcp_types import PromptReference
 from sqlalchemy import select
 from support.matrix_world import PRIVATE, SHARED, People, build_world
 from support.mcp_clients import ResourceUpdates
+from support.pace import scaled
 
 from fable_core.db.models import Notification
 from fable_core.runtime import Fable
@@ -59,7 +60,7 @@ async def test_a_subscriber_hears_of_a_shared_note_until_the_share_is_revoked(
                       mode="legacy", message_handler=updates) as client:
         await client.subscribe_resource(uri)
         await matrix_fable.call("update_note", {"note_id": world.rows["note"], "body": "changed"}, alice)
-        with anyio.fail_after(10):
+        with anyio.fail_after(scaled(10)):
             await updates.arrived.wait()
         await matrix_fable.call("unshare", {"share_id": world.rows["share"]}, alice)
         await matrix_fable.call("update_note", {"note_id": world.rows["note"], "body": "after"}, alice)
@@ -74,7 +75,7 @@ async def test_a_listen_stream_hears_shared_notes(matrix_fable: Fable, people: P
             client.listen(resource_subscriptions=[uri]) as stream:
         await matrix_fable.call("edit_note", {"note_id": world.rows["note"], "operation": "append", "text": "x"},
                                 people.callers["owner"])
-        with anyio.fail_after(10):
+        with anyio.fail_after(scaled(10)):
             event = await anext(aiter(stream))
     assert event == ResourceUpdated(uri=uri)
 

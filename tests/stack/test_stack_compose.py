@@ -14,6 +14,7 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
+from support.pace import scaled
 from support.stack import CADDYFILE, ROOT, caddy_env
 
 from fable_core.config import Settings
@@ -104,7 +105,7 @@ def test_the_proxy_serves_the_domain_over_https_and_balances_the_fable_services(
     assert "http://localhost:2019/config/" in proxy["healthcheck"]["test"]  # the admin endpoint (tests/stack runs it)
     adapted = subprocess.run([str(caddy_bin), "adapt", "--config", str(CADDYFILE), "--adapter", "caddyfile"],
                              env=caddy_env(tmp_path, FABLE_DOMAIN="fable.example.com"),
-                             capture_output=True, text=True, check=True, timeout=30)
+                             capture_output=True, text=True, check=True, timeout=scaled(30))
     (server,) = json.loads(adapted.stdout)["apps"]["http"]["servers"].values()
     assert server["listen"] == [":443"] and "automatic_https" not in server  # a certificate for the name
     (route,) = server["routes"]

@@ -11,6 +11,7 @@ import sys
 import zipfile
 
 import pytest
+from support.pace import scaled
 from support.stack import ROOT
 
 PACKAGES = ("fable_core", "fable_mcp", "fable_web")
@@ -82,7 +83,7 @@ def test_hadolint_finds_nothing_in_the_dockerfile() -> None:
     if not hadolint.exists():
         pytest.fail(f"{hadolint} is missing: run scripts/install-test-tools")
     linted = subprocess.run([str(hadolint), "--no-color", "Dockerfile"], cwd=ROOT, capture_output=True, text=True,
-                            timeout=60, check=False)
+                            timeout=scaled(60), check=False)
     assert (linted.returncode, linted.stdout) == (0, "")
 
 

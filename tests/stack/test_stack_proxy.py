@@ -17,6 +17,7 @@ import httpx
 import pytest
 from support.fake_llm import FakeLLM, Reply
 from support.mcp_clients import make_key
+from support.pace import scaled
 from support.servers import serve
 from support.stack import caddy, health_probe, replica
 
@@ -50,7 +51,7 @@ async def test_caddy_round_robins_both_replicas_streams_unbuffered_and_rides_out
         a, b = await asyncio.gather(stack.enter_async_context(replica(one)), stack.enter_async_context(replica(two)))
         url = await stack.enter_async_context(caddy(caddy_bin, tmp_path, a.url[7:], b.url[7:]))
         client = await stack.enter_async_context(httpx.AsyncClient(
-            base_url=url, timeout=10, headers={"authorization": f"Bearer {key}"}))
+            base_url=url, timeout=scaled(10), headers={"authorization": f"Bearer {key}"}))
         providers = [(await client.get("/api/health")).json()["llm"]["provider"] for _ in range(6)]
         assert sorted(set(providers)) == ["ollama", "openai"]
         assert all(x != y for x, y in itertools.pairwise(providers))  # taking turns
@@ -76,7 +77,7 @@ async def test_caddy_round_robins_both_replicas_streams_unbuffered_and_rides_out
             titles.append(f"During {len(titles)}")
             statuses.append((await client.post("/api/notes", json={"title": titles[-1]})).status_code)
 
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + scaled(30)
         a.proc.send_signal(signal.SIGTERM)
         while a.proc.returncode is None and time.monotonic() < deadline:
             await post()
@@ -97,7 +98,8 @@ async def test_a_request_a_draining_replica_refuses_runs_once_on_the_other(
         await draining.start()
         async with caddy(caddy_bin, tmp_path, stopping[7:], running[7:]) as url:
             key = await make_key(fable, alice)
-            async with httpx.AsyncClient(base_url=url, timeout=10, headers={"authorization": f"Bearer {key}"}) as c:
+            async with httpx.AsyncClient(base_url=url, timeout=scaled(10),
+                                         headers={"authorization": f"Bearer {key}"}) as c:
                 created = [(await c.post("/api/notes", json={"title": f"Note {i}"})).status_code for i in range(4)]
                 listed = await c.get("/api/notes", params={"limit": 50})
     assert created == [200] * 4  # each one the draining replica refused went to the other

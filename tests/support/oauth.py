@@ -18,6 +18,8 @@ from fable_core.identity.login_sessions import start_session
 from fable_core.runtime import Fable
 from fable_web.sessions import COOKIE, SessionCodec
 
+from .pace import scaled
+
 REDIRECT = "http://127.0.0.1:8765/callback"
 
 
@@ -50,7 +52,7 @@ async def browser(fable: Fable, base_url: str, user_id: int) -> AsyncIterator[ht
     SessionCodec(fable.settings.secret_key(), secure=False).attach(signed, started.token)
     cookie = signed.headers["set-cookie"].split(";", 1)[0].split("=", 1)[1]
     async with httpx.AsyncClient(base_url=base_url, headers={"origin": base_url}, cookies={COOKIE: cookie},
-                                 timeout=30) as b:
+                                 timeout=scaled(30)) as b:
         yield b
 
 

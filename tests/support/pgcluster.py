@@ -32,6 +32,8 @@ from pathlib import Path
 
 from fable_core.db.embedded import program, server_user
 
+from .pace import scaled
+
 __all__ = ["QEMU", "ThrowawayServer", "throwaway_server"]
 
 QEMU = shutil.which("qemu-x86_64")
@@ -60,7 +62,7 @@ class ThrowawayServer:
         """Shut the server down as an operator would (``pg_ctl stop -m fast``: every session is
         ended, the data stays)."""
         os.killpg(self.process.pid, signal.SIGINT)
-        self.process.wait(60)
+        self.process.wait(scaled(60))
 
     def start(self) -> None:
         """Start it again on its data; returns once it accepts connections."""
@@ -91,12 +93,13 @@ def throwaway_server(cpu: str | None = None) -> Iterator[ThrowawayServer]:
         (root / "data").mkdir(mode=0o700)
         options = _as_server_user(root)
         subprocess.run([str(program("initdb")), "-D", str(root / "data"), "-U", "postgres", "--auth=trust",
-                        "--encoding=utf8", "--no-sync"], check=True, capture_output=True, timeout=120, **options)
+                        "--encoding=utf8", "--no-sync"], check=True, capture_output=True, timeout=scaled(120),
+                       **options)
         server = ThrowawayServer(root, _postgres(root, cpu, options), cpu, options)
         try:
             _wait_ready(server)
             subprocess.run([str(program("psql")), "-h", str(root), "-U", "postgres", "-d", "postgres", "-qAt",
-                            "-c", "CREATE DATABASE fable"], check=True, capture_output=True, timeout=60)
+                            "-c", "CREATE DATABASE fable"], check=True, capture_output=True, timeout=scaled(60))
             yield server
         finally:
             _stop(server)
@@ -114,12 +117,13 @@ def _postgres(root: Path, cpu: str | None, options: dict[str, object]) -> subpro
 
 
 def _wait_ready(server: ThrowawayServer) -> None:
-    deadline = time.monotonic() + START_WITHIN
+    within = scaled(START_WITHIN)
+    deadline = time.monotonic() + within
     while subprocess.run([str(program("pg_isready")), "-h", str(server.root), "-q"], check=False).returncode != 0:
         if server.process.poll() is not None:
             raise RuntimeError(f"the throwaway server exited: {server.log()[-2000:]}")
         if time.monotonic() > deadline:
-            raise TimeoutError(f"the throwaway server did not start within {START_WITHIN:g} s: {server.log()[-2000:]}")
+            raise TimeoutError(f"the throwaway server did not start within {within:g} s: {server.log()[-2000:]}")
         time.sleep(0.2)
 
 

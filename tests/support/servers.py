@@ -26,6 +26,8 @@ import httpx
 import uvicorn
 from starlette.types import ASGIApp
 
+from .pace import scaled
+
 __all__ = ["FABLE", "fable_process", "fable_serve", "free_port", "serve", "serve_config", "serve_in_thread",
            "server_config"]
 
@@ -118,13 +120,13 @@ async def fable_process(env: dict[str, str],
     assert proc.stderr is not None
     lines: list[str] = []
     try:
-        async with asyncio.timeout(60):
+        async with asyncio.timeout(scaled(60)):
             while not any("serving on" in line for line in lines):
                 line = (await proc.stderr.readline()).decode()
                 assert line, f"fable serve exited: {lines}"
                 lines.append(line)
         url = lines[-1].split("serving on ")[1].split()[0]
-        async with httpx.AsyncClient(timeout=10) as client, asyncio.timeout(30):
+        async with httpx.AsyncClient(timeout=scaled(10)) as client, asyncio.timeout(scaled(30)):
             while True:  # uvicorn takes the connections right after the message
                 try:
                     await client.get(f"{url}/api/health")

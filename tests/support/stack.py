@@ -13,6 +13,7 @@ from pathlib import Path
 
 import httpx
 
+from .pace import scaled
 from .servers import FABLE, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,7 +58,7 @@ async def replica(env: dict[str, str]) -> AsyncIterator[Replica]:
 
 
 async def wait_healthy(url: str, proc: asyncio.subprocess.Process | None = None) -> None:
-    async with httpx.AsyncClient(timeout=5) as client, asyncio.timeout(60):
+    async with httpx.AsyncClient(timeout=5) as client, asyncio.timeout(scaled(60)):
         while True:
             assert proc is None or proc.returncode is None, f"{url}: the process exited"
             try:
@@ -84,7 +85,7 @@ async def caddy(caddy_bin: Path, tmp: Path, *upstreams: str) -> AsyncIterator[st
     url = f"http://127.0.0.1:{port}"
     try:
         await wait_healthy(url, proc)
-        async with httpx.AsyncClient(timeout=5) as client:
+        async with httpx.AsyncClient(timeout=scaled(5)) as client:
             assert (await client.get(f"http://localhost:{admin}/config/")).status_code == 200
         yield url
     finally:

@@ -11,6 +11,7 @@ import httpx
 import pytest
 from sqlalchemy import text
 from starlette.applications import Starlette
+from support.pace import scaled
 from support.smtp import Inbox, smtp_server
 from support.users import PASSWORD
 from support.web import BASE, error_of, make_client, signed_in
@@ -154,7 +155,7 @@ async def test_the_mail_server_is_set_here_with_a_password_nobody_reads_back(
 
     r = await as_alice.post("/api/admin/mail/test", json={"to": "ops@example.com"})
     assert r.status_code == 200 and r.json() == {"sent": True, "to": "ops@example.com", "server": f"127.0.0.1:{port}"}
-    received = await asyncio.wait_for(inbox.messages.get(), 10)
+    received = await asyncio.wait_for(inbox.messages.get(), scaled(10))
     assert (received["To"], received["From"], received["Subject"]) == (
         "ops@example.com", "fable@example.com", "Fable test message")
     assert inbox.authenticated == ["fable"]
@@ -163,7 +164,7 @@ async def test_the_mail_server_is_set_here_with_a_password_nobody_reads_back(
                                                      "sender": "notes@example.com"})
     assert r.json()["password_set"] is True  # left out: kept
     assert (await as_alice.post("/api/admin/mail/test", json={"to": "ops@example.com"})).status_code == 200
-    assert (await asyncio.wait_for(inbox.messages.get(), 10))["From"] == "notes@example.com"
+    assert (await asyncio.wait_for(inbox.messages.get(), scaled(10)))["From"] == "notes@example.com"
 
     before = await row_counts()
     bad_bodies = [{**mail, "host": "smtp example"}, {**mail, "port": 0}, {**mail, "tls": "ssl"},
@@ -211,7 +212,7 @@ async def test_the_environment_wins_and_the_settings_say_so(
         assert await row_counts() == before
         r = await admin.post("/api/admin/mail/test", json={"to": "someone@example.com"})
         assert r.status_code == 200
-    assert (await asyncio.wait_for(inbox.messages.get(), 10))["From"] == "ops@example.com"
+    assert (await asyncio.wait_for(inbox.messages.get(), scaled(10)))["From"] == "ops@example.com"
 
 
 async def test_a_password_sealed_under_another_secret_key_is_reported_not_used(

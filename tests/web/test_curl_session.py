@@ -17,6 +17,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from support.pace import scaled
 from support.servers import serve
 
 from fable_core.runtime import Fable
@@ -56,7 +57,7 @@ async def run_session(base_url: str, workdir: Path) -> list[tuple[int, str, str,
     proc = await asyncio.create_subprocess_exec(
         bash, "-c", script, cwd=workdir, env={"PATH": os.environ["PATH"], "HOME": str(workdir), "CURL_LOG": str(log)},
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    async with asyncio.timeout(120):
+    async with asyncio.timeout(scaled(120)):
         out, err = await proc.communicate()
     assert proc.returncode == 0, f"the session stopped:\n{err.decode()}\n{out.decode()[-2000:]}"
     steps = []

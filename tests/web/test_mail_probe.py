@@ -7,6 +7,7 @@ import logging
 
 import pytest
 from support.fables import fable_with
+from support.pace import scaled
 from support.said import lines_said
 from support.smtp import smtp_server
 
@@ -20,7 +21,7 @@ async def test_a_mail_server_that_does_not_answer_is_said_once_at_start(
 ) -> None:
     caplog.set_level(logging.WARNING, "fable_core.admin.mail_probe")
     async with fable_with(settings, smtp_host="127.0.0.1", smtp_port=9, migrate=False):
-        [said] = await lines_said(caplog, _SAID, 10)
+        [said] = await lines_said(caplog, _SAID, scaled(10))
     assert said.startswith("the mail server at 127.0.0.1:9 (SMTP_HOST) does not answer") and "check SMTP_HOST" in said
 
 

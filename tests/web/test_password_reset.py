@@ -11,6 +11,7 @@ import httpx
 import pytest
 from sqlalchemy import func, select, text, update
 from starlette.applications import Starlette
+from support.pace import scaled
 from support.servers import serve
 from support.smtp import Inbox, smtp_server
 from support.users import PASSWORD
@@ -66,7 +67,7 @@ async def _tokens(fable: Fable) -> int:
 async def _request_link(c: httpx.AsyncClient, inbox: Inbox, base: str = PUBLIC, **who: str) -> str:
     r = await c.post("/api/auth/forgot-password", json=who)
     assert r.status_code == 202, r.text
-    mail = await asyncio.wait_for(inbox.messages.get(), 10)
+    mail = await asyncio.wait_for(inbox.messages.get(), scaled(10))
     assert mail["To"] == "alice@example.com" and mail["From"] == "fable@example.com"
     match = re.search(r"(\S+)/reset-password\?token=(\S+)", mail.get_payload(decode=True).decode())
     assert match, mail.get_payload()
@@ -144,7 +145,7 @@ async def test_without_a_public_url_the_first_admins_is_used(
         assert r.status_code == 201
         settings = (await admin.get("/api/admin/settings")).json()
         assert settings["public_url"] == "http://localhost:8000" and settings["public_url_source"] == "pinned"
-        verification = await asyncio.wait_for(inbox[0].messages.get(), 10)
+        verification = await asyncio.wait_for(inbox[0].messages.get(), scaled(10))
         link = re.search(r"http://localhost:8000/verify-email\?token=(\S+)",
                          verification.get_payload(decode=True).decode())
         assert link is not None

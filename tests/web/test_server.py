@@ -11,6 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 from sqlalchemy.engine import make_url
+from support.pace import scaled
 from support.servers import FABLE, fable_serve, free_port
 from support.users import PASSWORD
 
@@ -68,7 +69,7 @@ async def test_a_port_in_use_is_reported_before_anything_starts(serve_env: dict[
         proc = await asyncio.create_subprocess_exec(
             FABLE, "serve", "--port", str(port), env={**os.environ, **serve_env},
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-        async with asyncio.timeout(60):
+        async with asyncio.timeout(scaled(60)):
             out, err = await proc.communicate()
     assert proc.returncode == 1 and out == b""
     assert err.decode().splitlines()[1:] == [

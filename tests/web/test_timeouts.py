@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp
+from support.pace import scaled
 from support.servers import serve_config
 
 from fable_core.config import Settings
@@ -97,7 +98,7 @@ async def connection(port: int) -> AsyncIterator[Streams]:
 async def read_response(reader: asyncio.StreamReader) -> tuple[int, dict[str, str], bytes]:
     """One response with a Content-Length: (status, lower-cased headers, body); it must come
     within a few seconds, so a test fails rather than hangs."""
-    async with asyncio.timeout(5):
+    async with asyncio.timeout(scaled(5)):
         head = (await reader.readuntil(b"\r\n\r\n")).decode()
         status_line, *lines = head.strip().split("\r\n")
         headers = {name.lower(): value.strip() for name, value in (line.split(":", 1) for line in lines)}

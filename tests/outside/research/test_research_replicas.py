@@ -13,6 +13,7 @@ from sqlalchemy import text
 from support.beats import server_up_for
 from support.fake_llm import FakeLLM
 from support.outside import Call
+from support.pace import scaled
 from support.research import QUESTION, Recorder, outlining, until
 
 from fable_core.config import Settings
@@ -84,7 +85,7 @@ async def test_a_dead_process_run_ends_for_the_other_replica_follower(alice: Cal
                              "(:key, :run, 2, 'query', '{\"query\": \"wild yeast\"}')"),
                         {"key": key, "run": run_id})
     got = Recorder()
-    async with asyncio.timeout(10):
+    async with asyncio.timeout(scaled(10)):
         run = await other.dispatcher.call("follow_research", {"run_id": run_id}, alice, progress=got)
     assert [p.id for _, p in got.items] == [f"{run_id}:1", f"{run_id}:2"]
     assert run["status"] == "interrupted"

@@ -7,6 +7,7 @@ import logging
 
 import pytest
 from support.fables import fable_with
+from support.pace import scaled
 from support.said import lines_said
 
 from fable_core.config import Settings
@@ -19,7 +20,7 @@ async def test_a_searxng_that_does_not_answer_is_said_once_at_start(
 ) -> None:
     caplog.set_level(logging.WARNING, "fable_core.outside.websearch.searxng")
     async with fable_with(settings, searxng_url="http://127.0.0.1:9", migrate=False):
-        [said] = await lines_said(caplog, _SAID, 10)
+        [said] = await lines_said(caplog, _SAID, scaled(10))
     assert "http://127.0.0.1:9 does not answer" in said and "set SEARXNG_URL" in said
 
 
