@@ -24,6 +24,8 @@ from fable_core.infra.rate_limits import count_attempt
 from fable_core.tools import Context, Route, tool
 from fable_core.tools.access import of_user
 from fable_core.tools.caller import Scope
+from fable_core.tools.clock import TIMEZONE, user_timezone
+from fable_core.tools.preferences import is_set
 from fable_core.tools.results import absent_when_none
 
 __all__ = ["Me", "count_password_attempt", "require_local_auth"]
@@ -34,6 +36,9 @@ class Me(BaseModel):
     auth: Literal["session", "api_key", "local"] = Field(description="How this call signed in.")
     scope: Scope
     csrf_token: str | None = absent_when_none("The session's token for X-CSRF-Token (signed-in browsers only).")
+    timezone: str = Field(description="Your time zone (the timezone setting): what today is on every page.")
+    timezone_chosen: bool = Field(description="Whether you chose it; else it is the default, UTC, and the web "
+                                              "UI takes your browser's.")
 
 
 def require_local_auth(settings: Settings) -> None:
@@ -53,7 +58,7 @@ async def count_password_attempt(ctx: Context) -> None:
 
 @tool(group="account", title="Who am I", scope="read", agents=False, route=Route("GET", "/auth/me"))
 async def get_me(ctx: Context) -> Me:
-    """Your account, how you signed in, and your session's CSRF token."""
+    """Your account, how you signed in, your session's CSRF token and your time zone."""
     user = await accounts.get_user(ctx.session, ctx.user_id)
     csrf = None
     if ctx.caller.session_id is not None:
@@ -61,6 +66,8 @@ async def get_me(ctx: Context) -> Me:
             LoginSession.id == ctx.caller.session_id, of_user(LoginSession, ctx.user_id)))
     auth: Literal["session", "api_key", "local"] = ("api_key" if ctx.caller.credential in ("key", "oauth")
                                                     else ctx.caller.credential)  # type: ignore[assignment]
-    return Me(user=UserView.of(user), auth=auth, scope=ctx.caller.scope, csrf_token=csrf)
+    return Me(user=UserView.of(user), auth=auth, scope=ctx.caller.scope, csrf_token=csrf,
+              timezone=await user_timezone(ctx.session, ctx.caller),
+              timezone_chosen=await is_set(ctx.session, ctx.caller, TIMEZONE))
 
 

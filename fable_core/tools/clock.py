@@ -44,7 +44,8 @@ def check_zone(name: str) -> str:
 TimeZoneName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64),
                          AfterValidator(check_zone)]
 TIMEZONE = setting("timezone", TimeZoneName, "UTC",
-                   "Your IANA time zone (Europe/Paris): what today, overdue and due dates mean.")
+                   "Your IANA time zone (Europe/Paris): what today, overdue and due dates mean.",
+                   chosen_matters=True)  # UTC chosen is not UTC by default: the web UI asks before it moves
 
 
 async def user_timezone(session: AsyncSession, caller: Caller) -> str:

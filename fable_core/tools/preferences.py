@@ -24,7 +24,7 @@ from fable_core.tools.access import owned_by
 from fable_core.tools.caller import Caller
 from fable_core.tools.suggest import closest, hint
 
-__all__ = ["KEYS", "SettingKey", "find_key", "read_setting", "read_settings", "setting"]
+__all__ = ["KEYS", "SettingKey", "find_key", "is_set", "read_setting", "read_settings", "setting"]
 
 T = TypeVar("T")
 
@@ -36,6 +36,7 @@ class SettingKey(Generic[T]):
     default: T
     description: str
     adapter: TypeAdapter[T] = field(repr=False, compare=False)
+    chosen_matters: bool = False  # a value equal to the default is kept: that it was chosen is news (:func:`is_set`)
 
     def stored(self, value: T) -> Any:
         """``value`` as JSON, as the settings table keeps it."""
@@ -45,11 +46,11 @@ class SettingKey(Generic[T]):
 KEYS: dict[str, SettingKey[Any]] = {}
 
 
-def setting(name: str, type_: Any, default: T, description: str) -> SettingKey[T]:
+def setting(name: str, type_: Any, default: T, description: str, *, chosen_matters: bool = False) -> SettingKey[T]:
     """Declare a per-user setting key (once, at import time)."""
     if name in KEYS:
         raise ValueError(f"setting {name!r} is already declared")
-    key: SettingKey[T] = SettingKey(name, type_, default, description, TypeAdapter(type_))
+    key: SettingKey[T] = SettingKey(name, type_, default, description, TypeAdapter(type_), chosen_matters)
     KEYS[name] = key
     return key
 
@@ -70,6 +71,12 @@ async def read_setting(session: AsyncSession, caller: Caller, key: SettingKey[T]
     value that an older Fable accepted is never an error for the reader)."""
     value = await session.scalar(select(Setting.value).where(owned_by(Setting, caller), Setting.key == key.name))
     return _typed(key, value)
+
+
+async def is_set(session: AsyncSession, caller: Caller, key: SettingKey[Any]) -> bool:
+    """Whether the caller chose a value of ``key`` (a default was never chosen)."""
+    return bool(await session.scalar(select(Setting.value.is_not(None)).where(
+        owned_by(Setting, caller), Setting.key == key.name)))
 
 
 async def read_settings(session: AsyncSession, caller: Caller, *keys: SettingKey[Any]) -> tuple[Any, ...]:

@@ -65,9 +65,9 @@ async def _stricter_csp(route: Route) -> None:
 
 
 @asynccontextmanager
-async def _session(browser: Browser, base_url: str) -> AsyncIterator[Session]:
+async def _session(browser: Browser, base_url: str, zone: str = "UTC") -> AsyncIterator[Session]:
     context = await browser.new_context(viewport={"width": 1280, "height": 800}, base_url=base_url,
-                                        reduced_motion="reduce", locale="en-US", timezone_id="UTC")
+                                        reduced_motion="reduce", locale="en-US", timezone_id=zone)
     context.set_default_timeout(scaled(10_000))  # waits stretch on a loaded machine (support.pace)
     expect.set_options(timeout=scaled(5_000))
     await context.route("**/*", _stricter_csp)
@@ -86,6 +86,13 @@ async def _session(browser: Browser, base_url: str) -> AsyncIterator[Session]:
 def session_at(browser: Browser) -> Callable[[str], AbstractAsyncContextManager[Session]]:
     """``async with session_at(url) as ui:`` a fresh context like ``ui``'s, on another server."""
     return lambda url: _session(browser, url)
+
+
+@pytest.fixture
+def zoned(browser: Browser, base_url: str) -> Callable[[str], AbstractAsyncContextManager[Session]]:
+    """``async with zoned("Asia/Tokyo") as ui:`` a fresh context like ``ui``'s whose browser is
+    in that time zone, on the same server."""
+    return lambda zone: _session(browser, base_url, zone)
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ is down."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import expect
 from support.browser import Session
-from support.caldav_server import radicale_server
+from support.caldav_server import radicale_running
 from support.servers import serve
 
 from fable_core.daily.calendar.service import EventFields, create_event
@@ -26,8 +27,8 @@ pytestmark = pytest.mark.browser
 
 async def test_connect_choose_a_calendar_sync_now_and_see_the_status(
         fable: Fable, session_at: Callable[[str], AbstractAsyncContextManager[Session]], tmp_path: Path) -> None:
-    with radicale_server(tmp_path / "radicale") as radicale:
-        radicale.client("ana").principal().make_calendar(name="Work", cal_id="work")
+    async with radicale_running(tmp_path / "radicale") as radicale:
+        await asyncio.to_thread(lambda: radicale.client("ana").principal().make_calendar(name="Work", cal_id="work"))
         local = Fable(fable.settings.model_copy(update={"fable_caldav_allow_hosts": [radicale.host]}), fable.db)
         async with serve(create_app(local)) as url, session_at(url) as ui:
             page = ui.page
@@ -57,15 +58,16 @@ async def test_connect_choose_a_calendar_sync_now_and_see_the_status(
             await page.get_by_role("button", name="Sync now").click()
             await expect(page.locator("#toasts")).to_contain_text("Synced: 0 in, 1 out")
             await expect(page.locator("#caldav-last-success")).not_to_have_text("never")
-            assert [o.icalendar_component["summary"] for o in
-                    radicale.client("ana").calendar(url=f"{radicale.url}ana/work/").events()] == ["Dentist"]
+            work = radicale.client("ana").calendar(url=f"{radicale.url}ana/work/")
+            events = await asyncio.to_thread(work.events)
+            assert [o.icalendar_component["summary"] for o in events] == ["Dentist"]
 
-            radicale.stop()
+            await asyncio.to_thread(radicale.stop)
             await page.get_by_role("button", name="Sync now").click()
             await expect(page.locator("#caldav-last-error")).to_contain_text("cannot reach the CalDAV server")
             await expect(page.locator("#caldav-error")).to_contain_text("cannot reach the CalDAV server")
             await expect(page.locator("#caldav-next")).to_be_visible()
-            radicale.start()
+            await asyncio.to_thread(radicale.start)
 
             await page.get_by_role("button", name="Disconnect").click()
             await expect(page.locator("#caldav-status")).to_contain_text("Not connected")

@@ -10,11 +10,12 @@ user, for tests that change the calendar behind Fable's back.
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +25,7 @@ import httpx
 from .pace import scaled
 from .servers import free_port
 
-__all__ = ["Radicale", "radicale_server"]
+__all__ = ["Radicale", "radicale_running", "radicale_server"]
 
 USERS = {"ana": "ana-secret", "ben": "ben-secret"}
 
@@ -127,3 +128,15 @@ def radicale_server(root: Path, users: dict[str, str] | None = None) -> Iterator
         yield server
     finally:
         server.stop()
+
+
+@asynccontextmanager
+async def radicale_running(root: Path, users: dict[str, str] | None = None) -> AsyncIterator[Radicale]:
+    """:func:`radicale_server` for an async test: started and stopped on a worker thread (a fork of
+    the test process and a wait for the port are no work for the event loop)."""
+    manager = radicale_server(root, users)
+    server = await asyncio.to_thread(manager.__enter__)
+    try:
+        yield server
+    finally:
+        await asyncio.to_thread(manager.__exit__, None, None, None)

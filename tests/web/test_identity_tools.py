@@ -165,3 +165,15 @@ async def test_ending_this_browsers_own_session_clears_its_cookie(app: Starlette
         r = await browser.delete(f"/api/auth/sessions/{mine['id']}")
         assert r.status_code == 200 and 'fable_session=""' in r.headers["set-cookie"]
         assert (await browser.get("/api/notes")).status_code == 401
+
+
+async def test_who_am_i_says_the_time_zone_and_whether_it_was_chosen(fable: Fable, alice: Caller) -> None:
+    """The web UI takes the browser's zone only while none was chosen (issue 38, item 1)."""
+    await fable.call("reset_setting", {"key": "timezone"}, alice)
+    me = await fable.call("get_me", {}, alice)
+    assert (me["timezone"], me["timezone_chosen"]) == ("UTC", False)
+    await fable.call("set_setting", {"key": "timezone", "value": "Asia/Tokyo"}, alice)
+    me = await fable.call("get_me", {}, alice)
+    assert (me["timezone"], me["timezone_chosen"]) == ("Asia/Tokyo", True)
+    await fable.call("set_setting", {"key": "timezone", "value": "UTC"}, alice)
+    assert (await fable.call("get_me", {}, alice))["timezone_chosen"] is True, "UTC chosen is chosen"

@@ -49,9 +49,10 @@ async def values_of(session: AsyncSession, caller: Caller) -> dict[str, Any]:
 
 
 async def put_value(session: AsyncSession, caller: Caller, key: SettingKey[Any], value: Any) -> None:
-    """Store an already :func:`checked` value (a default or null removes the row)."""
+    """Store an already :func:`checked` value (null removes the row, and so does the default of
+    a key where choosing it is no news)."""
     stored = key.stored(value)
-    if stored is None or stored == key.stored(key.default):
+    if stored is None or (stored == key.stored(key.default) and not key.chosen_matters):
         await drop_value(session, caller, key)
         return
     statement = pg_insert(Setting).values(user_id=caller.user_id, key=key.name, value=stored)

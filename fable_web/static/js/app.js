@@ -4,6 +4,7 @@ import { clear, h } from "./dom.js";
 import { match, navigate, route, start } from "./router.js";
 import { installShortcuts } from "./shortcuts.js";
 import { session } from "./session.js";
+import { adoptZone } from "./widgets/zone.js";
 import { authView, forgotView, resetView, verifyView } from "./views/auth.js";
 import { homeView } from "./views/home.js";
 import { notesView } from "./views/notes.js";
@@ -66,6 +67,16 @@ const NAV = [
 
 const root = document.getElementById("app");
 let shell = null;
+let pendingNotice = null;  // a question asked before the shell was built
+
+/** Show `element` above the pages until it removes itself. */
+function ask(element) {
+  const notices = document.getElementById("notices");
+  if (notices) notices.append(element);
+  else pendingNotice = element;
+}
+
+const zoneHooks = { ask, changed: () => render() };
 
 function buildShell() {
   const search = h("input#search", {
@@ -80,6 +91,8 @@ function buildShell() {
     NAV.map(([href, label, icon]) => h("a", { href }, h("span.nav-icon", { "aria-hidden": "true" }, icon), label)));
   const signOut = h("button.btn.btn-ghost.btn-sm", { type: "button", on: { click: signOutNow } }, "Sign out");
   const main = h("main.page#main", { tabindex: "-1" });
+  const notices = h("div.notices#notices", {}, pendingNotice);  // questions above every page (widgets/zone.js)
+  pendingNotice = null;
   const notifications = bell();
   const sidebar = h("aside.sidebar", { on: { keydown: (event) => {  // Esc closes the open menu
     if (event.key !== "Escape" || !sidebar.classList.contains("open")) return;
@@ -96,7 +109,7 @@ function buildShell() {
       h("header.topbar", {}, form,
         h("a.btn.btn-primary.btn-sm", { href: "/notes/new", title: "New note (n)", "aria-label": "New note" },
           "+", h("span.new-note-label", {}, " New note")), notifications.element),
-      main));
+      notices, main));
   return { layout, main, nav, search, bell: notifications };
 }
 
@@ -142,6 +155,7 @@ async function signOutNow() {
   try { await forgetDevice(); await api.post("/auth/logout"); } finally {
     setCsrfToken(null);
     session.user = null;
+    session.zone = null;
     shell = null;
     navigate("/login");
   }
@@ -221,29 +235,33 @@ function failure(error) {
       h("a.btn", { href: "/" }, "Go home"))];
 }
 
-function onSignedIn(user) {
+async function onSignedIn(user) {
   session.user = user;
+  try { await adoptZone(await api.get("/auth/me"), zoneHooks); } catch { /* the pages use the browser's zone meanwhile */ }
   const next = new URL(location.href).searchParams.get("next");
   navigate(next && next.startsWith("/") && !next.startsWith("//") ? next : "/", { replace: true });
 }
 
 setUnauthenticatedHandler(() => {
-  if (session.user) { session.user = null; shell = null; render(); }
+  if (session.user) { session.user = null; session.zone = null; shell = null; render(); }
 });
 
 async function boot() {
   installShortcuts(() => Boolean(session.user));
   // The service worker keeps the app shell for an offline start (and carries Web Push).
   if ("serviceWorker" in navigator) navigator.serviceWorker.register("/sw.js").catch(() => {});
+  let me = null;
   try {
-    const me = await api.get("/auth/me");
+    me = await api.get("/auth/me");
     session.user = me.user;
     setCsrfToken(me.csrf_token);
+    session.zone = me.timezone;
   } catch (error) {
     session.user = null;
     if (error.type === "offline") { offline(); return; }  // the shell came from the service worker's cache
   }
   start(render);
+  if (me) adoptZone(me, zoneHooks);
 }
 
 /** Started without a network: say so, and start for real once it is back (or on Try again). */

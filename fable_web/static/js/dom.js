@@ -1,5 +1,6 @@
 // Building DOM without HTML strings: user text only ever reaches the page as text nodes.
 // The one exception, trustedHtml(), takes HTML the server rendered and sanitised (nh3).
+import { session } from "./session.js";
 
 /** h("a#id.cls", {href, on: {click}}, ...children): an element; strings become text nodes. */
 export function h(spec, props = {}, ...children) {
@@ -66,9 +67,39 @@ export function toast(message, { bad = false, action = null } = {}) {
 
 const dayMs = 86400000;
 
+/** The user's time zone: their timezone setting (which the UI took from the browser at their
+ * first sign-in), so that every page has the one "today" the tools have; the browser's before that. */
+export function userZone() {
+  return session.zone || Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+}
+
+const dayFormats = new Map();  // zone → its formatter: building one costs more than using it
+
+/** The calendar date ("2026-12-07") of the instant `when` where the user lives. */
+export function dayIn(when = new Date()) {
+  const zone = userZone();
+  if (!dayFormats.has(zone)) {
+    dayFormats.set(zone, new Intl.DateTimeFormat("en-CA", { timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit" }));
+  }
+  const parts = dayFormats.get(zone).formatToParts(when);
+  const get = (type) => parts.find((p) => p.type === type).value;
+  return `${get("year")}-${get("month")}-${get("day")}`;
+}
+
+/** The hour (0-23) of the instant `when` where the user lives. */
+export function hourIn(when = new Date()) {
+  return Number(new Intl.DateTimeFormat("en-GB", { hour: "numeric", hourCycle: "h23", timeZone: userZone() }).format(when));
+}
+
+/** The instant `when` (a Date or an ISO time) in words, as the clock reads where the user lives. */
+export function formatIn(when, options) {
+  return new Date(when).toLocaleString(undefined, { ...options, timeZone: userZone() });
+}
+
+/** Today where the user lives, as a Date at the browser's midnight of that date (for date arithmetic). */
 export function today() {
-  const d = new Date();
-  return new Date(d.getFullYear(), d.getMonth(), d.getDate());
+  const [y, m, d] = dayIn().split("-").map(Number);
+  return new Date(y, m - 1, d);
 }
 
 export function isoDate(d) {
@@ -76,10 +107,12 @@ export function isoDate(d) {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
 }
 
-/** "today", "tomorrow", "in 3 days", "2 days ago", or a short date. */
+/** "today", "tomorrow", "in 3 days", "2 days ago", or a short date: of a date ("2026-12-07"), or
+ * of the day an instant ("2026-12-06T23:30:00Z") falls on where the user lives. */
 export function friendlyDate(iso) {
   if (!iso) return "";
-  const [y, m, d] = iso.slice(0, 10).split("-").map(Number);
+  const day = iso.length > 10 ? dayIn(new Date(iso)) : iso;
+  const [y, m, d] = day.split("-").map(Number);
   const diff = Math.round((new Date(y, m - 1, d) - today()) / dayMs);
   if (diff === 0) return "today";
   if (diff === 1) return "tomorrow";

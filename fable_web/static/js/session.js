@@ -1,2 +1,3 @@
 // The signed-in user, shared by the views (null when signed out).
-export const session = { user: null };
+// The signed-in user's time zone (their timezone setting) is `zone`: dom.js's userZone().
+export const session = { user: null, zone: null };

@@ -30,14 +30,6 @@ export function addMonths(iso, months) {
 
 export function daysBetween(from, to) { return Math.round((parse(to) - parse(from)) / DAY_MS); }
 
-/** Today where the user lives (their timezone setting), whatever the browser's zone. */
-export function todayIn(zone) {
-  const parts = new Intl.DateTimeFormat("en-CA", { timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit" })
-    .formatToParts(new Date());
-  const get = (type) => parts.find((p) => p.type === type).value;
-  return `${get("year")}-${get("month")}-${get("day")}`;
-}
-
 export function label(iso, options) {
   return parse(iso).toLocaleDateString(undefined, { timeZone: "UTC", ...options });
 }

@@ -1,8 +1,8 @@
 // Home's calendar card: today's events and the next days' (list_events' default week), by day;
 // left out while the week holds none.
 import { api } from "../api.js";
-import { clear, h } from "../dom.js";
-import { addDays, dayOf, label, timeOf, todayIn } from "./dates.js";
+import { clear, dayIn, h } from "../dom.js";
+import { addDays, dayOf, label, timeOf } from "./dates.js";
 
 const SHOWN = 8;
 
@@ -15,8 +15,8 @@ function dayName(day, today) {
 export function upcomingEvents() {
   const card = h("section.card#upcoming", { hidden: true }, h("h2", {}, "Coming up"));
   (async () => {
-    const [{ value: zone }, page] = await Promise.all([api.get("/settings/timezone"), api.get("/events", { limit: SHOWN })]);
-    const today = todayIn(zone);
+    const page = await api.get("/events", { limit: SHOWN });
+    const today = dayIn();
     const rows = [];
     let shownDay = null;
     for (const item of page.items) {

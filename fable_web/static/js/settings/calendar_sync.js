@@ -1,10 +1,10 @@
 // Settings → Calendar sync: your CalDAV server (URL, login), the calendar chosen from discovery,
 // "Sync now", and the sync's status (last success, last error, next attempt).
 import { api } from "../api.js";
-import { clear, h, relativeTime, toast } from "../dom.js";
+import { clear, formatIn, h, relativeTime, toast } from "../dom.js";
 
 function when(iso) {
-  return iso ? `${relativeTime(iso)} (${new Date(iso).toLocaleString()})` : "never";
+  return iso ? `${relativeTime(iso)} (${formatIn(iso)})` : "never";
 }
 
 export function render(panel) {

@@ -1,7 +1,7 @@
 // Settings → Instance (admins): who may register and the public URL; invitation links, made
 // with a lifetime, shown once, listed and revoked; the mail server and a test mail.
 import { api } from "../api.js";
-import { clear, confirmDialog, h, relativeTime, toast } from "../dom.js";
+import { clear, confirmDialog, formatIn, h, relativeTime, toast } from "../dom.js";
 import { copyButton } from "./keys.js";
 
 const MODES = [
@@ -49,7 +49,7 @@ function invitationsCard() {
     const { items } = await api.get("/admin/invitations");
     clear(rows, items.length ? items.map((i) => h("tr", {},
       h("td", {}, i.email || h("span.muted", {}, "anyone")), h("td.muted.small", {}, i.created_by || ""),
-      h("td.muted.small", { title: i.expires_at }, new Date(i.expires_at).toLocaleString()),
+      h("td.muted.small", { title: i.expires_at }, formatIn(i.expires_at)),
       h("td", {}, h("button.btn.btn-ghost.btn-sm.btn-danger", { type: "button", on: { click: () => revoke(i) } }, "Revoke"))))
       : h("tr", {}, h("td.empty", { colSpan: 4 }, "No pending invitations.")));
   }

@@ -2,6 +2,7 @@
 // with a control built from the JSON Schema it accepts, saved and reset on its own.
 import { api } from "../api.js";
 import { clear, h, toast } from "../dom.js";
+import { session } from "../session.js";
 import { field, humanize } from "./fields.js";
 
 function settingCard(setting, accepts) {
@@ -9,6 +10,7 @@ function settingCard(setting, accepts) {
   const slot = h("div.setting-control");
   let control = null;
   function show(value) {
+    if (setting.key === "timezone") session.zone = value;  // every page's "today" from now on
     control = field(accepts, value, { name: setting.key, label: humanize(setting.key) });
     clear(slot, control.el);
   }

@@ -1,9 +1,9 @@
 // Calendar: a month, a week or a day of events in the user's zone (their timezone setting). A
 // click on a day or an hour adds an event there; a click on an event opens it in the slide-over.
 import { api } from "../api.js";
-import { clear, h } from "../dom.js";
+import { clear, dayIn, h, userZone } from "../dom.js";
 import { navigate } from "../router.js";
-import { addDays, addMonths, label, startOfMonth, startOfWeek, todayIn } from "../calendar/dates.js";
+import { addDays, addMonths, label, startOfMonth, startOfWeek } from "../calendar/dates.js";
 import { closeEditor, openEditor } from "../calendar/editor.js";
 import { monthGrid, timeGrid } from "../calendar/grid.js";
 
@@ -43,8 +43,8 @@ function step(view, date, sign) {
 }
 
 export async function calendarView(main, params, query) {
-  const zone = (await api.get("/settings/timezone")).value;
-  const today = todayIn(zone);
+  const zone = userZone();
+  const today = dayIn();
   const view = VIEWS.some(([v]) => v === query.get("view")) ? query.get("view") : "month";
   const date = /^\d{4}-\d{2}-\d{2}$/.test(query.get("date") || "") ? query.get("date") : today;
   const go = (v, d) => navigate(`/calendar?view=${v}&date=${d}`);

@@ -3,12 +3,12 @@
 // refresh now, save an item as a note, mark read, unsubscribe. All through /api/feeds and
 // /api/feed-items.
 import { api } from "../api.js";
-import { clear, confirmDialog, h, toast } from "../dom.js";
+import { clear, confirmDialog, formatIn, h, toast } from "../dom.js";
 
 const PAGE = 30;
 
 function when(iso) {
-  return new Date(iso).toLocaleString(undefined, { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
+  return formatIn(iso, { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
 }
 
 function subscribeForm(onSubscribed) {

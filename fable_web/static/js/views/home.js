@@ -1,6 +1,6 @@
 // Home: today's and the coming days' events, tasks by group, recent notes, and a box to capture a thought quickly.
 import { api } from "../api.js";
-import { clear, h, toast } from "../dom.js";
+import { clear, formatIn, h, hourIn, toast } from "../dom.js";
 import { session } from "../session.js";
 import { upcomingEvents } from "../calendar/upcoming.js";
 import { noteItem, taskRow } from "../widgets/items.js";
@@ -11,7 +11,7 @@ export const GROUP_TITLES = {
 };
 
 function greeting() {
-  const hour = new Date().getHours();
+  const hour = hourIn();
   return hour < 12 ? "Good morning" : hour < 18 ? "Good afternoon" : "Good evening";
 }
 
@@ -86,7 +86,7 @@ function captureBox(refresh) {
 export async function homeView(main) {
   const tasks = h("div.card", {}, h("h2", {}, "Tasks"));
   const notes = h("div.card", {}, h("h2", {}, "Recent notes"));
-  const dateLine = new Date().toLocaleDateString(undefined, { weekday: "long", month: "long", day: "numeric" });
+  const dateLine = formatIn(new Date(), { weekday: "long", month: "long", day: "numeric" });
   async function refresh() {
     const [agenda, recent] = await Promise.all([
       api.get("/tasks", { groups: ["overdue", "today", "upcoming", "no_date"], limit: 8 }),

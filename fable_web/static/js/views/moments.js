@@ -1,22 +1,23 @@
 // Moments: record one (text, and optionally when, mood, tags, place), the list by day, newest
 // first, and search by words (and meaning, when a model answers). All through /api/moments.
 import { api } from "../api.js";
-import { clear, confirmDialog, h, toast } from "../dom.js";
+import { clear, confirmDialog, dayIn, formatIn, h, toast } from "../dom.js";
 
 const PAGE = 50;
 
+// Days and times as the clock reads where the user lives (their timezone setting), as the tools count them
 function dayLabel(date) {
-  return date.toLocaleDateString(undefined, { weekday: "long", month: "long", day: "numeric", year: "numeric" });
+  return formatIn(date, { weekday: "long", month: "long", day: "numeric", year: "numeric" });
 }
 
 function dayKey(date) {
-  return `${date.getFullYear()}-${date.getMonth()}-${date.getDate()}`;
+  return dayIn(date);
 }
 
 function momentItem(moment, onDelete) {
   const at = new Date(moment.at);
   const meta = [
-    h("time.muted.small", { datetime: moment.at }, at.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" })),
+    h("time.muted.small", { datetime: moment.at }, formatIn(at, { hour: "2-digit", minute: "2-digit" })),
     moment.mood ? h("span.chip.moment-mood", {}, moment.mood) : null,
     moment.location ? h("span.muted.small.moment-place", {}, `@ ${moment.location}`) : null,
     (moment.tags || []).map((t) => h("span.chip", {}, `#${t}`)),

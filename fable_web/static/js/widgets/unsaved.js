@@ -3,7 +3,7 @@
 // (PUT /api/drafts: it survives another device). Opening the note again offers the newer of the
 // two back ("Restore unsaved changes from ...?"); leaving the editor with changes asks first.
 import { api } from "../api.js";
-import { h } from "../dom.js";
+import { dayIn, formatIn, h } from "../dom.js";
 import { session } from "../session.js";
 
 const AUTOSAVE_MS = 1500;
@@ -75,9 +75,8 @@ export function draftKeeper(noteId) {
 
 function when(iso) {
   const d = new Date(iso);
-  const today = d.toDateString() === new Date().toDateString();
-  return today ? d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })
-    : d.toLocaleString([], { dateStyle: "medium", timeStyle: "short" });
+  return dayIn(d) === dayIn() ? formatIn(d, { hour: "2-digit", minute: "2-digit" })
+    : formatIn(d, { dateStyle: "medium", timeStyle: "short" });
 }
 
 /** The "Restore unsaved changes from <time>?" prompt: Restore or Discard. With `version`, the
