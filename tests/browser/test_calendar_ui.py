@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
-from playwright.async_api import expect
+from playwright.async_api import Locator, expect
 from support.browser import Session
 
 pytestmark = pytest.mark.browser
@@ -26,6 +26,14 @@ async def _occurrences(ui: Session, start: date, days: int) -> list[tuple[str, s
     return [(i["title"], i["start"]) for i in page["items"]]
 
 
+async def _title_shows(block: Locator) -> None:
+    """The event's title is drawn inside its block, wide and tall enough to read."""
+    outer, title = await block.bounding_box(), await block.locator(".cal-title").bounding_box()
+    assert outer is not None and title is not None
+    assert title["width"] >= 20 and title["height"] >= 8, title
+    assert outer["y"] <= title["y"] and title["y"] + title["height"] <= outer["y"] + outer["height"] + 1, (outer, title)
+
+
 async def test_a_month_of_events_and_the_slide_over(ui: Session) -> None:
     page = ui.page
     await ui.register("cleo")
@@ -41,6 +49,7 @@ async def test_a_month_of_events_and_the_slide_over(ui: Session) -> None:
     await expect(page.get_by_role("link", name="Calendar")).to_have_attribute("aria-current", "page")
     day = page.locator(f'.cal-day[data-date="{monday}"]')
     await expect(day.locator(".cal-event")).to_have_text(["09:00Standup"])
+    await _title_shows(day.locator(".cal-event"))
     holiday = page.locator(".cal-event.all-day", has_text="Holiday")
     await expect(holiday).to_have_count(2)  # two days, the end exclusive
     await expect(page.locator(".cal-head")).to_contain_text("Times in Europe/Paris")
@@ -75,6 +84,16 @@ async def test_a_month_of_events_and_the_slide_over(ui: Session) -> None:
     await page.goto(f"/calendar?view=week&date={monday + timedelta(days=7)}")
     block = page.locator(".cal-block", has_text="Standup")
     await expect(block).to_have_count(1)
+    await _title_shows(block)  # a 15-minute event: its title, not only its time
+    # one occurrence moved to another time alone (the form sends all_day as the series has it)
+    await block.click()
+    await page.fill("#event-start-time", "09:30")
+    await page.fill("#event-end-time", "09:45")
+    await page.click("#event-save")
+    await expect(page.locator("#event-editor")).to_be_hidden()
+    await expect(block).to_contain_text("09:30Standup")
+    moved = monday + timedelta(days=7)
+    assert ("Standup", f"{moved}T09:30+01:00") in await _occurrences(ui, moved, 1)
     await block.click()
     await page.click("#event-delete")
     await page.get_by_role("button", name="Delete", exact=True).last.click()

@@ -60,8 +60,9 @@ async def test_one_occurrence_is_deleted_or_changed_alone(call: Any) -> None:
                       rrule="FREQ=DAILY;COUNT=5")
     gone = await call("delete_event", event_id=made["id"], occurrence="2026-12-08T09:00+01:00")
     assert gone == {"id": made["id"], "occurrence": "2026-12-08T09:00+01:00", "deleted": True}
-    moved = await call("update_event", event_id=made["id"], occurrence="2026-12-09T09:00",
-                       start="2026-12-13T10:00", end="2026-12-13T10:30", title="Standup (moved)")
+    moved = await call("update_event", event_id=made["id"], occurrence="2026-12-09T09:00", all_day=False,
+                       start="2026-12-13T10:00", end="2026-12-13T10:30", title="Standup (moved)",
+                       rrule="FREQ=DAILY;COUNT=5")  # as the series is: what a form sends is no change of it
     assert (moved["occurrence"], moved["start"], moved["title"]) == (
         "2026-12-09T09:00+01:00", "2026-12-13T10:00+01:00", "Standup (moved)")
     week = await listed(call, "2026-12-07", "2026-12-14")
@@ -156,6 +157,8 @@ async def test_bad_changes_are_refused_and_change_nothing(call: Any) -> None:
         ({"end": "2026-12-07T09:00"}, "is before start"),
         ({"all_day": True}, "changing all_day needs a start"),
         ({"occurrence": "2026-12-08T10:00", "rrule": "FREQ=WEEKLY"}, "rrule belongs to the whole series"),
+        ({"occurrence": "2026-12-08T10:00", "all_day": True, "start": "2026-12-08"},
+         "all_day belongs to the whole series"),
         ({"occurrence": "2026-12-08"}, "is a date, but event"),
         ({"occurrence": "2026-12-08T10:30"}, "has no occurrence starting"),
         ({"color": "#12345"}, "'#12345' is not a colour"),

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from types import SimpleNamespace
 from typing import Any
@@ -104,6 +104,10 @@ async def update_event(session: AsyncSession, caller: Caller, event_id: int, fie
         await _apply(session, caller, series, fields, user_zone, new=False)
         await session.flush()
         return series
+    if fields.all_day is not None and fields.all_day == series.all_day:
+        fields = replace(fields, all_day=None)  # as the series is: no change (a form sends it with new times)
+    if fields.rrule is not None and fields.rrule == series.rrule:
+        fields = replace(fields, rrule=None)
     for name in ("rrule", "exdates", "all_day"):
         if getattr(fields, name) is not None or name in fields.clear:
             raise InvalidInput(f"{name} belongs to the whole series: change event {event_id} without occurrence",

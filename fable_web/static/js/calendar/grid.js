@@ -84,7 +84,8 @@ function lanes(blocks) {
 }
 
 function block({ item, from, to, lane, lanes: count }, onOpen) {
-  const el = h("button.cal-block", { type: "button", dataset: { eventId: String(item.event_id) },
+  // under 45 minutes a block is one line high: its time and title side by side, never the time alone
+  const el = h("button.cal-block", { type: "button", class: to - from < 45 ? "short" : "", dataset: { eventId: String(item.event_id) },
     title: `${hhmm(from)}–${to >= 1440 ? "24:00" : hhmm(to)} ${item.title}`,
     on: { click: (e) => { e.stopPropagation(); onOpen(item); } } },
   h("span.cal-time", {}, timeOf(item.start) && from > 0 ? hhmm(from) : "…"), h("span.cal-title", {}, item.title),
