@@ -1,7 +1,7 @@
 """Fuzzy matching of titles and names: duplicate notes, projects named in words.
 
-Duplicate rule, per kind (tasks among tasks, notes among notes: a task may share a note's
-title): the same title key (case and punctuation ignored) is refused (Conflict); a title at
+Duplicate rule, among notes (a task may repeat a title, "call mom" every week, and share a
+note's): the same title key (case and punctuation ignored) is refused (Conflict); a title at
 least 82 % similar (``difflib`` ratio over title keys) asks for confirmation (NeedsConfirmation,
 the match in ``details['match']``) unless the caller confirmed. Titles told apart by what
 names a day are never near-duplicates: numbers ("Standup 2026-12-01" / "-02"), weekdays,
@@ -99,11 +99,11 @@ def _like_prefix(value: str) -> str:
 
 async def check_duplicate_title(
     session: AsyncSession, caller: Caller, title: str, *, exclude_id: int | None = None, fuzzy: bool = True,
-    owner_id: int | None = None, task: bool = False, confirmed: bool = False, ask: bool = True,
+    owner_id: int | None = None, confirmed: bool = False, ask: bool = True,
 ) -> None:
-    """Refuse ``title`` when it duplicates one of the notes of ``owner_id`` (the caller's by
-    default: the rule applies per owner) of the same kind (``task`` or not) that the caller can
-    see: Conflict for the same title; for a very similar one NeedsConfirmation (``ask``, unless
+    """Refuse ``title`` when it duplicates one of the notes (not tasks: a task may repeat a title,
+    "call mom" every week) of ``owner_id`` (the caller's by default: the rule applies per owner)
+    that the caller can see: Conflict for the same title; for a very similar one NeedsConfirmation (``ask``, unless
     ``confirmed``) or Conflict (not ``ask``: tools that take no confirmation). A note of
     someone else's that the caller cannot see never refuses a title: that would tell them it
     exists.
@@ -122,38 +122,37 @@ async def check_duplicate_title(
         params["prefix"], params["suffix"] = _like_prefix(key[:n]), _like_prefix(key[::-1][:n])
     else:
         params["key"] = key
-    statement = _DUPLICATE_STATEMENTS[fuzzy, exclude_id is not None, task]
+    statement = _DUPLICATE_STATEMENTS[fuzzy, exclude_id is not None]
     result = await (await session.connection()).execute(statement, params)
     rows = sorted(result.all(), key=lambda r: r[2] != key)
     if not belongs_to(owner, caller.user_id):
         reach = await reach_of(session, caller)
         rows = [r for r in rows if reach.note_level(owner, r[0], r[3])]
-    kind = "task" if task else "note"
     for note_id, existing, existing_key, _ in rows:
         if existing_key == key:
             raise Conflict(
-                f"{kind} {note_id} {existing!r} already has the same title; update it with update_note "
+                f"note {note_id} {existing!r} already has the same title; update it with update_note "
                 f"(note_id={note_id}) or choose a different title",
                 existing_note_id=note_id, existing_title=existing,
             )
         if fuzzy and _near_duplicate(existing_key, key):
             if not ask:
                 raise Conflict(
-                    f"{kind} {note_id} {existing!r} already has a very similar title; update it with "
+                    f"note {note_id} {existing!r} already has a very similar title; update it with "
                     f"update_note (note_id={note_id}) or choose a different title",
                     existing_note_id=note_id, existing_title=existing,
                 )
             raise NeedsConfirmation(
-                f"A similar {kind} exists: {existing!r} (id {note_id}); update it instead, or repeat "
+                f"A similar note exists: {existing!r} (id {note_id}); update it instead, or repeat "
                 f"with confirm=true to create this one anyway",
                 requires_confirmation=True, match={"id": note_id, "title": existing},
             )
 
 
-def _duplicate_statement(fuzzy: bool, excluding: bool, task: bool) -> Any:
+def _duplicate_statement(fuzzy: bool, excluding: bool) -> Any:
     """check_duplicate_title's query, with bind parameters: built once per kind of check."""
     columns = (Note.id, Note.title, Note.title_key, Note.project_id)
-    mine = [owned_by_param(Note), Note.status.is_not(None) if task else Note.status.is_(None)]
+    mine = [owned_by_param(Note), Note.status.is_(None)]
     if excluding:
         mine.append(Note.id != bindparam("exclude_id"))
     if not fuzzy:
@@ -163,10 +162,9 @@ def _duplicate_statement(fuzzy: bool, excluding: bool, task: bool) -> Any:
     return union(prefix.limit(_CANDIDATES), suffix.limit(_CANDIDATES))
 
 
-# by (fuzzy, excluding a note, tasks): building the query cost more Python time than running it
+# by (fuzzy, excluding a note): building the query cost more Python time than running it
 _DUPLICATE_STATEMENTS = {
-    (fuzzy, excluding, task): _duplicate_statement(fuzzy, excluding, task)
-    for fuzzy in (False, True) for excluding in (False, True) for task in (False, True)
+    (fuzzy, excluding): _duplicate_statement(fuzzy, excluding) for fuzzy in (False, True) for excluding in (False, True)
 }
 
 

@@ -75,8 +75,9 @@ async def create_note(
 ) -> NoteSummary:
     """Create a note; a `status`, priority, due date or recurrence makes it a task.
 
-    Refused (conflict) if a note of the same kind has this title: update that one. A near-duplicate
-    title or text answers needs_confirmation: repeat with `confirm`. Link notes with [[Their Title]].
+    A note is refused (conflict) if another note has this title: update that one; a near-duplicate
+    title or text answers needs_confirmation: repeat with `confirm`. Tasks may repeat titles. Link
+    notes with [[Their Title]].
 
     Args:
         body: Markdown.
@@ -91,7 +92,8 @@ async def create_note(
                                 milestone_id=milestone_id, parent_id=parent_id)
         owner = placed.user_id or ctx.user_id  # in a project shared with the caller: its owner's
         task = status is not None or bool(priority or due_date or recurrence_rule)
-        await check_duplicate_title(session, ctx.caller, title, owner_id=owner, task=task, confirmed=confirm)
+        if not task:  # a task may repeat a title ("call mom" every week): only notes keep the rule
+            await check_duplicate_title(session, ctx.caller, title, owner_id=owner, confirmed=confirm)
         await check_semantic_duplicate(ctx, probe)
         check_task_fields(recurrence_rule, due_date)
         row = new_row(owner, title, body, tags, status=status, priority=priority,
@@ -180,9 +182,10 @@ async def update_note(
             note_id=note_id, version=note.version,
         )
     old_title, old_body = note.title, note.body
-    if title is not None and wikilinks.title_key(title) != note.title_key:
+    stays_note = (note.status is None or "status" in (clear or [])) and status is None
+    if title is not None and wikilinks.title_key(title) != note.title_key and stays_note:
         await check_duplicate_title(ctx.session, ctx.caller, title, exclude_id=note.id, fuzzy=False,
-                                    owner_id=note.user_id, task=note.status is not None or status is not None)
+                                    owner_id=note.user_id)
     for column in (_CLEAR_COLUMNS[f] for f in clear or []):
         setattr(note, column, None)
     if "project" in (clear or []):

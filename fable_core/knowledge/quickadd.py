@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 
@@ -50,6 +51,8 @@ _UNIT_DAYS = {"day": 1, "week": 7}
 _RULE_START = re.compile(r"\b(?:every|each|daily|weekly|monthly|yearly|annually|fortnightly|weekdays|weekends)\b")
 _TAG = re.compile(r"(?<!\S)#([\w][\w\-./]*)", re.UNICODE)
 _PROJECT = re.compile(r"(?<!\S)\+([\w][\w\-.]*)", re.UNICODE)
+_PROJECT_WORDS = 8  # the most words a +Project Name is read from
+_WORD = re.compile(r"\S+")
 _PRIO = re.compile(r"(?<!\S)(p[1-4]|!{1,3})(?!\S)", re.IGNORECASE)
 _TIME = re.compile(
     r"(?<!\S)(?:at\s+)?(?:(\d{1,2})(?::(\d{2}))?\s*(am|pm)|(\d{1,2}):(\d{2})|noon|midnight)(?!\S)"
@@ -81,13 +84,14 @@ class QuickTask:
     project: str | None = None
 
 
-def parse_quick(text: str, today: date) -> QuickTask:
-    """Read a task's fields out of ``text`` (see the module's docstring), relative to ``today``."""
+def parse_quick(text: str, today: date, projects: Sequence[str] = ()) -> QuickTask:
+    """Read a task's fields out of ``text`` (see the module's docstring), relative to ``today``;
+    ``+Name`` takes as many of the words after it as make one of ``projects`` (the caller's
+    project titles: ``+Kitchen renovation``), else the one word."""
     rest = " " + " ".join(text.split()) + " "
     tags = [m.lower().rstrip("./") for m in _TAG.findall(rest)]
     rest = _TAG.sub(" ", rest)
-    projects = _PROJECT.findall(rest)
-    rest = _PROJECT.sub(" ", rest)
+    named, rest = _projects(rest, {" ".join(p.casefold().split()): p for p in projects})
     priority = None
     if found := _PRIO.search(rest):
         priority = _PRIORITY[found.group(1).lower()]
@@ -104,8 +108,30 @@ def parse_quick(text: str, today: date) -> QuickTask:
     return QuickTask(
         title=title, due_date=due, due_time=due_time, recurrence_rule=rule, priority=priority,
         next_occurrence=next_occurrence(rule, due) if rule and due else None,
-        tags=list(dict.fromkeys(t for t in tags if t)), project=projects[-1] if projects else None,
+        tags=list(dict.fromkeys(t for t in tags if t)), project=named[-1] if named else None,
     )
+
+
+def _projects(text: str, known: dict[str, str]) -> tuple[list[str], str]:
+    """The projects ``text`` names with ``+`` (the longest known title the words after it spell,
+    else the one word) and the text without them."""
+    named: list[str] = []
+    out, last = [], 0
+    for found in _PROJECT.finditer(text):
+        if found.start() < last:
+            continue  # a word of a project name taken already
+        after = list(_WORD.finditer(text, found.end()))[:_PROJECT_WORDS - 1]
+        end, title = found.end(), known.get(found.group(1).casefold(), found.group(1))
+        for n in range(len(after), 0, -1):
+            longer = known.get(" ".join([found.group(1), *(w.group(0) for w in after[:n])]).casefold())
+            if longer is not None:
+                end, title = after[n - 1].end(), longer
+                break
+        named.append(title)
+        out += [text[last:found.start()], " "]
+        last = end
+    out.append(text[last:])
+    return named, "".join(out)
 
 
 def _cut(text: str, found: re.Match[str]) -> str:

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field, StringConstraints
 from sqlalchemy import ColumnElement, and_, case, func, select
 from sqlalchemy.orm import defer
 
-from fable_core.db.models import Note
+from fable_core.db.models import Note, Project
 from fable_core.errors import InvalidInput
 from fable_core.knowledge.filters import tag_clause
 from fable_core.knowledge.listing import mark_shared, summary_of
@@ -27,7 +27,7 @@ from fable_core.knowledge.saving import apply_status, save_changes
 from fable_core.knowledge.types import MAX_TITLE, NoteId, Priority, ProjectRef, Tag
 from fable_core.knowledge.views import NoteSummary
 from fable_core.tools import Context, Route, tool
-from fable_core.tools.access import Permission, get_visible, reach_of, readable
+from fable_core.tools.access import Permission, get_visible, reach_of, readable, visible
 from fable_core.tools.paging import Cursor, decode_cursor, encode_cursor
 from fable_core.tools.results import RowId, absent_when_none
 
@@ -241,7 +241,8 @@ class ParsedTask(BaseModel):
     next_occurrence: date | None = absent_when_none("The occurrence after due_date.")
     priority: Priority | None = absent_when_none()
     tags: list[str] = Field(default_factory=list)
-    project: str | None = absent_when_none("A project's name (+Name), not looked up.")
+    project: str | None = absent_when_none("A project's name (+Name or +Several words of a project's title).")
+    project_id: int | None = absent_when_none("The project of that name, when you have one (else it is new).")
 
 
 @tool(group="tasks", title="Read a task typed in words", scope="read", agents=False,
@@ -250,7 +251,10 @@ async def parse_task(ctx: Context, text: Annotated[str, StringConstraints(min_le
     """Read a line such as "pay rent every month on the 1st p1 #home" or "call Anna tomorrow
     5pm" as a task's fields (title, due date, recurrence, priority, tags, project), relative to
     the caller's today; nothing is stored. Pass the fields to create_note."""
-    found = parse_quick(text, await ctx.today())
+    reach = await reach_of(ctx.session, ctx.caller)
+    projects = {title: project_id for project_id, title in await ctx.session.execute(
+        visible(Project, reach).with_only_columns(Project.id, Project.title).order_by(Project.id))}
+    found = parse_quick(text, await ctx.today(), list(projects))
     if not found.title:
         raise InvalidInput(f"{text!r} has no title left once its date, priority and tags are read", field="text")
     return ParsedTask(
@@ -259,4 +263,5 @@ async def parse_task(ctx: Context, text: Annotated[str, StringConstraints(min_le
         recurrence_rule=found.recurrence_rule, next_occurrence=found.next_occurrence,
         priority=found.priority,
         tags=[t for t in found.tags if _TAG_SHAPE.match(t) and len(t) <= 64], project=found.project,
+        project_id=projects.get(found.project) if found.project else None,
     )

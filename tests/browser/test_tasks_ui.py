@@ -1,7 +1,10 @@
-"""The Tasks page in Chromium: a recurring task created by quick add (previewed as chips), "Create
-anyway" on a similar title, undo of a completion and of a deletion (the trash), and the trash page."""
+"""The Tasks page in Chromium: a recurring task created by quick add (previewed as chips), a chore
+added twice, undo of a completion and of a deletion (the trash), and the trash page."""
 
 from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
 from playwright.async_api import expect
@@ -10,7 +13,7 @@ from support.browser import Session
 pytestmark = pytest.mark.browser
 
 
-async def test_quick_add_makes_a_recurring_task_and_a_similar_title_asks(ui: Session) -> None:
+async def test_quick_add_makes_a_recurring_task_and_a_chore_may_repeat(ui: Session) -> None:
     page = ui.page
     await ui.register("tess")
     await page.goto("/tasks")
@@ -27,15 +30,12 @@ async def test_quick_add_makes_a_recurring_task_and_a_similar_title_asks(ui: Ses
     assert (stored["recurrence_rule"], stored["priority"], stored["tags"]) == (
         "FREQ=MONTHLY;BYMONTHDAY=1", "high", ["home"])
 
-    await page.fill("#new-task", "pay rents every month on the 1st")
-    await page.keyboard.press("Enter")
-    notice = page.locator("#similar-notice")
-    await expect(notice).to_contain_text("A similar task exists: pay rent")
-    await expect(notice.get_by_role("link", name="Open it")).to_have_attribute("href", f"/notes/{stored['id']}")
-    assert "create_note" not in (await notice.text_content() or "")
-    await page.click("#create-anyway")
-    await expect(page.locator(".task-line", has_text="pay rents")).to_be_visible()
-    await expect(notice).to_be_hidden()
+    # a chore repeats: the same title again is a second task, never a question (issue 38, item 3)
+    for _ in range(2):
+        await page.fill("#new-task", "call mom")
+        await page.keyboard.press("Enter")
+    await expect(page.locator(".task-line", has_text="call mom")).to_have_count(2)
+    await expect(page.locator("#similar-notice")).to_be_hidden()
     assert not ui.watch.errors and not ui.watch.dialogs
 
 
@@ -67,3 +67,52 @@ async def test_completing_and_deleting_can_be_undone(ui: Session) -> None:
     await page.locator(".trash-item", has_text="Sweep the porch").get_by_role("button", name="Restore").click()
     await expect(page.locator(".trash-list")).to_contain_text("The trash is empty.")
     assert not ui.watch.errors and not ui.watch.dialogs
+
+
+async def test_quick_add_never_drops_a_task_for_its_project(ui: Session) -> None:
+    """Issue 38, item 3: a project of several words is read whole; a project nobody has is
+    offered for creation, or the task is added without one; nothing typed is lost."""
+    page = ui.page
+    await ui.register("ivy")
+    kitchen = await ui.api("POST", "/projects", {"title": "Kitchen renovation"})
+    await page.goto("/tasks")
+    await page.fill("#new-task", "call the electrician +Kitchen renovation")
+    await expect(page.locator("#quick-preview")).to_contain_text("+Kitchen renovation")
+    await page.keyboard.press("Enter")
+    await expect(page.locator(".task-line", has_text="call the electrician")).to_be_visible()
+
+    await page.fill("#new-task", "prune the roses +Garden")
+    await page.keyboard.press("Enter")
+    notice = page.locator("#similar-notice")
+    await expect(notice).to_contain_text("You have no project Garden.")
+    await page.click("#create-project")
+    await expect(page.locator(".task-line", has_text="prune the roses")).to_be_visible()
+    await expect(notice).to_be_hidden()
+
+    await page.fill("#new-task", "mend the fence +Shed")
+    await page.keyboard.press("Enter")
+    await page.click("#without-project")
+    await expect(page.locator(".task-line", has_text="mend the fence")).to_be_visible()
+
+    tasks = {t["title"]: t for t in (await ui.api("GET", "/notes", {"kind": "task"}))["items"]}
+    projects = {p["title"]: p["id"] for p in (await ui.api("GET", "/projects"))["items"]}
+    assert tasks["call the electrician"]["project_id"] == kitchen["id"]
+    assert tasks["prune the roses"]["project_id"] == projects["Garden"]
+    assert tasks["mend the fence"].get("project_id") is None and "Shed" not in projects
+    assert not ui.watch.errors
+
+
+async def test_home_captures_a_task_with_its_date_without_a_model(ui: Session) -> None:
+    """Issue 38, item 3: with no model, a task captured on Home is read as quick add reads it."""
+    page = ui.page
+    await ui.register("hal")
+    await page.goto("/")
+    await page.get_by_role("button", name="Task", exact=True).click()
+    await page.fill("#capture", "buy batteries tomorrow p2")
+    await page.keyboard.press("Enter")
+    await expect(page.locator(".toast", has_text="Saved")).to_contain_text("buy batteries")
+    (task,) = (await ui.api("GET", "/notes", {"kind": "task"}))["items"]
+    zone = (await ui.api("GET", "/settings/timezone"))["value"]
+    tomorrow = datetime.now(UTC).astimezone(ZoneInfo(zone)).date() + timedelta(days=1)
+    assert (task["title"], task["due_date"], task["priority"]) == ("buy batteries", tomorrow.isoformat(), "medium")
+    assert not ui.watch.errors

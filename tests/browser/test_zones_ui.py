@@ -100,7 +100,7 @@ async def test_pages_follow_the_setting_not_the_browser_and_a_browser_elsewhere_
         await expect(page.locator(".cal-day.today")).to_have_attribute("data-date", today.isoformat())
         await page.goto("/")
         await expect(page.locator(".page-head p.muted")).to_have_text(long_date(today))
-        await expect(page.locator(".notice")).to_have_count(0)  # asked once
+        await expect(page.locator(".zone-question")).to_have_count(0)  # asked once
         assert await _setting(ui) == home, "nothing changes until asked"
         assert not ui.watch.errors, ui.watch.errors
     async with zoned(browser) as ui:  # another browser there: asked there too; this time, moved

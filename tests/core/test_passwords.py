@@ -29,10 +29,15 @@ async def test_checking_passwords_leaves_the_event_loop_free() -> None:
     started = time.perf_counter()
     assert not await passwords.verify_password(hashed, "a wrong password")
     one_hash = time.perf_counter() - started
+    started = time.perf_counter()
     checks = asyncio.gather(*(passwords.verify_password(hashed, f"wrong {i}") for i in range(6)))
     lag = await _loop_lag_while(checks)
+    took = time.perf_counter() - started
     assert await checks == [False] * 6
-    assert lag < one_hash / 2, (lag, one_hash)
+    # what the machine alone does to the ticker meanwhile (a loaded machine delays any thread):
+    # hashing on the loop would add a whole hash to it
+    idle = await _loop_lag_while(asyncio.ensure_future(asyncio.sleep(took)))
+    assert lag < one_hash / 2 + idle, (lag, one_hash, idle)
 
 
 async def test_beyond_the_waiting_room_a_check_is_refused_at_once() -> None:

@@ -84,7 +84,8 @@ async def restore_note(ctx: Context, trashed_id: TrashedId) -> NoteSummary:
         select(TrashedNote).where(owned_by(TrashedNote, ctx.caller), TrashedNote.id == note_id).with_for_update())
     if trashed is None:
         raise NotFound(f"note {note_id} is not in the trash", trashed_id=note_id)
-    await check_duplicate_title(ctx.session, ctx.caller, trashed.title, fuzzy=False, task=trashed.kind == "task")
+    if trashed.kind != "task":  # a task may repeat a title
+        await check_duplicate_title(ctx.session, ctx.caller, trashed.title, fuzzy=False)
     await put_back(ctx.session, trashed)
     note = await ctx.session.get(Note, note_id)
     assert note is not None

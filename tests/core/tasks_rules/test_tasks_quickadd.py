@@ -55,3 +55,24 @@ async def test_parse_task_answers_fields_and_stores_nothing(call, rest: httpx.As
     assert r.status_code == 200 and r.json()["due_time"] == "17:00"
     for junk in ({"text": ""}, {}, {"text": "x" * 501}):
         assert (await rest.post("/tasks/parse", json=junk)).status_code == 422
+
+
+@pytest.mark.parametrize(("text", "project", "title"), [
+    ("call the electrician +Kitchen renovation tomorrow", "Kitchen renovation", "call the electrician"),
+    ("call the electrician +kitchen RENOVATION", "Kitchen renovation", "call the electrician"),
+    ("buy tiles +Kitchen", "Kitchen", "buy tiles"),
+    ("plant bulbs +Garden before the frost", "Garden", "plant bulbs before the frost"),  # a new project: one word
+    ("+Kitchen renovation plan it +Garden", "Garden", "plan it"),
+])
+def test_a_project_s_name_is_read_as_long_as_one_of_the_projects_titles(text: str, project: str, title: str) -> None:
+    parsed = parse_quick(text, SATURDAY, ["Kitchen", "Kitchen renovation", "Garden shed"])
+    assert (parsed.project, parsed.title) == (project, title)
+
+
+async def test_parse_task_knows_the_caller_s_projects(call) -> None:
+    project = await call("create_project", title="Kitchen renovation")
+    parsed = await call("parse_task", text="call the electrician +Kitchen renovation friday")
+    assert (parsed["title"], parsed["project"], parsed["project_id"]) == (
+        "call the electrician", "Kitchen renovation", project["id"])
+    new = await call("parse_task", text="prune roses +Garden")
+    assert new["project"] == "Garden" and "project_id" not in new, "a project nobody has: the UI offers it"

@@ -33,12 +33,16 @@ async def test_a_deleted_note_waits_in_the_trash_and_comes_back_whole(call, bob)
     assert (await call("list_trash"))["count"] == 0
 
 
-async def test_a_restore_refuses_a_title_taken_meanwhile(call) -> None:
+async def test_a_restore_refuses_a_note_title_taken_meanwhile_not_a_task_s(call) -> None:
+    note = await call("create_note", title="Plumbing")
+    await call("delete_note", note_id=note["id"])
+    await call("create_note", title="Plumbing")
+    with pytest.raises(Conflict):
+        await call("restore_note", trashed_id=note["id"])
     task = await call("create_note", title="Call plumber", status="todo")
     await call("delete_note", note_id=task["id"])
     await call("create_note", title="Call plumber", status="todo")
-    with pytest.raises(Conflict):
-        await call("restore_note", trashed_id=task["id"])
+    assert (await call("restore_note", trashed_id=task["id"]))["title"] == "Call plumber"
 
 
 async def test_empty_trash_and_the_purge_delete_for_good(call, fable: Fable) -> None:

@@ -35,7 +35,9 @@ def test_task_checkboxes_carry_their_source_line() -> None:
     assert boxes == [{"type": "checkbox", "class": "task-box", "aria-label": "Done: open", "data-line": "5"},
                      {"type": "checkbox", "class": "task-box", "aria-label": "Done: done well", "checked": "",
                       "data-line": "6"}]
-    assert "tags:" not in html  # front matter is not shown
+    # front matter is folded away as written, never read as the note's text (a heading, a rule)
+    assert html.startswith('<details class="properties"><summary>Properties</summary><pre><code>tags: [x]</code>')
+    assert "<hr" not in html and "<h2" not in html
 
 
 def test_fenced_code_is_highlighted_with_classes_never_styles() -> None:

@@ -23,14 +23,21 @@ export function taskGroup(group, options) {
     group.items.map((task) => taskRow(task, options)));
 }
 
-/** The model fills the fields when one answers (quick_capture); without one, or when the person
- * chooses it, the text is saved as a plain note (quick_capture with plain: the first sentence is
+/** The model fills the fields when one answers (quick_capture); without one, a task is read as
+ * quick add reads it (its date, priority, tags: /tasks/parse), and a note, or anything when the
+ * person chooses it, is saved as a plain note (quick_capture with plain: the first sentence is
  * the title). An answer the server could not read as a note or task saves nothing: it comes back
  * as a needs_confirmation error whose confirm_arguments save the plain note. */
 async function capture(value, asTask, plain = false) {
   let created = null;
   if (!plain && (await modelAvailable(api))) {
     try { created = await api.post("/assist/capture", { text: value }); } catch (e) { if (!unavailable(e)) throw e; }
+  }
+  if (!created && asTask) {  // no model: a task read as quick add reads it ("buy batteries tomorrow p1")
+    const fields = await api.post("/tasks/parse", { text: value });
+    return api.post("/notes", { title: fields.title, status: "todo", due_date: fields.due_date, priority: fields.priority,
+      recurrence_rule: fields.recurrence_rule, tags: fields.tags?.length ? fields.tags : undefined, project_id: fields.project_id,
+      body: fields.due_time ? `At ${fields.due_time}.` : undefined });
   }
   created ??= await api.post("/assist/capture", { text: value, plain: true });
   return asTask && created.kind !== "task" ? api.patch(`/notes/${created.id}`, { status: "todo" }) : created;

@@ -61,6 +61,17 @@ function previewChips(parsed) {
   return chips;
 }
 
+/** A notice for a task naming a project nobody has: create the project with it, or add it without one. */
+function newProjectNotice(box, name, withProject, without) {
+  const create = h("button.btn.btn-sm.btn-primary#create-project", { type: "button" }, `Create “${name}” and add the task`);
+  const plain = h("button.btn.btn-sm#without-project", { type: "button" }, "Add it without a project");
+  for (const [button, run] of [[create, withProject], [plain, without]]) {
+    button.addEventListener("click", async () => { create.disabled = plain.disabled = true; await run(); create.disabled = plain.disabled = false; });
+  }
+  clear(box, h("p.notice", { role: "alert" }, "You have no project ", h("strong", {}, name), "."), h("div.row", {}, create, plain));
+  box.hidden = false;
+}
+
 /** A notice asking whether to create a task whose title is like an existing one. */
 function similarNotice(box, match, createAnyway) {
   const anyway = h("button.btn.btn-sm.btn-primary#create-anyway", { type: "button" }, "Create anyway");
@@ -108,8 +119,15 @@ function quickAdd(onAdded) {
     const chosen = repeat.value();
     const task = { title: fields.title, due_date: fields.due_date, priority: fields.priority,
       recurrence_rule: chosen || fields.recurrence_rule, tags: fields.tags?.length ? fields.tags : undefined,
-      project: fields.project, body: fields.due_time ? `At ${fields.due_time}.` : undefined };
+      project_id: fields.project_id, body: fields.due_time ? `At ${fields.due_time}.` : undefined };
     if (task.recurrence_rule && !task.due_date) task.due_date = isoDate(today());
+    if (fields.project && !fields.project_id) {  // never dropped for a project nobody has: asked
+      newProjectNotice(notice, fields.project, async () => {
+        try { await create({ ...task, project_id: (await api.post("/projects", { title: fields.project })).id }, false); }
+        catch (e) { toast(e.message, { bad: true }); }
+      }, () => create(task, false));
+      return;
+    }
     await create(task, false);
   }
   return h("form.card.quick-add#quick-add", { on: { submit } },

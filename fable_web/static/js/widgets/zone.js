@@ -26,7 +26,7 @@ export async function adoptZone(me, { ask, changed }) {
   localStorage.setItem(ASKED, pair);
   const use = h("button.btn.btn-primary.btn-sm", { type: "button" }, `Use ${browser}`);
   const keep = h("button.btn.btn-ghost.btn-sm", { type: "button" }, `Keep ${me.timezone}`);
-  const notice = h("div.notice.zone-question", { role: "region", "aria-label": "Time zone" },
+  const notice = h("div.ask.zone-question", { role: "region", "aria-label": "Time zone" },
     h("p", {}, `Fable counts your days in ${me.timezone}; this browser is in ${browser}.`), use, keep);
   use.addEventListener("click", async () => {
     use.disabled = true;
