@@ -1,6 +1,7 @@
 """Sharing in the browser: alice shares a project with bob from its page; bob, in a browser of
 his own, is told by the bell, finds it under Sharing and on his projects page marked as alice's,
-reads its tasks and is offered no way to change them."""
+reads its tasks and is offered no way to change them: no edit button, the task's controls
+disabled on its page and on the Tasks page."""
 
 from __future__ import annotations
 
@@ -46,4 +47,16 @@ async def test_alice_shares_a_project_and_bob_reads_it(ui: Session, session_at, 
         await expect(bobs.page.locator("h1.note-title")).to_have_text("Plant tulips")
         await expect(bobs.page.locator("#edit-note")).to_have_count(0)
         await expect(bobs.page.get_by_role("button", name="Share")).to_have_count(0)
+        # the task's state is shown, with no control a viewer would be refused (issue 38, item 6)
+        panel = bobs.page.locator("#task-panel")
+        for control in (panel.locator("#task-status"), panel.get_by_label("Priority"), panel.get_by_label("Due date")):
+            await expect(control).to_be_disabled()
+        await expect(panel.locator("#complete-task")).to_have_count(0)
+        await expect(bobs.page.locator("#work-log form")).to_have_count(0)
+        await bobs.page.goto("/tasks")
+        line = bobs.page.locator(".task-line", has_text="Plant tulips")
+        await expect(line.get_by_role("checkbox")).to_be_disabled()
+        await expect(line.locator(".task-repeat")).to_be_disabled()
+        await expect(line.get_by_role("button", name="Delete Plant tulips")).to_have_count(0)
+        assert (await bobs.api("GET", f"/notes/{task['id']}"))["status"] == "todo"
         assert bobs.watch.errors == [] and ui.watch.errors == []

@@ -3,6 +3,7 @@
 import { api } from "../api.js";
 import { clear, debounce, friendlyDate, h, isoDate, toast, today } from "../dom.js";
 import { GROUP_TITLES } from "./home.js";
+import { canEdit } from "../widgets/share.js";
 
 const PAGE = 25;
 const PRIORITIES = ["high", "medium", "low", "none"];
@@ -162,7 +163,8 @@ async function undoComplete(task, result) {
 }
 
 function taskLine(task, projects, refresh) {
-  const check = h("input.check", { type: "checkbox", checked: task.status === "done", "aria-label": `Done: ${task.title}` });
+  const editable = canEdit(task);  // a viewer's task: shown, with no control that would be refused
+  const check = h("input.check", { type: "checkbox", checked: task.status === "done", "aria-label": `Done: ${task.title}`, disabled: !editable });
   const row = h("div.task-line", { class: task.status === "done" ? "done" : "", dataset: { id: String(task.id), row: "" } });
   check.addEventListener("change", async () => {
     try {
@@ -189,6 +191,7 @@ function taskLine(task, projects, refresh) {
   const repeat = h("button.chip.task-repeat", { type: "button", title: "Repeat", "aria-label": `Repeat: ${task.recurrence_rule ? ruleWords(task.recurrence_rule) : "does not repeat"}` },
     task.recurrence_rule ? `↻ ${ruleWords(task.recurrence_rule)}${task.next_due ? ` · next ${friendlyDate(task.next_due)}` : ""}` : "↻");
   if (!task.recurrence_rule) repeat.classList.add("unset");
+  repeat.disabled = !editable;
   repeat.addEventListener("click", () => repeatDialog(task, refresh));
   const project = task.project_id ? projects.get(task.project_id) : null;
   row.append(check,
@@ -198,7 +201,7 @@ function taskLine(task, projects, refresh) {
     task.priority && task.priority !== "none" ? h(`span.badge.prio-${task.priority}`, {}, task.priority) : h("span.task-prio-none"),
     project ? h("a.task-project", { href: `/projects/${task.project_id}` }, project) : h("span.task-project"),
     h("span.task-tags", {}, task.tags.map((t) => `#${t}`).join(" ")),
-    remove);
+    editable ? remove : h("span.task-delete"));
   return row;
 }
 

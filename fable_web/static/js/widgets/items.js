@@ -1,6 +1,7 @@
 // How notes and tasks appear in lists, everywhere in the UI.
 import { api } from "../api.js";
 import { friendlyDate, h, highlighted, isoDate, relativeTime, toast, today } from "../dom.js";
+import { canEdit } from "./share.js";
 
 export function noteItem(note, { snippet } = {}) {
   return h("li", {}, h("a.note-item", { href: `/notes/${note.id}` },
@@ -35,6 +36,7 @@ export function taskRow(task, { onChange = () => {}, controls = true } = {}) {
     type: "checkbox", checked: task.status === "done", "aria-label": `Done: ${task.title}`,
   });
   const row = h("div.task", { class: task.status === "done" ? "done" : "" });
+  check.disabled = !canEdit(task);  // a viewer's: shown, not offered
   check.addEventListener("change", async () => {
     try {
       Object.assign(task, await setDone(task, check.checked));
@@ -54,13 +56,13 @@ export function priorityBadge(priority) {
 }
 
 function taskControls(task, onChange) {
-  const priority = h("select", { "aria-label": "Priority", on: { change: () => save({ priority: priority.value }) } },
+  const priority = h("select", { "aria-label": "Priority", disabled: !canEdit(task), on: { change: () => save({ priority: priority.value }) } },
     ["none", "low", "medium", "high"].map((p) => h("option", { value: p, selected: (task.priority || "none") === p }, p === "none" ? "no priority" : p)));
-  const due = h("input", { type: "date", value: task.due_date || "", "aria-label": "Due date",
+  const due = h("input", { type: "date", value: task.due_date || "", "aria-label": "Due date", disabled: !canEdit(task),
     on: { change: () => save(due.value ? { due_date: due.value } : { clear: ["due_date"] }) } });
   async function save(change) {
     try { Object.assign(task, await api.patch(`/notes/${task.id}`, change)); onChange(task); }
-    catch (e) { toast(e.message, { bad: true }); }
+    catch (e) { priority.value = task.priority || "none"; due.value = task.due_date || ""; toast(e.message, { bad: true }); }
   }
   return h("div.task-controls", {},
     task.parent_id ? h("a.muted", { href: `/notes/${task.parent_id}`, title: "Open the parent task" }, "↳ sub-task") : null,

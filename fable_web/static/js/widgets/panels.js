@@ -2,6 +2,7 @@
 import { api } from "../api.js";
 import { clear, confirmDialog, friendlyDate, h, relativeTime, toast } from "../dom.js";
 import { taskRow } from "./items.js";
+import { canEdit } from "./share.js";
 
 const STATUSES = [["todo", "To do"], ["in_progress", "In progress"], ["done", "Done"], ["cancelled", "Cancelled"]];
 
@@ -11,15 +12,21 @@ export function taskPanel(note, reload) {
   const priority = h("select", { "aria-label": "Priority" },
     ["none", "low", "medium", "high"].map((p) => h("option", { value: p, selected: (note.priority || "none") === p }, p)));
   const due = h("input", { type: "date", value: note.due_date || "", "aria-label": "Due date" });
+  const editable = canEdit(note);  // a viewer sees the task's state, with no control that would be refused
+  for (const control of [status, priority, due]) control.disabled = !editable;
+  function undo(e) {  // a refused change leaves every control as the task is
+    status.value = note.status; priority.value = note.priority || "none"; due.value = note.due_date || "";
+    toast(e.message, { bad: true });
+  }
   async function save(change) {
-    try { await api.patch(`/notes/${note.id}`, change); await reload(); } catch (e) { toast(e.message, { bad: true }); }
+    try { await api.patch(`/notes/${note.id}`, change); await reload(); } catch (e) { undo(e); }
   }
   status.addEventListener("change", () => (status.value === "done"
-    ? api.post(`/tasks/${note.id}/complete`).then(reload, (e) => toast(e.message, { bad: true }))
+    ? api.post(`/tasks/${note.id}/complete`).then(reload, undo)
     : save({ status: status.value })));
   priority.addEventListener("change", () => save({ priority: priority.value }));
   due.addEventListener("change", () => save(due.value ? { due_date: due.value } : { clear: ["due_date"] }));
-  const complete = note.status === "done" ? null : h("button.btn.btn-primary.btn-sm#complete-task", { type: "button",
+  const complete = note.status === "done" || !editable ? null : h("button.btn.btn-primary.btn-sm#complete-task", { type: "button",
     on: { click: () => api.post(`/tasks/${note.id}/complete`).then(reload, (e) => toast(e.message, { bad: true })) } }, "Mark done");
   return h("section.card#task-panel", {}, h("h2", {}, "Task", h("span.spacer"), complete),
     h("dl.kv", {}, h("dt", {}, "Status"), h("dd", {}, status), h("dt", {}, "Priority"), h("dd", {}, priority),
@@ -44,7 +51,8 @@ export function subtasksPanel(note) {
     } catch (e) { toast(e.message, { bad: true }); }
   }
   load();
-  return h("section.card", {}, h("h2", {}, "Sub-tasks"), list, h("form.row", { on: { submit: add } }, h("div.spacer", {}, title)));
+  return h("section.card", {}, h("h2", {}, "Sub-tasks"), list,
+    canEdit(note) ? h("form.row", { on: { submit: add } }, h("div.spacer", {}, title)) : null);
 }
 
 export function workLogPanel(note) {
@@ -69,7 +77,7 @@ export function workLogPanel(note) {
   }
   load();
   return h("section.card#work-log", {}, h("h2", {}, "Work log", total), list,
-    h("form.row", { on: { submit: add } }, minutes, h("div.spacer", {}, what), h("button.btn.btn-sm", { type: "submit" }, "Log")));
+    canEdit(note) ? h("form.row", { on: { submit: add } }, minutes, h("div.spacer", {}, what), h("button.btn.btn-sm", { type: "submit" }, "Log")) : null);
 }
 
 export function backlinksPanel(note) {
