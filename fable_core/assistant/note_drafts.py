@@ -37,7 +37,7 @@ from fable_core.knowledge.views import NoteSummary
 from fable_core.tools import Context, Route, tool
 from fable_core.tools.access import get_visible, owned_by
 from fable_core.tools.caller import Caller
-from fable_core.tools.results import Deleted
+from fable_core.tools.results import Deleted, absent_when_none
 
 __all__ = ["Rewrite", "assist_messages", "keep_draft", "llm", "plan_rewrite"]
 
@@ -61,12 +61,12 @@ class DraftView(BaseModel):
     model_config = ConfigDict(from_attributes=True)
 
     note_id: int
-    instruction: str
-    section: str | None = None
-    content: str
-    status: Literal["generating", "ready", "error"]
-    base_version: int = Field(description="The note version the draft was written against.")
-    original: str = Field("", description="The text the draft replaces (whole body or the section).")
+    status: Literal["none", "generating", "ready", "error"] = Field(description="none: the note has no draft.")
+    instruction: str | None = absent_when_none()
+    section: str | None = absent_when_none("The heading whose section it rewrites; absent: the whole note.")
+    content: str | None = absent_when_none()
+    base_version: int | None = absent_when_none("The note version the draft was written against.")
+    original: str | None = absent_when_none("The text the draft replaces (whole body or the section).")
 
 
 def target_text(note: Note, section: str | None) -> str:
@@ -149,10 +149,14 @@ def _draft_fields(draft: NoteDraft) -> dict[str, Any]:
     return {k: getattr(draft, k) for k in ("note_id", "instruction", "section", "content", "status", "base_version")}
 
 
-async def _draft(ctx: Context, note_id: int) -> tuple[Note, NoteDraft]:
+async def _find_draft(ctx: Context, note_id: int) -> tuple[Note, NoteDraft | None]:
     note = await get_visible(ctx.session, Note, note_id, ctx.caller)
-    draft = await ctx.session.scalar(select(NoteDraft).where(
+    return note, await ctx.session.scalar(select(NoteDraft).where(
         NoteDraft.note_id == note_id, owned_by(NoteDraft, ctx.caller)))
+
+
+async def _draft(ctx: Context, note_id: int) -> tuple[Note, NoteDraft]:
+    note, draft = await _find_draft(ctx, note_id)
     if draft is None:
         raise NotFound(f"note {note_id} has no draft", note_id=note_id)
     return note, draft
@@ -160,8 +164,10 @@ async def _draft(ctx: Context, note_id: int) -> tuple[Note, NoteDraft]:
 
 @tool(group="writing", title="Read a note's draft", scope="read", route=Route("GET", "/notes/{note_id}/draft"))
 async def get_note_draft(ctx: Context, note_id: NoteId) -> DraftView:
-    """The assistant's pending rewrite of a note, with the text it would replace."""
-    note, draft = await _draft(ctx, note_id)
+    """The assistant's pending rewrite of a note, with the text it would replace (status none: no draft)."""
+    note, draft = await _find_draft(ctx, note_id)
+    if draft is None:  # a note without a draft is no error: most notes have none
+        return DraftView(note_id=note_id, status="none")
     found = draft.section is None or find_section(note.body, draft.section)
     original = target_text(note, draft.section) if found else ""
     return DraftView(**_draft_fields(draft), original=original)

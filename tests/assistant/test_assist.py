@@ -30,8 +30,8 @@ async def test_a_whole_note_draft_is_accepted(ai_fable: Fable, fake: FakeLLM, al
     accepted = await ai_fable.call("accept_note_draft", {"note_id": note["id"]}, alice)
     assert accepted["version"] == 2
     assert (await ai_fable.call("read_note", {"note_id": note["id"]}, alice))["body"] == "# Plan\n\nMonday."
-    with pytest.raises(NotFound):
-        await ai_fable.call("get_note_draft", {"note_id": note["id"]}, alice)
+    gone = await ai_fable.call("get_note_draft", {"note_id": note["id"]}, alice)
+    assert gone == {"note_id": note["id"], "status": "none"}, "no draft is no error"
 
 
 async def test_a_section_draft_replaces_only_that_section(ai_fable: Fable, fake: FakeLLM, alice: Caller) -> None:

@@ -26,17 +26,16 @@ async def test_a_draft_per_note_and_one_for_the_new_note_replaced_by_each_save(c
     await call("save_draft", title="", body="half a thought")
 
     assert set(saved) == {"note_id", "updated_at"}
-    draft = await call("get_draft", note_id=note["id"])
+    draft = (await call("get_draft", note_id=note["id"]))["draft"]
     assert {k: draft[k] for k in ("title", "body", "tags", "base_version")} == {
         "title": "Trip", "body": "Rome, Naples", "tags": ["travel"], "base_version": 1}
-    new = await call("get_draft")
+    new = (await call("get_draft"))["draft"]
     assert new["body"] == "half a thought" and "note_id" not in new and "base_version" not in new
 
     assert (await call("discard_draft"))["discarded"] is True
     assert (await call("discard_draft"))["discarded"] is False
-    with pytest.raises(NotFound, match="no unsaved edit of a new note"):
-        await call("get_draft")
-    assert (await call("get_draft", note_id=note["id"]))["body"] == "Rome, Naples"
+    assert await call("get_draft") == {}, "none is no error: the editor asks at every opening"
+    assert (await call("get_draft", note_id=note["id"]))["draft"]["body"] == "Rome, Naples"
 
 
 async def test_saving_the_note_drops_the_savers_draft_only_and_deleting_it_drops_all(
@@ -46,12 +45,11 @@ async def test_saving_the_note_drops_the_savers_draft_only_and_deleting_it_drops
     await call("save_draft", note_id=note["id"], body="alice's edit", base_version=1)
     await call("save_draft", note_id=note["id"], body="bob's edit", base_version=1, as_=bob)
 
-    assert (await call("get_draft", note_id=note["id"], as_=bob))["body"] == "bob's edit"  # his own, not hers
+    assert (await call("get_draft", note_id=note["id"], as_=bob))["draft"]["body"] == "bob's edit"  # his own
     await call("update_note", note_id=note["id"], body="alice saved", expected_version=1)
 
-    with pytest.raises(NotFound):
-        await call("get_draft", note_id=note["id"])
-    assert (await call("get_draft", note_id=note["id"], as_=bob))["body"] == "bob's edit"
+    assert await call("get_draft", note_id=note["id"]) == {}
+    assert (await call("get_draft", note_id=note["id"], as_=bob))["draft"]["body"] == "bob's edit"
     await call("delete_note", note_id=note["id"])
     assert (await call("discard_draft", as_=bob))["discarded"] is False
     with pytest.raises(NotFound):
@@ -66,8 +64,7 @@ async def test_a_viewer_may_not_keep_a_draft_and_a_stranger_does_not_see_the_not
     await call("share", note_id=note["id"], with_user="bob", permission="viewer")
     with pytest.raises(Forbidden):
         await call("save_draft", note_id=note["id"], body="x", as_=bob)
-    with pytest.raises(NotFound, match="no unsaved edit"):
-        await call("get_draft", note_id=note["id"], as_=bob)
+    assert await call("get_draft", note_id=note["id"], as_=bob) == {}
 
 
 async def test_bad_drafts_are_refused_with_nothing_stored_on_every_surface(
@@ -82,17 +79,15 @@ async def test_bad_drafts_are_refused_with_nothing_stored_on_every_surface(
         assert bad.status_code == 422 and bad.json()["error"]["type"] == "invalid_input"
         assert (await http.get("/drafts", params={"note_id": "x"})).status_code == 422
         assert (await http.put("/drafts", json={"note_id": note["id"], "body": "Rome!"})).status_code == 200
-        assert (await http.get("/drafts", params={"note_id": note["id"]})).json()["body"] == "Rome!"
+        assert (await http.get("/drafts", params={"note_id": note["id"]})).json()["draft"]["body"] == "Rome!"
         assert (await http.delete("/drafts", params={"note_id": note["id"]})).json()["discarded"] is True
-        assert (await http.get("/drafts", params={"note_id": note["id"]})).status_code == 404
+        none = await http.get("/drafts", params={"note_id": note["id"]})
+        assert (none.status_code, none.json()) == (200, {})
     async with Client(build_server(fable, replace(alice, surface="mcp"))) as client:
         assert "save_draft" not in {t.name for t in (await client.list_tools()).tools}  # the editor's, not agents'
         refused = await client.call_tool("save_draft", {"note_id": note["id"], "title": "t" * 301})
         assert refused.is_error
-    with pytest.raises(NotFound):
-        await call("get_draft", note_id=note["id"])
-    with pytest.raises(NotFound):
-        await call("get_draft")
+    assert await call("get_draft", note_id=note["id"]) == {} and await call("get_draft") == {}
 
 
 BASE = "Intro\n\n## Plan\nstep one\n\n## Budget\n100 EUR\n"

@@ -17,14 +17,13 @@ from typing import Annotated
 from pydantic import BaseModel, Field, StringConstraints
 
 from fable_core.db.models import EditDraft, Note
-from fable_core.errors import NotFound
 from fable_core.knowledge.drafts import store
 from fable_core.knowledge.types import MAX_TITLE, Body, NoteId
 from fable_core.tools import Context, Route, tool
 from fable_core.tools.access import Permission, get_visible
 from fable_core.tools.results import absent_when_none
 
-__all__ = ["Draft", "DraftDiscarded", "DraftSaved"]
+__all__ = ["Draft", "DraftDiscarded", "DraftSaved", "UnsavedEdit"]
 
 DraftTitle = Annotated[str, StringConstraints(max_length=MAX_TITLE)]  # may be empty while typing
 DraftTags = Annotated[list[Annotated[str, StringConstraints(max_length=200)]], Field(max_length=100)]
@@ -41,6 +40,10 @@ class Draft(DraftSaved):
     body: str
     tags: list[str]
     base_version: int | None = absent_when_none("The note's version the edit started from.")
+
+
+class UnsavedEdit(BaseModel):
+    draft: Draft | None = absent_when_none("Your unsaved edit; absent when there is none.")
 
 
 class DraftDiscarded(BaseModel):
@@ -82,14 +85,13 @@ async def save_draft(
 
 
 @tool(group="notes", title="Get your unsaved edit", scope="read", agents=False, route=Route("GET", "/drafts"))
-async def get_draft(ctx: Context, note_id: NoteId | None = None) -> Draft:
-    """Your unsaved edit of a note (no note_id: of a new note); NotFound when there is none."""
+async def get_draft(ctx: Context, note_id: NoteId | None = None) -> UnsavedEdit:
+    """Your unsaved edit of a note (no note_id: of a new note); `draft` is absent when there is none.
+
+    Having none is no error: the editor asks at every opening."""
     await _check(ctx, note_id, "viewer")
     row = await store.load(ctx.session, ctx.caller, note_id)
-    if row is None:
-        what = "a new note" if note_id is None else f"note {note_id}"
-        raise NotFound(f"you have no unsaved edit of {what}", note_id=note_id)
-    return _draft(row)
+    return UnsavedEdit(draft=None if row is None else _draft(row))
 
 
 @tool(group="notes", title="Discard your unsaved edit", scope="write", destructive=True, idempotent=True, agents=False,

@@ -49,7 +49,7 @@ export async function noteView(main, params, query) {
 
   async function show() {
     const [note, rendered, draft] = await Promise.all([api.get(`/notes/${id}`), api.get(`/notes/${id}/html`),
-      api.get(`/notes/${id}/draft`).catch(() => null)]);
+      api.get(`/notes/${id}/draft`).then((d) => (d.status === "none" ? null : d), () => null)]);
     const unsaved = canEdit(note) ? await keeper.pending(note) : null;
     clear(host, reader(note, rendered.html, () => edit(note), show, draft));
     if (unsaved) {

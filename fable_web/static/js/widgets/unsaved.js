@@ -42,7 +42,7 @@ export function draftKeeper(noteId) {
      * stored); a draft no longer differing is dropped. */
     async pending(current) {
       const mine = local();
-      const theirs = await api.get("/drafts", where).catch(() => null);
+      const theirs = (await api.get("/drafts", where).catch(() => ({}))).draft;
       const stored = theirs && { title: theirs.title, body: theirs.body, tags: theirs.tags,
         base_version: theirs.base_version, saved_at: theirs.updated_at };
       const newest = [mine, stored].filter(Boolean)
