@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from fable_core.assistant.providers.base import NO_MODEL
 from fable_core.assistant.status import NO_EMBEDDER
 from fable_core.errors import FableError
 from fable_core.runtime import Fable
@@ -51,6 +52,7 @@ async def llm_status(fable: Fable) -> dict[str, Any]:
     provider = fable.settings.llm_provider
     if fable.assistant is None:
         return {"provider": provider, "status": "not configured",
+                "fix": NO_MODEL,
                 "semantic_search": {"on": False, "reason": NO_EMBEDDER}}
     answer = await fable.assistant.status.current()
     return {"provider": provider, "status": "ok"} | answer.to_dict()

@@ -22,7 +22,7 @@ import time
 
 from fable_core.assistant.gate import ModelGate
 from fable_core.assistant.providers import NoProvider, Provider
-from fable_core.assistant.providers.base import Health
+from fable_core.assistant.providers.base import URL_SETTING, Health
 from fable_core.db.vectors import ON, VectorSupport
 from fable_core.tools.availability import Availability
 
@@ -34,7 +34,6 @@ PROBE_TIMEOUT = 3.0
 FRESH_FOR = 10.0  # a probe younger than this answers /api/health as it is
 NO_EMBEDDER = "no embedding model is configured (LLM_PROVIDER is none)"
 _log = logging.getLogger(__name__)
-_URL_SETTING = {"ollama": "OLLAMA_URL", "openai": "OPENAI_BASE_URL"}
 
 
 class ProviderStatus:
@@ -98,7 +97,7 @@ class ProviderStatus:
         if health.status == was or health.status == "disabled":
             return
         p = self.provider
-        setting = _URL_SETTING.get(p.name, "the provider's URL")
+        setting = URL_SETTING.get(p.name, "the provider's URL")
         if health.status == "ok":
             if was is not None:
                 _log.warning("the model server at %s answers again", p.url or p.name)

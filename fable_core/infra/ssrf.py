@@ -45,7 +45,7 @@ import httpx
 from fable_core.errors import InvalidInput, Unavailable
 from fable_core.infra.tls import tls_context
 
-__all__ = ["Blocked", "Fetched", "Posted", "check_ip", "check_url", "fetch", "post", "resolve_public"]
+__all__ = ["Blocked", "Fetched", "Posted", "allowed_by", "check_ip", "check_url", "fetch", "post", "resolve_public"]
 
 IP = ipaddress.IPv4Address | ipaddress.IPv6Address
 MAX_BYTES = 1_000_000
@@ -94,6 +94,13 @@ def check_ip(ip: IP) -> None:
     if embedded is not None and not _public(embedded):
         raise Blocked(f"address {str(ip)!r} embeds {str(embedded)!r}, which is not public; "
                       "refusing to fetch it", address=str(ip))
+
+
+def allowed_by(refused: Blocked, name: str, setting: str) -> Blocked:
+    """``refused`` saying how an operator allows the address after all: ``name`` ("host:port")
+    in ``setting`` (a fetch's refusal is often a home server on the local network)."""
+    return Blocked(f"{refused.message}; to allow it, an administrator adds {name} to {setting}",
+                   **{**refused.details, "setting": setting})
 
 
 def _public(ip: IP) -> bool:
@@ -163,14 +170,17 @@ def _split(url: str) -> tuple[SplitResult, str, int]:
     return parts, host, port
 
 
-def check_url(url: str, allow: Container[str] = ()) -> None:
+def check_url(url: str, allow: Container[str] = (), setting: str = "FABLE_FETCH_ALLOW_HOSTS") -> None:
     """Raise Blocked unless ``url`` is an http(s) URL with a host, and a literal address in it is
     public (names are judged when they are resolved, at each request). For checking a URL when
-    it is given, before it is stored."""
+    it is given, before it is stored; a refused address names ``setting``, which would allow it."""
     _, host, port = _split(url)
     literal = _literal_ip(host)
     if literal is not None and f"{host}:{port}" not in allow:
-        check_ip(literal)
+        try:
+            check_ip(literal)
+        except Blocked as e:
+            raise allowed_by(e, f"{host}:{port}", setting) from e
 
 
 def _unparsable(url: str, error: Exception) -> Blocked:
@@ -199,12 +209,16 @@ async def _check_location(response: httpx.Response) -> None:
         raise _unparsable(location, e) from e
 
 
-async def _target(url: str, allow: Container[str]) -> tuple[str, dict[str, str], dict[str, object]]:
-    """The URL to request (pointing at the checked address), its headers and extensions."""
+async def _target(url: str, allow: Container[str], setting: str) -> tuple[str, dict[str, str], dict[str, object]]:
+    """The URL to request (pointing at the checked address), its headers and extensions; a
+    refused address names ``setting``, the operator's list that would exempt it."""
     parts, host, port = _split(url)
     if f"{host}:{port}" in allow:
         return url, {}, {}
-    ip = await resolve_public(host, port)
+    try:
+        ip = await resolve_public(host, port)
+    except Blocked as e:
+        raise allowed_by(e, f"{host}:{port}", setting) from e
     netloc = f"[{ip}]" if ip.version == 6 else str(ip)
     direct = parts._replace(netloc=f"{netloc}:{port}").geturl()
     headers = {"Host": host if port in (80, 443) else f"{host}:{port}"}
@@ -214,7 +228,7 @@ async def _target(url: str, allow: Container[str]) -> tuple[str, dict[str, str],
 async def fetch(
     url: str, *, max_bytes: int = MAX_BYTES, timeout: float = TIMEOUT,  # noqa: ASYNC109  fetch's own deadline
     max_redirects: int = MAX_REDIRECTS, allow: Container[str] = (), allow_first_hop: Container[str] = (),
-    headers: Mapping[str, str] | None = None,
+    headers: Mapping[str, str] | None = None, allow_setting: str = "FABLE_FETCH_ALLOW_HOSTS",
 ) -> Fetched:
     """GET ``url`` safely, sending ``headers`` too (``If-None-Match``, ``Accept``).
 
@@ -227,7 +241,7 @@ async def fetch(
         ) as http:
             first: Container[str] = allow_first_hop
             for _ in range(max_redirects + 1):
-                direct, extra, extensions = await _target(url, _Either(allow, first))
+                direct, extra, extensions = await _target(url, _Either(allow, first), allow_setting)
                 first = ()
                 async with http.stream("GET", direct, headers={**(headers or {}), **extra},
                                        extensions=extensions) as response:
@@ -272,7 +286,7 @@ class _Either:
 
 async def post(
     url: str, content: bytes, headers: dict[str, str], *, timeout: float = TIMEOUT,  # noqa: ASYNC109  its own deadline
-    max_bytes: int = 10_000, allow: Container[str] = (),
+    max_bytes: int = 10_000, allow: Container[str] = (), allow_setting: str = "FABLE_PUSH_ALLOW_HOSTS",
 ) -> Posted:
     """POST ``content`` to ``url`` safely: the address checked and connected to as checked
     (``allow``: "host:port" names the operator exempts), no redirect followed, at most
@@ -281,7 +295,7 @@ async def post(
     try:
         async with asyncio.timeout(timeout), httpx.AsyncClient(follow_redirects=False, timeout=timeout,
                                                                verify=tls_context()) as http:
-            direct, extra, extensions = await _target(url, allow)
+            direct, extra, extensions = await _target(url, allow, allow_setting)
             async with http.stream("POST", direct, content=content, headers={**headers, **extra},
                                    extensions=extensions) as response:
                 read = await _read(url, response, max_bytes)

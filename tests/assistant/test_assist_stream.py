@@ -84,8 +84,8 @@ async def test_tokens_arrive_in_order_as_the_model_writes_then_the_result_is_the
     assert "".join(pieces) == done["content"] == ANSWER
     stored = await http.get(f"/api/notes/{note['id']}/draft")
     assert stored.json() == done
-    assert (done["status"], done["original"], done["base_version"], done["section"]) == (
-        "ready", BODY, note["version"], None)
+    assert (done["status"], done["original"], done["base_version"]) == ("ready", BODY, note["version"])
+    assert "section" not in done, "the whole note: no section, and no null"
     assert (await http.get(f"/api/notes/{note['id']}")).json()["body"] == BODY, "the note waits for accept"
 
     streamed_prompt = fake.chat_bodies()[-1]["messages"]

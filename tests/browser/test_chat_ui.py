@@ -264,7 +264,7 @@ async def test_assist_proposes_a_diff_kept_until_accepted_and_tags_are_suggested
     after_reject = await chat_ui.api("GET", f"/notes/{note['id']}")
     assert after_reject["body"] == body
     drafts = await page.request.get(f"{chat_ui.base_url}/api/notes/{note['id']}/draft")
-    assert drafts.status == 404
+    assert (drafts.status, (await drafts.json())["status"]) == (200, "none")
 
     chat_llm.plain_replies.extend([Reply("Tags: the user wants a list"), Reply("camping, travel")])
     await page.click("#edit-note")
@@ -447,3 +447,20 @@ async def test_without_an_embedding_model_search_and_chat_say_semantic_search_is
     await page.goto("/chat")
     await expect(page.locator("#chat-semantic-notice .semantic-notice")).to_contain_text(
         "Semantic search is off: no embedding model is configured")
+
+
+async def test_a_fable_without_a_model_says_so_before_anyone_asks(ui: Session, session_at, base_url: str) -> None:
+    """Issue 38, item 7: the chat page says there is no model up front, with the setting that
+    fixes it to an administrator and "ask your administrator" to a member."""
+    page = ui.page
+    await ui.register("ada_admin")  # the first account: the administrator
+    await page.goto("/chat")
+    said = page.locator("#missing-model")
+    await expect(said).to_contain_text("This Fable runs without a model")
+    await expect(said).to_contain_text("LLM_PROVIDER is none: set it to ollama (with OLLAMA_URL)")
+    async with session_at(base_url) as member:
+        await member.register("max_member")
+        await member.page.goto("/chat")
+        await expect(member.page.locator("#missing-model")).to_contain_text("Ask your administrator")
+        await expect(member.page.locator("#missing-model")).not_to_contain_text("LLM_PROVIDER")
+    assert not ui.watch.errors

@@ -104,3 +104,18 @@ async def test_a_question_is_researched_live_into_linked_notes(
         finally:
             hold.set()
         assert not ui.watch.errors and not ui.watch.dialogs
+
+
+async def test_web_search_not_set_up_is_said_where_the_question_is(chat_ui: Session) -> None:
+    """Issue 38, item 7: a Fable with a model but no SearXNG says so beside the question, naming
+    SEARXNG_URL, in a notice that stays (it was a toast that vanished)."""
+    page = chat_ui.page
+    await chat_ui.register("rita")
+    await page.goto("/research")
+    await page.fill("#research-question", "Why does sourdough rise?")
+    await page.click("#research-start")
+    said = page.locator("#research-notice")
+    await expect(said).to_contain_text("Not available right now.")
+    await expect(said).to_contain_text("SEARXNG_URL")
+    await expect(page.locator(".toast")).to_have_count(0)
+    assert not chat_ui.watch.errors

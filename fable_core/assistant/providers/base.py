@@ -26,11 +26,22 @@ from typing import Any, Literal, NoReturn, TypeVar
 
 from fable_core.errors import Unavailable
 
-__all__ = ["ChatChunk", "Health", "NoProvider", "Provider", "StreamCut", "ToolCall", "served", "unavailable"]
+__all__ = ["NO_MODEL", "URL_SETTING", "WHERE", "ChatChunk", "Health", "NoProvider", "Provider", "StreamCut",
+           "ToolCall", "served", "unavailable"]
 
 Message = dict[str, Any]
 T = TypeVar("T")
 _MODEL_LIST_TIMEOUT = 3.0  # listing the served models to name them in an error
+
+
+WHERE = ("set {setting} to where the model server runs, or LLM_PROVIDER=none to run Fable without a model "
+         "(docs/configuration.md)")
+"""How an operator fixes a model server Fable cannot reach: said with the refusal, not only in the log."""
+NO_MODEL = ("LLM_PROVIDER is none: set it to ollama (with OLLAMA_URL) or openai (with OPENAI_BASE_URL) to use a "
+            "model (docs/configuration.md)")
+"""How an operator gives a Fable without a model one."""
+URL_SETTING = {"ollama": "OLLAMA_URL", "openai": "OPENAI_BASE_URL"}
+"""The setting that says where each provider's server runs."""
 
 
 def unavailable(what: str, **details: Any) -> Unavailable:
@@ -80,8 +91,10 @@ class Health:
     semantic_off: str = ""  # why search cannot use embeddings now ("" when it can)
 
     def to_dict(self) -> dict[str, Any]:
+        setting = URL_SETTING.get(self.provider, "the provider's URL")
+        fix = {"down": WHERE.format(setting=setting), "disabled": NO_MODEL}.get(self.status)
         return {"provider": self.provider, "status": self.status, "model": self.model,
-                "embed_model": self.embed_model, "detail": self.detail,
+                "embed_model": self.embed_model, "detail": self.detail, **({"fix": fix} if fix else {}),
                 "semantic_search": {"on": not self.semantic_off, "reason": self.semantic_off}}
 
 

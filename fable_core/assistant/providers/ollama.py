@@ -14,6 +14,7 @@ import httpx
 import ollama
 
 from fable_core.assistant.providers.base import (
+    WHERE,
     ChatChunk,
     Health,
     Message,
@@ -47,7 +48,8 @@ class OllamaProvider(Provider):
 
     def _down(self, e: BaseException) -> Exception:
         if isinstance(e, ConnectionError | httpx.ConnectError):
-            return unavailable(f"could not connect to Ollama at {self.url}", provider="ollama")
+            return unavailable(f"could not connect to Ollama at {self.url}: {WHERE.format(setting='OLLAMA_URL')}",
+                               provider="ollama")
         if isinstance(e, httpx.TimeoutException):
             return unavailable(f"Ollama at {self.url} did not answer within {self.timeout:g} s "
                                f"({type(e).__name__})", provider="ollama")

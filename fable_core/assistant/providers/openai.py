@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 
 from fable_core.assistant.providers.base import (
+    WHERE,
     ChatChunk,
     Health,
     Message,
@@ -60,7 +61,8 @@ class OpenAIProvider(Provider):
 
     def _down(self, e: BaseException) -> Exception:
         if isinstance(e, httpx.ConnectError | ConnectionRefusedError):
-            return unavailable(f"could not connect to {self.base_url} ({e})", provider="openai")
+            return unavailable(f"could not connect to {self.base_url} ({e}): {WHERE.format(setting='OPENAI_BASE_URL')}",
+                               provider="openai")
         if isinstance(e, httpx.TimeoutException):
             return unavailable(f"{self.base_url} did not answer within {self.timeout:g} s "
                                f"({type(e).__name__})", provider="openai")

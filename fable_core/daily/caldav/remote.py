@@ -123,7 +123,8 @@ async def _public_address(host: str, port: int) -> ssrf.IP:
     try:
         return await ssrf.resolve_public(host, port)
     except ssrf.Blocked as e:
-        raise InvalidInput(f"the CalDAV URL cannot be used: {e.message}", field="url") from e
+        refused = ssrf.allowed_by(e, f"{host}:{port}", "FABLE_CALDAV_ALLOW_HOSTS")
+        raise InvalidInput(f"the CalDAV URL cannot be used: {refused.message}", field="url") from e
     except InvalidInput as e:  # cannot resolve: the server is unreachable (now)
         raise Unavailable(f"cannot reach the CalDAV server: {e.message}", host=host) from e
 

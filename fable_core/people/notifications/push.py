@@ -78,7 +78,7 @@ def check_endpoint(endpoint: str, allow: list[str]) -> None:
     if parts.scheme != "https" and not (parts.scheme == "http" and host in allow):
         raise InvalidInput(f"endpoint must be an https URL, not {endpoint[:100]!r}", field="endpoint")
     try:
-        ssrf.check_url(endpoint, allow)
+        ssrf.check_url(endpoint, allow, "FABLE_PUSH_ALLOW_HOSTS")
     except ssrf.Blocked as e:
         raise InvalidInput(f"endpoint {endpoint[:100]!r} cannot be pushed to: {e.message}", field="endpoint") from e
 

@@ -74,6 +74,9 @@ async def test_the_ssrf_guard_refuses_private_addresses_and_redirects_to_them(
             await call("subscribe_feed", url=url)
     assert len(site.hits("/hop")) == 1  # the redirect was asked, its target never
     assert (await call("list_feeds"))["feeds"] == []
+    with pytest.raises(InvalidInput) as refused:  # the refusal says how an operator allows a local feed
+        await call("subscribe_feed", url="http://127.0.0.1:9/feed.xml")
+    assert refused.value.message.endswith("to allow it, an administrator adds 127.0.0.1:9 to FABLE_FETCH_ALLOW_HOSTS")
 
 
 async def test_list_change_unsubscribe_each_user_their_own(call: Call, site: FakeSite, site_url: str,

@@ -9,7 +9,8 @@ import { contextPanel } from "../chat/context.js";
 import { IN_CHAT, humanError, requestError } from "../chat/errors.js";
 import { OUTSIDE, scopeArguments, scopeChip } from "../chat/scope.js";
 import { assistantMessage, userMessage } from "../chat/thread.js";
-import { llmNotice, semanticNotice, unavailable } from "../widgets/llm.js";
+import { llmNotice, missingModelNotice, semanticNotice, unavailable } from "../widgets/llm.js";
+import { session } from "../session.js";
 
 const base = (id) => `/chat/conversations/${id}`;
 const NEAR_BOTTOM = 48; // px: closer than this to the end counts as following
@@ -105,6 +106,7 @@ export async function chatView(main, params, options = {}) {
   const jump = h("button.btn.btn-sm.chat-jump.hidden#chat-jump", { type: "button" }, "↓ Jump to latest");
   const notice = h("div#chat-notice");
   const semantic = h("div#chat-semantic-notice");
+  missingModelNotice(api, session.user?.role === "admin").then((said) => { if (said && !notice.hasChildNodes()) clear(notice, said); });
   const title = h(options.bare ? "h2.chat-title" : "h1.chat-title", {}, conversation ? conversation.title : "New conversation");
   const context = contextPanel();
   const conversations = conversationList(() => conversation?.id);

@@ -101,7 +101,7 @@ export async function researchView(main) {
       question.value = "";
       await loadRuns();
       watch(run);
-    } catch (e) { toast(e.message, { bad: true }); }
+    } catch (e) { clear(notice, llmNotice(e)); }  // stays where the question is (a missing SEARXNG_URL says what to set)
   }
 
   stop.addEventListener("click", async () => {

@@ -9,6 +9,9 @@ export function unavailable(error) {
 /** An inline notice for an LLM that is not there; other errors keep their own message. */
 export function llmNotice(error) {
   if (!unavailable(error)) return h("p.error", { role: "alert" }, error?.message || String(error));
+  if (error?.message && !/^no model available/i.test(error.message)) {  // another service (web search): its own words
+    return h("p.notice", { role: "status" }, h("strong", {}, "Not available right now. "), error.message);
+  }
   return h("p.notice", { role: "status" }, h("strong", {}, "No model available. "),
     "The assistant is not running right now; everything else works as usual.",
     error?.message ? h("span.small.muted.notice-detail", {}, error.message) : null);
@@ -20,6 +23,19 @@ let health = null;
 function llmHealth(api) {
   if (!health) health = api.get("/health").then((r) => r?.llm || null).catch(() => null);
   return health;
+}
+
+/** Before anyone asks: a notice when no model answers (null when one does), saying what is wrong
+ * and, to an administrator, the setting that fixes it (members are told to ask one). */
+export async function missingModelNotice(api, admin) {
+  const llm = await llmHealth(api);
+  if (!llm || llm.status === "ok") return null;
+  const none = llm.status === "not configured" || llm.status === "disabled";  // LLM_PROVIDER=none
+  const what = none ? "This Fable runs without a model" : `The model server ${llm.detail ? `is not answering (${llm.detail})` : "is not answering"}`;
+  return h("div.notice.missing-model#missing-model", { role: "status" }, h("strong", {}, "No model available. "),
+    `${what}: the assistant cannot answer until it does; everything else works as usual. `,
+    admin && llm.fix ? h("span.notice-detail", {}, `To fix it: ${llm.fix}.`)
+      : h("span.notice-detail", {}, "Ask your administrator to set one up."));
 }
 
 /** Whether a model answers (from /api/health), asked once per page load. */
