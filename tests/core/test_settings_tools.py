@@ -52,8 +52,17 @@ async def test_a_default_or_null_value_stores_nothing(call, fable: Fable) -> Non
     await call("set_setting", key="default_model", value="qwen3:8b")
     assert (await call("get_setting", key="default_model"))["value"] == "qwen3:8b"
     assert "value" not in await call("set_setting", key="default_model", value=None)
-    await call("set_setting", key="timezone", value="UTC")
+    await call("set_setting", key="notifications", value={})  # the default, written out
     assert await _rows(fable) == []
+
+
+async def test_a_chosen_time_zone_is_kept_even_when_it_is_the_default(call, fable: Fable) -> None:
+    """UTC chosen is news that UTC by default is not: the web UI takes the browser's zone only
+    while none was chosen (issue 38, item 1)."""
+    await call("set_setting", key="timezone", value="UTC")
+    assert await _rows(fable) != [] and (await call("get_me"))["timezone_chosen"] is True
+    await call("reset_setting", key="timezone")
+    assert await _rows(fable) == [] and (await call("get_me"))["timezone_chosen"] is False
 
 
 async def test_the_journal_is_one_typed_object(call) -> None:
