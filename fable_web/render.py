@@ -107,6 +107,8 @@ _CLASSES = {
     "sup": {"footnote-ref"},
     "input": {"task-box"},
     "details": {"properties"},
+    "th": {"align-left", "align-center", "align-right"},
+    "td": {"align-left", "align-center", "align-right"},
 }
 _SCHEMES = {"http", "https", "mailto"}
 _CACHED = re.compile(r"^/api/images/[1-9][0-9]{0,9}$")
@@ -156,6 +158,7 @@ def _parser() -> MarkdownIt:
     md.use(front_matter_plugin).use(footnote_plugin)
     md.use(dollarmath_plugin, allow_space=False, allow_digits=False, renderer=_math)
     md.core.ruler.push("heading_ids", _heading_ids)
+    md.core.ruler.push("table_align", _table_align)
     md.core.ruler.at("linkify", linkify)  # linear in the paragraph: fable_web.linkify
     md.use(obsidian_plugin)
     md.add_render_rule("image", _render_image)
@@ -168,6 +171,18 @@ def _render_front_matter(self: Any, tokens: list[Token], idx: int, options: Any,
     folded under "Properties": kept with the note, out of the way of reading it."""
     return (f'<details class="properties"><summary>Properties</summary>'
             f"<pre><code>{_escape(tokens[idx].content)}</code></pre></details>\n")
+
+
+_ALIGN = re.compile(r"^text-align:(left|center|right)$")
+
+
+def _table_align(state: StateCore) -> None:
+    """A column's alignment (``|--:|``) as a class: markdown-it writes it as a ``style``, which
+    the sanitiser drops (no inline style ever reaches the page)."""
+    for token in state.tokens:
+        if token.type in ("th_open", "td_open") and (found := _ALIGN.match(str(token.attrGet("style") or ""))):
+            del token.attrs["style"]
+            token.attrJoin("class", f"align-{found.group(1)}")
 
 
 def _heading_ids(state: StateCore) -> None:

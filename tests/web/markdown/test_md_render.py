@@ -129,3 +129,13 @@ def test_hostile_markdown_stays_inert() -> None:
         {"type": "checkbox"}, {"type": "checkbox", "class": "task-box", "aria-label": "Done: task", "data-line": "11"}]
     assert not any(attrs.get("id") == "note-body" for _, attrs in tags)
     assert ("math", {}) in tags and ("mi", {}) in tags
+
+
+def test_a_table_keeps_its_columns_alignment_as_classes_never_styles() -> None:
+    """Issue 38, item 12: `|--:|` right-aligns its column; markdown-it says so in a style, which
+    the sanitiser drops, so it comes as a class the stylesheet knows."""
+    html = render_markdown("| item | price | note |\n|:--|--:|:-:|\n| tea | 4.50 | ok |\n")
+    cells = [(tag, attrs.get("class")) for tag, attrs in _tags(html) if tag in ("th", "td")]
+    assert cells == [("th", "align-left"), ("th", "align-right"), ("th", "align-center"),
+                     ("td", "align-left"), ("td", "align-right"), ("td", "align-center")]
+    assert "style" not in html
