@@ -42,7 +42,7 @@ from fable_core.knowledge.filters import check_refs, note_filters
 from fable_core.knowledge.listing import mark_shared
 from fable_core.knowledge.plaintext import plain_text
 from fable_core.knowledge.ranking import keyword_ranking
-from fable_core.knowledge.types import Kind, Tag
+from fable_core.knowledge.types import Kind, Tag, normalise_tag
 from fable_core.knowledge.vectors import embedder_of, nearest, query_vector
 from fable_core.knowledge.views import NoteSummary, SearchHit, SearchResults
 from fable_core.knowledge.vocabulary import respell
@@ -77,10 +77,11 @@ async def search_notes(
 ) -> SearchResults:
     """Search notes and tasks by words, best first, with snippets.
 
-    Supports "quoted phrases", OR and -excluded words; titles weigh most, then tags, then bodies.
+    Supports "quoted phrases", OR, -excluded words and tag:name; titles weigh most, then tags, then bodies.
     When few notes match, a word no note has is corrected (`corrected` shows the query used); with
     no match, near-miss titles are returned. With an embedding model, close meanings match too
     (`mode` "hybrid")."""
+    query, tag = _tag_operator(query, tag)
     offset, corrected = _start(decode_cursor(cursor, "search"))
     vector = await query_vector(ctx, query)  # remote: before the session
     async with ctx.reading():
@@ -103,6 +104,26 @@ async def search_notes(
         if not hits and offset == 0:
             hits = await _hits(ctx, _near_titles(query, [readable(Note, reach), *where], limit), words.tsq)
         return _results(words, "keyword", hits[:limit], offset, limit, more=len(hits) > limit)
+
+
+_TAG_WORD = re.compile(r"(?<!\S)tag:(\S*)", re.IGNORECASE)
+
+
+def _tag_operator(query: str, tag: str | None) -> tuple[str, str | None]:
+    """``tag:name`` in the words, as the ``tag`` argument (one tag; the words without it)."""
+    try:
+        named = {normalise_tag(found) for found in _TAG_WORD.findall(query)} | ({tag} if tag else set())
+    except ValueError as e:
+        raise InvalidInput(f"{e} (in tag: of the query)", field="query") from e
+    if not named:
+        return query, tag
+    if len(named) > 1:
+        raise InvalidInput(f"a search takes one tag, not {', '.join(sorted(named))}", field="query")
+    words = " ".join(_TAG_WORD.sub(" ", query).split())
+    if not words:
+        raise InvalidInput(f"tag:{next(iter(named))} alone is no search: list that tag's notes with list_notes "
+                           "(tag), or add words", field="query")
+    return words, next(iter(named))
 
 
 def _start(position: list[Any] | None) -> tuple[int, str | None]:

@@ -23,6 +23,7 @@ __all__ = [
     "Tag",
     "Tags",
     "Title",
+    "normalise_tag",
 ]
 
 MAX_TITLE = 300
@@ -40,7 +41,7 @@ Color = Annotated[str, StringConstraints(pattern=r"^#[0-9a-fA-F]{6}$")]
 _TAG = re.compile(r"^[\w][\w\-./]*$", re.UNICODE)
 
 
-def _normalise_tag(tag: str) -> str:
+def normalise_tag(tag: str) -> str:
     tag = tag.strip().lstrip("#").strip("/").lower()
     if not tag or len(tag) > 64 or not _TAG.match(tag) or "//" in tag:
         raise ValueError(
@@ -52,13 +53,13 @@ def _normalise_tag(tag: str) -> str:
 def _normalise_tags(tags: list[str]) -> list[str]:
     seen: dict[str, None] = {}
     for tag in tags:
-        seen[_normalise_tag(tag)] = None
+        seen[normalise_tag(tag)] = None
     if len(seen) > MAX_TAGS:
         raise ValueError(f"at most {MAX_TAGS} tags")
     return list(seen)
 
 
-Tag = Annotated[str, AfterValidator(_normalise_tag)]
+Tag = Annotated[str, AfterValidator(normalise_tag)]
 Tags = Annotated[
     list[str],
     AfterValidator(_normalise_tags),

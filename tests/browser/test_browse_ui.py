@@ -123,3 +123,21 @@ async def test_wikilink_completion_ranks_the_same_title_first(ui: Session) -> No
     await source.press("Enter")
     await expect(source).to_have_value("Use [[Soil mix for seedlings]]")
     assert ui.watch.errors == []
+
+
+async def test_the_search_box_takes_a_tag_operator(ui: Session) -> None:
+    """Issue 38, item 12: `tag:garden` alone lists that tag's notes; with words it narrows the search."""
+    page = ui.page
+    await ui.register("gus")
+    await ui.api("POST", "/notes", {"title": "Roses", "body": "prune the roses", "tags": ["garden"]})
+    await ui.api("POST", "/notes", {"title": "Rose wine", "body": "roses in a glass", "tags": ["kitchen"]})
+    await page.goto("/")
+    await page.fill("#search", "tag:garden")
+    await page.keyboard.press("Enter")
+    await expect(page).to_have_url(f"{ui.base_url}/notes?tag=garden")
+    await expect(page.locator("#notes-list li")).to_have_count(1)
+    await page.fill("#search", "roses tag:kitchen")
+    await page.keyboard.press("Enter")
+    await expect(page.locator("#notes-list li")).to_have_count(1)
+    await expect(page.locator("#notes-list")).to_contain_text("Rose wine")
+    assert not ui.watch.errors

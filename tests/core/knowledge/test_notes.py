@@ -391,3 +391,18 @@ async def test_a_body_of_a_million_distinct_words_is_stored_and_its_start_search
     assert (await call("read_note", note_id=note["id"]))["body_length"] == len(body)
     found = await call("search_notes", query="zephyrine")
     assert [hit["id"] for hit in found["items"]] == [note["id"]]
+
+
+async def test_search_reads_a_tag_operator_as_the_tag_filter(call) -> None:
+    """Issue 38, item 12: `tag:name` among the words filters by that tag."""
+    kept = await call("create_note", title="Boiler service", body="annual boiler check", tags=["home"])
+    await call("create_note", title="Boiler at work", body="office boiler check", tags=["work"])
+    found = await call("search_notes", query="boiler TAG:Home check")
+    assert [hit["id"] for hit in found["items"]] == [kept["id"]]
+    assert [hit["id"] for hit in (await call("search_notes", query="boiler", tag="home"))["items"]] == [kept["id"]]
+    for query, said in (("tag:home", "alone is no search"), ("boiler tag:home tag:work", "one tag"),
+                        ("boiler tag:", "tag ''"), ("boiler tag:a//b", "must be 1-64")):
+        with pytest.raises(InvalidInput, match=said):
+            await call("search_notes", query=query)
+    with pytest.raises(InvalidInput, match="one tag"):
+        await call("search_notes", query="boiler tag:work", tag="home")

@@ -29,6 +29,8 @@ function countLabel(total, more, kind) {
 }
 
 export async function notesView(main, _params, query) {
+  const only = (query.get("q") || "").match(/^\s*tag:(\S+)\s*$/i);  // "tag:work" alone: that tag's notes, listed
+  if (only) { navigate(params(only[1].toLowerCase(), "", query.get("kind") || "", query.get("sort") || ""), { replace: true }); return; }
   const q = query.get("q") || "";
   const tag = query.get("tag") || "";
   const kind = ["note", "task", "all"].includes(query.get("kind")) ? query.get("kind") : defaultKind(q);
