@@ -3,6 +3,7 @@ added twice, undo of a completion and of a deletion (the trash), and the trash p
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -115,4 +116,35 @@ async def test_home_captures_a_task_with_its_date_without_a_model(ui: Session) -
     zone = (await ui.api("GET", "/settings/timezone"))["value"]
     tomorrow = datetime.now(UTC).astimezone(ZoneInfo(zone)).date() + timedelta(days=1)
     assert (task["title"], task["due_date"], task["priority"]) == ("buy batteries", tomorrow.isoformat(), "medium")
+    assert not ui.watch.errors
+
+
+async def test_the_tasks_page_keeps_its_place(ui: Session) -> None:
+    """Issue 38, item 8: filters survive a reload (they are in the address), and ticking a task
+    keeps the groups opened with "Show more" open and the keyboard focus in the list."""
+    page = ui.page
+    await ui.register("kim")
+    for n in range(30):
+        await ui.api("POST", "/notes", {"title": f"Chore {n:02}", "status": "todo", "tags": ["home"]})
+    await ui.api("POST", "/notes", {"title": "Office chore", "status": "todo", "tags": ["work"]})
+    await page.goto("/tasks")
+    await page.locator("select.filter-tag").select_option("home")
+    await expect(page).to_have_url(f"{ui.base_url}/tasks?tag=home")
+    await page.reload()
+    await expect(page.locator("select.filter-tag")).to_have_value("home")
+    group = page.locator("[data-group=no_date]")
+    await expect(group.locator(".task-line")).to_have_count(25)
+    await expect(page.locator(".task-line", has_text="Office chore")).to_have_count(0)
+
+    await group.get_by_role("button", name=re.compile(r"Show more")).click()
+    await expect(group.locator(".task-line")).to_have_count(30)
+    ticked, after = [await group.locator(".task-line .task-title").nth(n).text_content() for n in (3, 4)]
+    box = group.locator(".task-line").nth(3).get_by_role("checkbox")
+    await box.focus()
+    await page.keyboard.press("Space")
+    await expect(page.locator("[data-group=recently_done]")).to_contain_text(ticked or "?")
+    await expect(page.locator("[data-group=no_date] .task-line")).to_have_count(29), "the opened group stays open"
+    focused = await page.evaluate("document.activeElement?.closest('.task-line')?.querySelector('.task-title')"
+                                  "?.textContent || ''")
+    assert focused == after, focused  # the next task's checkbox: ticking on goes on down the list
     assert not ui.watch.errors

@@ -138,7 +138,7 @@ function quickAdd(onAdded) {
 
 function filterBar(state, projects, tags, onChange) {
   const select = (label, key, options) => {
-    const el = h(`select.filter-${key}`, { "aria-label": label, on: { change: () => { state[key] = el.value; onChange(); } } },
+    const el = h(`select.filter-${key}`, { "aria-label": label, on: { change: () => { state[key] = el.value; state.shown = {}; onChange(); } } },
       options.map(([value, text]) => h("option", { value, selected: String(state[key] || "") === String(value) }, text)));
     return el;
   };
@@ -229,6 +229,7 @@ function groupSection(group, state, projects, refresh) {
   const rows = h("div.task-rows", {}, group.items.map((t) => taskLine(t, projects, refresh)));
   let cursor = group.next_cursor;
   let shown = group.items.length;
+  state.shown[group.name] = shown;
   const more = h("button.btn.btn-sm.show-more", { type: "button" });
   const label = () => { more.textContent = `Show more (${group.count - shown} more)`; more.hidden = !cursor; };
   more.addEventListener("click", async () => {
@@ -238,6 +239,7 @@ function groupSection(group, state, projects, refresh) {
       const next = page.groups[0] || { items: [], next_cursor: null };
       rows.append(...next.items.map((t) => taskLine(t, projects, refresh)));
       shown += next.items.length;
+      state.shown[group.name] = shown;  // a refresh keeps this many open
       cursor = next.next_cursor;
       label();
     } catch (e) { toast(e.message, { bad: true }); } finally { more.disabled = false; }
@@ -248,13 +250,42 @@ function groupSection(group, state, projects, refresh) {
     rows, more);
 }
 
-function filters(state) {
+const FILTERS = ["project_id", "tag", "priority", "status", "sort"];
+
+function filters(state, limit = PAGE) {
   return { project_id: state.project_id || undefined, tag: state.tag || undefined, priority: state.priority || undefined,
-    status: state.status || undefined, sort: state.sort || "due", limit: PAGE };
+    status: state.status || undefined, sort: state.sort || "due", limit };
 }
 
-export async function tasksView(main) {
-  const state = { sort: "due" };
+/** The filters in the address (replaced, not pushed): a reload or a shared link shows the same tasks. */
+function keepInAddress(state) {
+  const query = new URLSearchParams();
+  for (const key of FILTERS) if (state[key] && !(key === "sort" && state[key] === "due")) query.set(key, state[key]);
+  const search = query.toString();
+  history.replaceState(history.state, "", search ? `/tasks?${search}` : "/tasks");
+}
+
+/** Where keyboard focus was among the rows (group, row, which control), to put it back after they are drawn again. */
+function focusPlace(groups) {
+  const focused = document.activeElement;
+  const row = focused?.closest?.(".task-line");
+  if (!row || !groups.contains(row)) return null;
+  const section = row.closest(".task-group");
+  const control = ["input.check", ".task-delete", ".task-repeat", ".task-title"].find((s) => focused.matches(s));
+  return { group: section.dataset.group, index: [...section.querySelectorAll(".task-line")].indexOf(row), control };
+}
+
+function restoreFocus(groups, place) {
+  if (!place) return;
+  const section = groups.querySelector(`.task-group[data-group="${place.group}"]`) || groups.querySelector(".task-group");
+  const lines = section ? [...section.querySelectorAll(".task-line")] : [];
+  const line = lines[Math.min(place.index, lines.length - 1)];
+  (line?.querySelector(place.control || "input.check") || line?.querySelector("input.check") || groups)?.focus();
+}
+
+export async function tasksView(main, _params, query = new URLSearchParams(location.search)) {
+  const state = { sort: "due", shown: {} };
+  for (const key of FILTERS) if (query.get(key)) state[key] = query.get(key);
   const groups = h("div.card#task-groups");
   const [projectPage, tagPage] = await Promise.all([
     api.get("/projects", { limit: 100 }).catch(() => ({ items: [] })),
@@ -262,9 +293,14 @@ export async function tasksView(main) {
   ]);
   const projects = new Map(projectPage.items.map((p) => [p.id, p.title]));
   async function refresh() {
-    const agenda = await api.get("/tasks", filters(state));
+    keepInAddress(state);
+    const open = Math.min(100, Math.max(PAGE, ...Object.values(state.shown)));  // what was shown stays shown
+    const agenda = await api.get("/tasks", filters(state, open));
+    const place = focusPlace(groups);
+    state.shown = {};
     const sections = agenda.groups.map((g) => groupSection(g, state, projects, refresh));
     clear(groups, sections.length ? sections : h("p.empty", {}, "No tasks here. Add one above, or make any note a task."));
+    restoreFocus(groups, place);
   }
   main.append(
     h("div.page-head", {}, h("div", {}, h("h1", {}, "Tasks"),
