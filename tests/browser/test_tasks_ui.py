@@ -148,3 +148,22 @@ async def test_the_tasks_page_keeps_its_place(ui: Session) -> None:
                                   "?.textContent || ''")
     assert focused == after, focused  # the next task's checkbox: ticking on goes on down the list
     assert not ui.watch.errors
+
+
+async def test_on_a_phone_the_quick_add_is_wide_and_every_target_is_24_px(ui: Session) -> None:
+    """Issue 38, item 9: at 390 px the task's words get the width, and a row's checkbox and delete
+    are at least 24 x 24 px (WCAG 2.5.8)."""
+    page = ui.page
+    await ui.register("pia")
+    await ui.api("POST", "/notes", {"title": "Water the plants", "status": "todo"})
+    await page.set_viewport_size({"width": 390, "height": 844})
+    await page.goto("/tasks")
+    line = page.locator(".task-line", has_text="Water the plants")
+    await expect(line).to_be_visible()
+    field = await page.locator("#new-task").bounding_box()
+    assert field is not None and field["width"] >= 250, field
+    for target in (line.get_by_role("checkbox"), line.get_by_role("button", name="Delete Water the plants")):
+        box = await target.bounding_box()
+        assert box is not None and box["width"] >= 24 and box["height"] >= 24, box
+    assert await page.evaluate("document.documentElement.scrollWidth") <= 390
+    assert not ui.watch.errors
