@@ -39,7 +39,8 @@ async def test_past_the_limit_a_request_is_refused_at_once_and_nothing_is_done(
         web = create_app(app)
         held, answering = threading.Event(), threading.Event()
         fake.replies.append(Reply("Still streaming.", hold=answering))
-        fake.plain_replies.extend([Reply('{"kind": "note", "title": "Held", "body": ""}', hold=held)] * LIMIT)
+        fake.plain_replies.extend([Reply(f'{{"kind": "note", "title": "Held {i}", "body": ""}}', hold=held)
+                                   for i in range(LIMIT)])  # titles of their own: a second "Held" is a duplicate (409)
         async with serve(web) as url, httpx.AsyncClient(base_url=url, timeout=scaled(30),
                                                         headers={"Authorization": f"Bearer {key}"}) as http:
             await app.assistant.send(carol, conv, "a long answer")
@@ -82,7 +83,7 @@ async def test_past_the_limit_a_request_is_refused_at_once_and_nothing_is_done(
             assert web.state.load.busy == 0
             async with app.db.reading() as s:
                 titles = set((await s.execute(select(Note.title).where(Note.user_id == carol.user_id))).scalars())
-            assert titles == {"Held"}, "the captures wrote their note; the refused create wrote nothing"
+            assert titles == {f"Held {i}" for i in range(LIMIT)}, "the captures wrote, the refused create did not"
             assert (await http.get("/api/notes")).status_code == 200
 
 
