@@ -28,9 +28,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mcp import Client
-from mcp.client.stdio import StdioServerParameters
-
 from bench.harness.bench import Bench, Measured
 from bench.harness.machine import Machine
 from bench.harness.memory import PeakMemory
@@ -38,7 +35,7 @@ from bench.harness.options import option
 from bench.harness.postgres import stop_postmaster
 from bench.harness.report import Figure
 from bench.harness.session import session
-from bench.harness.starts import FABLE, Starts, fable_env, prepare_data_dir, time_mcp
+from bench.harness.starts import FABLE, Starts, fable_env, prepare_data_dir, time_mcp, time_one_mcp
 
 __all__ = ["BENCH", "Options"]
 
@@ -72,15 +69,8 @@ def _exit_ms(args: list[str], data_dir: Path) -> float:
 async def _new_data_dir(root: Path, runs: int, starts: Starts) -> None:
     for n in range(runs):
         data_dir = root / f"new-{n}"  # not there: the command makes it
-        params = StdioServerParameters(command=str(FABLE), args=["mcp"], env=fable_env(data_dir))
         try:
-            started = time.perf_counter()
-            async with Client(params, mode="legacy") as client:
-                starts.ready_ms.setdefault(NEW, []).append((time.perf_counter() - started) * 1000)
-                result = await client.call_tool("list_notes", {"limit": 1})
-                if result.is_error:
-                    raise RuntimeError(f"fable mcp on a new data directory: list_notes failed: {result.content}")
-                starts.first_call_ms.setdefault(NEW, []).append((time.perf_counter() - started) * 1000)
+            await time_one_mcp(data_dir, [], NEW, starts)
         finally:
             stop_postmaster(data_dir / "pg")
 

@@ -32,7 +32,7 @@ from mcp.client.stdio import StdioServerParameters
 from bench.harness.postgres import stop_postmaster
 from bench.harness.serving import free_port
 
-__all__ = ["FABLE", "Starts", "fable_env", "prepare_data_dir", "time_mcp", "time_serve"]
+__all__ = ["FABLE", "Starts", "fable_env", "prepare_data_dir", "time_mcp", "time_one_mcp", "time_serve"]
 
 FABLE = Path(sys.executable).parent / "fable"
 
@@ -62,19 +62,24 @@ def prepare_data_dir(data_dir: Path, user: str) -> None:
 
 
 async def time_mcp(data_dir: Path, user: str, label: str, count: int, starts: Starts, *, cold: bool) -> None:
-    params = StdioServerParameters(command=str(FABLE), args=["mcp", "--user", user], env=fable_env(data_dir))
     for _ in range(count):
         if cold:
             stop_postmaster(data_dir / "pg")
-        started = time.perf_counter()
-        async with Client(params, mode="legacy") as client:
-            starts.ready_ms.setdefault(label, []).append((time.perf_counter() - started) * 1000)
-            result = await client.call_tool("list_notes", {"limit": 1})
-            if result.is_error:
-                raise RuntimeError(f"fable mcp: list_notes failed: {result.content}")
-            starts.first_call_ms.setdefault(label, []).append((time.perf_counter() - started) * 1000)
+        await time_one_mcp(data_dir, ["--user", user], label, starts)
         if cold:
             stop_postmaster(data_dir / "pg")
+
+
+async def time_one_mcp(data_dir: Path, args: list[str], label: str, starts: Starts) -> None:
+    """One ``fable mcp ARGS`` on ``data_dir``: until its ``initialize`` answer, then its first call."""
+    params = StdioServerParameters(command=str(FABLE), args=["mcp", *args], env=fable_env(data_dir))
+    started = time.perf_counter()
+    async with Client(params, mode="legacy") as client:
+        starts.ready_ms.setdefault(label, []).append((time.perf_counter() - started) * 1000)
+        result = await client.call_tool("list_notes", {"limit": 1})
+        if result.is_error:
+            raise RuntimeError(f"fable mcp: list_notes failed: {result.content}")
+        starts.first_call_ms.setdefault(label, []).append((time.perf_counter() - started) * 1000)
 
 
 def time_serve(data_dir: Path, label: str, count: int, starts: Starts, *, cold: bool) -> None:

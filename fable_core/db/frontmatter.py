@@ -20,6 +20,9 @@ _KEY = re.compile(r"^([A-Za-z_][\w\- ]*):(?:\s+(.*)|)$")
 _ITEM = re.compile(r"^\s*-\s+(.*)$")
 MAX_ALIASES = 20
 """Aliases a note answers to: more are kept in its text, not read."""
+_HEAD = 65_536
+"""How much of a body may hold the front matter aliases are read from: the model reads them on
+every save, so a 1 MB body is never split into lines for it."""
 
 
 @dataclass(slots=True)
@@ -100,7 +103,7 @@ def aliases(body: str) -> list[str]:
     no front matter or one that cannot be read)."""
     if not body.startswith("---"):
         return []
-    meta = parse_markdown(body).meta
+    meta = parse_markdown(body[:_HEAD]).meta  # a block closing past it is not read (a problem, no meta)
     found = [a.strip() for a in (*as_list_plain(meta.get("aliases")), *as_list_plain(meta.get("alias")))]
     return [a[:300] for a in found if a][:MAX_ALIASES]
 

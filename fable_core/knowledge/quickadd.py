@@ -29,6 +29,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
+from itertools import islice
 
 from fable_core.knowledge.recurrence import first_occurrence, next_occurrence, parse_rrule
 from fable_core.knowledge.recurrence_words import rule_from_words
@@ -120,7 +121,7 @@ def _projects(text: str, known: dict[str, str]) -> tuple[list[str], str]:
     for found in _PROJECT.finditer(text):
         if found.start() < last:
             continue  # a word of a project name taken already
-        after = list(_WORD.finditer(text, found.end()))[:_PROJECT_WORDS - 1]
+        after = list(islice(_WORD.finditer(text, found.end()), _PROJECT_WORDS - 1))
         end, title = found.end(), known.get(found.group(1).casefold(), found.group(1))
         for n in range(len(after), 0, -1):
             longer = known.get(" ".join([found.group(1), *(w.group(0) for w in after[:n])]).casefold())

@@ -152,3 +152,13 @@ async def test_changing_a_note_s_aliases_moves_the_links_that_used_them(call) ->
     assert await _backlinks(call, other["id"]) == []
     back = await call("create_note", title="Galley")
     assert await _backlinks(call, back["id"]) == [source["id"]]
+
+
+def test_aliases_are_read_from_the_head_of_a_body_only() -> None:
+    """The model reads aliases on every save: a body is never split whole for it, so a block
+    closing past the first 64 KB names none (and a 1 MB body costs what its head does)."""
+    from fable_core.db.models import alias_keys
+
+    assert alias_keys("---\naliases: [Kitchen]\n---\n" + "text\n" * 200_000) == ["kitchen"]
+    assert alias_keys("---\naliases: [Kitchen]\n" + "note: x\n" * 10_000 + "---\n") is None
+    assert alias_keys("no front matter [[Kitchen]]") is None
