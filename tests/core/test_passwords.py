@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import statistics
 import time
 
 import pytest
@@ -12,32 +13,30 @@ from fable_core.identity import passwords
 
 
 async def _loop_lag_while(work: asyncio.Future[object]) -> float:
-    """The longest the event loop was unavailable while ``work`` ran (a 1 ms ticker's worst delay)."""
-    worst = 0.0
+    """How long a 1 ms ticker typically waited for the event loop while ``work`` ran (the median
+    delay). A hash run on the loop makes every tick wait for it; off the loop, ticks keep coming,
+    and the odd stall of the machine or of another task on the session's loop is one tick of many."""
+    delays: list[float] = []
     while not work.done():
         before = time.perf_counter()
         await asyncio.sleep(0.001)
-        worst = max(worst, time.perf_counter() - before)
-    return worst
+        delays.append(time.perf_counter() - before)
+    return statistics.median(delays) if delays else 0.0
 
 
 async def test_checking_passwords_leaves_the_event_loop_free() -> None:
     """Six wrong-password checks at once (what six login loops do): on the loop, the loop would
     stall for a whole hash at a time; in the pool it keeps ticking. The bound is relative to
-    one hash measured here, so a slow machine measures both sides slowly."""
+    one hash measured here, so a slow machine measures both sides slowly; the lag is the ticks'
+    median, so a stall that is not the hash's (another worker, the scheduler) is not taken for it."""
     hashed = await passwords.hash_password("the real password")
     started = time.perf_counter()
     assert not await passwords.verify_password(hashed, "a wrong password")
     one_hash = time.perf_counter() - started
-    started = time.perf_counter()
     checks = asyncio.gather(*(passwords.verify_password(hashed, f"wrong {i}") for i in range(6)))
     lag = await _loop_lag_while(checks)
-    took = time.perf_counter() - started
     assert await checks == [False] * 6
-    # what the machine alone does to the ticker meanwhile (a loaded machine delays any thread):
-    # hashing on the loop would add a whole hash to it
-    idle = await _loop_lag_while(asyncio.ensure_future(asyncio.sleep(took)))
-    assert lag < one_hash / 2 + idle, (lag, one_hash, idle)
+    assert lag < one_hash / 2, (lag, one_hash)
 
 
 async def test_beyond_the_waiting_room_a_check_is_refused_at_once() -> None:
