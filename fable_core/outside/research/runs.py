@@ -123,7 +123,9 @@ async def follow_research(ctx: Context, run_id: RunId, last_event_id: EventId = 
         return await _follow(ctx, buffer, last_event_id)
     if run.status == "running":  # run by another process: its events are in PostgreSQL
         remote = await generations(ctx.fable).shared_follow(research_key(ctx.user_id), last_event_id)
-        if remote is not None and remote.message_id == run_id:
+        # no run yet on a live claim: this one's, whose first events are still on their way (one
+        # research run per user at a time): followed, not answered at once without its events
+        if remote is not None and remote.message_id in (None, run_id):
             async for event in remote:
                 if event is not None:
                     await ctx.progress(event.event, event.data, id=event.id)

@@ -91,3 +91,32 @@ async def test_a_dead_process_run_ends_for_the_other_replica_follower(alice: Cal
     assert run["status"] == "interrupted"
     async with outside_fable.db.transaction() as s:
         assert await s.scalar(text("SELECT count(*) FROM generations WHERE key = :key"), {"key": key}) == 0
+
+
+async def test_a_run_whose_first_events_are_not_yet_stored_is_followed_not_ended(alice: Caller, outside_fable: Fable,
+                                                                                 other: Fable) -> None:
+    """A run's claim is written before its first events, and a run's process writes its events a
+    moment after they happen (a loaded machine stretches that moment): a follower through another
+    replica that finds the claim without its run yet follows it, rather than answering at once
+    with a running run and no events (a flake once a session, when the flush lagged)."""
+    key = research_key(alice.user_id)
+    async with outside_fable.db.transaction() as s:
+        run_id = await s.scalar(text(
+            "INSERT INTO research_runs (user_id, question, question_key, status) "
+            "VALUES (:user, :q, :q, 'running') RETURNING id"), {"user": alice.user_id, "q": QUESTION})
+        await s.execute(text("INSERT INTO generations (key, claim, heartbeat) VALUES (:key, 'elsewhere.1', now())"),
+                        {"key": key})
+    got = Recorder()
+    follower = asyncio.ensure_future(other.dispatcher.call("follow_research", {"run_id": run_id}, alice,
+                                                           progress=got))
+    await asyncio.sleep(0.3)  # the follower finds the bare claim (a buggy one has answered by now)
+    async with outside_fable.db.transaction() as s:
+        await s.execute(text("UPDATE generations SET message_id = :run, owner = :user, heartbeat = now(), done = true "
+                             "WHERE key = :key"), {"key": key, "run": run_id, "user": alice.user_id})
+        await s.execute(text("INSERT INTO generation_events (key, message_id, seq, event, data) VALUES "
+                             "(:key, :run, 1, 'status', '{\"stage\": \"searching\"}')"), {"key": key, "run": run_id})
+        await s.execute(text("UPDATE research_runs SET status = 'stopped' WHERE id = :run"), {"run": run_id})
+    async with asyncio.timeout(scaled(10)):
+        run = await follower
+    assert [p.id for _, p in got.items] == [f"{run_id}:1"]
+    assert run["status"] == "stopped"
