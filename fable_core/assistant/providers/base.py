@@ -13,13 +13,16 @@ choice; Ollama: ``done: true``). A stream that ends without that mark (llama.cpp
 running answer with ``[DONE]`` and no ``finish_reason`` when another request arrives) raises
 :class:`StreamCut` after its last chunk, so whoever reads it, the chat, note assist, titles and
 summaries, never takes a cut answer for a whole one. A server that sends nothing for
-``first_token_timeout`` seconds (``LLM_FIRST_TOKEN_TIMEOUT``) fails the same way, in words.
+``first_token_timeout`` seconds (``LLM_FIRST_TOKEN_TIMEOUT``) fails as :class:`TooSlow`, saying
+it is slow (with the prompt's size), not absent; that setting, not the client's read timeout,
+governs the wait before the first token.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, NoReturn, TypeVar
@@ -27,7 +30,7 @@ from typing import Any, Literal, NoReturn, TypeVar
 from fable_core.errors import Unavailable
 
 __all__ = ["NO_MODEL", "URL_SETTING", "WHERE", "ChatChunk", "Health", "NoProvider", "Provider", "StreamCut",
-           "ToolCall", "served", "unavailable"]
+           "TooSlow", "ToolCall", "prompt_tokens", "served", "unavailable"]
 
 Message = dict[str, Any]
 T = TypeVar("T")
@@ -47,6 +50,22 @@ URL_SETTING = {"ollama": "OLLAMA_URL", "openai": "OPENAI_BASE_URL"}
 def unavailable(what: str, **details: Any) -> Unavailable:
     """The one error an unreachable or unconfigured model produces."""
     return Unavailable(f"no model available: {what}", **details)
+
+
+class TooSlow(Unavailable):
+    """Raised when a model has not started answering within ``LLM_FIRST_TOKEN_TIMEOUT``: a server
+    that is there but slow (a CPU model reading a long prompt) is said to be slow, with what to
+    change, never "no model available"."""
+
+    type = "slow"
+
+
+def prompt_tokens(messages: list[Message], tools: list[dict[str, Any]] | None) -> int:
+    """About how many tokens a server reads for ``messages`` and ``tools``: JSON schema text runs
+    near 3.2 bytes a token, prose near 4 (measured on llama.cpp's tokenizer counts)."""
+    prose = sum(len(str(m.get("content") or "")) for m in messages)
+    schema = len(json.dumps(tools, separators=(",", ":"))) if tools else 0
+    return round(prose / 4 + schema / 3.2)
 
 
 class StreamCut(Unavailable):
@@ -152,9 +171,15 @@ class Provider:
                     models = [str(m["name"]) for m in await self.list_models()]
         return unavailable(self.not_served(model, models), provider=self.name, model=model)
 
-    async def first_in_time(self, stream: AsyncIterator[T]) -> AsyncIterator[T]:
+    def read_timeout(self, timeout: float) -> float:
+        """The client's read timeout: never under ``first_token_timeout``, the wait it governs (a
+        CPU server reading a long prompt sends nothing, not even headers, before its first token)."""
+        return max(timeout, self.first_token_timeout or 0.0)
+
+    async def first_in_time(self, stream: AsyncIterator[T], prompt: int = 0) -> AsyncIterator[T]:
         """``stream``, failing in words when its first item takes longer than
-        ``first_token_timeout`` seconds (a hung or overloaded server)."""
+        ``first_token_timeout`` seconds (a slow, hung or overloaded server); ``prompt``: about
+        how many tokens the server reads first, said with the failure."""
         iterator = aiter(stream)
         try:
             try:
@@ -163,9 +188,11 @@ class Provider:
             except StopAsyncIteration:
                 return
             except TimeoutError as e:
-                raise unavailable(
-                    f"{self.url} did not start answering within {self.first_token_timeout:g} s "
-                    "(LLM_FIRST_TOKEN_TIMEOUT)", provider=self.name, timeout=self.first_token_timeout) from e
+                raise TooSlow(
+                    f"{self.url} has not started answering after {self.first_token_timeout:g} s: a model on a CPU "
+                    f"may still be reading the prompt (about {prompt:,} tokens); raise LLM_FIRST_TOKEN_TIMEOUT "
+                    "(docs/configuration.md) or use a smaller prompt", provider=self.name,
+                    timeout=self.first_token_timeout, prompt_tokens=prompt) from e
             yield first
             async for item in iterator:
                 yield item

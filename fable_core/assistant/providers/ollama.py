@@ -21,6 +21,7 @@ from fable_core.assistant.providers.base import (
     Provider,
     StreamCut,
     ToolCall,
+    prompt_tokens,
     unavailable,
 )
 from fable_core.errors import NotFound
@@ -44,7 +45,8 @@ class OllamaProvider(Provider):
         self.num_ctx = num_ctx
         self.timeout = timeout
         self.first_token_timeout = first_token_timeout
-        self._client = ollama.AsyncClient(host=self.url, timeout=httpx.Timeout(timeout, connect=5.0))
+        self._client = ollama.AsyncClient(
+            host=self.url, timeout=httpx.Timeout(timeout, connect=5.0, read=self.read_timeout(timeout)))
 
     def _down(self, e: BaseException) -> Exception:
         if isinstance(e, ConnectionError | httpx.ConnectError):
@@ -60,7 +62,8 @@ class OllamaProvider(Provider):
         self, messages: list[Message], tools: list[dict[str, Any]] | None = None, *,
         model: str | None = None, max_tokens: int | None = None,
     ) -> AsyncIterator[ChatChunk]:
-        return self.first_in_time(self._chat(messages, tools, model=model or self.model, max_tokens=max_tokens))
+        return self.first_in_time(self._chat(messages, tools, model=model or self.model, max_tokens=max_tokens),
+                                  prompt_tokens(messages, tools))
 
     async def _chat(self, messages: list[Message], tools: list[dict[str, Any]] | None, *,
                     model: str, max_tokens: int | None) -> AsyncIterator[ChatChunk]:

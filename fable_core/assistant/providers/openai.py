@@ -23,6 +23,7 @@ from fable_core.assistant.providers.base import (
     Provider,
     StreamCut,
     ToolCall,
+    prompt_tokens,
     unavailable,
 )
 
@@ -57,7 +58,7 @@ class OpenAIProvider(Provider):
         self.first_token_timeout = first_token_timeout
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._http = httpx.AsyncClient(base_url=self.base_url, headers=headers,
-                                       timeout=httpx.Timeout(timeout, connect=5.0))
+                                       timeout=httpx.Timeout(timeout, connect=5.0, read=self.read_timeout(timeout)))
 
     def _down(self, e: BaseException) -> Exception:
         if isinstance(e, httpx.ConnectError | ConnectionRefusedError):
@@ -73,7 +74,8 @@ class OpenAIProvider(Provider):
         self, messages: list[Message], tools: list[dict[str, Any]] | None = None, *,
         model: str | None = None, max_tokens: int | None = None,
     ) -> AsyncIterator[ChatChunk]:
-        return self.first_in_time(self._chat(messages, tools, model=model or self.model, max_tokens=max_tokens))
+        return self.first_in_time(self._chat(messages, tools, model=model or self.model, max_tokens=max_tokens),
+                                  prompt_tokens(messages, tools))
 
     async def _chat(self, messages: list[Message], tools: list[dict[str, Any]] | None, *,
                     model: str, max_tokens: int | None) -> AsyncIterator[ChatChunk]:

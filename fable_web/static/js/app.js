@@ -226,7 +226,7 @@ async function render() {
 function failure(error) {
   const missing = error.status === 404;
   const offline = error.type === "offline";  // no network, or the server is down
-  const ours = !error.status || (error.status >= 500 && error.type !== "unavailable");  // a bug or a fault here
+  const ours = !error.status || (error.status >= 500 && !["unavailable", "slow"].includes(error.type));  // a bug or a fault here
   const message = missing ? "There is nothing here: it may have been deleted, or the link is wrong."
     : offline ? error.message : ours ? "Something went wrong on our side. Try again in a moment." : error.message;
   return [h("div.page-head", {}, h("h1", {}, missing ? "Not found" : offline ? "You are offline" : "Something went wrong")),

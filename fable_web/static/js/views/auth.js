@@ -6,7 +6,7 @@ import { clear, h } from "../dom.js";
 /** An error as a person reads it: the server's message, or what a failed connection means. */
 function plain(error) {
   if (error.type === "offline") return error.message;
-  if (!error.status || (error.status >= 500 && error.type !== "unavailable")) {
+  if (!error.status || (error.status >= 500 && !["unavailable", "slow"].includes(error.type))) {
     return "Something went wrong on our side. Try again in a moment.";
   }
   return error.message;

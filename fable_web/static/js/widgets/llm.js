@@ -3,12 +3,15 @@ import { h } from "../dom.js";
 
 /** True for the 503 "no model available" answer of any LLM feature. */
 export function unavailable(error) {
-  return error?.status === 503 || error?.type === "unavailable";
+  return error?.status === 503 || error?.type === "unavailable" || error?.type === "slow";
 }
 
 /** An inline notice for an LLM that is not there; other errors keep their own message. */
 export function llmNotice(error) {
   if (!unavailable(error)) return h("p.error", { role: "alert" }, error?.message || String(error));
+  if (error?.type === "slow") {  // there, but not answering in time (a CPU model reading a long prompt)
+    return h("p.notice", { role: "status" }, h("strong", {}, "The model is slow. "), error.message);
+  }
   if (error?.message && !/^no model available/i.test(error.message)) {  // another service (web search): its own words
     return h("p.notice", { role: "status" }, h("strong", {}, "Not available right now. "), error.message);
   }
