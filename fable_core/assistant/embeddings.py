@@ -93,6 +93,7 @@ class Embedder:
         self.marking = Marking(marking) if isinstance(marking, str) else marking
         self.model = self.marking.space
         self.backoff = backoff
+        self.query_timeout = QUERY_TIMEOUT
         self.calibration: Calibration | None = None
         self._calibrating = asyncio.Lock()
         self._down_until = 0.0
@@ -136,36 +137,41 @@ class Embedder:
 
     async def embed_query(self, text_: str) -> list[float] | None:
         """A search query's or chat message's vector (see :meth:`_interactive`)."""
+        return (await self._interactive("query", text_))[0]
+
+    async def query_or_why(self, text_: str) -> tuple[list[float] | None, str | None]:
+        """A search query's vector, or None and why there is none, to say with keyword results
+        (a search never drops meaning silently)."""
         return await self._interactive("query", text_)
 
     async def embed_document(self, text_: str) -> list[float] | None:
         """A note's vector, to compare with other notes (the near-duplicate check)."""
-        return await self._interactive("document", text_)
+        return (await self._interactive("document", text_))[0]
 
-    async def _interactive(self, kind: InputType, text_: str) -> list[float] | None:
-        """One vector, cached; None while the embedder is down or slower than QUERY_TIMEOUT
-        (callers fall back). The first one calibrates the model."""
+    async def _interactive(self, kind: InputType, text_: str) -> tuple[list[float] | None, str | None]:
+        """One vector, cached; else None and why: the embedder is down, or slower than
+        ``query_timeout`` (callers fall back). The first one calibrates the model."""
         key = (kind, text_)
         if key in self._cache:
             self._cache.move_to_end(key)
-            return self._cache[key]
+            return self._cache[key], None
         if not self.available:
-            return None
+            return None, f"the embedding server failed a moment ago; tried again within {self.backoff:g} s"
         try:
-            async with asyncio.timeout(QUERY_TIMEOUT):
+            async with asyncio.timeout(self.query_timeout):
                 await self.calibrated()
                 [vector] = await self.embed([text_], kind)
         except Unavailable as e:
             _log.info("embedding unavailable: %s", e.message)
-            return None
+            return None, e.message.removeprefix("no model available: ")
         except TimeoutError:  # a search or a save does not wait minutes for an optional vector
             self._down_until = time.monotonic() + self.backoff
-            _log.info("embedding took longer than %s s; falling back to keywords", QUERY_TIMEOUT)
-            return None
+            _log.info("embedding took longer than %s s; falling back to keywords", self.query_timeout)
+            return None, f"the embedding server did not answer within {self.query_timeout:g} s (busy)"
         self._cache[key] = vector
         if len(self._cache) > 512:
             self._cache.popitem(last=False)
-        return vector
+        return vector, None
 
 
 _known_indexes: set[tuple[str, int]] = set()

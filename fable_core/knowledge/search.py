@@ -83,7 +83,7 @@ async def search_notes(
     (`mode` "hybrid")."""
     query, tag = _tag_operator(query, tag)
     offset, corrected = _start(decode_cursor(cursor, "search"))
-    vector = await query_vector(ctx, query)  # remote: before the session
+    vector, missed = await query_vector(ctx, query)  # remote: before the session
     async with ctx.reading():
         await check_refs(ctx, project_id=project_id)
         where = note_filters(tag=tag, kind=kind, status=None, priority=None, project_id=project_id,
@@ -103,7 +103,7 @@ async def search_notes(
         hits = await words.correct(ctx, await keyword(), keyword, few=few)
         if not hits and offset == 0:
             hits = await _hits(ctx, _near_titles(query, [readable(Note, reach), *where], limit), words.tsq)
-        return _results(words, "keyword", hits[:limit], offset, limit, more=len(hits) > limit)
+        return _results(words, "keyword", hits[:limit], offset, limit, more=len(hits) > limit, missed=missed)
 
 
 _TAG_WORD = re.compile(r"(?<!\S)tag:(\S*)", re.IGNORECASE)
@@ -171,9 +171,9 @@ class _Words:
 
 
 def _results(words: _Words, mode: Literal["keyword", "hybrid"], hits: list[SearchHit], offset: int, limit: int, *,
-             more: bool) -> SearchResults:
+             more: bool, missed: str | None = None) -> SearchResults:
     position = [offset + limit, *([words.corrected] if words.corrected else [])]
-    return SearchResults(query=words.query, mode=mode, items=hits, corrected=words.corrected,
+    return SearchResults(query=words.query, mode=mode, items=hits, corrected=words.corrected, keyword_only=missed,
                          next_cursor=encode_cursor("search", position) if more else None)
 
 

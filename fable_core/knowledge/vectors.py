@@ -74,11 +74,12 @@ def embedder_of(ctx: Context) -> QueryEmbedder | None:
     return ctx.runtime.part(EMBEDDER) if ctx.runtime is not None else None
 
 
-async def query_vector(ctx: Context, query: str) -> list[float] | None:
-    """The query's embedding, or None without an embedder (or while it is down). Asked before
-    a search opens its session: the embedding server is remote, and no connection waits on it."""
+async def query_vector(ctx: Context, query: str) -> tuple[list[float] | None, str | None]:
+    """The query's embedding, or None without an embedder, or None and why while it fails (said
+    with the keyword results). Asked before a search opens its session: the embedding server is
+    remote, and no connection waits on it."""
     embedder = embedder_of(ctx)
-    return await embedder.embed_query(query) if embedder else None
+    return await embedder.query_or_why(query) if embedder else (None, None)
 
 
 async def nearest(

@@ -103,6 +103,9 @@ class SearchResults(_View):
     corrected: str | None = absent_when_none(
         "The query searched instead of `query`, its misspelt words corrected; absent when none was."
     )
+    keyword_only: str | None = absent_when_none(
+        "Why meaning was not searched though an embedding model is set up (keyword matches only)."
+    )
     items: list[SearchHit]
     next_cursor: str | None = None
 

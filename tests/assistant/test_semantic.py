@@ -138,10 +138,35 @@ async def test_hybrid_search_corrects_a_misspelt_word_too(
     assert exact["mode"] == "hybrid" and "corrected" not in exact
 
 
+async def test_a_query_embedding_that_times_out_says_so_and_keyword_results_still_come(
+    ai_fable: Fable, assistant: Assistant, worker: EmbeddingWorker, fake: FakeLLM, alice: Caller
+) -> None:
+    """A busy embedding server (one CPU thread embedding a backlog) used to give a search in
+    keyword mode with no word why, and with 0 results for words unlike the note's: the results say
+    why meaning was not searched, and the keyword matches still come."""
+    note = await ai_fable.call("create_note", {"title": "Boiler service", "body": "annual boiler check"}, alice)
+    await worker.idle(backfill=False)
+    embedder = assistant.embedder
+    assert embedder is not None
+    embedder.query_timeout, fake.embed_hold = 0.3, threading.Event()
+    try:
+        found = await ai_fable.call("search_notes", {"query": "boiler"}, alice)
+        refused = await ai_fable.call("search_notes", {"query": "boiler maintenance"}, alice)  # in the back-off
+    finally:
+        fake.embed_hold.set()
+    assert found["mode"] == "keyword" and [h["id"] for h in found["items"]] == [note["id"]]
+    assert found["keyword_only"] == "the embedding server did not answer within 0.3 s (busy)"
+    assert refused["mode"] == "keyword" and refused["keyword_only"].startswith("the embedding server failed a moment")
+    embedder._down_until = 0.0  # the back-off over
+    again = await ai_fable.call("search_notes", {"query": "boiler"}, alice)
+    assert again["mode"] == "hybrid" and "keyword_only" not in again
+
+
 async def test_search_without_a_provider_is_keyword_only(fable: Fable, alice: Caller) -> None:
     await fable.call("create_note", {"title": "Berlin packing", "body": "passport"}, alice)
     found = await fable.call("search_notes", {"query": "passport"}, alice)
     assert found["mode"] == "keyword" and len(found["items"]) == 1
+    assert "keyword_only" not in found, "no embedding model set up: nothing missed"
 
 
 async def test_a_semantic_near_duplicate_needs_confirmation(

@@ -36,6 +36,11 @@ _WORD = re.compile(r"[a-z0-9]{2,}")
 MODELS = ("qwen3:8b", "nomic-embed-text", "fake-embed")
 
 
+async def _embedding_held(fake: FakeLLM) -> None:
+    if fake.embed_hold is not None:
+        await asyncio.to_thread(fake.embed_hold.wait, 30)
+
+
 def embed_text(text: str, dims: int = 128) -> list[float]:
     """A unit vector: each word adds ±1 at a hashed position. Shared words → high cosine."""
     vec = [0.0] * dims
@@ -79,6 +84,7 @@ class FakeLLM:
     embed_bodies: list[dict[str, Any]] = field(default_factory=list)  # each embedding request's JSON
     model_lists: int = 0  # GET /api/tags or /v1/models: what a health probe asks
     models: list[str] = field(default_factory=lambda: list(MODELS))
+    embed_hold: threading.Event | None = None  # embeddings answer only once this is set (a busy server)
 
     def reset(self) -> None:
         """Back to the start of a test: nothing scripted, nothing received, the default models."""
@@ -89,6 +95,7 @@ class FakeLLM:
         self.embed_bodies.clear()
         self.model_lists = 0
         self.models[:] = MODELS
+        self.embed_hold = None
 
     def reply(self, body: dict[str, Any]) -> Reply:
         self.requests.append(("chat", body))
@@ -131,6 +138,7 @@ def ollama_app(fake: FakeLLM) -> Starlette:
 
     async def embed(request: Request) -> Response:
         body = await request.json()
+        await _embedding_held(fake)
         return JSONResponse({"model": body["model"], "embeddings": fake.embed(body)})
 
     async def tags(_: Request) -> Response:
@@ -237,6 +245,7 @@ def openai_app(fake: FakeLLM, api_key: str | None = None) -> Starlette:
         if (bad := refused(request)) is not None:
             return bad
         body = await request.json()
+        await _embedding_held(fake)
         vectors = fake.embed(body)
         return JSONResponse({"object": "list", "model": body["model"], "data": [
             {"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]})

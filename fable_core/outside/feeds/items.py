@@ -163,7 +163,7 @@ async def search_feed_items(
     limit: Annotated[int, Field(ge=1, le=20)] = 8,
 ) -> FeedSearchResults:
     """Search your feeds' items by words (and by meaning with an embedding model); cite their links."""
-    vector = await query_vector(ctx, query)  # remote: before the session
+    vector, missed = await query_vector(ctx, query)  # remote: before the session
     async with ctx.reading() as session:
         if feed_id is not None:
             await own_feed(session, ctx.caller, feed_id)
@@ -184,7 +184,7 @@ async def search_feed_items(
             near = [item_id for item_id, distance in semantic if 1.0 - float(distance) >= cut]
             ranked, mode = [item_id for item_id, _ in rrf([keyword, near])][:limit], "hybrid"
         hits = await _hits(session, ranked, tsq)
-    return FeedSearchResults(query=query, mode=mode, items=hits)
+    return FeedSearchResults(query=query, mode=mode, items=hits, keyword_only=missed)
 
 
 def _nearest(where: list[ColumnElement[bool]], dims: int, limit: int) -> Select[Any]:

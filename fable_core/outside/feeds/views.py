@@ -96,4 +96,6 @@ class FeedSearchHit(BaseModel):
 class FeedSearchResults(BaseModel):
     query: str
     mode: Literal["keyword", "hybrid"]
+    keyword_only: str | None = absent_when_none(
+        "Why meaning was not searched though an embedding model is set up (keyword matches only).")
     items: list[FeedSearchHit]
