@@ -11,7 +11,9 @@ from pydantic import StringConstraints
 
 from fable_core.assistant.answers import cut, json_object_from, tags_from, title_from
 from fable_core.assistant.note_drafts import llm
+from fable_core.assistant.today import today_line
 from fable_core.errors import InvalidInput, NeedsConfirmation
+from fable_core.knowledge.quickadd import parse_quick
 from fable_core.knowledge.views import NoteSummary
 from fable_core.tools import Context, Route, tool
 
@@ -29,7 +31,8 @@ async def quick_capture(
 ) -> NoteSummary:
     """Turn a sentence ("call the bank friday, high priority") into a task or note.
 
-    The model fills in title, due date, priority and tags. If its answer is no note or task,
+    The model fills in title, priority and tags; dates ("friday", "on the 15th") are read by
+    Fable's quick-add parser, never guessed. If its answer is no note or task,
     nothing is saved: needs_confirmation, whose `confirm_arguments` save a plain note.
 
     Args:
@@ -37,11 +40,16 @@ async def quick_capture(
     """
     if plain:
         return NoteSummary.model_validate(await ctx.call("create_note", plain_note(text)), from_attributes=True)
+    today = await ctx.today()
+    read = parse_quick(text, today)  # dates are Fable's to read, never the model's: "on Friday" is no guess
+    sentence = _without(text, read.when_words) if read.due_date else text
     answer = await llm(ctx).complete([
-        {"role": "system", "content": _CAPTURE.format(today=(await ctx.today()).isoformat())},
-        {"role": "user", "content": text},
+        {"role": "system", "content": _CAPTURE.format(today=today_line(today, await ctx.timezone()))},
+        {"role": "user", "content": sentence},
     ], max_tokens=300)
-    fields = _capture_fields(answer, text)
+    fields = _capture_fields(answer, sentence)
+    if fields is not None and read.due_date is not None:  # a dated capture is a task, due when the words say
+        fields.update(due_date=read.due_date.isoformat(), status="todo")
     if fields is None:
         raise NeedsConfirmation(
             f"the model's answer could not be read as a note or task ({_shown(answer)}); nothing was saved. "
@@ -59,6 +67,15 @@ async def quick_capture(
 
 
 PLAIN_TITLE = 120
+
+
+def _without(text: str, phrases: list[str]) -> str:
+    """``text`` without the date and time ``phrases`` the parser read (once each): the model
+    never sees them, so they neither end up in the title nor get re-read wrongly."""
+    for phrase in phrases:
+        text = re.sub(r"\s*" + r"\s+".join(map(re.escape, phrase.split())) + r"\b", "", text, count=1,
+                      flags=re.IGNORECASE)
+    return " ".join(text.split()).strip(" ,;-") or text
 
 
 def plain_note(text: str) -> dict[str, str]:

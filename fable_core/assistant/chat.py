@@ -32,6 +32,7 @@ from fable_core.assistant.context import ContextPack, add_urls, build_context
 from fable_core.assistant.conversations import check_conversation, load_conversation, scope_label
 from fable_core.assistant.memory import Past
 from fable_core.assistant.providers import NoProvider, StreamCut, unavailable
+from fable_core.assistant.today import today_line
 from fable_core.assistant.toolloop import LoopResult, run_tool_loop
 from fable_core.assistant.toolprompt import tool_mode
 from fable_core.db.database import Database
@@ -409,7 +410,7 @@ class _Turn:
         writer.context = pack.meta()
         await emit("context", pack.meta())
         me = f"{name}, Fable's assistant" if name else "Fable's assistant"
-        system = _SYSTEM.format(me=me, who=self.caller.username or "the user", today=today_in(zone).isoformat())
+        system = _SYSTEM.format(me=me, who=self.caller.username or "the user", today=today_line(today_in(zone), zone))
         if about:
             system += f"\n\nAbout {self.caller.username or 'the user'} (their profile):\n{about}"
         day = self.conversation.day_date

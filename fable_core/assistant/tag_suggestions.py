@@ -1,15 +1,17 @@
 """Tags suggested for a note by the model, preferring the user's own: the answer is read as untrusted
 (:func:`fable_core.assistant.answers.tags_from`); tags the note has, phrases and the instruction
-read back are left out, with the reason when none is left."""
+read back, and the start of the existing-tags list read back (tags the note's words lack), are left
+out, with the reason when none is left."""
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 from pydantic import BaseModel, Field, StringConstraints
 from sqlalchemy import func, select
 
-from fable_core.assistant.answers import tags_from
+from fable_core.assistant.answers import Tags, tags_from
 from fable_core.assistant.note_drafts import llm
 from fable_core.db.models import Note
 from fable_core.errors import InvalidInput
@@ -57,4 +59,19 @@ async def suggest_tags(
          "content": f"Existing tags: {', '.join(existing) or '(none)'}\n\nNote:\n{(text or '')[:8000]}"},
     ], max_tokens=60)
     found = tags_from(answer, f"{instruction}\nExisting tags: (none)\nNote:", keep=existing, skip=have)
+    _unecho(found, [t for t in existing if t not in have], text or "")
     return TagSuggestions(tags=found.tags[:limit], reason=found.reason())
+
+
+def _unecho(found: Tags, listed: list[str], text: str) -> None:
+    """A small model answers with the start of the "Existing tags:" list it was shown, in order
+    (``home, travel, car`` for a lentil soup recipe): such an answer keeps only the tags whose
+    words the note has; the others are refused as the list read back."""
+    n = len(found.tags)
+    if n < 2 or found.tags != listed[:n]:
+        return
+    words = set(re.findall(r"\w+", text.casefold()))
+    for tag in list(found.tags):
+        if not set(re.findall(r"\w+", tag.casefold())) <= words:
+            found.tags.remove(tag)
+            found.refused[tag] = "the list of existing tags read back"

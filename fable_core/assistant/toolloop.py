@@ -37,7 +37,7 @@ from typing import Any
 from fable_core.assistant.providers.base import Provider, ToolCall
 from fable_core.assistant.toolpick import FIND_TOOLS, Offer, ToolPicker
 from fable_core.assistant.toolprompt import Holdback, ToolMode, parse_calls, result_message, with_tool_prompt
-from fable_core.errors import FableError, NeedsConfirmation
+from fable_core.errors import FableError, NeedsConfirmation, Unavailable, UnknownTool
 from fable_core.tools.availability import Availability
 from fable_core.tools.binary import Blob
 from fable_core.tools.caller import Caller
@@ -47,7 +47,7 @@ from fable_core.tools.progress import Progress
 from fable_core.tools.registry import Registry, Tool
 from fable_core.tools.suggest import unknown_tool
 
-__all__ = ["MAX_ROUNDS", "LoopResult", "llm_tools", "run_tool_loop"]
+__all__ = ["MAX_ROUNDS", "LoopResult", "NoAnswer", "llm_tools", "run_tool_loop", "what_was_done"]
 
 MAX_ROUNDS = 5
 RESULT_CHARS = 8000
@@ -74,26 +74,79 @@ async def run_tool_loop(
     filled as it goes, so a caller that is cancelled still has the partial text. Without an
     ``offer``, every tool the caller may be offered is described."""
     offer = offer or ToolPicker(dispatcher.registry).everything(caller)
+    answered: dict[str, str] = {}  # each call made (name and arguments) → its outcome as the model read it
+    last = rounds  # the round that must answer in words
     for round_ in range(rounds + 1):
-        schemas = offer.schemas() if round_ < rounds else []  # the last round must answer in words
+        schemas = offer.schemas() if round_ < last else []
         request = with_tool_prompt(messages, schemas) if mode == "prompt" and schemas else messages
         tools = schemas if mode != "prompt" and schemas else None
         text, calls, written = await _one_round(provider, request, tools, emit, result,
                                                 read_text=mode != "native", known=offer.runnable)
         if not calls or not schemas:
-            return result
+            break
         if written:
             messages.append({"role": "assistant", "content": text})
         else:
             messages.append({"role": "assistant", "content": text,
                              "tool_calls": [c.as_message_part() for c in calls]})
-        outcomes = [(call, _as_text(await _answer(dispatcher, caller, offer, call, emit, result))) for call in calls]
+        outcomes: list[tuple[ToolCall, str]] = []
+        for call in calls:
+            key = json.dumps([call.name, call.arguments], sort_keys=True, default=str)
+            if key in answered:  # a small model calling again what it has: it answers from that now
+                outcomes.append((call, REPEATED.format(name=call.name, outcome=answered[key])))
+                last = round_ + 1
+                continue
+            answered[key] = _as_text(await _answer(dispatcher, caller, offer, call, emit, result))
+            outcomes.append((call, answered[key]))
         if written:
             messages.append(result_message([(call.name, outcome) for call, outcome in outcomes]))
         else:
             messages += [{"role": "tool", "tool_call_id": call.id, "name": call.name, "content": outcome}
                          for call, outcome in outcomes]
+    if not result.text.strip():  # never a turn ended with nothing said
+        said = what_was_done(dispatcher.registry, result.tool_events)
+        if not said:
+            raise NoAnswer("the model answered nothing (no words, no tool call): try again, or use a larger model")
+        await _show(said, emit, result)
     return result
+
+
+REPEATED = ("You already called {name} with these arguments; its result was: {outcome}. "
+            "Do not call it again: answer the user in words from that result.")
+
+
+class NoAnswer(Unavailable):
+    """A model that answered a turn with nothing at all: an error the user can retry, never an
+    empty answer stored as done."""
+
+    type = "empty_answer"
+
+
+def what_was_done(registry: Registry, events: list[dict[str, Any]]) -> str:
+    """The turn's tool calls said in words, for a model that ran them and then said nothing
+    (small models do): what ran, what waits for confirmation, what failed."""
+    lines = []
+    for event in events:
+        t = registry.get(event["name"])
+        title = t.title if t is not None else event["name"]
+        if event.get("requires_confirmation"):
+            lines.append(f"- {title}: waiting for your confirmation.")
+        elif "error" in event:
+            lines.append(f"- {title} failed: {event['error'].get('message', 'error')}")
+        else:
+            lines.append(f"- {title}: {_brief(event.get('result'))}")
+    return "\n".join(lines)
+
+
+def _brief(result: Any) -> str:
+    """A tool result in a few words: its title or name, else its value, else "done"."""
+    if isinstance(result, dict):
+        for key in ("title", "name", "result", "message"):
+            if isinstance(result.get(key), str | int | float) and str(result[key]).strip():
+                return f"“{result[key]}”" if key in ("title", "name") else str(result[key])
+        if isinstance(result.get("items"), list):
+            return f"{len(result['items'])} found"
+    return "done"
 
 
 async def _answer(dispatcher: Dispatcher, caller: Caller, offer: Offer, call: ToolCall, emit: Emit,
@@ -102,7 +155,8 @@ async def _answer(dispatcher: Dispatcher, caller: Caller, offer: Offer, call: To
         return await _find_tools(offer, caller, call, emit, result)
     if call.name in offer.runnable:
         return await _run_call(dispatcher, caller, call.name, call.arguments, emit, result)
-    return await _refuse_call(call.name, call.arguments, sorted(offer.runnable), emit, result)
+    offered = [schema["function"]["name"] for schema in offer.schemas()]
+    return await _refuse_call(call.name, call.arguments, sorted(offer.runnable), offered, emit, result)
 
 
 def _as_text(outcome: dict[str, Any]) -> str:
@@ -174,13 +228,26 @@ async def _to_confirm(dispatcher: Dispatcher, t: Tool, arguments: dict[str, Any]
     return {"error": error.to_dict(), "requires_confirmation": True, "confirm_arguments": arguments}
 
 
-async def _refuse_call(name: str, arguments: dict[str, Any], runnable: list[str], emit: Emit,
+async def _refuse_call(name: str, arguments: dict[str, Any], runnable: list[str], offered: list[str], emit: Emit,
                        result: LoopResult) -> dict[str, Any]:
     error = unknown_tool(name, runnable, " is available here")  # never a hidden tool's name
+    if "did_you_mean" not in error.details and offered:  # a wild name: the ones it was shown
+        error = UnknownTool(f"{error.message}; the tools offered: {', '.join(offered)}", name=name)
     event = {"name": name, "arguments": arguments, "at": len(result.text), "error": error.to_dict(), "ok": False}
     result.tool_events.append(event)
     await emit("tool_result", event)
     return {"error": error.to_dict()}
+
+
+def _known_arguments(t: Tool | None, arguments: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """A model's call without the arguments its tool does not take (a small model adds one: the
+    call runs, and the model is told), and their names. Markers of arguments that were no JSON
+    object stay, for the dispatcher to refuse."""
+    properties = (t.input_schema.get("properties") or {}) if t is not None else {}
+    ignored = sorted(k for k in arguments if k not in properties and not k.startswith("_invalid"))
+    if t is None or not ignored:
+        return arguments, []
+    return {k: v for k, v in arguments.items() if k not in ignored}, ignored
 
 
 async def _run_call(dispatcher: Dispatcher, caller: Caller, name: str, arguments: dict[str, Any],
@@ -198,10 +265,13 @@ async def _run_call(dispatcher: Dispatcher, caller: Caller, name: str, arguments
     async def progress(item: Progress) -> None:  # a streaming tool's progress, in the chat's events
         await emit("tool_progress", {"name": name, "event": item.event, "data": item.data})
 
+    arguments, ignored = _known_arguments(t, arguments)
     try:
         answer = await dispatcher.run(name, arguments, caller, progress=progress)
         outcome: dict[str, Any] = {"result": answer.described() if isinstance(answer, Blob)
                                    else answer.model_dump(mode="json")}
+        if ignored:
+            outcome["ignored"] = f"{name} takes no {', '.join(ignored)}: left out"
     except NeedsConfirmation as e:
         outcome = {"error": e.to_dict(), "requires_confirmation": True,
                    "confirm_arguments": e.details.get("confirm_arguments") or {**arguments, "confirm": True}}

@@ -12,7 +12,8 @@ Many small or local models (and servers: llama-cpp-python's default chat format 
 
 :func:`parse_calls` reads what models write: a JSON object (bare, in a fenced block, or in
 ``<tool_call>`` tags) shaped ``{"name", "arguments"}``, ``{"tool", "args"|"parameters"}``,
-``{"function": {"name", "arguments"}}``, or a list of them. Such calls run exactly like
+``{"function": {"name", "arguments"}}``, or a list of them, ``//`` and ``/* */`` comments
+allowed. Such calls run exactly like
 structured ones (the dispatcher validates them), and their text is never shown as the answer.
 :class:`Holdback` lets prose stream at once while holding back a line that may be a call.
 """
@@ -85,6 +86,8 @@ def parse_calls(text: str, known: Container[str] = ()) -> list[ToolCall]:
     body = _unwrap(text.strip())
     if body is None:
         return []
+    if "//" in body or "/*" in body:  # small models annotate their calls: comments are no JSON
+        body = _without_comments(body)
     decoder = json.JSONDecoder()
     values: list[Any] = []
     at = 0
@@ -103,6 +106,37 @@ def parse_calls(text: str, known: Container[str] = ()) -> list[ToolCall]:
     if not calls or any(c is None for c in calls):
         return []
     return [c for c in calls if c is not None]
+
+
+def _without_comments(text: str) -> str:
+    """``text`` without ``// …`` and ``/* … */`` comments outside JSON strings (a URL's ``//``
+    inside a string stays)."""
+    out: list[str] = []
+    i, n, quoted = 0, len(text), False
+    while i < n:
+        ch = text[i]
+        if quoted:
+            out.append(ch)
+            if ch == "\\" and i + 1 < n:
+                out.append(text[i + 1])
+                i += 1
+            elif ch == '"':
+                quoted = False
+        elif ch == '"':
+            quoted = True
+            out.append(ch)
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+            continue
+        else:
+            out.append(ch)
+        i += 1
+    return "".join(out)
 
 
 def _unwrap(text: str) -> str | None:

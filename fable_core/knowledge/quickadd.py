@@ -15,7 +15,7 @@ What is recognised (anywhere in the line; the rest is the title):
   day from today;
 - a date: today, tonight, tomorrow, (next) monday..sunday (the coming one, never today), next
   week (its Monday), next month (its 1st), in N days/weeks/months, in a week, ISO 2026-12-24,
-  "dec 24", "24 december", "december 24th";
+  "dec 24", "24 december", "december 24th", "on the 15th" (the next 15th, today counts);
 - a time: 5pm, 5:30 pm, 17:00, at 9, noon. Tasks are due on a date: the time is returned apart
   (``due_time``) for the caller to keep where it wants.
 
@@ -67,6 +67,7 @@ _DATES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.IGNORECASE), kind
     (r"\b(?:(?:on|next|this)\s+)?(" + _FULL_WEEKDAY + r")\b", "weekday"),
     (r"\b(?:on|next|this)\s+(" + _WEEKDAY + r")\b", "weekday"),  # "sun", "sat" alone are words
     (r"\b(today|tonight|tomorrow|tmrw|tmr)\b", "relative"),
+    (r"\b(?:on\s+)?the\s+(\d{1,2})(?:st|nd|rd|th)\b", "nth"),  # the next 15th (today counts)
 )]
 _COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
 
@@ -83,6 +84,7 @@ class QuickTask:
     priority: Priority | None = None
     tags: list[str] = field(default_factory=list)
     project: str | None = None
+    when_words: list[str] = field(default_factory=list)  # the time and date as written, in that order
 
 
 def parse_quick(text: str, today: date, projects: Sequence[str] = ()) -> QuickTask:
@@ -98,18 +100,20 @@ def parse_quick(text: str, today: date, projects: Sequence[str] = ()) -> QuickTa
         priority = _PRIORITY[found.group(1).lower()]
         rest = _cut(rest, found)
     rule, rest = _recurrence(rest)
-    due_time = None
+    due_time, when = None, []
     if found := _TIME.search(rest):
         due_time = _time_of(found)
         rest = _cut(rest, found)
-    due, rest = _date(rest, today)
+        when.append(found.group().strip())
+    due, rest, said = _date(rest, today)
+    when += [said] if said else []
     if rule is not None and due is None:
         due = _first_day(rule, today)
     title = " ".join(rest.split()).strip(" ,;-")
     return QuickTask(
         title=title, due_date=due, due_time=due_time, recurrence_rule=rule, priority=priority,
         next_occurrence=next_occurrence(rule, due) if rule and due else None,
-        tags=list(dict.fromkeys(t for t in tags if t)), project=named[-1] if named else None,
+        tags=list(dict.fromkeys(t for t in tags if t)), project=named[-1] if named else None, when_words=when,
     )
 
 
@@ -170,13 +174,14 @@ def _time_of(found: re.Match[str]) -> time:
     return time(min(int(bare), 23))
 
 
-def _date(text: str, today: date) -> tuple[date | None, str]:
+def _date(text: str, today: date) -> tuple[date | None, str, str]:
+    """The first date ``text`` says, the text without it, and its words as written."""
     for pattern, kind in _DATES:
         for found in pattern.finditer(text):
             day = _day_of(kind, found, today)
             if day is not None:
-                return day, _cut(text, found)
-    return None, text
+                return day, _cut(text, found), found.group().strip()
+    return None, text, ""
 
 
 def _day_of(kind: str, found: re.Match[str], today: date) -> date | None:
@@ -197,6 +202,14 @@ def _day_of(kind: str, found: re.Match[str], today: date) -> date | None:
         return today + timedelta(days=count * _UNIT_DAYS[g[1]])
     if kind == "iso":
         return _valid(int(g[0]), int(g[1]), int(g[2]))
+    if kind == "nth":  # this month's, else the next month that has that day
+        first = today.replace(day=1)
+        for ahead in range(12):
+            start = _add_months(first, ahead)
+            nth = _valid(start.year, start.month, int(g[0]))
+            if nth is not None and nth >= today:
+                return nth
+        return None
     day, month, year = (g[0], g[1], g[2]) if kind == "day_month" else (g[1], g[0], g[2])
     return _on(int(day), _MONTHS[month], int(year) if year else None, today)
 

@@ -3,6 +3,8 @@ suggestions, quick capture, project summaries and project search."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 from sqlalchemy import select
 from support.fake_llm import FakeLLM, Reply
@@ -85,6 +87,22 @@ async def test_tag_suggestions_prefer_existing_tags_and_skip_the_notes_own(
         await ai_fable.call("suggest_tags", {}, alice)
 
 
+async def test_the_existing_tags_list_read_back_is_no_suggestion(ai_fable: Fable, fake: FakeLLM, alice: Caller) -> None:
+    """SmolLM2 answered a lentil soup recipe with the start of the list it was shown, in order."""
+    for title, tags in (("A", ["home", "travel", "car"]), ("B", ["home", "travel", "car"]), ("C", ["home", "travel"]),
+                        ("D", ["home", "soup"])):  # listed as home (4), travel (3), car (2), soup (1)
+        await ai_fable.call("create_note", {"title": title, "tags": tags}, alice)
+    soup = "Lentil soup: red lentils, onion, cumin; simmer 20 minutes at home"
+    fake.plain_replies.append(Reply("home, travel, car"))
+    assert await ai_fable.call("suggest_tags", {"text": soup}, alice) == {
+        "tags": ["home"], "reason": ""}, "what the note says is kept: it has the word home"
+    fake.plain_replies.append(Reply("home, travel"))
+    result = await ai_fable.call("suggest_tags", {"text": "Lentil soup with cumin"}, alice)
+    assert result["tags"] == [] and "'home' (the list of existing tags read back)" in result["reason"]
+    fake.plain_replies.append(Reply("soup, home"))  # not the list's order: a real answer
+    assert (await ai_fable.call("suggest_tags", {"text": "Lentil soup with cumin"}, alice))["tags"] == ["soup", "home"]
+
+
 async def test_tag_suggestions_drop_phrases_and_say_why_when_none_is_left(
     ai_fable: Fable, fake: FakeLLM, alice: Caller
 ) -> None:
@@ -104,18 +122,42 @@ async def test_tag_suggestions_drop_phrases_and_say_why_when_none_is_left(
     assert (await ai_fable.call("suggest_tags", {"text": "x", "limit": 3}, alice))["tags"] == ["tag0", "tag1", "tag2"]
 
 
+def coming(weekday: int) -> str:
+    """The coming ``weekday`` (0 Monday) after today, UTC (alice's zone), as the parser reads "friday"."""
+    today = datetime.now(UTC).date()
+    return (today + timedelta(days=(weekday - today.weekday()) % 7 or 7)).isoformat()
+
+
 async def test_quick_capture_fills_in_a_task(ai_fable: Fable, fake: FakeLLM, alice: Caller) -> None:
+    """The model's date (a wrong one here: a small model's "on Friday" became today) is never
+    used: Fable's parser reads the date, and the model is shown the sentence without it, with the
+    weekday and the coming dates in its prompt."""
     fake.plain_replies.append(Reply('Sure! {"kind": "task", "title": "Call the bank", "body": "", '
                                     '"due_date": "2026-12-04", "priority": "high", "tags": ["Money"]}'))
     task = await ai_fable.call("quick_capture", {"text": "call the bank friday, urgent"}, alice)
     assert (task["title"], task["kind"], task["due_date"], task["priority"], task["tags"]) == (
-        "Call the bank", "task", "2026-12-04", "high", ["money"])
+        "Call the bank", "task", coming(4), "high", ["money"])
+    [body] = fake.chat_bodies()
+    system, user = body["messages"][0]["content"], body["messages"][1]["content"]
+    assert user == "call the bank, urgent"
+    assert f"Friday {coming(4)}" in system and ", UTC); the coming days" in system
 
 
 async def test_quick_capture_survives_a_confused_model(ai_fable: Fable, fake: FakeLLM, alice: Caller) -> None:
     fake.plain_replies.append(Reply('{"kind": "task", "title": "Water plants", "due_date": "next tuesday"}'))
     task = await ai_fable.call("quick_capture", {"text": "water the plants next tuesday"}, alice)
-    assert (task["title"], task["kind"], task["due_date"]) == ("Water plants", "task", None)
+    assert (task["title"], task["kind"], task["due_date"]) == ("Water plants", "task", coming(1))
+
+
+async def test_quick_capture_reads_the_15th_and_keeps_it_out_of_the_title(
+    ai_fable: Fable, fake: FakeLLM, alice: Caller
+) -> None:
+    fake.plain_replies.append(Reply('{"kind": "note", "title": "Pay window cleaner £20", "due_date": null}'))
+    task = await ai_fable.call("quick_capture", {"text": "pay window cleaner £20 on the 15th"}, alice)
+    today = datetime.now(UTC).date()
+    due = today.replace(day=15) if today.day <= 15 else (today.replace(day=1) + timedelta(days=32)).replace(day=15)
+    assert (task["title"], task["kind"], task["due_date"]) == ("Pay window cleaner £20", "task", due.isoformat())
+    assert fake.chat_bodies()[0]["messages"][1]["content"] == "pay window cleaner £20"
 
 
 async def test_quick_capture_cuts_the_models_title_or_falls_back_to_the_users_words(

@@ -34,6 +34,13 @@ SATURDAY = date(2026, 12, 5)
     ("enjoy the sun on saturday", {"title": "enjoy the sun", "due_date": date(2026, 12, 12)}),
     ("Q3 report", {"title": "Q3 report"}),
     ("clean up tonight", {"title": "clean up", "due_date": SATURDAY}),
+    ("pay window cleaner £20 on the 15th", {"title": "pay window cleaner £20", "due_date": date(2026, 12, 15),
+                                            "when_words": ["on the 15th"]}),
+    ("book flights the 5th", {"title": "book flights", "due_date": SATURDAY}),   # today counts
+    ("renew passport on the 2nd", {"title": "renew passport", "due_date": date(2027, 1, 2)}),
+    ("payroll on the 31st", {"title": "payroll", "due_date": date(2026, 12, 31)}),
+    ("call Anna tomorrow at 5pm", {"title": "call Anna", "due_date": date(2026, 12, 6), "due_time": time(17),
+                                   "when_words": ["at 5pm", "tomorrow"]}),
 ])
 def test_quick_add_reads_a_table_of_phrases(text: str, expected: dict[str, object]) -> None:
     parsed = vars(parse_quick(text, SATURDAY))
