@@ -364,6 +364,13 @@ class Settings(BaseModel):
         "fails with a clear message instead of a cursor that never moves. Raise it for large "
         "prompts on a slow CPU: the server reads the whole prompt before the first token.",
     )
+    llm_server_concurrency: int | None = Field(
+        None, ge=1, le=64,
+        description="Model requests Fable has in flight to the model server at once; more wait, a user's "
+        "before background work (titles, summaries, journal prep, research). Unset: 1 for "
+        "LLM_PROVIDER=openai (llama.cpp's server ends a running answer when another request arrives), "
+        "4 for Ollama (which queues them itself). Raise it for a server that serves requests in parallel.",
+    )
     llm_concurrency_per_user: int = Field(
         2, ge=1, le=64,
         description="Model requests one user may have running at once (chat, assist, capture, "
@@ -479,6 +486,13 @@ def cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         return os.cpu_count() or 2
+
+
+def server_concurrency(settings: Settings) -> int | None:
+    """``LLM_SERVER_CONCURRENCY``, or the provider's default (None: no model, no cap)."""
+    if settings.llm_server_concurrency is not None:
+        return settings.llm_server_concurrency
+    return {"openai": 1, "ollama": 4}.get(settings.llm_provider)
 
 
 def request_limit(settings: Settings) -> int:

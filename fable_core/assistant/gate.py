@@ -6,13 +6,22 @@ may have ``per_user`` requests running (``LLM_CONCURRENCY_PER_USER``); up to fou
 more wait their turn, and beyond that a request is refused at once with ``RateLimited``. The
 gate wraps the provider per caller (:func:`model_for`), so every path to the model passes it:
 tools, chat turns and what they do afterwards (titles, summaries).
+
+**One server, one request in flight** (``LLM_SERVER_CONCURRENCY``; by default 1 for an
+OpenAI-compatible server, whose llama.cpp kind ends a running stream when another request arrives,
+and 4 for Ollama, which queues them itself): past that, requests wait in this process, those a
+user waits for first and background work (:func:`background`) after them. Fable never interrupts
+its own answers. Embedding requests are not counted (they go to ``EMBED_BASE_URL`` when set).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import heapq
+import itertools
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -24,9 +33,21 @@ from fable_core.tools.caller import Caller
 if TYPE_CHECKING:
     from fable_core.tools.runtime import Runtime
 
-__all__ = ["GatedProvider", "ModelGate", "model_for"]
+__all__ = ["GatedProvider", "ModelGate", "background", "model_for"]
 
 WAITING_FACTOR = 4
+_BACKGROUND: ContextVar[bool] = ContextVar("fable_model_background", default=False)
+
+
+@contextmanager
+def background() -> Iterator[None]:
+    """Model requests made inside wait behind those a user waits for (an answer, a capture):
+    titles, summaries, journal prep, profile learning, research sections."""
+    token = _BACKGROUND.set(True)
+    try:
+        yield
+    finally:
+        _BACKGROUND.reset(token)
 
 
 @dataclass
@@ -38,13 +59,17 @@ class _Share:
 class ModelGate:
     """Per-user counters of model requests, in this process."""
 
-    def __init__(self, per_user: int) -> None:
+    def __init__(self, per_user: int, server: int | None = None) -> None:
         self.per_user = per_user
         self.limit = per_user * (1 + WAITING_FACTOR)
         self._shares: dict[int, _Share] = {}
         self.running = 0  # requests holding a slot now, all users together
         self._quiet = asyncio.Event()  # set while running == 0
         self._quiet.set()
+        self.server = server  # requests in flight to the server at once (None: no cap)
+        self._free = server or 0
+        self._waiting: list[tuple[int, int, asyncio.Future[None]]] = []  # (background?, arrival, wake)
+        self._arrivals = itertools.count()
 
     @asynccontextmanager
     async def turn(self, user_id: int) -> AsyncIterator[None]:
@@ -58,6 +83,7 @@ class ModelGate:
         share.admitted += 1
         try:
             async with share.running:
+                await self._server_slot()
                 self.running += 1
                 self._quiet.clear()
                 try:
@@ -66,10 +92,38 @@ class ModelGate:
                     self.running -= 1
                     if self.running == 0:
                         self._quiet.set()
+                    self._give_back()
         finally:
             share.admitted -= 1
             if share.admitted == 0:
                 self._shares.pop(user_id, None)
+
+    async def _server_slot(self) -> None:
+        """One of the server's slots (``LLM_SERVER_CONCURRENCY``): at once when one is free and
+        nobody waits, else in turn, a user's requests before background ones, each in arrival order."""
+        if self.server is None:
+            return
+        if self._free > 0 and not self._waiting:
+            self._free -= 1
+            return
+        wake: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._waiting, (int(_BACKGROUND.get()), next(self._arrivals), wake))
+        try:
+            await wake
+        except asyncio.CancelledError:
+            if wake.done() and not wake.cancelled():  # given the slot as it gave up: pass it on
+                self._give_back()
+            raise
+
+    def _give_back(self) -> None:
+        if self.server is None:
+            return
+        while self._waiting:
+            *_, wake = heapq.heappop(self._waiting)
+            if not wake.done():  # not given up meanwhile
+                wake.set_result(None)
+                return
+        self._free += 1
 
     async def quiet(self) -> None:
         """Return once no model request is running (at once when none is)."""

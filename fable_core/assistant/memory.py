@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 from sqlalchemy import update
 
 from fable_core.assistant.answers import cut, echoes, title_from
+from fable_core.assistant.gate import background
 from fable_core.assistant.providers.base import Provider
 from fable_core.db.database import Database, rowcount
 from fable_core.db.models import Conversation
@@ -89,10 +90,11 @@ async def summarise(db: Database, provider: Provider, conversation: Conversation
 async def _summarise(provider: Provider, previous: str | None, rows: Sequence[Past]) -> str:
     transcript = "\n".join(f"{r.role}: {r.content[:2000]}" for r in rows)
     earlier = f"Earlier summary:\n{previous}\n\n" if previous else ""
-    text = await provider.complete([
-        {"role": "system", "content": _SUMMARY_PROMPT},
-        {"role": "user", "content": f"{earlier}Conversation:\n{transcript}"},
-    ], max_tokens=SUMMARY_TOKENS)
+    with background():  # behind what a user waits for
+        text = await provider.complete([
+            {"role": "system", "content": _SUMMARY_PROMPT},
+            {"role": "user", "content": f"{earlier}Conversation:\n{transcript}"},
+        ], max_tokens=SUMMARY_TOKENS)
     return _cap_tokens(text.strip(), SUMMARY_TOKENS)
 
 
@@ -113,9 +115,10 @@ async def make_title(provider: Provider, messages: list[dict[str, Any]], fallbac
     when its answer holds none (empty, only markup, the instruction read back), ``fallback``
     cut the same way, and ``""`` (keep the title as it is) without one."""
     transcript = "\n".join(f"{m['role']}: {m['content'][:500]}" for m in messages[-10:])
-    answer = await provider.complete([
-        {"role": "system", "content": _TITLE_PROMPT},
-        {"role": "user", "content": transcript},
-    ], max_tokens=24)
+    with background():
+        answer = await provider.complete([
+            {"role": "system", "content": _TITLE_PROMPT},
+            {"role": "user", "content": transcript},
+        ], max_tokens=24)
     title = title_from(answer)
     return title if title and not echoes(title, _TITLE_PROMPT) else cut(fallback)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import func, or_, select, update
 
-from fable_core.assistant.gate import model_for
+from fable_core.assistant.gate import background, model_for
 from fable_core.assistant.parts import LLM
 from fable_core.db.database import rowcount
 from fable_core.db.models import Profile
@@ -74,9 +74,11 @@ async def _learn(fable: Runtime, caller: Caller, changed_at: datetime) -> int:
     noticed = "\n".join(f"- {o.text}" for o in reversed(profile.observations)) or "(none)"
     try:
         async with asyncio.timeout(TIMEOUT):
-            answer = await model_for(fable, caller).complete([
+            with background():
+                answer = await model_for(fable, caller).complete([
                 {"role": "system", "content": _PROMPT},
-                {"role": "user", "content": f"Facts they stated:\n{facts}\n\nNoticed:\n{noticed}"}], max_tokens=300)
+                    {"role": "user", "content": f"Facts they stated:\n{facts}\n\nNoticed:\n{noticed}"}],
+                    max_tokens=300)
     except (FableError, TimeoutError) as e:
         _log.info("profile of user %s not learned: %s", caller.user_id, getattr(e, "message", e))
         return 0

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy import func, select
 
 from fable_core.assistant.answers import summary_from
+from fable_core.assistant.gate import background
 from fable_core.assistant.note_drafts import llm
 from fable_core.db.database import Database
 from fable_core.db.models import Note, Project
@@ -123,8 +124,9 @@ async def summarize_project(
     listing = "\n".join(f"- {t}: {b[:200]}" for t, b in notes)
     prompt = (f"Project: {project.title}\nDescription: {project.description}\n"
               f"Goal: {project.goal}\nNotes:\n{listing or '(none)'}")
-    answer = await llm(ctx).complete([{"role": "system", "content": _SUMMARY}, {"role": "user", "content": prompt}],
-                                     max_tokens=200)
+    with background():  # refreshed in the background too: behind what a user waits for
+        answer = await llm(ctx).complete([{"role": "system", "content": _SUMMARY}, {"role": "user", "content": prompt}],
+                                         max_tokens=200)
     summary, why_not = summary_from(answer, _SUMMARY, prompt)
     async with ctx.transaction() as session:  # the project may have gone while the model wrote
         project = await get_visible(session, Project, project_id, ctx.caller, for_update=True, need="editor")

@@ -26,6 +26,7 @@ from fable_core.assistant.status import ProviderStatus
 from fable_core.assistant.sweeps import sweep_now
 from fable_core.assistant.toolpick import ToolPicker
 from fable_core.assistant.toolprompt import tool_mode
+from fable_core.config import server_concurrency
 from fable_core.infra.generations import STALE_AFTER, Generations, StreamEvent, recover_interrupted
 from fable_core.infra.shared_generations import SharedLog
 from fable_core.knowledge.vectors import EMBEDDER
@@ -49,7 +50,7 @@ class Assistant:
         self.dispatcher = fable.dispatcher
         self.settings = fable.settings
         self.provider = provider
-        self.gate = ModelGate(fable.settings.llm_concurrency_per_user)
+        self.gate = ModelGate(fable.settings.llm_concurrency_per_user, server_concurrency(fable.settings))
         self.status = ProviderStatus(provider, fable.availability, self.gate, vectors=fable.db.vectors)
         self.flush_interval = flush_interval
         self.shared = SharedLog(fable.db, grace=grace)  # chat answers across processes

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import delete, exists, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from fable_core.assistant.gate import background
 from fable_core.assistant.parts import ASSISTANT
 from fable_core.assistant.providers import NoProvider
 
@@ -244,7 +245,8 @@ async def _write(fable: Runtime, caller: Caller, day: date, gathered: Gathered, 
     messages = [{"role": "system", "content": system},
                 {"role": "user", "content": json.dumps(gathered.as_json(), ensure_ascii=False, default=str)}]
     try:
-        text = (await assistant.model(caller, model).complete(messages, max_tokens=OPENER_TOKENS)).strip()
+        with background():  # prepared ahead (the catch-up at start): behind what a user waits for
+            text = (await assistant.model(caller, model).complete(messages, max_tokens=OPENER_TOKENS)).strip()
     except FableError as e:
         _log.warning("the model could not write the morning note of user %s (%s); writing it from the sections",
                      caller.user_id, e.message)

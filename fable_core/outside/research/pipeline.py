@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import urldefrag
 
 from fable_core.assistant.answers import json_object_from
+from fable_core.assistant.gate import background
 from fable_core.assistant.providers import Provider
 from fable_core.config import Settings
 from fable_core.db.models import title_key
@@ -221,8 +222,9 @@ class Pipeline:
         self.emit("section", {"title": section.title, "index": i + 1, "of": total})
 
     async def _ask(self, system: str, user: str, max_tokens: int) -> str:
-        answer = await self.model.complete([{"role": "system", "content": system},
-                                            {"role": "user", "content": user}], max_tokens=max_tokens)
+        with background():  # a research run waits behind answers and captures, never cuts them
+            answer = await self.model.complete([{"role": "system", "content": system},
+                                                {"role": "user", "content": user}], max_tokens=max_tokens)
         return printable(_THINKING.sub("", answer)).strip()
 
 
