@@ -177,7 +177,58 @@ def summary_from(answer: str, instruction: str, prompt: str) -> tuple[str, str]:
         return "", "the model's answer was empty"
     if echoes(text, instruction, prompt):
         return "", "the model's answer repeated the prompt"
-    return text, ""
+    why = ungrounded(text, prompt)
+    return ("", why) if why else (text, "")
+
+
+_FIGURE = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_SCALE = re.compile(r"\b(thousand|million|billion|trillion)s?\b", re.IGNORECASE)
+_INSTRUCTIONS = re.compile(r"\b(?:your (?:response|answer|reply) (?:should|must|will)|as an ai\b|"
+                           r"(?:answer|respond|reply) (?:with|in) (?:exactly|only|at most)|you are (?:an?|the) "
+                           r"(?:assistant|ai|language model))", re.IGNORECASE)
+SMALL_COUNT = 12  # counts a summary may say without its sources spelling them ("3 tasks")
+
+
+def ungrounded(answer: str, sources: str) -> str:
+    """Why ``answer`` cannot be stored as what the model made of ``sources`` (``""`` when it
+    can): it is JSON, it reads out instructions, or it has figures its sources do not (a number
+    over :data:`SMALL_COUNT`, a "million": a small model invents amounts and dates)."""
+    text = answer.strip()
+    if text[:1] in "{[" or text.startswith("```"):
+        return "the model's answer was JSON, not words"
+    if _INSTRUCTIONS.search(text):
+        return "the model's answer read out instructions"
+    known = {f.replace(",", "") for f in _FIGURE.findall(sources)}
+    missing = [m.lower() for m in _SCALE.findall(text) if m.lower() not in sources.lower()]
+    for figure in _FIGURE.findall(text):
+        value = figure.replace(",", "").rstrip(".")
+        if value not in known and not (value.isdigit() and int(value) <= SMALL_COUNT):
+            missing.append(value)
+    if missing:
+        return f"the model's answer has figures its sources do not: {', '.join(dict.fromkeys(missing))}"
+    return ""
+
+
+_TITLE_STOP = frozenset({*_SENTENCE_WORDS, "and", "or", "of", "for", "to", "in", "on", "at", "with", "from",
+                         "by", "about", "how", "what", "why", "when", "do", "does", "vs"})
+
+
+def drawn_from(title: str, transcript: str) -> bool:
+    """Whether each word of ``title`` that carries meaning is one of the conversation's, in any
+    form ("Baking" from "bake"): its own words, never the model's claims ("Completed" for a task
+    nobody completed) or its instructions ("Your response should contain...")."""
+    said = {_stem(w) for w in _words(transcript)}
+    return all(_stem(w) in said for w in _words(title) if w not in _TITLE_STOP)
+
+
+def _stem(word: str) -> str:
+    """A word without its English inflection, enough to match "planning" with "plan"."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[:-len(suffix)]
+            break
+    word = word.removesuffix("e") if len(word) > 3 else word
+    return word[:-1] if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiou" else word
 
 
 def echoes(answer: str, instruction: str, prompt: str = "") -> bool:

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 
 from sqlalchemy import update
 
-from fable_core.assistant.answers import cut, echoes, title_from
+from fable_core.assistant.answers import cut, drawn_from, echoes, title_from
 from fable_core.assistant.gate import background
 from fable_core.assistant.providers.base import Provider
 from fable_core.db.database import Database, rowcount
@@ -112,7 +112,8 @@ def wants_title(message_count: int) -> bool:
 
 async def make_title(provider: Provider, messages: list[dict[str, Any]], fallback: str = "") -> str:
     """The model's title for the conversation, cleaned and cut (:func:`.answers.title_from`);
-    when its answer holds none (empty, only markup, the instruction read back), ``fallback``
+    when its answer holds none (empty, only markup, the instruction read back, words the
+    conversation does not have: :func:`.answers.drawn_from`), ``fallback``
     cut the same way, and ``""`` (keep the title as it is) without one."""
     transcript = "\n".join(f"{m['role']}: {m['content'][:500]}" for m in messages[-10:])
     with background():
@@ -121,4 +122,5 @@ async def make_title(provider: Provider, messages: list[dict[str, Any]], fallbac
             {"role": "user", "content": transcript},
         ], max_tokens=24)
     title = title_from(answer)
-    return title if title and not echoes(title, _TITLE_PROMPT) else cut(fallback)
+    drawn = title and not echoes(title, _TITLE_PROMPT) and drawn_from(title, transcript)
+    return title if drawn else cut(fallback)

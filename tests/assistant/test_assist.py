@@ -313,6 +313,10 @@ async def test_project_summaries_feed_project_search(ai_fable: Fable, fake: Fake
     (" \n\n ", "the model's answer was empty"),
     ("Summarise this project in at most 80 words: what it is about", "the model's answer repeated the prompt"),
     ("Project: Casa\nDescription: the house\nGoal: None", "the model's answer repeated the prompt"),
+    ('{"summary": "Renovating the house"}', "the model's answer was JSON, not words"),
+    ("Renovating the house for under a million pounds by 2031.",
+     "the model's answer has figures its sources do not: million, 2031"),
+    ("Your response should contain exactly 6 sentences.", "the model's answer read out instructions"),
 ])
 async def test_an_empty_or_echoed_summary_is_not_stored(
     ai_fable: Fable, fake: FakeLLM, alice: Caller, answer: str, reason: str

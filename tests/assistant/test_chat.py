@@ -154,7 +154,7 @@ async def test_a_title_is_generated_after_the_first_exchange(
     ai_fable: Fable, assistant: Assistant, fake: FakeLLM, alice: Caller
 ) -> None:
     conv = await new_conversation(ai_fable, alice)
-    fake.replies.append(Reply("Sourdough needs a starter."))
+    fake.replies.append(Reply("Sourdough bread needs a starter."))  # the title's words are the conversation's
     fake.plain_replies.append(Reply("Baking sourdough bread"))
     await turn(assistant, alice, conv, "How do I bake sourdough?")
     [conversation] = await rows(ai_fable, select(Conversation))
@@ -174,9 +174,22 @@ async def test_a_models_long_title_is_cut_and_an_empty_one_falls_back_to_the_use
     conv = await new_conversation(ai_fable, alice)
     fake.replies.append(Reply("Sourdough needs a starter."))
     fake.plain_replies.append(Reply(long))
-    await turn(assistant, alice, conv, "How do I bake sourdough?")
+    await turn(assistant, alice, conv, "How do I bake sourdough? Which flour and starter, step by step?")
     [conversation] = await rows(ai_fable, select(Conversation))
-    assert conversation.title == "The user is asking how to bake a"
+    assert conversation.title == "How do I bake sourdough? Which flour and", "words the conversation lacks: the user's"
+
+    drawn = await new_conversation(ai_fable, alice)  # a title drawn from the conversation's words is kept
+    fake.replies.append(Reply("Sourdough needs a starter."))
+    fake.plain_replies.append(Reply("Baking sourdough"))
+    await turn(assistant, alice, drawn, "How do I bake sourdough?")
+    assert (await rows(ai_fable, select(Conversation).where(Conversation.id == drawn)))[0].title == "Baking sourdough"
+
+    claimed = await new_conversation(ai_fable, alice)  # a model's claim the words do not make is no title
+    fake.replies.append(Reply("I can add that as a task."))
+    fake.plain_replies.append(Reply("Car Insurance Task Completed"))
+    await turn(assistant, alice, claimed, "renew the car insurance")
+    assert (await rows(ai_fable, select(Conversation).where(Conversation.id == claimed)))[0].title == (
+        "renew the car insurance")
 
     other = await new_conversation(ai_fable, alice)
     fake.replies.append(Reply("Flour, water, salt."))

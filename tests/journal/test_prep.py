@@ -187,6 +187,23 @@ async def test_a_model_that_fails_leaves_the_structured_opener(settled: Fable, l
     assert (await day_row(settled, day["conversation_id"])).opener_source == "structured"
 
 
+@pytest.mark.parametrize("answer", [
+    "Morning! The plumber needs a call today; the renovation should stay under a million pounds.",  # invented
+    "Morning! Pay the plumber £450 before 15 January.",                                               # invented
+    '{"greeting": "Morning", "tasks": ["Call the plumber"]}',                                         # JSON
+    "Your response should contain exactly 6 sentences. It",                                          # instructions
+])
+async def test_an_opener_with_what_the_day_does_not_hold_is_not_stored(
+        settled: Fable, llm: FakeLLM, alice: Caller, answer: str) -> None:
+    """SmolLM2 and Qwen 0.5B wrote openers with invented amounts and dates, JSON, and the
+    instruction read back: such an opener falls back to the structured one."""
+    await a_morning(settled, alice)
+    llm.plain_replies.append(Reply(answer))
+    day = await settled.call("prepare_journal", {}, alice)
+    assert "**Due today**\n- Call the plumber" in day["opener"]
+    assert (await day_row(settled, day["conversation_id"])).opener_source == "structured"
+
+
 async def test_talking_in_the_journal_is_the_assistants_chat_told_it_is_that_days_journal(
         settled: Fable, llm: FakeLLM, alice: Caller) -> None:
     this_day = today()  # when the test runs, not when its module was imported

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import delete, exists, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from fable_core.assistant.answers import ungrounded
 from fable_core.assistant.gate import background
 from fable_core.assistant.parts import ASSISTANT
 from fable_core.assistant.providers import NoProvider
@@ -242,8 +243,8 @@ async def _write(fable: Runtime, caller: Caller, day: date, gathered: Gathered, 
     system = _PROMPT.format(who=caller.username or "the user", day=f"{day:%A} {day.day} {day:%B %Y}")
     if about:
         system += f"\n\nAbout {caller.username or 'the user'} (their profile):\n{about}"
-    messages = [{"role": "system", "content": system},
-                {"role": "user", "content": json.dumps(gathered.as_json(), ensure_ascii=False, default=str)}]
+    data = json.dumps(gathered.as_json(), ensure_ascii=False, default=str)
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": data}]
     try:
         with background():  # prepared ahead (the catch-up at start): behind what a user waits for
             text = (await assistant.model(caller, model).complete(messages, max_tokens=OPENER_TOKENS)).strip()
@@ -251,7 +252,10 @@ async def _write(fable: Runtime, caller: Caller, day: date, gathered: Gathered, 
         _log.warning("the model could not write the morning note of user %s (%s); writing it from the sections",
                      caller.user_id, e.message)
         text = ""
-    return (text, "model") if text else (structured_opener(day, gathered), "structured")
+    why = ungrounded(text, f"{system}\n{data}") if text else ""
+    if why:  # invented amounts and dates, JSON, instructions: the sections say it instead
+        _log.warning("the morning note of user %s was not the model's: %s", caller.user_id, why)
+    return (text, "model") if text and not why else (structured_opener(day, gathered), "structured")
 
 
 async def _store(fable: Runtime, caller: Caller, claim: Claim, text: str, source: str,
