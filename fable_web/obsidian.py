@@ -23,6 +23,7 @@ from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
+from fable_core.db.hashtags import WORD, hashtag
 from fable_core.knowledge.plaintext import plain_text
 from fable_core.knowledge.sections import find_section
 from fable_core.knowledge.wikilinks import split_target, title_key
@@ -34,7 +35,6 @@ MAX_EMBED_DEPTH = 3  # an embed inside an embed inside an embed; deeper ones sho
 _TARGET = r"([^\[\]|\n]{1,300})(?:\|([^\[\]\n]{0,300}))?"
 WIKILINK = re.compile(r"\[\[" + _TARGET + r"\]\]")
 _EMBED = re.compile(r"!\[\[" + _TARGET + r"\]\]")
-_TAG = re.compile(r"#([\w][\w/-]{0,99})")
 _CALLOUT = re.compile(r"^\[!([A-Za-z-]{1,20})\]([+-]?)[ \t]*(.*)$", re.MULTILINE)
 _TASK = re.compile(r"^\[([ xX])\][ \t]")
 _FILE = re.compile(r"\.(?:png|jpe?g|gif|webp|avif|svg|bmp|pdf|mp3|mp4|webm|wav|ogg)$", re.IGNORECASE)
@@ -256,22 +256,23 @@ def _tag_rule(state: StateInline, silent: bool) -> bool:
     pos = state.pos
     if state.src[pos] != "#" or (pos > 0 and not state.src[pos - 1].isspace()):
         return False
-    match = _TAG.match(state.src, pos)
+    match = WORD.match(state.src, pos)
     if match is None or match.end() > state.posMax:
         return False
-    tag = match.group(1).rstrip("/-")
-    if not tag or tag.replace("/", "").isdigit():
+    written = match.group(1).rstrip("/")
+    tag = hashtag(written)  # the note's tag (fable_core.db.hashtags): the link lists the note
+    if tag is None:
         return False
     if not silent:
         token = state.push("hashtag", "a", 0)
-        token.meta = {"tag": tag}
-    state.pos = pos + 1 + len(tag)
+        token.meta = {"tag": tag, "written": written}
+    state.pos = pos + 1 + len(written)
     return True
 
 
 def _render_tag(self: Any, tokens: list[Token], idx: int, options: Any, env: dict[str, Any]) -> str:
-    tag = tokens[idx].meta["tag"]
-    return f'<a class="tag" href="/notes?tag={quote(tag.lower())}">#{_escape(tag)}</a>'
+    meta = tokens[idx].meta
+    return f'<a class="tag" href="/notes?tag={quote(meta["tag"])}">#{_escape(meta["written"])}</a>'
 
 
 def obsidian_plugin(md: MarkdownIt) -> None:

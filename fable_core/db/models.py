@@ -31,6 +31,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, validates
 
 from fable_core.db import frontmatter
+from fable_core.db.hashtags import text_tags, with_text_tags
 
 __all__ = [
     "AccountToken",
@@ -335,6 +336,9 @@ class Note(Base):
     # the title keys of the other names its front matter gives it (``aliases:``): a [[link]] to
     # one of them finds this note when no note has it as its title; NULL when there are none
     alias_keys: Mapped[list[str] | None] = mapped_column(ARRAY(Text))
+    # the tags its body's #tags give it (:mod:`.hashtags`), among ``tags``: they go when the text
+    # does, and stay when the tags are set; NULL when there are none (0043)
+    inline_tags: Mapped[list[str] | None] = mapped_column(ARRAY(Text))
     title_key_reversed: Mapped[str] = mapped_column(Text, Computed("reverse(title_key)", persisted=True))
     # only PostgreSQL reads it (search); never loaded into Python
     search_vector: Mapped[Any] = mapped_column(
@@ -355,7 +359,17 @@ class Note(Base):
         keys = alias_keys(value)
         if keys != self.__dict__.get("alias_keys"):  # as loaded: never a load of its own
             self.alias_keys = keys  # only a change counts as one (:func:`~fable_core.knowledge.wikilinks.sync_aliases`)
+        found = text_tags(value)
+        before = self.__dict__.get("inline_tags")
+        if found != before:
+            self.inline_tags = found
+            gone = set(before or ()) - set(found or ())
+            self.tags = [t for t in self.__dict__.get("tags") or () if t not in gone]  # + found, below
         return value
+
+    @validates("tags")
+    def _keep_inline_tags(self, _: str, value: list[str]) -> list[str]:
+        return with_text_tags(value, self.__dict__.get("inline_tags"))
 
     @property
     def kind(self) -> Literal["note", "task", "person", "place", "list"]:

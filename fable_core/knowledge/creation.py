@@ -24,6 +24,7 @@ from sqlalchemy import Integer, Text, bindparam, case, func, insert, literal, se
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from fable_core.db.hashtags import text_tags, with_text_tags
 from fable_core.db.models import Note, NoteLink, NoteVersion, alias_keys, title_key
 from fable_core.knowledge import vocabulary, wikilinks
 from fable_core.knowledge.image_refs import add_image_refs
@@ -34,7 +35,7 @@ __all__ = ["insert_note", "insert_notes", "new_row"]
 # The columns of a new ``notes`` row, as :func:`new_row` gives them.
 _COLUMNS = ("user_id", "title", "title_key", "body", "tags", "status", "priority", "due_date",
             "recurrence_rule", "version", "project_id", "milestone_id", "parent_id", "completed_at",
-            "entity", "fields", "alias_keys")
+            "entity", "fields", "alias_keys", "inline_tags")
 _VERSION_COLUMNS = ("note_id", "user_id", "version", "title", "body", "tags", "body_length", "fields")
 _LINK_COLUMNS = ("user_id", "source_id", "target_id", "target_key", "target_title")
 
@@ -58,14 +59,16 @@ def new_row(
 ) -> dict[str, Any]:
     """The ``notes`` row of a new note: a priority, due date or recurrence makes it a task
     (status todo), a done one is stamped completed ``now``; an ``entity`` (person, place, list)
-    with its ``fields`` makes it a structured note."""
+    with its ``fields`` makes it a structured note; the body's ``#tags`` join its tags
+    (:mod:`fable_core.db.hashtags`)."""
     if status is None and (priority or due_date or recurrence_rule):
         status = "todo"
+    inline = text_tags(body)
     return {
         "user_id": user_id, "title": title, "title_key": title_key(title), "body": body,
-        "tags": tags or [], "status": status, "priority": priority, "due_date": due_date,
-        "recurrence_rule": recurrence_rule, "version": 1, "project_id": project_id,
-        "milestone_id": milestone_id, "parent_id": parent_id,
+        "tags": with_text_tags(tags or [], inline), "inline_tags": inline, "status": status,
+        "priority": priority, "due_date": due_date, "recurrence_rule": recurrence_rule, "version": 1,
+        "project_id": project_id, "milestone_id": milestone_id, "parent_id": parent_id,
         "completed_at": (now or datetime.now(UTC)) if status == "done" else None,
         "entity": entity, "fields": fields, "alias_keys": alias_keys(body),
     }

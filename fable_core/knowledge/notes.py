@@ -141,7 +141,7 @@ async def read_note(
 
 # read_note's statement, built once: a NoteDetail's columns, as a plain row
 _READ_STATEMENT = visible_row(Note, *SUMMARY_COLUMNS, Note.body, Note.created_at, Note.completed_at,
-                              Note.fields)
+                              Note.fields, Note.inline_tags)
 
 
 @tool(group="notes", title="Update a note or task", scope="write", idempotent=True,
@@ -171,7 +171,7 @@ async def update_note(
     next occurrence).
 
     Args:
-        tags: Replace all tags.
+        tags: Replace all tags (#tags in the body stay).
         clear: Fields to empty.
         expected_version: Conflict unless the note is still at this version.
     """
@@ -196,8 +196,9 @@ async def update_note(
         if value is not None:
             setattr(note, column, value)
     if tags is not None:
-        note.tags = tags
+        note.tags = tags  # and the body's #tags (the model keeps them)
     if add_tags or remove_tags:
+        _check_removable(note, remove_tags or [])
         note.tags = [t for t in dict.fromkeys([*note.tags, *(add_tags or [])])
                      if t not in set(remove_tags or [])]
     if note.entity is not None and (status or priority or due_date or recurrence_rule):
@@ -211,6 +212,14 @@ async def update_note(
     check_task_fields(note.recurrence_rule, note.due_date)
     await save_changes(ctx, note, old_title=old_title, body_changed=note.body != old_body)
     return await summary_of(ctx, note)
+
+
+def _check_removable(note: Note, tags: list[str]) -> None:
+    """Refuse to remove a tag the body gives as ``#tag`` (it would stay): the text must go."""
+    written = [t for t in tags if t in (note.inline_tags or ())]
+    if written:
+        raise InvalidInput(f"tag {written[0]!r} is written in note {note.id}'s text as #{written[0]}: "
+                           "remove it from the body to remove the tag", field="remove_tags", tags=written)
 
 
 @tool(group="notes", title="Edit part of a note", scope="write", route=Route("POST", "/notes/{note_id}/edit"))

@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, StringConstraints
 
+from fable_core.db.hashtags import MAX_TAGS, normalise_tag
 from fable_core.knowledge.recurrence import check_occurs
 from fable_core.knowledge.recurrence_words import check_parts, looks_like_rule, rule_from_words
 
@@ -28,7 +29,6 @@ __all__ = [
 
 MAX_TITLE = 300
 MAX_BODY = 1_000_000
-MAX_TAGS = 50
 
 NoteId = Annotated[int, Field(ge=1, le=2**31 - 1)]
 Title = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TITLE)]
@@ -37,18 +37,6 @@ Status = Literal["todo", "in_progress", "done", "cancelled"]
 Priority = Literal["none", "low", "medium", "high"]
 Kind = Literal["note", "task", "person", "place", "list", "all"]
 Color = Annotated[str, StringConstraints(pattern=r"^#[0-9a-fA-F]{6}$")]
-
-_TAG = re.compile(r"^[\w][\w\-./]*$", re.UNICODE)
-
-
-def normalise_tag(tag: str) -> str:
-    tag = tag.strip().lstrip("#").strip("/").lower()
-    if not tag or len(tag) > 64 or not _TAG.match(tag) or "//" in tag:
-        raise ValueError(
-            f"tag {tag!r} must be 1-64 letters, digits, '-', '_', '.' or '/' (for hierarchy)"
-        )
-    return tag
-
 
 def _normalise_tags(tags: list[str]) -> list[str]:
     seen: dict[str, None] = {}

@@ -75,6 +75,8 @@ class NoteDetail(NoteSummary):
     completed_at: datetime | None = None
     fields: dict[str, Any] | None = absent_when_none(
         "A person's, place's or list's fields (see save_person, save_place, update_list).")
+    inline_tags: list[str] | None = absent_when_none(
+        "Its tags written as #tag in the body: they go when the text does.")
 
 
 class NoteItem(NoteSummary):

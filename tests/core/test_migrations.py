@@ -225,3 +225,28 @@ async def test_0012_gives_existing_notes_their_title_vector_and_tag_words(fresh_
             f" (SELECT count(*) FROM {toast}) = 0 FROM notes")))
 
     assert await on(fresh_url, before_then_upgrade) == [(True, True, False, True)]
+
+
+async def test_0043_gives_existing_notes_their_text_tags(fresh_url: str) -> None:
+    """Notes (and trashed notes) stored before 0043 get the tags their #tags give: beside the
+    ones they had, not from code or front matter; a note without any is not written."""
+    def before_then_upgrade(conn: Connection) -> list[tuple[object, ...]]:
+        cfg = alembic_config(conn)
+        command.upgrade(cfg, "0042")
+        conn.execute(text("INSERT INTO users (id, username) VALUES (1, 'ann')"))
+        conn.execute(text(
+            "INSERT INTO notes (id, user_id, title, title_key, body, tags, version) VALUES "
+            "(1, 1, 'Tiles', 'tiles', 'for the #Kitchen and #home/bath, not `#code`', '{work,kitchen}', 1), "
+            "(2, 1, 'Plain', 'plain', '# Heading only', '{x}', 1), "
+            "(3, 1, 'Props', 'props', E'---\\ncolor: #fff\\n---\\n#garden', '{}', 1)"))
+        conn.execute(text(
+            "INSERT INTO trashed_notes (id, user_id, title, kind, data) VALUES (9, 1, 'Old', 'note', "
+            "'{\"note\": {\"body\": \"an #old tag\", \"tags\": [\"misc\"]}}')"))
+        command.upgrade(cfg, "head")
+        rows = list(conn.execute(text("SELECT id, tags, inline_tags FROM notes ORDER BY id")))
+        trashed = conn.execute(text("SELECT data->'note'->'tags', data->'note'->'inline_tags' FROM trashed_notes"))
+        return [*rows, tuple(trashed.one())]
+
+    assert await on(fresh_url, before_then_upgrade) == [
+        (1, ["work", "kitchen", "home/bath"], ["kitchen", "home/bath"]), (2, ["x"], None),
+        (3, ["garden"], ["garden"]), (["misc", "old"], ["old"])]

@@ -268,17 +268,22 @@ async def test_every_obsidian_construct_imports_losslessly(fable: Fable, alice: 
 async def test_properties_go_out_with_an_export_and_come_back_with_its_import(
         fable: Fable, alice: Caller, bob: Caller) -> None:
     await fable.call("import_vault", {"content": zipped(EVERY), "dry_run": False}, alice)
+    await fable.call("create_note", {"title": "Seeds", "body": "For the #garden", "tags": ["home"]}, alice)
     result = await fable.dispatcher.run("export_data", {"format": "markdown"}, alice)
     exported = zipfile.ZipFile(io.BytesIO(b"".join([chunk async for chunk in result.stream()])))
+    assert '\ntags: ["home"]\n' in exported.read("Seeds.md").decode(), "the text's tag is the text's"
     guide = exported.read("Guide.md").decode()
     head, _, body = guide.partition("\n---\n")
     assert "aliases: [Handbook, The Guide]\ncssclasses:\n  - wide\nstatus: draft" in head
     assert head.startswith('---\ntitle: "Guide"') and body.startswith("\n# Guide"), "one block of properties"
     moved = zipped({name: exported.read(name) for name in exported.namelist()})
     report = await fable.call("import_vault", {"content": moved, "dry_run": False}, bob)
-    assert report["created"] == 3
+    assert report["created"] == 4
     async with fable.db.reading() as s:
         again = await s.scalar(select(Note.body).where(Note.user_id == bob.user_id, Note.title == "Guide"))
+        seeds = (await s.execute(select(Note.tags, Note.inline_tags).where(
+            Note.user_id == bob.user_id, Note.title == "Seeds"))).one()
+    assert tuple(seeds) == (["home", "garden"], ["garden"]), "each tag back from the same place"
     assert again is not None
     assert again.startswith("---\naliases: [Handbook, The Guide]\ncssclasses:\n  - wide\nstatus: draft\n---\n\n# Guide")
 

@@ -39,9 +39,9 @@ SIGNED_OUT = ["/login", "/register", "/forgot-password", "/reset-password?token=
 
 
 async def seed(ui: Session, username: str = "ada") -> dict[str, int]:
-    """Sign ``username`` up and give them a note (with code and a table), a task and a project."""
+    """Sign ``username`` up and give them a note (with code, a table and a #tag in its text), a task and a project."""
     await ui.register(username)
-    body = ("# Plan\n\nA paragraph with a [[Missing]] link.\n\n"
+    body = ("# Plan\n\nA paragraph with a [[Missing]] link, for the #garden.\n\n"
             "```\n" + "wide_code_line = " + "x" * 200 + "\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
     note = await ui.api("POST", "/notes", {"title": "Garden plan", "body": body, "tags": ["home"]})
     project = await ui.api("POST", "/projects", {"title": "Kitchen", "goal": "A kitchen we like cooking in"})

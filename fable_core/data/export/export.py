@@ -182,14 +182,15 @@ async def _markdown(ctx: Context, session: AsyncSession) -> AsyncIterator[bytes]
     while notes := list((await session.execute(
             select(Note.id, Note.title, Note.body, Note.tags, Note.project_id, Note.milestone_id, Note.status,
                    Note.priority, Note.due_date, Note.recurrence_rule, Note.completed_at, Note.entity,
-                   Note.fields, Note.parent_id, Note.created_at, Note.updated_at)
+                   Note.fields, Note.parent_id, Note.created_at, Note.updated_at, Note.inline_tags)
             .where(owned_by(Note, ctx.caller), Note.id > after).order_by(Note.id).limit(PAGE))).all()):
         after = notes[-1].id
         for n in notes:
             folder = folders.get(n.project_id, "") if n.project_id is not None else ""
             file = names.take(folder, safe_name(n.title), ".md")
             kind = n.entity or ("task" if n.status is not None else "note")
-            meta = {"title": n.title, "id": n.id, "kind": kind, "tags": list(n.tags),
+            given = [t for t in n.tags if t not in (n.inline_tags or ())]  # the text gives the rest back
+            meta = {"title": n.title, "id": n.id, "kind": kind, "tags": given,
                     "created": n.created_at, "updated": n.updated_at,
                     "project": titles.get(n.project_id) if n.project_id is not None else None,
                     "milestone": milestones.get(n.milestone_id) if n.milestone_id is not None else None,

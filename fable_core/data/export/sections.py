@@ -42,7 +42,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("settings", m.Setting),
     Section("projects", m.Project),
     Section("milestones", m.Milestone),
-    Section("notes", m.Note, omit=("title_key", "alias_keys")),
+    Section("notes", m.Note, omit=("title_key", "alias_keys", "inline_tags")),
     Section("note_versions", m.NoteVersion),
     Section("note_drafts", m.NoteDraft),
     Section("edit_drafts", m.EditDraft),

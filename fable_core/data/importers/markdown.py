@@ -13,13 +13,11 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from fable_core.db.frontmatter import Parsed, as_list_plain, parse_front_matter, parse_markdown, without_keys
+from fable_core.db.hashtags import inline_tags
 
 __all__ = ["Parsed", "as_list_plain", "clean_tag", "folder_tag", "inline_tags", "parse_front_matter",
            "parse_markdown", "without_keys"]
 
-_FENCE = re.compile(r"^\s*(```|~~~)")
-_INLINE_CODE = re.compile(r"`[^`\n]*`")
-_INLINE_TAG = re.compile(r"(?:(?<=\s)|^)#([\w][\w\-/]*)", re.UNICODE | re.MULTILINE)
 _TAG_OK = re.compile(r"^[\w][\w\-./]*$", re.UNICODE)
 _TAG_BAD = re.compile(r"[^\w\-./]+", re.UNICODE)
 MAX_TAGS = 50
@@ -44,23 +42,6 @@ def as_date(value: Any) -> datetime | None:
         except ValueError:
             return None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def inline_tags(body: str) -> list[str]:
-    """``#tags`` in the text, outside code; headings (``# Title``) are not tags."""
-    found: list[str] = []
-    fenced = False
-    for line in body.split("\n"):
-        if _FENCE.match(line):
-            fenced = not fenced
-            continue
-        if fenced or line.startswith(("    ", "\t")):
-            continue
-        for match in _INLINE_TAG.finditer(_INLINE_CODE.sub(" ", line)):
-            tag = match.group(1).rstrip("/")
-            if not tag.replace("_", "").isdigit():
-                found.append(tag)
-    return found
 
 
 def clean_tag(tag: str) -> str | None:

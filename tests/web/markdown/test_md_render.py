@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from html.parser import HTMLParser
+from urllib.parse import quote
 
+from fable_core.db.hashtags import text_tags
 from fable_core.knowledge.lookups import TitledBody
 from fable_web.render import render_markdown
 
@@ -78,6 +80,18 @@ def test_inline_tags_link_but_not_in_code_urls_or_numbers() -> None:
                            "```\n# not a tag #either\n```\n")
     tags = [attrs["href"] for tag, attrs in _tags(html) if tag == "a" and attrs.get("class") == "tag"]
     assert tags == ["/notes?tag=project/alpha"]
+
+
+def test_every_tag_link_is_one_of_the_notes_tags() -> None:
+    """The renderer links exactly the #tags the model makes the note's tags (fable_core.db.hashtags):
+    no link leads to a tag page without the note."""
+    body = ("Para #One and #2024/05, #12_34, #ends- and #" + "x" * 65 + "\n"
+            "## Heading #Two\n\n- item #three\n    - nested #four\n\n"
+            "plain\n\n    #indented-code\n\ntext\n    #continued\n\n```\n#fenced\n```\n`#span` [[Alpha]] #five/six/\n")
+    html = render_markdown(body, _ids)
+    tags = [attrs["href"] for tag, attrs in _tags(html) if tag == "a" and attrs.get("class") == "tag"]
+    assert tags == [f"/notes?tag={quote(t)}" for t in text_tags(body) or []]
+    assert text_tags(body) == ["one", "2024/05", "ends-", "two", "three", "four", "continued", "five/six"]
 
 
 def test_math_renders_as_mathml_and_prices_stay_text() -> None:

@@ -10,7 +10,7 @@ import { enhanceProse } from "../widgets/prose.js";
 import { backlinksPanel, historyPanel, subtasksPanel, taskPanel, workLogPanel } from "../widgets/panels.js";
 import { canEdit, sharedBadge, shareButton } from "../widgets/share.js";
 import { checklist, entityCard } from "../widgets/structured.js";
-import { forgetKnownTags, tagInput } from "../widgets/tags.js";
+import { forgetKnownTags, tagInput, textTagChip } from "../widgets/tags.js";
 import { draftKeeper, guardUnload, restorePrompt } from "../widgets/unsaved.js";
 
 /** Create a note; a title much like an existing note's asks first (needs_confirmation). */
@@ -21,6 +21,10 @@ async function createConfirming(fields) {
     return api.post("/notes", { ...fields, confirm: true });
   }
 }
+
+// The tags given to `note`: the editor's. Those its text gives it (`#tag`, note.inline_tags) come
+// and go with the text, so the editor shows them but never sends them.
+const givenTags = (note) => note.tags.filter((t) => !(note.inline_tags || []).includes(t));
 
 export async function noteView(main, params, query) {
   if (!params.id) {
@@ -50,7 +54,7 @@ export async function noteView(main, params, query) {
   async function show() {
     const [note, rendered, draft] = await Promise.all([api.get(`/notes/${id}`), api.get(`/notes/${id}/html`),
       api.get(`/notes/${id}/draft`).then((d) => (d.status === "none" ? null : d), () => null)]);
-    const unsaved = canEdit(note) ? await keeper.pending(note) : null;
+    const unsaved = canEdit(note) ? await keeper.pending({ ...note, tags: givenTags(note) }) : null;
     clear(host, reader(note, rendered.html, () => edit(note), show, draft));
     if (unsaved) {
       host.prepend(restorePrompt(unsaved, (d) => edit(note, d), () => keeper.clear(), note.version));
@@ -60,7 +64,7 @@ export async function noteView(main, params, query) {
   // over changes made since ends in the conflict view, not over them).
   function edit(note, restored = null) {
     let base = restored?.base_version ?? note.version;
-    const form = editor(note, {
+    const form = editor({ ...note, tags: givenTags(note) }, {
       keeper,
       base: () => base,
       save: async (fields) => {
@@ -138,7 +142,8 @@ function reader(note, html, onEdit, reload, draft = null) {
       h("div.row", {}, isTask ? h("span.badge.badge-task", {}, note.status.replace("_", " ")) : null,
         structured ? h("span.badge.badge-task#note-kind", {}, note.kind) : null,
         priorityBadge(note.priority), isTask ? dueLabel(note) : null,
-        note.tags.map((t) => h("a.chip", { href: `/notes?tag=${encodeURIComponent(t)}` }, `#${t}`)),
+        givenTags(note).map((t) => h("a.chip", { href: `/notes?tag=${encodeURIComponent(t)}` }, `#${t}`)),
+        (note.inline_tags || []).filter((t) => note.tags.includes(t)).map((t) => textTagChip(t, true)),
         h("span.spacer"), sharedBadge(note), version),
       h("h1.note-title", {}, note.title),
       h("div.row", {},
@@ -170,7 +175,7 @@ function reader(note, html, onEdit, reload, draft = null) {
 // happen (a conflict being resolved) and the edit stays unsaved.
 function editor(note, { keeper, save, cancel, base = () => null }) {
   const title = h("input.title-input", { type: "text", value: note.title, placeholder: "Title", "aria-label": "Title", required: true });
-  const tags = tagInput(note.tags, () => changed());
+  const tags = tagInput(note.tags, () => changed(), note.inline_tags || []);
   const source = h("textarea#note-source", { "aria-label": "Markdown", placeholder: "Write in markdown. Type [[ to link another note." });
   source.value = note.body;
   const preview = h("div.prose.preview#preview", { role: "region", "aria-label": "Preview" });

@@ -12,8 +12,18 @@ async function knownTags() {
 
 export function forgetKnownTags() { known = null; }
 
-/** A chips field; returns {el, value(), add(tag), set(tags)} where value() is the list of tags. */
-export function tagInput(initial = [], onChange = () => {}) {
+const FROM_TEXT = "Written as #tag in the text: edit the text to remove it";
+
+/** A tag the note's text gives it (`#tag` in its body): shown, never removed here. */
+export function textTagChip(tag, link = false) {
+  const label = [`#${tag}`, h("span.sr-only", {}, " (from the text)")];
+  return link ? h("a.chip.chip-text", { href: `/notes?tag=${encodeURIComponent(tag)}`, title: FROM_TEXT }, ...label)
+    : h("span.chip.chip-text", { title: FROM_TEXT }, ...label);
+}
+
+/** A chips field; returns {el, value(), add(tag), set(tags)} where value() is the list of tags.
+ * `fromText` are the tags the note's text gives it: shown first, without a remove button. */
+export function tagInput(initial = [], onChange = () => {}, fromText = []) {
   const tags = [...initial];
   const chips = h("span.row");
   const input = h("input#tag-input", { type: "text", placeholder: "Add a tag", "aria-label": "Add a tag", autocomplete: "off" });
@@ -21,12 +31,12 @@ export function tagInput(initial = [], onChange = () => {}) {
   const el = h("div.tag-input", {}, chips, wrap);
 
   function render() {
-    clear(chips, tags.map((tag) => h("span.chip", {}, `#${tag}`,
+    clear(chips, fromText.map((tag) => textTagChip(tag)), tags.map((tag) => h("span.chip", {}, `#${tag}`,
       h("button.x", { type: "button", "aria-label": `Remove tag ${tag}`, on: { click: () => remove(tag) } }, "×"))));
   }
   function add(raw) {
     const tag = raw.trim().replace(/^#/, "").toLowerCase();
-    if (tag && !tags.includes(tag)) { tags.push(tag); render(); onChange(tags); }
+    if (tag && !tags.includes(tag) && !fromText.includes(tag)) { tags.push(tag); render(); onChange(tags); }
     input.value = "";
   }
   function remove(tag) {
@@ -37,7 +47,7 @@ export function tagInput(initial = [], onChange = () => {}) {
 
   const suggest = attachSuggest(input, {
     fetch: async (q) => (await knownTags())
-      .filter((t) => t.startsWith(q.toLowerCase()) && !tags.includes(t))
+      .filter((t) => t.startsWith(q.toLowerCase()) && !tags.includes(t) && !fromText.includes(t))
       .map((t) => ({ label: `#${t}`, value: t })),
     accept: (item) => add(item.value),
   });
