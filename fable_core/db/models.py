@@ -327,6 +327,8 @@ class Note(Base):
     due_date: Mapped[date | None] = mapped_column(Date)
     recurrence_rule: Mapped[str | None] = mapped_column(Text)
     completed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # who is to do a task (someone who may change it); NULL: nobody in particular (0043)
+    assignee_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     entity: Mapped[str | None] = mapped_column(String(16))
     fields: Mapped[dict[str, Any] | None] = mapped_column(JSONB(none_as_null=True))
     version: Mapped[int] = mapped_column(Integer, server_default="1", nullable=False)
@@ -409,6 +411,8 @@ class Note(Base):
         # the few notes with aliases, for the links no title answers (0042)
         Index("ix_notes_alias_keys", "alias_keys", postgresql_using="gin",
               postgresql_where=text("alias_keys IS NOT NULL")),
+        # the tasks assigned to someone (0043)
+        Index("ix_notes_assignee_id", "assignee_id", postgresql_where=text("assignee_id IS NOT NULL")),
     )
 
 

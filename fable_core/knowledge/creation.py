@@ -35,7 +35,7 @@ __all__ = ["insert_note", "insert_notes", "new_row"]
 # The columns of a new ``notes`` row, as :func:`new_row` gives them.
 _COLUMNS = ("user_id", "title", "title_key", "body", "tags", "status", "priority", "due_date",
             "recurrence_rule", "version", "project_id", "milestone_id", "parent_id", "completed_at",
-            "entity", "fields", "alias_keys", "inline_tags")
+            "entity", "fields", "alias_keys", "inline_tags", "assignee_id")
 _VERSION_COLUMNS = ("note_id", "user_id", "version", "title", "body", "tags", "body_length", "fields")
 _LINK_COLUMNS = ("user_id", "source_id", "target_id", "target_key", "target_title")
 
@@ -56,6 +56,7 @@ def new_row(
     now: datetime | None = None,
     entity: str | None = None,
     fields: dict[str, Any] | None = None,
+    assignee_id: int | None = None,
 ) -> dict[str, Any]:
     """The ``notes`` row of a new note: a priority, due date or recurrence makes it a task
     (status todo), a done one is stamped completed ``now``; an ``entity`` (person, place, list)
@@ -70,7 +71,7 @@ def new_row(
         "priority": priority, "due_date": due_date, "recurrence_rule": recurrence_rule, "version": 1,
         "project_id": project_id, "milestone_id": milestone_id, "parent_id": parent_id,
         "completed_at": (now or datetime.now(UTC)) if status == "done" else None,
-        "entity": entity, "fields": fields, "alias_keys": alias_keys(body),
+        "entity": entity, "fields": fields, "alias_keys": alias_keys(body), "assignee_id": assignee_id,
     }
 
 

@@ -15,6 +15,14 @@ from sqlalchemy import bindparam, case, func, literal, select, union_all
 
 from fable_core.db.models import Note
 from fable_core.errors import InvalidInput
+from fable_core.knowledge.assignees import (
+    ASSIGNEE_COLUMN,
+    AssigneeFilter,
+    AssigneeMode,
+    assignee_clause,
+    assignee_filter,
+    assignee_name,
+)
 from fable_core.knowledge.filters import check_refs, filter_params, note_filters, once
 from fable_core.knowledge.plaintext import plain_text
 from fable_core.knowledge.types import Kind, Priority, ProjectRef, Status, Tag
@@ -32,7 +40,7 @@ SUMMARY_COLUMNS = (
     Note.id, Note.title, func.coalesce(Note.entity, case((Note.status.is_(None), "note"), else_="task")).label("kind"),
     Note.tags,
     Note.status, Note.priority, Note.due_date, Note.project_id, Note.milestone_id, Note.parent_id,
-    Note.recurrence_rule, Note.version, Note.updated_at, Note.user_id.label("owner_id"),
+    Note.recurrence_rule, Note.version, Note.updated_at, Note.user_id.label("owner_id"), ASSIGNEE_COLUMN,
 )
 
 
@@ -52,7 +60,8 @@ def mark_shared(items: list[dict[str, Any]], reach: Reach | None) -> list[dict[s
 async def summary_of(ctx: Context, note: Note) -> NoteSummary:
     """A note's summary as the caller sees it: with its owner and the caller's permission when
     it is someone else's."""
-    summary = {**NoteSummary.model_validate(note).model_dump(), "owner_id": note.user_id}
+    summary = {**NoteSummary.model_validate(note).model_dump(), "owner_id": note.user_id,
+               "assignee": await assignee_name(ctx, note.assignee_id)}
     reach = None if belongs_to(note.user_id, ctx.user_id) else await reach_of(ctx.session, ctx.caller)
     return NoteSummary.model_validate(mark_shared([summary], reach)[0])
 
@@ -82,6 +91,7 @@ async def list_notes(
     due_before: date | None = None,
     due_after: date | None = None,
     text: Annotated[str | None, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)] = None,
+    assignee: AssigneeFilter | None = None,
     sort: Literal["updated", "created", "title", "due"] = "updated",
     preview: bool = False,
     limit: Limit = 20,
@@ -91,6 +101,7 @@ async def list_notes(
 
     Args:
         text: Words in the title or body.
+        assignee: Tasks by assignee (notes have none).
         sort: updated, created: newest first; due: soonest first.
         preview: Add each body's start.
     """
@@ -99,18 +110,21 @@ async def list_notes(
     filters = {"tag": tag, "kind": kind, "status": status, "priority": priority, "project_id": scoped,
                "milestone_id": milestone_id, "parent_id": parent_id, "due_before": due_before,
                "due_after": due_after}
+    assigned = await assignee_filter(ctx, assignee)
     reach = await reach_of(ctx.session, ctx.caller)
     params = {**filter_params(**filters), **reach.params()}
     if text:
         params["text"] = text
+    if assigned is not None and assigned[1] is not None:
+        params["assignee_id"] = assigned[1]
     position = decode_cursor(cursor, f"notes:{sort}")
     if position is not None:
         params["after_key"], params["after_id"] = _cursor_value(sort, position[0]), position[1]
     params["page"] = limit + 1
-    shape = (frozenset(params), kind, sort, preview)
+    shape = (frozenset(params), kind, sort, preview, assigned[0] if assigned is not None else None)
     statements = _LIST_STATEMENTS.get(shape)
     if statements is None:
-        statements = _list_statements(reach, filters, params, sort, preview)
+        statements = _list_statements(reach, filters, params, sort, preview, assigned)
         if len(_LIST_STATEMENTS) < 1024:
             _LIST_STATEMENTS[shape] = statements
     # on the session's connection: rows only, without the ORM's result machinery
@@ -137,19 +151,21 @@ async def list_notes(
 # list_notes' statements (the page, and the count of the first page) by the filters present, the
 # kind and the sort: building a statement (and its cache key) cost as much as running it, and a
 # handful of shapes serve nearly every call.
-_LIST_STATEMENTS: dict[tuple[frozenset[str], str, str, bool], tuple[Any, Any]] = {}
+_LIST_STATEMENTS: dict[tuple[frozenset[str], str, str, bool, str | None], tuple[Any, Any]] = {}
 PREVIEW_CHARS = 140  # of a body's plain text a listed note's preview shows
 PREVIEW_SOURCE = 3 * PREVIEW_CHARS + 200  # of its markdown read for it (markup and front matter dropped)
 TOTAL_CAP = 1000  # a total is exact up to here: counting 100,000 matches costs more than the page
 
 
 def _list_statements(reach: Reach, filters: dict[str, Any], params: dict[str, Any], sort: str,
-                     preview: bool) -> tuple[Any, Any]:
+                     preview: bool, assigned: tuple[AssigneeMode, int | None] | None) -> tuple[Any, Any]:
     """The page and the count. The notes of others shared with the caller come from their own
     ordered index ranges (:func:`~fable_core.tools.access.reach_parts`), merged by the same order."""
     columns = (*SUMMARY_COLUMNS, func.left(Note.body, PREVIEW_SOURCE).label("body_start")) if preview \
         else SUMMARY_COLUMNS
     where = note_filters(**filters)
+    if assigned is not None:
+        where.append(assignee_clause(*assigned))
     if "text" in params:
         where.append(Note.search_vector.op("@@")(
             once(func.websearch_to_tsquery("english", bindparam("text", params["text"])))))

@@ -17,6 +17,7 @@ from fable_core.db.models import Note
 from fable_core.errors import Conflict, InvalidInput, NotFound
 from fable_core.infra.events import NoteChanged
 from fable_core.knowledge import wikilinks
+from fable_core.knowledge.assignees import Assignee, choose_assignee
 from fable_core.knowledge.creation import insert_note, new_row
 from fable_core.knowledge.listing import SUMMARY_COLUMNS, mark_shared, summary_of
 from fable_core.knowledge.matching import check_duplicate_title
@@ -38,13 +39,21 @@ from fable_core.knowledge.types import (
 from fable_core.knowledge.vectors import check_semantic_duplicate, duplicate_probe
 from fable_core.knowledge.views import NoteDetail, NoteSummary
 from fable_core.tools import Context, Route, tool
-from fable_core.tools.access import belongs_to, check_delete_note, fetch_visible, get_visible, reach_of, visible_row
+from fable_core.tools.access import (
+    belongs_to,
+    check_delete_note,
+    fetch_visible,
+    get_visible,
+    may_change_note,
+    reach_of,
+    visible_row,
+)
 from fable_core.tools.results import Deleted, RowId
 
 __all__: list[str] = []
 
 ClearableField = Literal[
-    "priority", "due_date", "project", "milestone", "parent", "recurrence_rule"
+    "priority", "due_date", "project", "milestone", "parent", "recurrence_rule", "assignee"
 ]
 
 _CLEAR_COLUMNS = {
@@ -54,6 +63,7 @@ _CLEAR_COLUMNS = {
     "milestone": "milestone_id",
     "parent": "parent_id",
     "recurrence_rule": "recurrence_rule",
+    "assignee": "assignee_id",
 }
 
 
@@ -71,6 +81,7 @@ async def create_note(
     project: ProjectRef = None,
     milestone_id: RowId | None = None,
     parent_id: RowId | None = None,
+    assignee: Assignee | None = None,
     confirm: bool = False,
 ) -> NoteSummary:
     """Create a note; a `status`, priority, due date or recurrence makes it a task.
@@ -82,6 +93,7 @@ async def create_note(
     Args:
         body: Markdown.
         milestone_id: Sets the project too.
+        assignee: Makes it a task.
         confirm: Create despite a near-duplicate.
     """
     probe = None if confirm else await duplicate_probe(ctx, title, body)  # remote: before the transaction
@@ -91,15 +103,20 @@ async def create_note(
             await set_placement(ctx, placed, project_id=project_id, project=project,
                                 milestone_id=milestone_id, parent_id=parent_id)
         owner = placed.user_id or ctx.user_id  # in a project shared with the caller: its owner's
-        task = status is not None or bool(priority or due_date or recurrence_rule)
+        task = status is not None or bool(priority or due_date or recurrence_rule or assignee)
+        assigned = None if assignee is None else await choose_assignee(
+            ctx, assignee, owner_id=owner, note_id=None, project_id=placed.project_id)
         if not task:  # a task may repeat a title ("call mom" every week): only notes keep the rule
             await check_duplicate_title(session, ctx.caller, title, owner_id=owner, confirmed=confirm)
         await check_semantic_duplicate(ctx, probe)
         check_task_fields(recurrence_rule, due_date)
-        row = new_row(owner, title, body, tags, status=status, priority=priority,
+        row = new_row(owner, title, body, tags, status=status or ("todo" if assigned else None), priority=priority,
                       due_date=due_date, recurrence_rule=recurrence_rule, project_id=placed.project_id,
-                      milestone_id=placed.milestone_id, parent_id=placed.parent_id)
+                      milestone_id=placed.milestone_id, parent_id=placed.parent_id,
+                      assignee_id=assigned.id if assigned else None)
         summary = await insert_note(session, row, writer=ctx.user_id)
+        if assigned is not None:
+            summary["assignee"] = assigned.username
         ctx.emit(NoteChanged(owner, summary["id"], "created"))
         reach = None if belongs_to(owner, ctx.user_id) else await reach_of(session, ctx.caller)
     return NoteSummary.model_validate(mark_shared([{**summary, "owner_id": owner}], reach)[0])
@@ -162,6 +179,7 @@ async def update_note(
     project: ProjectRef = None,
     milestone_id: RowId | None = None,
     parent_id: RowId | None = None,
+    assignee: Assignee | None = None,
     clear: list[ClearableField] | None = None,
     expected_version: Annotated[int | None, Field(ge=1)] = None,
 ) -> NoteSummary:
@@ -172,6 +190,7 @@ async def update_note(
 
     Args:
         tags: Replace all tags (#tags in the body stay).
+        assignee: Of a task; clear with clear=["assignee"].
         clear: Fields to empty.
         expected_version: Conflict unless the note is still at this version.
     """
@@ -201,12 +220,14 @@ async def update_note(
         _check_removable(note, remove_tags or [])
         note.tags = [t for t in dict.fromkeys([*note.tags, *(add_tags or [])])
                      if t not in set(remove_tags or [])]
-    if note.entity is not None and (status or priority or due_date or recurrence_rule):
+    if note.entity is not None and (status or priority or due_date or recurrence_rule or assignee):
         raise InvalidInput(f"note {note_id} is a {note.entity}: it cannot be a task", field="status")
-    if status is None and note.status is None and (priority or due_date or recurrence_rule):
+    if status is None and note.status is None and (priority or due_date or recurrence_rule or assignee):
         status = "todo"
     await set_placement(ctx, note, project_id=project_id, project=project,
                         milestone_id=milestone_id, parent_id=parent_id)
+    moved = project_id is not None or project is not None or milestone_id is not None or "project" in (clear or [])
+    await _assign(ctx, note, assignee, moved=moved)
     if status is not None:
         await apply_status(ctx, note, status)
     check_task_fields(note.recurrence_rule, note.due_date)
@@ -220,6 +241,17 @@ def _check_removable(note: Note, tags: list[str]) -> None:
     if written:
         raise InvalidInput(f"tag {written[0]!r} is written in note {note.id}'s text as #{written[0]}: "
                            "remove it from the body to remove the tag", field="remove_tags", tags=written)
+
+
+async def _assign(ctx: Context, note: Note, assignee: str | None, *, moved: bool) -> None:
+    """Assign ``note`` to ``assignee`` (which makes it a task); a task moved elsewhere keeps its
+    assignee only if they may still change it there (else it is nobody's)."""
+    if assignee is not None:
+        note.assignee_id = (await choose_assignee(ctx, assignee, owner_id=note.user_id, note_id=note.id,
+                                                  project_id=note.project_id)).id
+    elif moved and note.assignee_id is not None and not await may_change_note(
+            ctx.session, note.assignee_id, owner_id=note.user_id, note_id=note.id, project_id=note.project_id):
+        note.assignee_id = None  # moved out of their reach: nobody's now, rather than invisible to its assignee
 
 
 @tool(group="notes", title="Edit part of a note", scope="write", route=Route("POST", "/notes/{note_id}/edit"))
@@ -309,7 +341,7 @@ async def convert_note(ctx: Context, note_id: NoteId, to: Literal["task", "note"
         note.status = "todo"
     elif to == "note" and note.status is not None:
         note.status = note.priority = note.due_date = note.recurrence_rule = None
-        note.completed_at = None
+        note.completed_at = note.assignee_id = None
     else:
         return await summary_of(ctx, note)
     await save_changes(ctx, note, body_changed=False)

@@ -17,7 +17,7 @@ from datetime import UTC, date, datetime
 from sqlalchemy import exists, inspect, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from fable_core.db.models import Milestone, Note
+from fable_core.db.models import Milestone, Note, User
 from fable_core.errors import InvalidInput
 from fable_core.infra.events import NoteChanged
 from fable_core.knowledge import vocabulary, wikilinks
@@ -208,8 +208,12 @@ async def apply_status(ctx: Context, note: Note, status: Status) -> NoteSummary 
         note.user_id, note.title, note.body, list(note.tags), status="todo", priority=note.priority,
         due_date=following, recurrence_rule=_following_rule(note.recurrence_rule),
         project_id=note.project_id, milestone_id=note.milestone_id, parent_id=note.parent_id,
+        assignee_id=note.assignee_id,  # the same person does the next one
     ), writer=None)
     await copy_image_refs(ctx.session, note.id, successor["id"])  # the same embeds, by the same writers
     note.recurrence_rule = None
     ctx.emit(NoteChanged(note.user_id, successor["id"], "created"))
+    if note.assignee_id is not None:
+        assignee = await ctx.session.get(User, note.assignee_id)
+        successor["assignee"] = assignee.username if assignee is not None else None
     return NoteSummary.model_validate(successor)

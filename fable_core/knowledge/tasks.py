@@ -19,6 +19,7 @@ from sqlalchemy.orm import defer
 
 from fable_core.db.models import Note, Project
 from fable_core.errors import InvalidInput
+from fable_core.knowledge.assignees import ASSIGNEE_COLUMN, AssigneeFilter, assignee_clause, assignee_filter
 from fable_core.knowledge.filters import tag_clause
 from fable_core.knowledge.listing import mark_shared, summary_of
 from fable_core.knowledge.matching import project_ref
@@ -147,14 +148,14 @@ async def _page(ctx: Context, name: str, group: _Group, where: list[ColumnElemen
         clauses.append(row < at if group.descending else row > at)
     order = (group.key.desc(), Note.id.desc()) if group.descending else (group.key.asc(), Note.id.asc())
     rows = (await ctx.session.execute(
-        select(Note, group.key.label("sort_key")).options(defer(Note.body)).where(*clauses)
+        select(Note, group.key.label("sort_key"), ASSIGNEE_COLUMN).options(defer(Note.body)).where(*clauses)
         .order_by(*order).limit(limit + 1)
     )).all()
-    notes = [row[0] for row in rows]
     reach = await reach_of(ctx.session, ctx.caller)
     items = [NoteSummary.model_validate(summary) for summary in mark_shared(
-        [{**NoteSummary.model_validate(n).model_dump(), "owner_id": n.user_id} for n in notes[:limit]], reach)]
-    if len(notes) <= limit:
+        [{**NoteSummary.model_validate(n).model_dump(), "owner_id": n.user_id, "assignee": assignee}
+         for n, _, assignee in rows[:limit]], reach)]
+    if len(rows) <= limit:
         return items, None
     last = rows[limit - 1]
     return items, encode_cursor("tasks", [name, last[1], last[0].id])
@@ -180,6 +181,7 @@ async def list_tasks(
     groups: list[TaskGroupName] | None = None,
     sort: TaskSort = "due",
     done_days: Annotated[int, Field(ge=1, le=365)] = 7,
+    assignee: AssigneeFilter = "me",
     limit: Annotated[int, Field(ge=1, le=100, description="Tasks per group.")] = 20,
     cursor: Cursor = None,
 ) -> TaskAgenda:
@@ -187,6 +189,7 @@ async def list_tasks(
 
     Groups: overdue, today, upcoming, no_date (open tasks) and recently_done; empty groups and
     cancelled tasks are left out. A group's `next_cursor` as `cursor` (same filters) pages it alone.
+    Tasks assigned to others are left out unless `assignee` asks for them.
 
     Args:
         status: Only open tasks with this status (no recently_done).
@@ -203,6 +206,9 @@ async def list_tasks(
     where = await _task_filters(ctx, project_id, project, tag, priority)
     if status is not None:
         where.append(Note.status == status)
+    assigned = await assignee_filter(ctx, assignee)
+    if assigned is not None:
+        where.append(assignee_clause(*assigned))
     specs = _groups(today, done_days)
     chosen = {name: _sorted(specs[name], sort) for name in wanted}
     counts = await _counts(ctx, chosen, where)

@@ -48,6 +48,7 @@ class NoteSummary(_View):
     parent_id: int | None = None
     recurrence_rule: str | None = None
     next_due: date | None = absent_when_none("An open recurring task's next occurrence after its due date.")
+    assignee: str | None = absent_when_none("Who the task is assigned to (username).")
     version: int
     updated_at: datetime
     owner: str | None = absent_when_none("Its owner, when someone shared it with you.")

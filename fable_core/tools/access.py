@@ -95,8 +95,10 @@ __all__ = [
     "is_group_member",
     "level",
     "may",
+    "may_change_note",
     "member_is",
     "membership",
+    "not_assigned_to_others",
     "of_user",
     "owned_by",
     "owned_by_param",
@@ -399,6 +401,12 @@ def reach_parts(reach: Reach, page: Callable[[Any], Select[Any]]) -> list[Select
     return [own, by_project, itself]
 
 
+def not_assigned_to_others(caller: Caller) -> Any:
+    """The WHERE clause for tasks nobody else is to do: assigned to the caller, or to nobody (an
+    agenda of the caller's own tasks leaves out those assigned to someone else)."""
+    return or_(Note.assignee_id.is_(None), Note.assignee_id == caller.user_id)
+
+
 def owned_by(model: Any, caller: Caller) -> Any:
     """The WHERE clause for rows the caller owns (their own, never shared: drafts, settings)."""
     return model.user_id == caller.user_id
@@ -565,6 +573,17 @@ async def can_read(session: AsyncSession, user_id: int, kind: Literal["note", "p
     theirs to hear of)."""
     row = await session.get(Note if kind == "note" else Project, row_id)
     return row is not None and await _level(session, Caller(user_id=user_id), row) > 0
+
+
+async def may_change_note(session: AsyncSession, user_id: int, *, owner_id: int, note_id: int | None,
+                          project_id: int | None) -> bool:
+    """Whether user ``user_id`` may change a note of ``owner_id`` (``note_id`` None: one not
+    stored yet) in project ``project_id``: its owner, or an editor or admin of it or its project
+    (who a task may be assigned to)."""
+    if user_id == owner_id:
+        return True
+    reach = await reach_of(session, Caller(user_id=user_id))
+    return reach.note_level(owner_id, note_id or 0, project_id) >= LEVELS["editor"]
 
 
 async def visible_ids(session: AsyncSession, model: Any, ids: list[int], caller: Caller) -> set[int]:

@@ -69,6 +69,18 @@ async def test_only_open_tasks_are_reminded_and_an_unknown_zone_counts_as_utc(
     assert sorted(title for _, title, _, _ in await _reminders(fable)) == ["Due today: Open", "Due today: Started"]
 
 
+async def test_an_assigned_task_reminds_its_assignee_not_its_owner(
+        fable: Fable, alice: Caller, bob: Caller) -> None:
+    home = await fable.call("create_project", {"title": "Home"}, alice)
+    await fable.call("share", {"project_id": home["id"], "with_user": "bob", "permission": "editor"}, alice)
+    day = EVENING_UTC.date()
+    bins = (await fable.call("create_note", {"title": "Bins", "due_date": day.isoformat(), "project_id": home["id"],
+                                             "assignee": "bob"}, alice))["id"]
+    assert await remind_due(fable.db, EVENING_UTC) == 1
+    reminded = (await _reminders(fable))[-1:]
+    assert reminded == [(bob.user_id, "Due today: Bins", {"note_id": bins}, f"due:{bins}:{day}")]
+
+
 async def test_running_twice_or_at_once_reminds_once(fable: Fable, alice: Caller, bob: Caller) -> None:
     await _zone(fable, alice, "Asia/Tokyo")
     now = datetime.now(UTC)

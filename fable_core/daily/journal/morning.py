@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.daily.journal.sections import PrepDay, section
 from fable_core.db.models import JournalDay, Message, Note, Project
-from fable_core.tools.access import owned_by
+from fable_core.tools.access import not_assigned_to_others, owned_by
 from fable_core.tools.caller import Caller
 
 __all__ = ["MAX_ITEMS", "THREAD_DAYS", "find_threads"]
@@ -59,8 +59,10 @@ def render_tasks(data: dict[str, Any]) -> str:
 @section("tasks", order=10, render=render_tasks)
 async def tasks_due(session: AsyncSession, caller: Caller, day: PrepDay) -> dict[str, Any] | None:
     """Open tasks due on the day, and overdue ones (oldest first), at most :data:`MAX_ITEMS` each."""
+    # the caller's own tasks, less those assigned to someone else (theirs to do)
     base = select(Note.id, Note.title, Note.due_date, Note.priority).where(
-        owned_by(Note, caller), Note.status.in_(_OPEN))
+        owned_by(Note, caller), not_assigned_to_others(caller),
+        Note.status.in_(_OPEN))
     today = (await session.execute(base.where(Note.due_date == day.day)
                                    .order_by(Note.id).limit(MAX_ITEMS))).all()
     overdue = (await session.execute(base.where(Note.due_date < day.day)

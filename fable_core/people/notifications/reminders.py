@@ -4,7 +4,8 @@ Every :data:`EVERY` seconds, each user gets one notification per open task (``to
 ``in_progress``) due today *where they live* (their ``timezone`` setting, else UTC; see
 :mod:`fable_core.tools.clock`), from :data:`FROM_HOUR` o'clock their time on: a reminder
 at midnight would wake nobody usefully. A task made later that day, due that day, is reminded
-at the next run. The key ``due:<note id>:<date>`` makes each reminder once-only, so replicas
+at the next run. A task assigned to someone reminds them instead of its owner (on the owner's
+date). The key ``due:<note id>:<date>`` makes each reminder once-only, so replicas
 racing (or a run repeated) insert one row.
 
 Users are grouped by their local date, so a run is at most three statements (the world spans
@@ -74,7 +75,9 @@ async def remind_due(db: Database, now: datetime | None = None) -> int:
 
 async def _remind(session: Any, day: date, who: ColumnElement[bool]) -> int:
     key = func.concat("due:", cast(Note.id, String), ":", day.isoformat())
-    tasks = select(Note.user_id, literal("due"), func.concat("Due today: ", func.left(Note.title, 280)),
+    # an assigned task reminds its assignee (on its owner's day), not its owner
+    tasks = select(func.coalesce(Note.assignee_id, Note.user_id), literal("due"),
+                   func.concat("Due today: ", func.left(Note.title, 280)),
                    func.jsonb_build_object("note_id", Note.id), key).where(
         Note.status.in_(OPEN), Note.due_date == day, who)
     statement = pg_insert(Notification).from_select(["user_id", "kind", "title", "data", "key"], tasks)

@@ -28,6 +28,7 @@ from fable_core.tools.access import (
     belongs_to,
     forget_reach,
     get_visible,
+    may_change_note,
     require,
     shared_by,
     shared_with,
@@ -160,6 +161,8 @@ async def share(
     forget_reach(ctx.session)
     row = await ctx.session.get(Share, share_id, populate_existing=True)
     assert row is not None
+    if before is not None and before != permission:
+        await _release_assignments(ctx, row)
     if before != permission:
         await audit(ctx.session, Actor.of(ctx.caller), "share.create" if before is None else "share.change",
                     Target("share", row.id), item={column: item.id}, **_grantee_of(with_user, with_group),
@@ -190,7 +193,26 @@ async def unshare(ctx: Context, share_id: RowId) -> Unshared:
     await audit(ctx.session, Actor.of(ctx.caller), "share.revoke", Target("share", row.id),
                 item={"project_id": row.project_id} if row.project_id else {"note_id": row.note_id})
     forget_reach(ctx.session)
+    await _release_assignments(ctx, row)
     return Unshared(id=share_id)
+
+
+async def _release_assignments(ctx: Context, share: Share) -> None:
+    """After a share was revoked or lowered: the tasks it covered that are assigned to someone it
+    reached who may no longer change them become nobody's (else they would be hidden from every
+    agenda: their owner's, as someone else's, and the assignee's, who cannot see them)."""
+    if share.grantee_user_id is not None:
+        users = [share.grantee_user_id]
+    else:
+        users = list((await ctx.session.execute(
+            select(GroupMember.user_id).where(GroupMember.group_id == share.grantee_group_id))).scalars())
+    covered = Note.project_id == share.project_id if share.project_id is not None else Note.id == share.note_id
+    tasks = (await ctx.session.execute(select(Note).where(covered, Note.assignee_id.in_(users)))).scalars().all()
+    for task in tasks:
+        assert task.assignee_id is not None
+        if not await may_change_note(ctx.session, task.assignee_id, owner_id=task.user_id, note_id=task.id,
+                                     project_id=task.project_id):
+            task.assignee_id = None
 
 
 def _grantee_of(with_user: str | None, with_group: str | None) -> dict[str, str]:

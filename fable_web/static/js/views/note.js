@@ -30,11 +30,13 @@ export async function noteView(main, params, query) {
   if (!params.id) {
     const keeper = draftKeeper(null);
     const start = { title: query.get("title") || "", body: "", tags: [] };
+    const projectId = Number(query.get("project_id")) || null;  // "New note" on a project's page
+    const project = projectId ? await api.get(`/projects/${projectId}`).catch(() => null) : null;
     const draft = await keeper.pending(start);
     const form = editor(start, {
       keeper,
       save: async (fields) => {
-        const created = await createConfirming(fields);
+        const created = await createConfirming(project ? { ...fields, project_id: project.id } : fields);
         form.markSaved();
         await keeper.clear();
         navigate(`/notes/${created.id}`, { replace: true });
@@ -42,6 +44,7 @@ export async function noteView(main, params, query) {
       cancel: () => (history.length > 1 ? history.back() : navigate("/notes")),
     });
     main.append(form);
+    if (project) form.prepend(h("p.muted.small#new-note-project", {}, "In the project ", h("a", { href: `/projects/${project.id}` }, project.title)));
     if (draft) form.prepend(restorePrompt(draft, form.restore, () => keeper.clear()));
     main.querySelector(query.get("title") ? "textarea" : ".title-input").focus();
     return;
@@ -164,10 +167,34 @@ function reader(note, html, onEdit, reload, draft = null) {
       body),
     h("aside.side", {},
       isTask ? taskPanel(note, reload) : null,
+      editable ? projectPanel(note, reload) : null,
       isTask ? subtasksPanel(note) : null,
       isTask ? workLogPanel(note) : null,
       backlinksPanel(note),
       historyPanel(note, reload)));
+}
+
+/** The note's project: move it to another project of its owner's that the caller may edit, or out
+ * of any (update_note project_id / clear project); focus stays on the control. */
+function projectPanel(note, reload) {
+  const select = h("select#note-project", { "aria-label": "Project" },
+    h("option", { value: "" }, "No project"),
+    note.project_id ? h("option", { value: String(note.project_id), selected: true }, "This note’s project") : null);
+  api.get("/projects", { limit: 200 }).then((page) => {
+    const fitting = page.items.filter((p) => (p.owner || null) === (note.owner || null) && canEdit(p));
+    const current = note.project_id && !fitting.some((p) => p.id === note.project_id) ? [{ id: note.project_id, title: "This note’s project" }] : [];
+    clear(select, h("option", { value: "" }, "No project"),
+      [...current, ...fitting].map((p) => h("option", { value: String(p.id), selected: p.id === note.project_id }, p.title)));
+  }, () => {});
+  select.addEventListener("change", async () => {
+    try {
+      await api.patch(`/notes/${note.id}`, select.value ? { project_id: Number(select.value) } : { clear: ["project"] });
+      await reload();
+      document.querySelector("#note-project")?.focus();
+    } catch (e) { select.value = note.project_id ? String(note.project_id) : ""; toast(e.message, { bad: true }); }
+  });
+  return h("section.card#project-panel", {}, h("h2", {}, "Project"), select,
+    note.project_id ? h("a.small", { href: `/projects/${note.project_id}` }, "Open the project →") : null);
 }
 
 // The editor of `note`'s title, tags and markdown. Every change is kept as an unsaved draft

@@ -5,8 +5,9 @@ import { api } from "../api.js";
 import { clear, confirmDialog, h, toast } from "../dom.js";
 import { navigate } from "../router.js";
 import { requestError } from "../chat/errors.js";
-import { dueLabel, noteItem, priorityBadge, setDone, taskRow } from "../widgets/items.js";
+import { assigneeChip, dueLabel, noteItem, priorityBadge, setDone, taskRow } from "../widgets/items.js";
 import { canEdit, canShare, sharedBadge, shareButton } from "../widgets/share.js";
+import { openSwitcher } from "../widgets/switcher.js";
 import { chatView } from "./chat.js";
 
 export const PALETTE = [
@@ -135,7 +136,7 @@ function card(task, columns, index, board) {
     "aria-label": board.editable ? `${task.title}; Alt+Arrow keys move it between milestones` : task.title,
   },
   h("a", { href: `/notes/${task.id}` }, task.title),
-  h("div.task-controls", {}, priorityBadge(task.priority), dueLabel(task), h("span.spacer"),
+  h("div.task-controls", {}, priorityBadge(task.priority), dueLabel(task), assigneeChip(task), h("span.spacer"),
     done ? h("span.muted", {}, "done")
       : board.editable ? h("button.btn.btn-sm.advance", { type: "button", title: next ? `Move to ${next.title}` : "Complete", on: { click: advance } },
         next ? `→ ${next.title}` : "✓ Done") : null));
@@ -213,8 +214,25 @@ function milestoneMenu(milestone, count, board) {
   return h("span.milestone-actions", {}, rename, remove);
 }
 
-async function projectTasks(id) {
-  return api.get("/notes", { project_id: id, kind: "task", sort: "due", limit: 200 });
+/** The project's tasks; `assignee` "me" keeps the caller's and the unassigned ones (list_notes). */
+async function projectTasks(id, assignee) {
+  return api.get("/notes", { project_id: id, kind: "task", sort: "due", limit: 200, assignee: assignee || undefined });
+}
+
+/** Put an existing note in the project: pick it with the note switcher, then update_note(project_id). */
+function addExistingNote(board, opener) {
+  openSwitcher({
+    label: "Add a note to this project", returnTo: opener,
+    pick: async (note) => {
+      try {
+        if (note.project_id === board.id) { toast(`“${note.title}” is in this project already`); return; }
+        await api.patch(`/notes/${note.id}`, { project_id: board.id });
+        toast(`Added “${note.title}” to the project`);
+        await board.refresh();
+        document.querySelector("#add-existing-note")?.focus();
+      } catch (e) { fail(e); }
+    },
+  });
 }
 
 function notesList(notes) {
@@ -223,8 +241,9 @@ function notesList(notes) {
     : h("p.empty", {}, "No notes in this project yet.");
 }
 
-export async function projectView(main, params) {
+export async function projectView(main, params, query = new URLSearchParams(location.search)) {
   const id = Number(params.id);
+  let assignee = query.get("assignee") === "me" ? "me" : "";  // the board shows everyone's tasks unless asked
   const head = h("div.page-head");
   const boardEl = h("div.board#board");
   const notesEl = h("section.project-notes#project-notes", { "aria-label": "Notes" });
@@ -238,7 +257,7 @@ export async function projectView(main, params) {
     id, editable: false,
     announce(text) { live.textContent = text; },
     async refresh(focusTask = null) {
-      const [fresh, tasks, notes] = await Promise.all([api.get(`/projects/${id}`), projectTasks(id),
+      const [fresh, tasks, notes] = await Promise.all([api.get(`/projects/${id}`), projectTasks(id, assignee),
         api.get("/notes", { project_id: id, kind: "note", limit: 50 })]);
       project = fresh;
       board.editable = canEdit(project);
@@ -247,12 +266,25 @@ export async function projectView(main, params) {
       const columns = [{ id: null, title: "No milestone" }, ...milestones];
       clear(boardEl, columns.map((col, i) => column(col, tasks.items.filter((t) => (t.milestone_id || null) === col.id), columns, i, board)),
         tasks.next_cursor ? h("p.small.muted", {}, "Showing the first 200 tasks; ", h("a", { href: `/tasks?project_id=${id}` }, "see them all"), ".") : null);
-      clear(notesEl, h("h2", {}, "Notes"), notesList(notes));
+      clear(notesEl, h("div.row.project-notes-head", {}, h("h2", {}, "Notes"), h("span.spacer"),
+        board.editable ? h("a.btn.btn-sm#new-project-note", { href: `/notes/new?project_id=${id}` }, "New note") : null,
+        board.editable ? h("button.btn.btn-sm#add-existing-note", { type: "button",
+          on: { click: (e) => addExistingNote(board, e.currentTarget) } }, "Add existing note") : null),
+      notesList(notes));
       renderHead();
       if (focusTask) boardEl.querySelector(`[data-task='${focusTask}']`)?.focus();
     },
   };
 
+  function whoseTasks() {
+    const select = h("select#board-assignee", { "aria-label": "Whose tasks", on: { change: async () => {
+      assignee = select.value;
+      history.replaceState(history.state, "", assignee ? `/projects/${id}?assignee=${assignee}` : `/projects/${id}`);
+      try { await board.refresh(); } catch (e) { fail(e); }
+      document.querySelector("#board-assignee")?.focus();
+    } } }, h("option", { value: "", selected: !assignee }, "Everyone’s tasks"), h("option", { value: "me", selected: assignee === "me" }, "My tasks"));
+    return select;
+  }
   function renderHead() {
     const p = project;
     const archived = p.status === "archived";
@@ -261,6 +293,7 @@ export async function projectView(main, params) {
         p.goal || p.description ? h("p.muted", {}, p.goal || p.description) : null,
         h("p.small.muted", {}, `${p.task_counts.todo + p.task_counts.in_progress} open · ${p.task_counts.done} done`)),
       h("div.row.project-actions", {},
+        whoseTasks(),
         h("a.btn.btn-sm#open-workspace", { href: `/projects/${id}/workspace` }, "Workspace"),
         board.editable ? h("button.btn.btn-sm#edit-project", { type: "button", on: { click: () => editProjectDialog(p, () => board.refresh()) } }, "Edit") : null,
         board.editable ? h("button.btn.btn-sm#archive-project", { type: "button", on: { click: toggleArchive } }, archived ? "Unarchive" : "Archive") : null,

@@ -3,6 +3,7 @@
 import { api } from "../api.js";
 import { clear, debounce, friendlyDate, h, isoDate, toast, today } from "../dom.js";
 import { GROUP_TITLES } from "./home.js";
+import { assigneeChip } from "../widgets/items.js";
 import { canEdit } from "../widgets/share.js";
 
 const PAGE = 25;
@@ -147,6 +148,7 @@ function filterBar(state, projects, tags, onChange) {
     select("Tag", "tag", [["", "All tags"], ...tags.map((t) => [t.tag, `#${t.tag}`])]),
     select("Priority", "priority", [["", "Any priority"], ...PRIORITIES.map((p) => [p, p === "none" ? "No priority" : p])]),
     select("Status", "status", [["", "Any status"], ["todo", "To do"], ["in_progress", "In progress"]]),
+    select("Assigned to", "assignee", [["", "Mine"], ["everyone", "Everyone"]]),
     select("Sort", "sort", [["due", "Sort: due date"], ["priority", "Sort: priority"], ["title", "Sort: title"], ["created", "Sort: newest"]]));
 }
 
@@ -189,13 +191,13 @@ function taskLine(task, projects, refresh) {
   });
   const overdue = task.due_date && task.status !== "done" && task.due_date < isoDate(today());
   const repeat = h("button.chip.task-repeat", { type: "button", title: "Repeat", "aria-label": `Repeat: ${task.recurrence_rule ? ruleWords(task.recurrence_rule) : "does not repeat"}` },
-    task.recurrence_rule ? `↻ ${ruleWords(task.recurrence_rule)}${task.next_due ? ` · next ${friendlyDate(task.next_due)}` : ""}` : "↻");
+    h("span.repeat-words", {}, task.recurrence_rule ? `↻ ${ruleWords(task.recurrence_rule)}${task.next_due ? ` · next ${friendlyDate(task.next_due)}` : ""}` : "↻"));
   if (!task.recurrence_rule) repeat.classList.add("unset");
   repeat.disabled = !editable;
   repeat.addEventListener("click", () => repeatDialog(task, refresh));
   const project = task.project_id ? projects.get(task.project_id) : null;
   row.append(check,
-    h("a.task-title", { href: `/notes/${task.id}` }, task.title),
+    h("span.task-name", {}, h("a.task-title", { href: `/notes/${task.id}` }, task.title), assigneeChip(task)),
     h("span.task-due", { class: overdue ? "due-overdue" : "" }, task.due_date ? friendlyDate(task.due_date) : ""),
     repeat,
     task.priority && task.priority !== "none" ? h(`span.badge.prio-${task.priority}`, {}, task.priority) : h("span.task-prio-none"),
@@ -250,11 +252,11 @@ function groupSection(group, state, projects, refresh) {
     rows, more);
 }
 
-const FILTERS = ["project_id", "tag", "priority", "status", "sort"];
+const FILTERS = ["project_id", "tag", "priority", "status", "assignee", "sort"];
 
 function filters(state, limit = PAGE) {
   return { project_id: state.project_id || undefined, tag: state.tag || undefined, priority: state.priority || undefined,
-    status: state.status || undefined, sort: state.sort || "due", limit };
+    status: state.status || undefined, assignee: state.assignee || undefined, sort: state.sort || "due", limit };
 }
 
 /** The filters in the address (replaced, not pushed): a reload or a shared link shows the same tasks. */

@@ -46,9 +46,16 @@ export function taskRow(task, { onChange = () => {}, controls = true } = {}) {
   });
   const body = h("div.task-body", {}, h("a.task-title", { href: `/notes/${task.id}` }, task.title));
   if (controls) body.append(taskControls(task, onChange));
-  else body.append(h("div.task-controls", {}, priorityBadge(task.priority), dueLabel(task)));
+  else body.append(h("div.task-controls", {}, priorityBadge(task.priority), dueLabel(task), assigneeChip(task)));
   row.append(check, body);
   return row;
+}
+
+/** Who a task is assigned to, as a round chip of their initials (nothing when nobody). */
+export function assigneeChip(task) {
+  if (!task.assignee) return null;
+  const initials = task.assignee.replace(/[^\p{L}\p{N}]/gu, "").slice(0, 2).toUpperCase() || "?";
+  return h("span.assignee-chip", { role: "img", title: `Assigned to ${task.assignee}`, "aria-label": `Assigned to ${task.assignee}` }, initials);
 }
 
 export function priorityBadge(priority) {
@@ -66,5 +73,5 @@ function taskControls(task, onChange) {
   }
   return h("div.task-controls", {},
     task.parent_id ? h("a.muted", { href: `/notes/${task.parent_id}`, title: "Open the parent task" }, "↳ sub-task") : null,
-    task.tags.map((t) => h("span.muted", {}, `#${t}`)), priority, due);
+    task.tags.map((t) => h("span.muted", {}, `#${t}`)), assigneeChip(task), priority, due);
 }

@@ -28,10 +28,42 @@ export function taskPanel(note, reload) {
   due.addEventListener("change", () => save(due.value ? { due_date: due.value } : { clear: ["due_date"] }));
   const complete = note.status === "done" || !editable ? null : h("button.btn.btn-primary.btn-sm#complete-task", { type: "button",
     on: { click: () => api.post(`/tasks/${note.id}/complete`).then(reload, (e) => toast(e.message, { bad: true })) } }, "Mark done");
+  const assignedTerm = h("dt", { hidden: !note.assignee }, "Assigned to");  // shown for a shared project's task
+  const assigned = h("dd#task-assignee-cell", { hidden: !note.assignee }, note.assignee || "");
+  if (note.project_id) {
+    assigneeSelect(note, editable, reload).then((select) => {
+      if (!select) return;
+      clear(assigned, select);
+      assignedTerm.hidden = assigned.hidden = false;
+      if (refocusAssignee) { refocusAssignee = false; select.focus(); }  // the panel drawn again after a change
+    }, () => {});
+  }
   return h("section.card#task-panel", {}, h("h2", {}, "Task", h("span.spacer"), complete),
     h("dl.kv", {}, h("dt", {}, "Status"), h("dd", {}, status), h("dt", {}, "Priority"), h("dd", {}, priority),
-      h("dt", {}, "Due"), h("dd", {}, due),
+      h("dt", {}, "Due"), h("dd", {}, due), assignedTerm, assigned,
       note.completed_at ? [h("dt", {}, "Completed"), h("dd", {}, relativeTime(note.completed_at))] : null));
+}
+
+let refocusAssignee = false;
+
+/** Who may be assigned a task of a shared project: its owner and the people it is shared with as
+ * editor or admin (list_shares); null when the project is shared with nobody. */
+async function assigneeSelect(note, editable, reload) {
+  const shares = (await api.get("/shares", { project_id: note.project_id })).items;
+  if (!shares.length) return null;
+  const people = [...new Set([shares[0].owner, ...shares.filter((s) => s.with_user && s.permission !== "viewer").map((s) => s.with_user)])];
+  if (note.assignee && !people.includes(note.assignee)) people.push(note.assignee);
+  const select = h("select#task-assignee", { "aria-label": "Assigned to", disabled: !editable },
+    h("option", { value: "", selected: !note.assignee }, "Nobody"),
+    people.map((name) => h("option", { value: name, selected: name === note.assignee }, name)));
+  select.addEventListener("change", async () => {
+    try {
+      await api.patch(`/notes/${note.id}`, select.value ? { assignee: select.value } : { clear: ["assignee"] });
+      refocusAssignee = true;
+      await reload();
+    } catch (e) { select.value = note.assignee || ""; toast(e.message, { bad: true }); }
+  });
+  return select;
 }
 
 export function subtasksPanel(note) {

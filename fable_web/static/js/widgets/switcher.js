@@ -39,18 +39,22 @@ function fuzzyScore(label, typed) {
 
 let open = null;
 
-/** Open the switcher (or the palette when `palette`); `extra` commands join the palette's. */
-export function openSwitcher({ palette = false, extra = [] } = {}) {
-  if (open) { open.input.value = palette ? ">" : ""; open.refresh(); open.input.focus(); return; }
+/** Open the switcher (or the palette when `palette`); `extra` commands join the palette's.
+ * With `pick`, it is a note picker: choosing a note calls pick(note) instead of opening it (no
+ * commands; `label` says what the pick is for), and focus goes back to `returnTo` when it closes. */
+export function openSwitcher({ palette = false, extra = [], pick = null, label = null, returnTo = null } = {}) {
+  if (open && !pick && !open.pick) { open.input.value = palette ? ">" : ""; open.refresh(); open.input.focus(); return; }
+  if (open) { const old = open; open = null; old.dialog.close(); old.dialog.remove(); }  // a picker replaces the switcher, and back
+  const words = pick ? label || "Choose a note" : "Go to a note, or type > for commands";
   const input = h("input.switcher-input#switcher-input", {
     type: "text", role: "combobox", autocomplete: "off", spellcheck: "false",
-    "aria-label": "Go to a note, or type > for commands", "aria-expanded": "true",
+    "aria-label": words, "aria-expanded": "true",
     "aria-controls": "switcher-list", "aria-autocomplete": "list",
-    placeholder: "Go to a note… (type > for commands)",
+    placeholder: pick ? `${words}…` : "Go to a note… (type > for commands)",
   });
   const list = h("ul.switcher-list#switcher-list", { role: "listbox", "aria-label": "Results" });
   const status = h("p.switcher-status.muted.small", { "aria-live": "polite" });
-  const dialog = h("dialog.switcher", { "aria-label": "Quick switcher" }, input, list, status);
+  const dialog = h("dialog.switcher", { "aria-label": pick ? words : "Quick switcher", dataset: { picker: pick ? "true" : null } }, input, list, status);
   let items = [];
   let index = 0;
   let serial = 0;
@@ -76,7 +80,7 @@ export function openSwitcher({ palette = false, extra = [] } = {}) {
     const mine = ++serial;
     const value = input.value;
     let found;
-    if (value.startsWith(">")) {
+    if (value.startsWith(">") && !pick) {
       const typed = value.slice(1).trim();
       found = commands(extra).map((c) => [typed ? fuzzyScore(c.label, typed) : 0, c])
         .filter(([score]) => score !== null).sort((a, b) => a[0] - b[0]).map(([, c]) => c);
@@ -85,7 +89,7 @@ export function openSwitcher({ palette = false, extra = [] } = {}) {
       const page = text ? await api.get("/titles", { text, limit: 10 }).catch(() => ({ items: [] }))
         : await api.get("/notes", { limit: 8, sort: "updated" }).catch(() => ({ items: [] }));
       found = page.items.map((n) => ({ label: n.title, hint: n.kind === "note" ? "" : n.kind,
-        run: () => navigate(`/notes/${n.id}`) }));
+        run: () => (pick ? pick(n) : navigate(`/notes/${n.id}`)) }));
     }
     if (mine !== serial || !dialog.isConnected) return;
     items = found;
@@ -112,12 +116,16 @@ export function openSwitcher({ palette = false, extra = [] } = {}) {
       choose(index);
     }
   });
-  dialog.addEventListener("close", () => { dialog.remove(); open = null; });
+  dialog.addEventListener("close", () => {
+    dialog.remove();
+    if (open?.dialog === dialog) open = null;
+    if (returnTo?.isConnected) returnTo.focus();
+  });
   dialog.addEventListener("click", (event) => { if (event.target === dialog) dialog.close(); });
   document.body.append(dialog);
   dialog.showModal();
-  open = { input, refresh };
-  input.value = palette ? ">" : "";
+  open = { input, refresh, dialog, pick };
+  input.value = palette && !pick ? ">" : "";
   input.focus();
   refresh();
 }
