@@ -5,6 +5,11 @@ The session itself lives in the database (:mod:`fable_core.identity.login_sessio
 ends it everywhere; the signature only lets garbage cookies be refused without a query. The
 cookie is HttpOnly and SameSite=Lax, and Secure when ``SECURE_COOKIES`` is set.
 
+Beside it the browser gets :data:`HINT_COOKIE`, ``1`` and nothing else, which scripts may read:
+the web UI asks "who am I?" only when it is there, so a signed-out visitor's pages send no request
+bound to be refused. It grants nothing (the server never reads it); a session ended elsewhere
+leaves it behind until the UI's one refused question removes it.
+
 A browser that signed in to an account keeps a second, long-lived cookie naming that account
 (signed; :data:`DEVICE_COOKIE`). The account-wide limits on password attempts and reset mails
 (:data:`fable_core.infra.rate_limits.LIMITS`, ``*_account``) count strangers, not that browser: twenty
@@ -19,9 +24,10 @@ from starlette.responses import Response
 
 from fable_core.identity.login_sessions import LIFETIME
 
-__all__ = ["COOKIE", "DEVICE_COOKIE", "MAX_AGE", "SessionCodec"]
+__all__ = ["COOKIE", "DEVICE_COOKIE", "HINT_COOKIE", "MAX_AGE", "SessionCodec"]
 
 COOKIE = "fable_session"
+HINT_COOKIE = "fable_signed_in"  # not HttpOnly: for the web UI, never read by the server
 MAX_AGE = int(LIFETIME.total_seconds())
 DEVICE_COOKIE = "fable_device"
 DEVICE_MAX_AGE = 400 * 86400  # browsers cap cookies at 400 days
@@ -49,9 +55,12 @@ class SessionCodec:
         """Set the signed session cookie on ``response``."""
         response.set_cookie(COOKIE, self._signer.dumps(token), max_age=MAX_AGE, path="/", httponly=True,
                             samesite="lax", secure=self.secure)
+        response.set_cookie(HINT_COOKIE, "1", max_age=MAX_AGE, path="/", httponly=False, samesite="lax",
+                            secure=self.secure)
 
     def clear(self, response: Response) -> None:
         response.delete_cookie(COOKIE, path="/", httponly=True, samesite="lax", secure=self.secure)
+        response.delete_cookie(HINT_COOKIE, path="/", httponly=False, samesite="lax", secure=self.secure)
 
     def knows(self, cookie: str | None, account: str) -> bool:
         """Whether the known-device cookie says this browser signed in to ``account`` before."""

@@ -9,18 +9,20 @@ init script, which the page's Content-Security-Policy does not govern.
 from __future__ import annotations
 
 import json
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.async_api import Page, expect
 from support.browser import Session
-from support.page_tour import SIGNED_OUT, paths, seed, visit
+from support.page_tour import PAGES, SIGNED_OUT, paths, seed, visit
 
 pytestmark = pytest.mark.browser
 
 AXE = Path(__file__).resolve().parents[2] / ".tools" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
 SEVERE = ("critical", "serious")
+COLOURS = ["color-contrast", "link-in-text-block"]  # the rules whose answer depends on the theme
 
 
 async def severe_violations(page: Page, rules: list[str] | None = None) -> list[str]:
@@ -44,7 +46,7 @@ async def check(page: Page, path: str, signed_in: bool = True) -> list[str]:
     found = [f"{path} [light] {line}" for line in await severe_violations(page)]
     # dark mode changes colours only: its run is the colour rules (a fraction of the time of all)
     await page.emulate_media(color_scheme="dark")
-    found += [f"{path} [dark] {line}" for line in await severe_violations(page, ["color-contrast"])]
+    found += [f"{path} [dark] {line}" for line in await severe_violations(page, COLOURS)]
     await page.emulate_media(color_scheme="light")
     return found
 
@@ -57,13 +59,35 @@ async def axe_ui(ui: Session) -> Session:
 
 
 async def test_axe_finds_nothing_serious_on_any_page_light_or_dark(axe_ui: Session) -> None:
+    """Every page, signed out (before anyone has an account: the first account's page) and then
+    with ``seed``'s content (code in ten languages, every callout, footnotes, aligned tables,
+    embeds, tasks of every priority and status, a long note), in both colour schemes."""
     page = axe_ui.page
+    refused: list[str] = []
+    page.on("response", lambda r: refused.append(f"{r.status} {r.url}") if r.status >= 400 else None)
     found = []
     for path in SIGNED_OUT:
         found += await check(page, path, signed_in=False)
+        await expect(page.get_by_role("main")).to_have_count(1)  # the card is the page's main landmark
+    # a signed-out visitor is not an error: no request of theirs is refused ("who am I?" is not asked)
+    assert not refused, refused
     ids = await seed(axe_ui)
     for path in paths(ids):
         found += await check(page, path)
+    await visit(page, paths(ids)[PAGES.index("/notes/{note}")])  # a theme picked against the system's
+    for picked, system in (("dark", "light"), ("light", "dark")):
+        await page.emulate_media(color_scheme=system)
+        await page.evaluate("theme => { document.documentElement.dataset.theme = theme; }", picked)
+        found += [f"/notes/{{note}} [{picked}, picked; the system {system}] {line}"
+                  for line in await severe_violations(page, COLOURS)]
+    await page.evaluate("() => { delete document.documentElement.dataset.theme; }")
+    await page.emulate_media(color_scheme="light")
+    await page.goto("/oauth/consent?client_id=nobody")  # a page of its own, signed in
+    await expect(page.locator(".consent-card")).to_contain_text("cannot be used")
+    await expect(page.get_by_role("main")).to_have_count(1)
+    for scheme in ("light", "dark"):
+        await page.emulate_media(color_scheme=scheme)
+        found += [f"/oauth/consent [{scheme}] {line}" for line in await severe_violations(page)]
     assert not found, "\n".join(found)
     assert not axe_ui.watch.errors
 
@@ -100,7 +124,7 @@ async def test_skip_link_titles_focus_on_navigation_and_j_k_through_a_list(ui: S
     await page.get_by_role("navigation", name="Main").get_by_role("link", name="Tasks").click()
     await expect(page.get_by_role("heading", level=1)).to_be_focused()
     await page.keyboard.press("j")
-    await expect(page.get_by_role("link", name="Measure the walls")).to_be_focused()
+    await expect(page.locator("#main a.task-title").first).to_be_focused()  # the first task
     assert not ui.watch.errors
 
 
@@ -122,3 +146,97 @@ async def test_the_toolsets_chooser_and_its_dialog_find_nothing_serious_light_or
         found += [f"dialog [{scheme}] {line}" for line in await severe_violations(page)]
     assert not found, "\n".join(found)
     assert not axe_ui.watch.errors
+
+
+FOCUSED = """() => { const a = document.activeElement;
+    if (!a || a === document.body) return "body";
+    return a.getAttribute("aria-label") || a.dataset.date || a.textContent.trim().slice(0, 40) || a.tagName; }"""
+
+
+async def focused(page: Page) -> str:
+    """What has keyboard focus, as a person hears it (its label or its words), or "body"."""
+    return str(await page.evaluate(FOCUSED))
+
+
+async def test_focus_is_never_left_on_the_body_after_an_action(ui: Session) -> None:
+    """Ticking a task (tasks, home, workspace), advancing a board card, closing the switcher and
+    the shortcuts list, and the calendar's days by keyboard: focus stays where the person was."""
+    ids = await seed(ui)
+    page = ui.page
+
+    await visit(page, "/tasks")  # the ticked task leaves its group: focus takes the next row's box
+    box = page.get_by_role("checkbox", name="Done: Paint the door")
+    await box.focus()
+    await page.keyboard.press("Space")
+    await expect(page.locator("#toasts")).to_contain_text("Completed “Paint the door”")
+    await expect(box).not_to_be_focused()  # the rows are drawn anew
+    await expect(page.locator("#task-groups input.check:focus")).to_have_count(1)
+    next_box = await focused(page)
+    assert next_box.startswith("Done: ") and next_box != "Done: Paint the door", next_box
+
+    await page.keyboard.press("Control+k")  # the switcher gives focus back to the box it was opened from
+    await expect(page.get_by_role("dialog", name="Quick switcher")).to_be_visible()
+    assert await focused(page) == "Go to a note, or type > for commands"
+    await page.keyboard.press("Escape")
+    await expect(page.get_by_role("dialog")).to_have_count(0)
+    await expect(page.get_by_role("checkbox", name=next_box, exact=True)).to_be_focused()
+
+    link = page.locator("#main a.task-title").first
+    await link.focus()
+    await page.keyboard.press("?")  # and the shortcuts list, closed by Escape or by its button
+    await expect(page.get_by_role("dialog", name="Keyboard shortcuts")).to_be_visible()
+    await page.keyboard.press("Escape")
+    await expect(link).to_be_focused()
+    await page.keyboard.press("?")
+    await page.get_by_role("dialog").get_by_role("button", name="Close").click()
+    await expect(link).to_be_focused()
+
+    await visit(page, "/")  # home: the ticked row stays, and so does focus
+    await page.get_by_role("checkbox", name="Done: Order tiles").focus()
+    await page.keyboard.press("Space")
+    await expect(page.locator(".task.done", has_text="Order tiles")).to_be_visible()
+    await expect(page.get_by_role("checkbox", name="Done: Order tiles")).to_be_focused()
+    await page.keyboard.press("Control+k")  # opened from the page's heading (where a new page puts focus)
+    await page.keyboard.press("Escape")
+    await expect(page.get_by_role("checkbox", name="Done: Order tiles")).to_be_focused()
+
+    await visit(page, f"/projects/{ids['project']}")  # the board: the advanced card keeps focus
+    card = page.locator(f".board-card[data-task='{ids['task']}']")
+    await card.get_by_role("button", name="→ Walls done").focus()
+    await page.keyboard.press("Enter")
+    await expect(page.locator(".column[data-milestone]:not([data-milestone=none])").locator(card)).to_be_visible()
+    await expect(card).to_be_focused()
+
+    await visit(page, f"/projects/{ids['project']}/workspace")  # the workspace's open tasks: the next row
+    await page.get_by_role("checkbox", name="Done: Measure the walls").focus()
+    await page.keyboard.press("Space")
+    await expect(page.get_by_role("checkbox", name="Done: Measure the walls")).to_have_count(0)
+    await expect(page.locator("#workspace-tasks input.check:focus")).to_have_count(1)
+
+    await visit(page, "/calendar")  # one Tab stop for the days, arrows between them, Enter adds an event
+    today = await page.evaluate("() => document.querySelector('.cal-day[tabindex=\"0\"]').dataset.date")
+    cell = page.locator(".cal-day[tabindex='0']")
+    await cell.focus()
+    await page.keyboard.press("ArrowRight")
+    await page.keyboard.press("ArrowDown")
+    await page.keyboard.press("ArrowLeft")
+    day = await focused(page)
+    assert day == str(date.fromisoformat(today) + timedelta(days=7)), (today, day)
+    await expect(page.locator(".cal-day[tabindex='0']")).to_have_count(1)
+    await page.keyboard.press("Home")
+    assert date.fromisoformat(await focused(page)).weekday() == 0
+    await page.keyboard.press("End")
+    await page.keyboard.press("Enter")
+    week_day = date.fromisoformat(day)
+    sunday = page.locator(f".cal-day[data-date='{week_day + timedelta(days=6 - week_day.weekday())}']")
+    editor = page.get_by_role("dialog", name="New event")
+    await expect(editor).to_be_visible()
+    await page.keyboard.press("Escape")
+    await expect(editor).to_have_count(0)
+    await expect(sunday).to_be_focused()
+    await page.keyboard.press("Enter")
+    await page.keyboard.type("Picnic")
+    await page.keyboard.press("Enter")
+    await expect(sunday.locator(".cal-event")).to_contain_text(["Picnic"])
+    await expect(sunday).to_be_focused()  # the grid was drawn anew: the same day has focus
+    assert not ui.watch.errors

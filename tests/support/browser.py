@@ -25,8 +25,8 @@ class Watch:
     dialogs: list[str] = field(default_factory=list)
 
     def console(self, message: ConsoleMessage) -> None:
-        # A refused request (the 401 of "who am I?" before signing in) is logged by Chromium
-        # as "Failed to load resource"; anything else at error level is a bug.
+        # A refused request (a wrong password, a spent link: what a test provokes) is logged by
+        # Chromium as "Failed to load resource"; anything else at error level is a bug.
         if message.type == "error" and "Failed to load resource" not in message.text:
             self.errors.append(message.text)
 

@@ -19,8 +19,11 @@ async def test_first_user_registers_as_admin_and_is_signed_in(client: httpx.Asyn
     r = await client.post("/api/auth/register", json={"username": "ada", "password": PASSWORD})
     assert r.status_code == 201, r.text
     assert r.json()["user"]["role"] == "admin" and r.json()["csrf_token"]
-    cookie = r.headers["set-cookie"].lower()
-    assert "httponly" in cookie and "samesite=lax" in cookie and "secure" not in cookie
+    cookies = {c.split("=", 1)[0]: c.lower() for c in r.headers.get_list("set-cookie")}
+    session = cookies["fable_session"]
+    assert "httponly" in session and "samesite=lax" in session and "secure" not in session
+    # the web UI's hint that someone is signed in: readable by scripts, and nothing but "1"
+    assert cookies["fable_signed_in"].startswith("fable_signed_in=1;") and "httponly" not in cookies["fable_signed_in"]
     me = (await client.get("/api/auth/me")).json()
     assert me["user"]["username"] == "ada" and me["auth"] == "session"
     r = await client.post("/api/auth/register", json={"username": "bea", "password": PASSWORD})

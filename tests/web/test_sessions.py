@@ -52,6 +52,7 @@ async def test_sign_out_from_another_site_is_refused(app: Starlette, alice: Call
 async def test_sign_out_without_a_session_just_clears_the_cookie(client: httpx.AsyncClient) -> None:
     r = await client.post("/api/auth/logout")
     assert r.status_code == 204 and 'fable_session=""' in r.headers["set-cookie"]
+    assert 'fable_signed_in=""' in r.headers["set-cookie"]  # and the web UI's hint
 
 
 async def test_sign_out_everywhere(app: Starlette, alice: Caller, bob: Caller, fable: Fable) -> None:

@@ -3,7 +3,7 @@ import { api, ApiError, setCsrfToken, setUnauthenticatedHandler } from "./api.js
 import { clear, h } from "./dom.js";
 import { match, navigate, route, start } from "./router.js";
 import { installShortcuts } from "./shortcuts.js";
-import { session } from "./session.js";
+import { forgetSignedIn, mightBeSignedIn, session } from "./session.js";
 import { adoptZone } from "./widgets/zone.js";
 import { authView, forgotView, resetView, verifyView } from "./views/auth.js";
 import { homeView } from "./views/home.js";
@@ -154,6 +154,7 @@ function focusView(main, heading) {
 async function signOutNow() {
   try { await forgetDevice(); await api.post("/auth/logout"); } finally {
     setCsrfToken(null);
+    forgetSignedIn();
     session.user = null;
     session.zone = null;
     shell = null;
@@ -243,6 +244,7 @@ async function onSignedIn(user) {
 }
 
 setUnauthenticatedHandler(() => {
+  forgetSignedIn();
   if (session.user) { session.user = null; session.zone = null; shell = null; render(); }
 });
 
@@ -252,13 +254,16 @@ async function boot() {
   if ("serviceWorker" in navigator) navigator.serviceWorker.register("/sw.js").catch(() => {});
   let me = null;
   try {
-    me = await api.get("/auth/me");
-    session.user = me.user;
-    setCsrfToken(me.csrf_token);
-    session.zone = me.timezone;
+    if (mightBeSignedIn()) {  // a signed-out visitor is not asked (a request refused on every page)
+      me = await api.get("/auth/me");
+      session.user = me.user;
+      setCsrfToken(me.csrf_token);
+      session.zone = me.timezone;
+    }
   } catch (error) {
     session.user = null;
     if (error.type === "offline") { offline(); return; }  // the shell came from the service worker's cache
+    if (error.status === 401) forgetSignedIn();
   }
   start(render);
   if (me) adoptZone(me, zoneHooks);

@@ -138,6 +138,19 @@ export function debounce(fn, ms) {
   };
 }
 
+/** Put keyboard focus back after a dialog or a change: on `el` while it is still on the page,
+ * else on the first of `fallbacks` (elements or selectors) that is, else on the page's heading
+ * (or its main region). Focus is never left on the body, where a keyboard or a screen reader
+ * would start again from the top. */
+export function focusBack(el, ...fallbacks) {
+  const live = (x) => (typeof x === "string" ? document.querySelector(x) : x);
+  const target = [el, ...fallbacks, "#main h1", "#main", "main"].map(live)
+    .find((x) => x && x !== document.body && x.isConnected && !x.closest("[hidden], dialog:not([open])"));
+  if (!target) return;
+  if (target.tabIndex < 0 && !target.hasAttribute("tabindex") && target.matches("h1, h2, main, section, div")) target.tabIndex = -1;
+  target.focus({ preventScroll: true });
+}
+
 /** A modal <dialog> that resolves true/false: used for destructive confirmations. */
 export function confirmDialog(title, message, action = "Delete") {
   return new Promise((resolve) => {
@@ -147,7 +160,8 @@ export function confirmDialog(title, message, action = "Delete") {
         h("span.spacer"),
         h("button.btn", { value: "cancel" }, "Cancel"),
         h("button.btn.btn-danger", { value: "ok" }, action)));
-    dialog.addEventListener("close", () => { dialog.remove(); resolve(dialog.returnValue === "ok"); });
+    const opener = document.activeElement;
+    dialog.addEventListener("close", () => { dialog.remove(); focusBack(opener); resolve(dialog.returnValue === "ok"); });
     document.body.append(dialog);
     dialog.showModal();
   });

@@ -1,6 +1,6 @@
 // Keyboard: "/" focuses search, "n" starts a new note, Ctrl/Cmd+K the quick switcher,
 // Ctrl/Cmd+Shift+P the command palette, "?" lists the shortcuts.
-import { h } from "./dom.js";
+import { focusBack, h } from "./dom.js";
 import { navigate } from "./router.js";
 import { openSwitcher } from "./widgets/switcher.js";
 import { applyStoredTheme } from "./widgets/theme.js";
@@ -28,7 +28,8 @@ export function showShortcuts() {
     h("h2", {}, "Keyboard shortcuts"),
     h("div.shortcuts", {}, SHORTCUTS.map(([keys, what]) => [h("kbd", {}, keys), h("span", {}, what)])),
     h("form.row", { method: "dialog" }, h("span.spacer"), h("button.btn", {}, "Close")));
-  dialog.addEventListener("close", () => dialog.remove());
+  const opener = document.activeElement;  // focus goes back there when it closes
+  dialog.addEventListener("close", () => { dialog.remove(); focusBack(opener); });
   document.body.append(dialog);
   dialog.showModal();
 }

@@ -2,7 +2,7 @@
 // event, the change or deletion is of "this occurrence" or of "all occurrences" (the series).
 // Everything goes through the REST API the registry generates (/api/events).
 import { api } from "../api.js";
-import { confirmDialog, h, toast } from "../dom.js";
+import { confirmDialog, focusBack, h, toast } from "../dom.js";
 import { addDays, dayOf, timeOf } from "./dates.js";
 
 const REPEATS = [
@@ -14,10 +14,14 @@ const COLORS = [["", "No colour"], ["#2f5d8a", "Blue"], ["#2f7a4f", "Green"], ["
   ["#b8741a", "Orange"], ["#6b4fa0", "Purple"]];
 
 let open = null;
+let opener = null;  // what opened the editor: focus goes back there when it closes
 
 export function closeEditor() {
-  open?.remove();
+  if (!open) return;
+  const focused = open.contains(document.activeElement);
+  open.remove();
   open = null;
+  if (focused) focusBack(opener, "#new-event");
 }
 
 /** What the form shows for an event (or a new one): dates and times split, the end inclusive for all-day. */
@@ -59,6 +63,7 @@ function changes(values, before, isNew, scope) {
  * ``defaults`` {date, time, allDay} (to create); ``onDone`` runs after a save or a delete. */
 export async function openEditor({ item = null, defaults = {}, onDone = () => {} }) {
   closeEditor();
+  opener = document.activeElement;
   const series = item ? await api.get(`/events/${item.event_id}`) : null;
   const recurring = Boolean(item?.occurrence);
   // an occurrence shows its own times (and, when changed alone, its own title and place)

@@ -1,6 +1,8 @@
 // The calendar's grids: a month of day cells, and the hours of a week or a day. Each shows the
 // occurrences it is given (list_events items, times already in the user's zone); a click on a
-// day or an hour asks to create there, a click on an event to open it.
+// day or an hour asks to create there, a click on an event to open it. The month's day cells are
+// one stop of the Tab key: the arrow keys move between the six weeks' days (Home and End to the
+// week's ends), Enter or Space adds an event on the day (as a click does).
 import { h } from "../dom.js";
 import { addDays, coveredDays, dayOf, hhmm, label, minutesOf, timeOf, weekday } from "./dates.js";
 
@@ -36,8 +38,37 @@ function chip(item, day, onOpen) {
   time ? h("span.cal-time", {}, time) : null, h("span.cal-title", {}, item.title)), item);
 }
 
-/** Six weeks from ``start`` (a Monday), the days of ``month`` ("2026-12") in full colour. */
-export function monthGrid({ start, month, today, items, onOpen, onCreate, onDay }) {
+/** The key's move in days from a day cell (null: not a move); ``column`` is the day's place in its week. */
+function moveBy(key, column) {
+  return { ArrowLeft: -1, ArrowRight: 1, ArrowUp: -7, ArrowDown: 7, Home: -column, End: 6 - column }[key] ?? null;
+}
+
+/** Arrow keys between the cells (one of them in the Tab order: the focused or chosen day). */
+function dayKeys(grid, onCreate) {
+  grid.addEventListener("keydown", (e) => {
+    const cell = e.target.closest?.(".cal-day");
+    if (!cell || e.altKey || e.ctrlKey || e.metaKey) return;
+    if (e.target === cell && (e.key === "Enter" || e.key === " ")) {
+      e.preventDefault();
+      onCreate({ date: cell.dataset.date, time: "09:00" });
+      return;
+    }
+    const cells = [...grid.querySelectorAll(".cal-day")];
+    const at = cells.indexOf(cell);
+    const by = moveBy(e.key, at % 7);
+    if (by === null) return;
+    e.preventDefault();
+    const next = cells[at + by];
+    if (!next) return;  // the first or last week's edge: the page's Previous and Next buttons go on
+    cell.tabIndex = -1;
+    next.tabIndex = 0;
+    next.focus();
+  });
+}
+
+/** Six weeks from ``start`` (a Monday), the days of ``month`` ("2026-12") in full colour;
+ * ``focusDay`` is the cell that Tab reaches (today or the chosen date when in the month). */
+export function monthGrid({ start, month, today, items, onOpen, onCreate, onDay, focusDay }) {
   const days = byDay(items);
   const cells = [];
   for (let i = 0; i < 42; i++) {
@@ -45,7 +76,8 @@ export function monthGrid({ start, month, today, items, onOpen, onCreate, onDay 
     const events = ordered(days.get(day) || []);
     const more = events.length - SHOWN_PER_DAY;
     cells.push(h("div.cal-day", { class: [day.slice(0, 7) !== month ? "other-month" : "", day === today ? "today" : ""].join(" "),
-      dataset: { date: day }, role: "gridcell", on: { click: () => onCreate({ date: day, time: "09:00" }) } },
+      dataset: { date: day }, role: "gridcell", tabindex: day === focusDay ? "0" : "-1",
+      on: { click: () => onCreate({ date: day, time: "09:00" }) } },
     h("button.cal-daynum", { type: "button", "aria-label": label(day, { weekday: "long", month: "long", day: "numeric" }),
       on: { click: (e) => { e.stopPropagation(); onDay(day); } } }, String(Number(day.slice(8)))),
     events.slice(0, more > 0 ? SHOWN_PER_DAY - 1 : SHOWN_PER_DAY).map((item) => chip(item, day, onOpen)),
@@ -54,8 +86,11 @@ export function monthGrid({ start, month, today, items, onOpen, onCreate, onDay 
   }
   const weeks = [];
   for (let i = 0; i < cells.length; i += 7) weeks.push(h("div.cal-row", { role: "row" }, cells.slice(i, i + 7)));
-  return h("div.cal-month", { role: "grid", "aria-label": label(`${month}-01`, { month: "long", year: "numeric" }) },
+  if (!cells.some((cell) => cell.tabIndex === 0)) cells.find((cell) => cell.dataset.date.startsWith(month)).tabIndex = 0;
+  const grid = h("div.cal-month", { role: "grid", "aria-label": label(`${month}-01`, { month: "long", year: "numeric" }) },
     h("div.cal-row", { role: "row" }, WEEKDAYS.map((d) => h("div.cal-weekday", { role: "columnheader" }, d))), weeks);
+  dayKeys(grid, onCreate);
+  return grid;
 }
 
 /** Where a timed item sits in ``day``: minutes from midnight to its start and end, clipped to the day. */

@@ -13,7 +13,7 @@ function plain(error) {
 }
 
 function card(...children) {
-  return h("div.auth", {}, h("div.card.auth-card", {},
+  return h("div.auth", {}, h("main.card.auth-card", {},
     h("div.brand", {}, h("span.brand-mark", {}, "F"), "Fable"), ...children));
 }
 

@@ -1,7 +1,7 @@
 // Calendar: a month, a week or a day of events in the user's zone (their timezone setting). A
 // click on a day or an hour adds an event there; a click on an event opens it in the slide-over.
 import { api } from "../api.js";
-import { clear, dayIn, h, userZone } from "../dom.js";
+import { clear, dayIn, focusBack, h, userZone } from "../dom.js";
 import { navigate } from "../router.js";
 import { addDays, addMonths, label, startOfMonth, startOfWeek } from "../calendar/dates.js";
 import { closeEditor, openEditor } from "../calendar/editor.js";
@@ -53,10 +53,14 @@ export async function calendarView(main, params, query) {
 
   async function refresh() {
     const items = await eventsBetween(start, end);
+    const was = document.activeElement;  // the cell, event or slot the editor came from: focused again when drawn anew
+    const at = body.contains(was) ? { date: was.closest("[data-date]")?.dataset.date, event: was.dataset.eventId } : null;
     const shared = { start, today, items, onOpen: (item) => openEditor({ item, onDone: refresh }),
       onCreate: (defaults) => openEditor({ defaults, onDone: refresh }), onDay: (day) => go("day", day) };
-    clear(body, view === "month" ? monthGrid({ ...shared, month: date.slice(0, 7) })
+    const focusDay = at?.date || date;  // the day the Tab key reaches: the chosen one (today by default)
+    clear(body, view === "month" ? monthGrid({ ...shared, month: date.slice(0, 7), focusDay })
       : timeGrid({ ...shared, days: view === "week" ? 7 : 1 }));
+    if (at) focusBack(at.event && body.querySelector(`[data-event-id="${at.event}"]`), at.date && body.querySelector(`.cal-day[data-date="${at.date}"]`), body.querySelector(".cal-day[tabindex='0']"));
   }
 
   const switcher = h("div.segmented", { role: "group", "aria-label": "View" }, VIEWS.map(([v, text]) =>

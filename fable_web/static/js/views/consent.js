@@ -11,7 +11,7 @@ const SCOPES = {
 };
 
 function page(...children) {
-  return h("div.auth.consent", {}, h("div.card.auth-card.consent-card", {},
+  return h("div.auth.consent", {}, h("main.card.auth-card.consent-card", {},
     h("div.brand", {}, h("span.brand-mark", {}, "F"), "Fable"), ...children));
 }
 

@@ -2,7 +2,7 @@
 // columns, tasks as cards that move by drag and drop or Alt+←/→), its notes, and its workspace
 // (tasks, a chat scoped to the project, notes side by side).
 import { api } from "../api.js";
-import { clear, confirmDialog, h, toast } from "../dom.js";
+import { clear, confirmDialog, focusBack, h, toast } from "../dom.js";
 import { navigate } from "../router.js";
 import { requestError } from "../chat/errors.js";
 import { assigneeChip, dueLabel, noteItem, priorityBadge, setDone, taskRow } from "../widgets/items.js";
@@ -127,7 +127,7 @@ function card(task, columns, index, board) {
     try {
       if (next) await moveTask(task.id, next.id);
       else await setDone(task, true);
-      await board.refresh();
+      await board.refresh(task.id);  // focus stays on the card, in its new column (or done)
     } catch (e) { fail(e); }
   };
   const el = h("div.board-card", {
@@ -272,7 +272,7 @@ export async function projectView(main, params, query = new URLSearchParams(loca
           on: { click: (e) => addExistingNote(board, e.currentTarget) } }, "Add existing note") : null),
       notesList(notes));
       renderHead();
-      if (focusTask) boardEl.querySelector(`[data-task='${focusTask}']`)?.focus();
+      if (focusTask) focusBack(boardEl.querySelector(`[data-task='${focusTask}']`));
     },
   };
 
@@ -337,7 +337,10 @@ export async function workspaceView(main, params) {
   async function loadTasks() {
     const tasks = await projectTasks(id);
     const open = tasks.items.filter((t) => t.status !== "done" && t.status !== "cancelled");
+    const rows = [...tasksEl.children];
+    const at = rows.findIndex((li) => li.contains(document.activeElement));  // a ticked task leaves the list
     clear(tasksEl, open.length ? open.map((t) => h("li", {}, taskRow(t, { controls: false, onChange: loadTasks }))) : h("li.empty", {}, "No open tasks."));
+    if (at >= 0) focusBack(tasksEl.children[Math.min(at, tasksEl.children.length - 1)]?.querySelector("input.check"), tasksEl.parentElement.querySelector("h2"));
   }
   async function loadNotes() { clear(notesEl, notesList(await api.get("/notes", { project_id: id, kind: "note", limit: 50 }))); }
   main.append(

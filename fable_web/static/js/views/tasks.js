@@ -90,6 +90,8 @@ function quickAdd(onAdded) {
   const preview = h("div.quick-preview#quick-preview", { "aria-live": "polite" });
   const notice = h("div.similar-notice#similar-notice", { hidden: true });
   let parsed = null;
+  let edits = 0;  // the box's input events: the words of a task sent are cleared once it is added,
+  let sent = 0;   // unless the person typed on meanwhile (the next task stays in the box)
   async function parse() {
     const text = input.value.trim();
     if (!text) { parsed = null; clear(preview); return null; }
@@ -98,14 +100,16 @@ function quickAdd(onAdded) {
     return parsed;
   }
   const reparse = debounce(parse, 200);
-  input.addEventListener("input", () => { notice.hidden = true; reparse(); });
+  input.addEventListener("input", () => { edits++; notice.hidden = true; reparse(); });
   async function create(fields, confirm) {
     const body = { ...fields, status: "todo", confirm: confirm || undefined };
     try {
       const task = await api.post("/notes", body);
-      input.value = "";
-      repeat.reset();
-      clear(preview);
+      if (edits === sent) {
+        input.value = "";
+        repeat.reset();
+        clear(preview);
+      }
       notice.hidden = true;
       toast(`Added “${task.title}”`);
       await onAdded();
@@ -116,6 +120,7 @@ function quickAdd(onAdded) {
   }
   async function submit(event) {
     event.preventDefault();
+    sent = edits;
     const fields = await parse();
     if (!fields) return;
     const chosen = repeat.value();
@@ -288,7 +293,7 @@ function restoreFocus(groups, place) {
 export async function tasksView(main, _params, query = new URLSearchParams(location.search)) {
   const state = { sort: "due", shown: {} };
   for (const key of FILTERS) if (query.get(key)) state[key] = query.get(key);
-  const groups = h("div.card#task-groups");
+  const groups = h("div.card#task-groups", { tabindex: "-1" });  // focus's place when no row is left
   const [projectPage, tagPage] = await Promise.all([
     api.get("/projects", { limit: 100 }).catch(() => ({ items: [] })),
     api.get("/tags", { limit: 100 }).catch(() => ({ items: [] })),

@@ -2,7 +2,7 @@
 // arrows move. Typing ">" first (or Ctrl/Cmd+Shift+P) turns it into the command palette: go to a
 // page, new note, new task, toggle the theme. A combobox with its listbox (aria-activedescendant).
 import { api } from "../api.js";
-import { clear, h } from "../dom.js";
+import { clear, focusBack, h } from "../dom.js";
 import { navigate } from "../router.js";
 import { toggleTheme } from "./theme.js";
 
@@ -55,6 +55,7 @@ export function openSwitcher({ palette = false, extra = [], pick = null, label =
   const list = h("ul.switcher-list#switcher-list", { role: "listbox", "aria-label": "Results" });
   const status = h("p.switcher-status.muted.small", { "aria-live": "polite" });
   const dialog = h("dialog.switcher", { "aria-label": pick ? words : "Quick switcher", dataset: { picker: pick ? "true" : null } }, input, list, status);
+  const opener = returnTo || document.activeElement;  // focus goes back there when it closes (a chosen note's page takes it after)
   let items = [];
   let index = 0;
   let serial = 0;
@@ -119,7 +120,7 @@ export function openSwitcher({ palette = false, extra = [], pick = null, label =
   dialog.addEventListener("close", () => {
     dialog.remove();
     if (open?.dialog === dialog) open = null;
-    if (returnTo?.isConnected) returnTo.focus();
+    focusBack(opener);
   });
   dialog.addEventListener("click", (event) => { if (event.target === dialog) dialog.close(); });
   document.body.append(dialog);
