@@ -107,6 +107,7 @@ CAPABILITIES: tuple[Capability, ...] = (
         "fable_core.knowledge.browse.titles",
         "fable_core.knowledge.browse.tags",
         "fable_core.knowledge.browse.graph",
+        "fable_core.knowledge.browse.links",
     )),
     Capability("oauth", ("fable_core.identity.oauth.connections",), jobs=("fable_core.identity.oauth.cleanup",)),
     Capability("account", (  # the signed-in person's own account, sessions and keys

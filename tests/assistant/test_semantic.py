@@ -302,3 +302,16 @@ async def test_retrieval_reaches_notes_shared_with_the_caller_and_no_others(
     await ai_fable.call("unshare", {"share_id": share["id"]}, alice)
     after = (await turn(assistant, bob, conv, message))[0].data
     assert after["used"] == [] and after["suggested"] == []
+
+
+async def test_link_suggestions_use_embeddings_when_the_note_has_one(
+    ai_fable: Fable, worker: EmbeddingWorker, alice: Caller
+) -> None:
+    trip = await ai_fable.call("create_note", {"title": "Berlin packing", "body": LONG}, alice)
+    await ai_fable.call("create_note", {"title": "Tax return", "body": "Receipts, forms and the deadline in May."},
+                        alice)
+    note = await ai_fable.call("create_note", {"title": "Travel", "body": LONG.replace("Berlin", "Vienna")}, alice)
+    await worker.idle(backfill=False)
+    found = await ai_fable.call("suggest_links", {"note_id": note["id"]}, alice)
+    assert found["mode"] == "semantic"
+    assert [(s["id"], s["reason"]) for s in found["items"]] == [(trip["id"], "close")]

@@ -8,33 +8,17 @@ init script, which the page's Content-Security-Policy does not govern.
 
 from __future__ import annotations
 
-import json
 from datetime import date, timedelta
-from pathlib import Path
-from typing import Any
 
 import pytest
 from playwright.async_api import Page, expect
+from support.axe import AXE, severe_violations
 from support.browser import Session
 from support.page_tour import PAGES, SIGNED_OUT, paths, seed, visit
 
 pytestmark = pytest.mark.browser
 
-AXE = Path(__file__).resolve().parents[2] / ".tools" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
-SEVERE = ("critical", "serious")
 COLOURS = ["color-contrast", "link-in-text-block"]  # the rules whose answer depends on the theme
-
-
-async def severe_violations(page: Page, rules: list[str] | None = None) -> list[str]:
-    """axe's critical and serious violations on the page as it is now (only ``rules`` if given)."""
-    result: list[dict[str, Any]] = await page.evaluate("""async (rules) => {
-        const options = {resultTypes: ['violations'], ...(rules ? {runOnly: {type: 'rule', values: rules}} : {})};
-        const r = await axe.run(document, options);
-        return r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map(
-            n => n.target.join(' ') + ' ' + (n.failureSummary || '').split('\\n').slice(1).join(' '))}));
-    }""", rules)
-    return [f"{v['impact']} {v['id']} ({v['help']}): {json.dumps(v['nodes'][:4])}"
-            for v in result if v["impact"] in SEVERE]
 
 
 async def check(page: Page, path: str, signed_in: bool = True) -> list[str]:

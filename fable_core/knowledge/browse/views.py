@@ -9,7 +9,8 @@ from pydantic import BaseModel, Field
 from fable_core.knowledge.views import NoteKind
 from fable_core.tools.results import absent_when_none
 
-__all__ = ["Graph", "GraphNode", "TagNode", "TagTree", "TitleMatch", "TitleMatches"]
+__all__ = ["Graph", "GraphNode", "LinkSuggestion", "LinkSuggestions", "TagNode", "TagTree", "TitleMatch",
+           "TitleMatches"]
 
 
 class TitleMatch(BaseModel):
@@ -44,3 +45,19 @@ class Graph(BaseModel):
     nodes: list[GraphNode]
     links: list[list[str]] = Field(description="[from, to]: a note's link, tag or project; a tag's parent.")
     truncated: bool | None = absent_when_none("True when more notes matched than the limit: the newest are shown.")
+
+
+class LinkSuggestion(BaseModel):
+    id: int
+    title: str
+    kind: NoteKind
+    reason: Literal["mention", "close"] = Field(
+        description="mention: the body names it without a link; close: it is about something close.")
+    mention: str | None = absent_when_none("The words naming it, as a title key (lower case, no punctuation).")
+
+
+class LinkSuggestions(BaseModel):
+    items: list[LinkSuggestion]
+    mode: Literal["semantic", "keyword"] = Field(
+        description="How close notes were found: by embeddings, or by shared words (no embedding model).")
+    next_cursor: str | None = None

@@ -1,5 +1,6 @@
-// Keyboard: "/" focuses search, "n" starts a new note, Ctrl/Cmd+K the quick switcher,
-// Ctrl/Cmd+Shift+P the command palette, "?" lists the shortcuts.
+// Keyboard: "/" focuses search, "n" starts a new note, "t" a new task, "c" a new chat, "e" edits
+// the note on screen, Ctrl/Cmd+K the quick switcher, Ctrl/Cmd+Shift+P the command palette, "?"
+// lists the shortcuts. A single key acts only outside text fields and without a modifier.
 import { focusBack, h } from "./dom.js";
 import { navigate } from "./router.js";
 import { openSwitcher } from "./widgets/switcher.js";
@@ -8,6 +9,9 @@ import { applyStoredTheme } from "./widgets/theme.js";
 const SHORTCUTS = [
   ["/", "Focus search"],
   ["n", "New note"],
+  ["t", "New task"],
+  ["c", "New chat"],
+  ["e", "Edit the note on screen"],
   ["Ctrl/⌘ + K", "Go to a note (quick switcher)"],
   ["Ctrl/⌘ + Shift + P", "Commands (or > in the switcher)"],
   ["g then h / n / t / c / p", "Go to home, notes, tasks, calendar, projects"],
@@ -85,7 +89,17 @@ export function installShortcuts(isSignedIn) {
       step(event.key === "j" ? 1 : -1);
     } else if (event.key === "n") {
       event.preventDefault();
-      navigate("/notes/new");
+      if (location.pathname !== "/notes/new") navigate("/notes/new");
+    } else if (event.key === "t") {
+      event.preventDefault();
+      const field = document.getElementById("new-task");
+      if (field) field.focus(); else navigate("/tasks?new");
+    } else if (event.key === "c") {
+      event.preventDefault();
+      if (location.pathname === "/chat") document.getElementById("chat-input")?.focus(); else navigate("/chat");
+    } else if (event.key === "e") {
+      const edit = document.getElementById("edit-note");
+      if (edit) { event.preventDefault(); edit.click(); }
     } else if (event.key === "?") {
       event.preventDefault();
       showShortcuts();

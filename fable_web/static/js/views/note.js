@@ -5,6 +5,9 @@ import { navigate, setLeaveGuard } from "../router.js";
 import { assistPanel, tagSuggestions } from "../widgets/assist.js";
 import { conflictView, isStale } from "../widgets/conflict.js";
 import { priorityBadge, dueLabel } from "../widgets/items.js";
+import { attachHighlight } from "../widgets/highlight.js";
+import { linkSuggestions } from "../widgets/link_suggestions.js";
+import { attachSlashMenu } from "../widgets/slash.js";
 import { attachLinkComplete } from "../widgets/wikilink_complete.js";
 import { enhanceProse } from "../widgets/prose.js";
 import { backlinksPanel, historyPanel, subtasksPanel, taskPanel, workLogPanel } from "../widgets/panels.js";
@@ -203,8 +206,9 @@ function projectPanel(note, reload) {
 function editor(note, { keeper, save, cancel, base = () => null }) {
   const title = h("input.title-input", { type: "text", value: note.title, placeholder: "Title", "aria-label": "Title", required: true });
   const tags = tagInput(note.tags, () => changed(), note.inline_tags || []);
-  const source = h("textarea#note-source", { "aria-label": "Markdown", placeholder: "Write in markdown. Type [[ to link another note." });
+  const source = h("textarea#note-source", { "aria-label": "Markdown", placeholder: "Write in markdown. Type [[ to link another note, / for more." });
   source.value = note.body;
+  const marked = attachHighlight(source);
   const preview = h("div.prose.preview#preview", { role: "region", "aria-label": "Preview" });
   const error = h("p.error.hidden", { role: "alert" });
   const saveButton = h("button.btn.btn-primary#save-note", { type: "submit" }, "Save");
@@ -220,9 +224,10 @@ function editor(note, { keeper, save, cancel, base = () => null }) {
   let rendering = 0;  // a slower, older answer never replaces a newer one
   const renderPreview = debounce(async () => {
     const mine = ++rendering;
+    const body = source.value;
     try {
-      const { html } = await api.post("/render", { body: source.value });
-      if (mine === rendering) trustedHtml(preview, html);
+      const { html } = await api.post("/render", { body });
+      if (mine === rendering) { trustedHtml(preview, html); marked.learn(body, preview); }
     } catch (e) { if (mine === rendering) preview.textContent = e.message; }
   }, 60);  // short: keystroke to preview < 100 ms (bench.ui_pages); a pause between keys renders
   function changed() {
@@ -236,8 +241,9 @@ function editor(note, { keeper, save, cancel, base = () => null }) {
   }
   source.addEventListener("input", () => { renderPreview(); changed(); });
   title.addEventListener("input", changed);
-  attachLinkComplete(source, () => { renderPreview(); changed(); });
-  const images = imageInserter(source, error, () => { renderPreview(); changed(); });
+  attachLinkComplete(source, () => { renderPreview(); changed(); marked.refresh(); });
+  attachSlashMenu(source);
+  const images = imageInserter(source, error, () => { marked.refresh(); renderPreview(); changed(); });
   renderPreview();
 
   async function submit(event) {
@@ -266,7 +272,8 @@ function editor(note, { keeper, save, cancel, base = () => null }) {
   } } },
   title, tags.el, tagSuggestions(() => `${title.value}\n\n${source.value}`, tags.add),
   h("div.editor", {},
-    h("div.suggest-wrap", {}, h("div.pane-label", {}, "Markdown"), source),
+    h("div.suggest-wrap", {}, h("div.pane-label", {}, "Markdown"), marked.el,
+      note.id ? linkSuggestions(note.id, source, () => {}) : null),
     h("div", {}, h("div.pane-label", {}, "Preview"), preview)),
   error,
   h("div.row", {}, saveButton, h("button.btn.btn-ghost#cancel-edit", { type: "button", on: { click: leave } }, "Cancel"),
@@ -277,12 +284,13 @@ function editor(note, { keeper, save, cancel, base = () => null }) {
   form.restore = (draft) => {
     title.value = draft.title;
     source.value = draft.body;
+    marked.refresh();
     tags.set(draft.tags || []);
     renderPreview();
     changed();
   };
   /** Replace the markdown (a merge to finish by hand). */
-  form.setBody = (body) => { source.value = body; renderPreview(); changed(); source.focus(); };
+  form.setBody = (body) => { source.value = body; marked.refresh(); renderPreview(); changed(); source.focus(); };
   const pending = () => form.isConnected && dirty();
   guardUnload(pending);
   setLeaveGuard(() => !pending()

@@ -314,4 +314,5 @@ export async function tasksView(main, _params, query = new URLSearchParams(locat
       h("p.muted", {}, "Grouped by when they are due. Type a task in words; tick one to complete it."))),
     h("div.stack", {}, quickAdd(refresh), filterBar(state, projectPage.items, tagPage.items, refresh), groups));
   await refresh();
+  if (query.has("new")) main.querySelector("#new-task").focus();  // the "t" shortcut: a new task
 }
