@@ -17,8 +17,8 @@ __all__ = ["BENCHES", "main"]
 
 BENCHES = ("core", "imports", "search", "sharing", "journal", "calendar", "caldav", "structured", "feeds", "images",
            "mcp", "rest", "assistant", "retrieval", "tokens", "smallmodel", "research", "backup", "importers",
-           "logs", "export", "markdown", "drafts", "projchat", "ui_pages", "ui_browse", "oauth", "tasks", "replicas",
-           "readrep", "generations", "replica_throughput", "shed", "faults", "cli")
+           "logs", "export", "markdown", "drafts", "projchat", "ui_pages", "ui_browse", "ui", "oauth", "tasks",
+           "replicas", "readrep", "generations", "replica_throughput", "shed", "faults", "cli")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,11 +5,14 @@ go to docs/screenshots."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import re
 
 import pytest
-from playwright.async_api import expect
+from playwright.async_api import Error, Route, expect
 from support.browser import Session
+from support.pace import scaled
 
 pytestmark = pytest.mark.browser
 
@@ -140,4 +143,60 @@ async def test_the_search_box_takes_a_tag_operator(ui: Session) -> None:
     await page.keyboard.press("Enter")
     await expect(page.locator("#notes-list li")).to_have_count(1)
     await expect(page.locator("#notes-list")).to_contain_text("Rose wine")
+    assert not ui.watch.errors
+
+
+async def test_search_shows_results_as_you_type(ui: Session) -> None:
+    """Issue 38, item 12: results without Enter, an older slow answer never drawn over a newer
+    one (its request cancelled), the query in the URL, Enter and tag: still work, the count said."""
+    page = ui.page
+    await ui.register("sol")
+    await ui.api("POST", "/notes", {"title": "Garden plan", "body": "where the garden beds go"})
+    await ui.api("POST", "/notes", {"title": "Garden pests", "body": "aphids on the garden roses"})
+    await ui.api("POST", "/notes", {"title": "Compost bin", "body": "turn the compost weekly", "tags": ["kitchen"]})
+    await ui.api("POST", "/notes", {"title": "Compost tea", "body": "compost steeped in water"})
+    titles = page.locator("#notes-list .note-item .title")
+    search = page.locator("#search")
+    await page.goto("/")
+    await search.press_sequentially("garden", delay=30)  # from another page: to the notes page, still typing
+    await expect(page).to_have_url(f"{ui.base_url}/notes?q=garden")
+    await expect(titles).to_have_count(2)
+    await expect(search).to_be_focused()
+    await expect(page.locator("#search-status")).to_have_text("2 results for “garden”.")
+    await expect(page.locator("#search-status")).to_have_attribute("aria-live", "polite")
+    await search.press_sequentially(" pests", delay=30)
+    await expect(titles).to_have_text(["Garden pests"])
+    await expect(page).to_have_url(f"{ui.base_url}/notes?q=garden+pests")
+    await expect(page.get_by_role("heading", level=1)).to_have_text("Search: garden pests")
+
+    released = asyncio.Event()
+
+    async def slow(route: Route) -> None:  # the answer to "compost" held until a later query is drawn
+        await released.wait()
+        with contextlib.suppress(Error):  # the page has cancelled it: nothing to answer
+            await route.continue_()
+
+    await page.route(re.compile(r"/api/search\?query=compost&"), slow)
+    await search.fill("")
+    await search.press_sequentially("compost", delay=30)
+    await expect(page.locator("#search-status")).to_have_text("Searching for “compost”…")
+    await search.press_sequentially(" tea", delay=30)
+    await expect(titles).to_have_text(["Compost tea"])
+    released.set()
+    await page.wait_for_timeout(scaled(0.5) * 1000)
+    await expect(titles).to_have_text(["Compost tea"])  # the older answer never drawn over it
+    await expect(page.locator("#notes-list")).to_have_attribute("data-query", "compost tea")
+    await expect(page).to_have_url(f"{ui.base_url}/notes?q=compost+tea")
+    await page.unroute(re.compile(r"/api/search\?query=compost&"))
+
+    await search.fill("aphids")
+    await search.press("Enter")  # Enter searches at once
+    await expect(titles).to_have_text(["Garden pests"])
+    await search.fill("")
+    await search.press_sequentially("tag:kitchen", delay=20)
+    await expect(page).to_have_url(f"{ui.base_url}/notes?tag=kitchen")
+    await expect(titles).to_have_text(["Compost bin"])
+    await search.fill("tea tag:kitchen")  # a tag and words: nothing has both
+    await expect(page.locator("#notes-list .empty")).to_be_visible()
+    await expect(page).to_have_url(re.compile(r"/notes\?q=tea\+tag%3Akitchen$"))
     assert not ui.watch.errors

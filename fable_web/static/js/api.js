@@ -12,7 +12,8 @@ export class ApiError extends Error {
 
 /** fetch() itself failed (no network, the server down): an ApiError of type "offline", status 0. */
 async function reach(url, init) {
-  try { return await fetch(url, init); } catch {
+  try { return await fetch(url, init); } catch (error) {
+    if (error?.name === "AbortError") throw error;  // the caller gave up on it (a newer search started)
     throw new ApiError(0, { type: "offline", message: "Fable could not be reached. Check your connection, then try again." });
   }
 }
@@ -44,8 +45,8 @@ function query(params) {
   return text ? `?${text}` : "";
 }
 
-async function request(method, path, { params, body, raw } = {}) {
-  const init = { method, credentials: "same-origin", headers: { Accept: "application/json" } };
+async function request(method, path, { params, body, raw, signal } = {}) {
+  const init = { method, credentials: "same-origin", headers: { Accept: "application/json" }, signal };
   if (method !== "GET" && csrfToken) init.headers["X-CSRF-Token"] = csrfToken;
   if (raw !== undefined) {  // bytes (a file) as the body: a tool's binary argument
     init.headers["Content-Type"] = "application/octet-stream";
@@ -81,7 +82,8 @@ async function postStream(path, body) {
 }
 
 export const api = {
-  get: (path, params) => request("GET", path, { params }),
+  /** GET; `options.signal` (an AbortSignal) cancels it, rejecting with an AbortError. */
+  get: (path, params, options = {}) => request("GET", path, { params, signal: options.signal }),
   post: (path, body = {}) => request("POST", path, { body }),
   /** POST a file's bytes as the body, the other arguments in the query string. */
   upload: (path, file, params) => request("POST", path, { raw: file, params }),

@@ -7,7 +7,7 @@ import { forgetSignedIn, mightBeSignedIn, session } from "./session.js";
 import { adoptZone } from "./widgets/zone.js";
 import { authView, forgotView, resetView, verifyView } from "./views/auth.js";
 import { homeView } from "./views/home.js";
-import { notesView } from "./views/notes.js";
+import { liveSearch, notesView } from "./views/notes.js";
 import { noteView } from "./views/note.js";
 import { tasksView } from "./views/tasks.js";
 import { trashView } from "./views/trash.js";
@@ -82,9 +82,22 @@ function buildShell() {
   const search = h("input#search", {
     type: "search", placeholder: "Search notes and tasks", "aria-label": "Search", autocomplete: "off",
   });
+  // Search as you type: 120 ms after the last key, the notes page searches in place (another
+  // page first navigates to it, the focus staying here); Enter searches at once.
+  let typing = 0;
+  search.addEventListener("input", () => {
+    clearTimeout(typing);
+    typing = setTimeout(() => {
+      const q = search.value.trim();
+      if (liveSearch(q) || !q) return;
+      navigate(`/notes?q=${encodeURIComponent(q)}`);
+    }, 120);
+  });
   const form = h("form.search", { role: "search", on: { submit: (e) => {
     e.preventDefault();
+    clearTimeout(typing);
     const q = search.value.trim();
+    if (liveSearch(q)) return;
     navigate(q ? `/notes?q=${encodeURIComponent(q)}` : "/notes");
   } } }, search, h("kbd.kbd-hint", {}, "/"));
   const nav = h("nav.nav#nav", { "aria-label": "Main" },
@@ -147,6 +160,7 @@ let navigated = false;  // the first page of a visit keeps the browser's own foc
 function focusView(main, heading) {
   if (!navigated) { navigated = true; return; }
   if (main.contains(document.activeElement) && document.activeElement !== main) return;  // the view focused a field
+  if (document.activeElement?.id === "search" && document.activeElement.value) return;  // typing a search
   heading.tabIndex = -1;
   heading.focus({ preventScroll: true });
 }
@@ -196,7 +210,7 @@ async function render() {
     const active = href === "/" ? url.pathname === "/" : url.pathname.startsWith(href);
     if (active) link.setAttribute("aria-current", "page"); else link.removeAttribute("aria-current");
   }
-  shell.search.value = url.pathname === "/notes" ? url.searchParams.get("q") || "" : "";
+  if (document.activeElement !== shell.search) shell.search.value = url.pathname === "/notes" ? url.searchParams.get("q") || "" : "";
   shell.bell.refresh();  // on every navigation (and on a poll, and when a push arrives)
   const found = match(url.pathname);
   setMenu(shell.layout.querySelector(".sidebar"), false);
