@@ -1,5 +1,5 @@
 """Conversations with the assistant: loading them for their owner, and their tools (list, read,
-rename, delete, retrieval scope, project search)."""
+rename, delete one or several, retrieval scope, project search)."""
 
 from __future__ import annotations
 
@@ -10,14 +10,20 @@ from sqlalchemy import delete, exists, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from fable_core.assistant.parts import ASSISTANT
-from fable_core.assistant.views import ConversationDetail, ConversationPage, ConversationSummary, MessageView
+from fable_core.assistant.views import (
+    ConversationDetail,
+    ConversationPage,
+    ConversationSummary,
+    DeletedConversations,
+    MessageView,
+)
 from fable_core.db.models import Conversation, Message, Project
 from fable_core.errors import InvalidInput, NotFound
 from fable_core.tools import Context, Route, tool
 from fable_core.tools.access import owned_by, reach_of, readable
 from fable_core.tools.caller import Caller
 from fable_core.tools.paging import NewestFirst
-from fable_core.tools.results import Deleted
+from fable_core.tools.results import Deleted, RowId
 
 __all__ = ["ConvTitle", "ConversationId", "ScopeId", "check_conversation", "check_scope", "load_conversation",
            "scope_label"]
@@ -136,6 +142,25 @@ async def delete_conversation(ctx: Context, conversation_id: ConversationId) -> 
         assistant.forget(conversation_id)
     await ctx.session.execute(delete(Conversation).where(Conversation.id == conversation_id))
     return Deleted(id=conversation_id)
+
+
+@tool(group="chat", title="Delete conversations", scope="write", destructive=True, assistant=False,
+      route=Route("POST", "/chat/conversations/delete"))
+async def delete_conversations(
+    ctx: Context,
+    conversation_ids: Annotated[list[RowId], Field(min_length=1, max_length=200)],
+) -> DeletedConversations:
+    """Delete several conversations and their messages, all or none (running answers are stopped)."""
+    ids = list(dict.fromkeys(conversation_ids))
+    found = set(await ctx.session.scalars(select(Conversation.id).where(
+        Conversation.id.in_(ids), owned_by(Conversation, ctx.caller)).with_for_update()))
+    if missing := [i for i in ids if i not in found]:
+        raise NotFound(f"conversations {missing!r} not found; nothing was deleted", conversation_ids=missing)
+    if ctx.runtime is not None and (assistant := ctx.runtime.part(ASSISTANT)) is not None:
+        for conversation_id in ids:
+            assistant.forget(conversation_id)
+    await ctx.session.execute(delete(Conversation).where(Conversation.id.in_(ids)))
+    return DeletedConversations(ids=ids, deleted=len(ids))
 
 
 def _escape_like(word: str) -> str:

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["ConversationDetail", "ConversationPage", "ConversationSummary", "MessageView",
+__all__ = ["ConversationDetail", "ConversationPage", "ConversationSummary", "DeletedConversations", "MessageView",
            "ModelInfo", "ModelList", "RagScope"]
 
 ConversationType = Literal["chat", "journal", "mcp"]
@@ -15,6 +15,11 @@ ConversationType = Literal["chat", "journal", "mcp"]
 
 class _View(BaseModel):
     model_config = ConfigDict(from_attributes=True)
+
+
+class DeletedConversations(BaseModel):
+    ids: list[int] = Field(description="The conversations deleted.")
+    deleted: int
 
 
 class ConversationSummary(_View):

@@ -1,12 +1,15 @@
 """The chat as a daily tool, in Chromium against the fake model: the thread follows a streaming
 answer until the reader scrolls up (then "Jump to latest" brings them back), and an answer can
 be regenerated, its message edited and resent, saved as a note; conversations are searched and
-a conversation's model is picked."""
+a conversation's model is picked; messages written while an answer streams are queued (edited,
+removed, sent one at a time in order, paused by a failed answer); several conversations are
+deleted at once; Home asks Fable and answers inline."""
 
 from __future__ import annotations
 
 import asyncio
 import re
+import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -94,6 +97,125 @@ async def test_regenerate_edit_save_as_note_search_and_model(chat_ui: Session, c
     await expect(page.locator("#conversation-list")).to_contain_text("No conversation matches.")
     await chat_ui.shot("chat-actions")
     assert not chat_ui.watch.errors
+
+
+async def test_messages_written_during_an_answer_are_queued_edited_and_sent_in_order(
+        chat_ui: Session, chat_llm: FakeLLM) -> None:
+    page = chat_ui.page
+    await chat_ui.register("ada")
+    first, second = threading.Event(), threading.Event()
+    chat_llm.replies.extend([Reply("Answer one.", hold=first), Reply("Answer two, cut", hold=second, cut=True),
+                             Reply("Answer three.")])
+    asked = lambda: [_last_user(b) for b in chat_llm.chat_bodies() if b.get("tools")]  # noqa: E731
+    await page.goto("/chat")
+    await send(chat_ui, "One")
+    await expect(page.locator("#chat-stop")).to_be_visible()
+    await send(chat_ui, "Two, with a typo")
+    await send(chat_ui, "Three")
+    await send(chat_ui, "Never mind")
+    queued = page.locator("#chat-queue .queued")
+    await expect(queued).to_have_count(3)
+    await expect(queued.first).to_contain_text("queued")
+    await expect(page.locator("#chat-input")).to_have_value("")
+    await expect(page.locator("#chat-send")).to_have_text("Queue")
+
+    await queued.first.get_by_role("button", name="Edit queued message").click()
+    await page.locator(".queued-input").fill("Two")
+    await page.press(".queued-input", "Enter")
+    await expect(queued.first.locator(".queued-text")).to_have_text("Two")
+    await queued.nth(2).get_by_role("button", name="Remove queued message").click()
+    await expect(queued).to_have_count(2)
+    assert await page.evaluate("document.activeElement.matches('.queued-edit')"), "focus stays in the queue"
+    await chat_ui.shot("chat-queue")
+    assert asked() == ["One"], "nothing else went while the answer was held"
+
+    first.set()  # "One" is answered: "Two" goes, and "Three" waits for its answer
+    await expect(queued).to_have_count(1)
+    assert await eventually(lambda: _async(len(asked())), 2)
+    await asyncio.sleep(scaled(0.5))
+    assert asked() == ["One", "Two"], "never two messages at once"
+    second.set()  # "Two"'s answer is cut off: the queue pauses
+    await expect(page.locator("#chat-queue-status")).to_contain_text("Queue paused")
+    await expect(page.locator(".msg-assistant[data-status=interrupted]")).to_have_count(1)
+    await asyncio.sleep(scaled(0.3))
+    assert asked() == ["One", "Two"] and await queued.count() == 1
+    await page.locator("#chat-queue-resume").click()
+    await expect(queued).to_have_count(0)
+    await expect(page.locator(".msg-assistant[data-status=done][data-rendered=true]")).to_have_count(2)
+    assert asked() == ["One", "Two", "Three"]
+    await expect(page).to_have_url(re.compile(r"/chat/\d+$"))
+    stored = await chat_ui.api("GET", f"/chat/conversations/{page.url.rsplit('/', 1)[1]}")
+    assert [(m["role"], m["content"]) for m in stored["messages"]] == [
+        ("user", "One"), ("assistant", "Answer one."), ("user", "Two"), ("assistant", "Answer two, cut"),
+        ("user", "Three"), ("assistant", "Answer three.")]
+    assert not chat_ui.watch.errors
+
+
+async def test_several_conversations_are_selected_and_deleted_at_once(chat_ui: Session) -> None:
+    page = chat_ui.page
+    await chat_ui.register("ada")
+    titles = ("Keep", "Bees", "Kites", "Tides")
+    ids = [(await chat_ui.api("POST", "/chat/conversations", {"title": t}))["id"] for t in titles]
+    await page.goto(f"/chat/{ids[1]}")  # one of those deleted is open
+    boxes = page.locator("#conversation-list .conv-select")
+    await expect(boxes).to_have_count(4)
+    await page.locator("#conv-select-all").check()
+    await expect(page.locator("#conv-selected-count")).to_have_text("4 selected")
+    await page.locator("#conv-select-all").uncheck()
+    await expect(page.locator("#conv-delete-selected")).to_be_hidden()
+    await boxes.nth(0).click()  # newest first: Tides, Kites, Bees, Keep
+    await boxes.nth(2).click(modifiers=["Shift"])  # a range
+    await expect(page.locator("#conv-selected-count")).to_have_text("3 selected")
+    await boxes.nth(1).focus()
+    await page.keyboard.press("Space")  # by keyboard: untick Kites, then tick it again
+    await expect(page.locator("#conv-selected-count")).to_have_text("2 selected")
+    await page.keyboard.press("Space")
+    await expect(page.locator("#conv-selected-count")).to_have_text("3 selected")
+    assert await page.locator("#conv-select-all").evaluate("b => b.indeterminate")
+    delete = page.get_by_role("button", name="Delete 3 conversations")
+    await delete.focus()
+    await page.keyboard.press("Enter")
+    dialog = page.get_by_role("dialog")
+    await expect(dialog).to_contain_text("Delete 3 conversations?")
+    await expect(dialog).to_contain_text("cannot be undone")
+    await dialog.get_by_role("button", name="Delete").click()
+    await page.wait_for_url("**/chat")
+    await expect(page.locator("#conversation-list .conv")).to_have_count(1)
+    await expect(page.locator("#conversation-list")).to_contain_text("Keep")
+    assert [c["title"] for c in (await chat_ui.api("GET", "/chat/conversations"))["items"]] == ["Keep"]
+    assert not chat_ui.watch.errors and not chat_ui.watch.dialogs
+
+
+async def test_home_asks_fable_inline_and_continues_in_chat(chat_ui: Session, chat_llm: FakeLLM) -> None:
+    page = chat_ui.page
+    await chat_ui.register("ada")
+    rest = threading.Event()
+    chat_llm.replies.append(Reply("Your **garden** needs water today, and the beans want stakes.", pause=(3, rest)))
+    await page.goto("/")
+    ask = page.locator("#home-ask")
+    await expect(ask.get_by_role("heading", name="Ask Fable")).to_be_visible()
+    await expect(page.locator("#home-continue")).to_be_hidden()
+    await ask.get_by_role("textbox", name="Message").fill("What about the garden?")
+    await ask.get_by_role("textbox", name="Message").press("Enter")
+    await expect(ask.locator(".msg-assistant[data-status=generating] strong")).to_have_text("garden")  # streams inline
+    rest.set()
+    await expect(ask.locator(".msg-assistant[data-rendered=true]")).to_contain_text("the beans want stakes.")
+    await expect(page).to_have_url(re.compile(r"/$"))  # Home stays Home
+    await chat_ui.shot("home-ask")
+    await page.locator("#home-continue").click()
+    await expect(page).to_have_url(re.compile(r"/chat/\d+$"))
+    await expect(page.locator(".msg-user")).to_have_text("What about the garden?")
+    await expect(page.locator(".msg-assistant strong")).to_have_text("garden")
+    await expect(page.locator("#conversation-list .conv")).to_have_count(1)
+    assert not chat_ui.watch.errors
+
+
+def _last_user(body: dict[str, Any]) -> str:
+    return next(m["content"] for m in reversed(body["messages"]) if m["role"] == "user")
+
+
+async def _async(value: Any) -> Any:
+    return value
 
 
 async def eventually(read: Callable[[], Awaitable[Any]], wanted: Any) -> bool:

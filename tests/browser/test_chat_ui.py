@@ -308,7 +308,8 @@ async def test_models_admin_lists_pulls_with_progress_and_deletes(chat_ui: Sessi
 
 
 async def test_without_a_model_the_ai_features_show_a_calm_notice(ui: Session) -> None:
-    """The session's app has no LLM provider: chat, models and assist answer 503, shown inline."""
+    """The session's app has no LLM provider: chat, models, assist and Home's "Ask Fable" answer
+    503, shown inline."""
     page = ui.page
     await ui.register("ada")
     await page.goto("/settings/models")
@@ -325,6 +326,12 @@ async def test_without_a_model_the_ai_features_show_a_calm_notice(ui: Session) -
     await expect(page.locator("#assist-panel .notice")).to_contain_text("No model available")
     await expect(page.locator("#assist-instruction")).to_have_value("shorter")
     await page.goto("/")
+    await expect(page.locator("#home-ask #missing-model")).to_contain_text("No model available")  # said up front
+    await page.locator("#home-ask #chat-input").fill("what is due?")
+    await page.locator("#home-ask #chat-input").press("Enter")
+    await expect(page.locator("#home-ask #chat-notice .notice")).to_contain_text("No model available")
+    await expect(page.locator("#home-ask #chat-input")).to_have_value("what is due?")  # nothing lost
+    await expect(page.locator("#home-continue")).to_be_hidden()
     await page.fill("#capture", "Buy stamps. The big ones.")
     await page.press("#capture", "Enter")
     await expect(page.locator(".toast")).to_contain_text("Saved “Buy stamps.”")

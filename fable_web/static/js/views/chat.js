@@ -1,54 +1,23 @@
-// The assistant: conversations on the left (searchable), the thread in the middle (streamed
-// answers rendered as they come, tool cards in order, stop, copy, regenerate, edit and resend,
-// save as note, a model picker), the notes it used or suggests on the right.
+// The assistant: conversations on the left (searchable, deleted one or several at a time), the
+// thread in the middle (streamed answers rendered as they come, tool cards in order, stop, copy,
+// regenerate, edit and resend, save as note, a model picker, messages written meanwhile queued),
+// the notes it used or suggests on the right.
 import { api } from "../api.js";
-import { clear, confirmDialog, debounce, h, relativeTime, toast } from "../dom.js";
-import { navigate } from "../router.js";
+import { clear, confirmDialog, h, toast } from "../dom.js";
+import { setLeaveGuard } from "../router.js";
 import { follow } from "../sse.js";
 import { contextPanel } from "../chat/context.js";
 import { IN_CHAT, humanError, requestError } from "../chat/errors.js";
+import { conversationList } from "../chat/list.js";
+import { messageQueue } from "../chat/queue.js";
 import { OUTSIDE, scopeArguments, scopeChip } from "../chat/scope.js";
 import { assistantMessage, userMessage } from "../chat/thread.js";
 import { llmNotice, missingModelNotice, semanticNotice, unavailable } from "../widgets/llm.js";
 import { session } from "../session.js";
+import { guardUnload } from "../widgets/unsaved.js";
 
 const base = (id) => `/chat/conversations/${id}`;
 const NEAR_BOTTOM = 48; // px: closer than this to the end counts as following
-
-function conversationList(currentId) {
-  const list = h("ul.list.conv-list#conversation-list");
-  const search = h("input#conversation-search", { type: "search", placeholder: "Search conversations", "aria-label": "Search conversations", autocomplete: "off" });
-  async function load() {
-    const q = search.value.trim();
-    const page = await api.get("/chat/conversations", { conversation_type: "chat", limit: 100, query: q || undefined });
-    clear(list, page.items.length ? page.items.map((c) => item(c)) : h("li.empty", {}, q ? "No conversation matches." : "No conversations yet."));
-  }
-  search.addEventListener("input", debounce(() => load().catch(() => {}), 200));
-  function item(c) {
-    const li = h("li.conv", { dataset: { id: String(c.id) }, "aria-current": c.id === currentId() ? "page" : null });
-    const link = h("a.conv-link", { href: `/chat/${c.id}` }, h("span.title", {}, c.title), h("span.snippet", {}, relativeTime(c.updated_at)));
-    const rename = h("button.btn.btn-ghost.btn-sm.conv-rename", { type: "button", "aria-label": `Rename ${c.title}`, title: "Rename" }, "✎");
-    const remove = h("button.btn.btn-ghost.btn-sm.btn-danger.conv-delete", { type: "button", "aria-label": `Delete ${c.title}`, title: "Delete" }, "×");
-    rename.addEventListener("click", () => {
-      const input = h("input.conv-title-input", { type: "text", value: c.title, "aria-label": "Conversation title" });
-      const form = h("form.conv-rename-form", { on: { submit: async (e) => {
-        e.preventDefault();
-        try { await api.patch(base(c.id), { title: input.value }); await load(); } catch (err) { toast(requestError(err), { bad: true }); }
-      } } }, input);
-      input.addEventListener("keydown", (e) => { if (e.key === "Escape") load(); });
-      li.replaceChildren(form);
-      input.select();
-    });
-    remove.addEventListener("click", async () => {
-      if (!(await confirmDialog(`Delete “${c.title}”?`, "The conversation and its messages are removed."))) return;
-      await api.del(base(c.id));
-      if (c.id === currentId()) navigate("/chat"); else await load();
-    });
-    li.append(link, h("span.conv-actions", {}, rename, remove));
-    return li;
-  }
-  return { el: list, search, load };
-}
 
 /** The model picker: the conversation's model, or the default one. */
 function modelPicker(onPick) {
@@ -97,17 +66,20 @@ function saveAsNote(defaultTitle, body) {
  * workspace), ``options.head`` joins the title, ``options.scope: false`` hides the scope chip,
  * ``options.ragProjectId`` scopes a new conversation, ``options.onStarted(id)`` is told of a new
  * conversation (by default the address becomes its own), ``options.onAnswered()`` of each
- * answer's end, ``options.empty`` is the empty thread's hint. */
+ * answer's end, ``options.empty`` is the empty thread's hint; ``options.title`` is a fixed heading
+ * (Home's "Ask Fable"), ``options.compact`` leaves out the model picker and the semantic-search
+ * notice, ``options.autofocus: false`` leaves the focus where it is. */
 export async function chatView(main, params, options = {}) {
   let conversation = params.id ? await api.get(base(Number(params.id))) : null;
   let running = null; // the AbortController of the answer being followed
+  let sending = false; // a message is on its way (start): another waits in the queue
   let following = true; // whether the thread keeps to its newest message
   const thread = h("div.thread#thread", { "aria-live": "polite" });
   const jump = h("button.btn.btn-sm.chat-jump.hidden#chat-jump", { type: "button" }, "↓ Jump to latest");
   const notice = h("div#chat-notice");
   const semantic = h("div#chat-semantic-notice");
   missingModelNotice(api, session.user?.role === "admin").then((said) => { if (said && !notice.hasChildNodes()) clear(notice, said); });
-  const title = h(options.bare ? "h2.chat-title" : "h1.chat-title", {}, conversation ? conversation.title : "New conversation");
+  const title = h(options.bare ? "h2.chat-title" : "h1.chat-title", {}, options.title || (conversation ? conversation.title : "New conversation"));
   const context = contextPanel();
   const conversations = conversationList(() => conversation?.id);
   const scope = scopeChip(async (ragProjectId) => {
@@ -117,7 +89,7 @@ export async function chatView(main, params, options = {}) {
   });
   if (conversation) scope.set(conversation.rag_project_id, conversation.rag_scope_label);
   else if (options.ragProjectId) scope.set(options.ragProjectId, "Project");
-  const model = modelPicker(async (picked) => {
+  const model = options.compact ? { el: null, value: null, set() {} } : modelPicker(async (picked) => {
     if (!conversation) return;
     try { await api.put(`${base(conversation.id)}/model`, picked ? { model: picked } : {}); }
     catch (e) { toast(requestError(e), { bad: true }); }
@@ -126,14 +98,16 @@ export async function chatView(main, params, options = {}) {
 
   const input = h("textarea#chat-input", { rows: 3, placeholder: options.placeholder || "Ask about your notes, or ask for a change. Enter sends, Shift+Enter adds a line.", "aria-label": "Message" });
   const send = h("button.btn.btn-primary#chat-send", { type: "submit" }, "Send");
+  const queue = messageQueue({ onReady: () => drain(), onEmpty: () => input.focus() });
   const stop = h("button.btn#chat-stop.hidden", { type: "button" }, "Stop");
   const attachedCount = h("span.small.muted#attached-count");
   context.onChange(() => { const n = context.ids().length; attachedCount.textContent = n ? `${n} note${n > 1 ? "s" : ""} attached` : ""; });
 
+  /** While an answer streams the composer stays: Send queues (its label says so) and Stop shows. */
   function busy(on) {
-    send.classList.toggle("hidden", on);
+    send.textContent = on ? "Queue" : "Send";
+    if (on) send.title = "Sent when the answer ends"; else send.removeAttribute("title");
     stop.classList.toggle("hidden", !on);
-    input.disabled = on;
     thread.querySelectorAll(".msg-regenerate, .msg-edit, .msg-retry").forEach((b) => { b.disabled = on; });
   }
   function showError(e) {
@@ -165,23 +139,27 @@ export async function chatView(main, params, options = {}) {
 
   async function followReply(answer, lastEventId = null) {
     running = new AbortController();
+    let failed = false;
     busy(true);
     try {
       await follow(`/api${base(conversation.id)}/generation/stream`, (event) => {
         if (!thread.isConnected) { running.abort(); return; }
+        if (event.event === "error") failed = true;
         if (event.event === "context") context.show(event.data);
         if (event.event === "done" && event.data.rag_scope) scope.set(event.data.rag_scope.rag_project_id, event.data.rag_scope.label);
         answer.onEvent(event);
         grew();
       }, { signal: running.signal, lastEventId });
     } catch (e) {
-      if (!running.signal.aborted) showError(e);
+      if (!running.signal.aborted) { failed = true; showError(e); }
     } finally {
       running = null;
       busy(false);
       if (thread.isConnected) {
         options.onAnswered?.();
-        input.focus();
+        if (!document.activeElement || document.activeElement === document.body) input.focus();  // Stop had it
+        if (failed) queue.pause("The answer failed.");
+        else drain();
         if (!options.aside && !options.bare) conversations.load();
         refreshTitle();
         setTimeout(() => { if (thread.isConnected && !running) { if (!options.aside && !options.bare) conversations.load(); refreshTitle(); } }, 2000); // titles come just after the answer
@@ -190,7 +168,7 @@ export async function chatView(main, params, options = {}) {
   }
 
   async function refreshTitle() {
-    if (!conversation) return;
+    if (!conversation || options.title) return;
     const fresh = await api.get(base(conversation.id), { limit: 1 }).catch(() => null);
     if (fresh) title.textContent = fresh.title;
   }
@@ -199,37 +177,67 @@ export async function chatView(main, params, options = {}) {
    * message, the older ones lose those buttons. */
   function retireActions() { thread.querySelectorAll(".msg-regenerate, .msg-retry, .msg-edit").forEach((b) => b.remove()); }
 
-  async function start(content) {
+  async function start(content, noteIds) {
     if (conversation) {
-      await api.post(`${base(conversation.id)}/messages`, { content, note_ids: context.ids() });
+      await api.post(`${base(conversation.id)}/messages`, { content, note_ids: noteIds });
       return;
     }
     const ragProjectId = scope.value ?? options.ragProjectId ?? undefined;
-    const started = await api.post("/chat/start", { content, note_ids: context.ids(), rag_project_id: ragProjectId, model: model.value || undefined });
+    const started = await api.post("/chat/start", { content, note_ids: noteIds, rag_project_id: ragProjectId, model: model.value || undefined });
     conversation = await api.get(base(started.conversation_id));
     if (options.onStarted) options.onStarted(conversation.id);
     else history.replaceState(null, "", `/chat/${conversation.id}`);
   }
 
-  async function submit(event) {
-    event?.preventDefault();
-    const content = input.value.trim();
-    if (!content || running) return;
+  /** Send one message and follow its answer; false when it could not be sent (said in the notice). */
+  async function dispatch(content, noteIds) {
+    sending = true;
     clear(notice);
-    try { await start(content); } catch (e) { showError(e); return; }
-    input.value = "";
-    context.clearAttached();
+    try { await start(content, noteIds); } catch (e) { showError(e); return false; } finally { sending = false; }
     thread.querySelector(".empty")?.remove();
     const answer = reply();
     retireActions();
     thread.append(userMessage(content, { onEdit: edit }), answer.el);
     following = true;
     toBottom();
-    await followReply(answer);
+    followReply(answer);
+    return true;
+  }
+
+  /** The next queued message goes once nothing is being sent or answered (never two at once). */
+  async function drain() {
+    if (running || sending || !thread.isConnected) return;
+    const next = queue.take();
+    if (!next) return;
+    if (!(await dispatch(next.content, next.noteIds))) {
+      queue.putBack(next);
+      queue.pause("It could not be sent.");
+    }
+  }
+
+  async function submit(event) {
+    event?.preventDefault();
+    const content = input.value.trim();
+    if (!content) return;
+    const noteIds = context.ids();
+    if (running || sending || queue.size) {  // after what is already waiting, in order
+      queue.push(content, noteIds);
+      input.value = "";
+      context.clearAttached();
+      queue.resume();  // sending again is the person's "send anyway"
+      drain();
+      return;
+    }
+    if (!(await dispatch(content, noteIds))) {  // the text stays in the box to try again
+      queue.pause("The message before them could not be sent.");  // any written while it was on its way
+      return;
+    }
+    input.value = "";
+    context.clearAttached();
   }
 
   async function again(answer, request) {
-    if (running) return false;
+    if (running || sending) return false;
     clear(notice);
     try { await request(); } catch (e) { showError(e); return false; }
     const fresh = reply();
@@ -253,19 +261,24 @@ export async function chatView(main, params, options = {}) {
   });
   input.addEventListener("keydown", (e) => { if (e.key === "Enter" && !e.shiftKey && !e.isComposing) submit(e); });
 
+  setLeaveGuard(() => !queue.size || !thread.isConnected || confirmDialog(
+    `Leave ${queue.size === 1 ? "a queued message" : `${queue.size} queued messages`}?`,
+    "Messages waiting in the queue have not been sent; they are dropped if you leave.", "Leave"));
+  guardUnload(() => thread.isConnected && queue.size > 0);
+
   const composer = h("form.composer#composer", { on: { submit } }, input,
     h("div.row", {}, attachedCount, h("span.spacer"), stop, send));
   const chatMain = h("section.chat-main", {}, h("div.chat-head", {}, title, options.head || null, model.el,
-    options.scope === false ? null : scope.el), semantic, h("div.thread-wrap", {}, thread, jump), notice, composer);
+    options.scope === false ? null : scope.el), semantic, h("div.thread-wrap", {}, thread, jump), queue.el, notice, composer);
   if (options.bare) main.append(chatMain);
   else {
     const aside = options.aside || h("aside.card.chat-list", {}, h("div.row", {}, h("h2", {}, "Conversations"),
-      h("span.spacer"), h("a.btn.btn-sm#new-chat", { href: "/chat" }, "New")), conversations.search, conversations.el);
+      h("span.spacer"), h("a.btn.btn-sm#new-chat", { href: "/chat" }, "New")), conversations.search, conversations.bar, conversations.el);
     main.append(h("div.chat", {}, aside, chatMain, context.el));
   }
 
   if (!options.aside && !options.bare) conversations.load();
-  semanticNotice(api, "The assistant finds your notes by their words only.").then((el) => clear(semantic, el));
+  if (!options.compact) semanticNotice(api, "The assistant finds your notes by their words only.").then((el) => clear(semantic, el));
   if (!conversation || !conversation.messages.length) {
     thread.append(h("p.empty", {}, options.empty || "Ask a question about your notes, or ask the assistant to create a task or tidy a note."));
   } else {
@@ -282,5 +295,5 @@ export async function chatView(main, params, options = {}) {
     if (last?.message.status === "generating") followReply(last.reply);
     requestAnimationFrame(toBottom);
   }
-  input.focus();
+  if (options.autofocus !== false) input.focus();
 }

@@ -1,10 +1,12 @@
-// Home: today's and the coming days' events, tasks by group, recent notes, and a box to capture a thought quickly.
+// Home: "Ask Fable" first (the chat's own thread, answering inline), then a box to capture a
+// thought quickly, today's and the coming days' events, tasks by group and recent notes.
 import { api } from "../api.js";
 import { clear, formatIn, h, hourIn, toast } from "../dom.js";
 import { session } from "../session.js";
 import { upcomingEvents } from "../calendar/upcoming.js";
 import { noteItem, taskRow } from "../widgets/items.js";
 import { modelAvailable, unavailable } from "../widgets/llm.js";
+import { chatView } from "./chat.js";
 
 export const GROUP_TITLES = {
   overdue: "Overdue", today: "Today", upcoming: "Upcoming", no_date: "No date", recently_done: "Recently done",
@@ -90,6 +92,22 @@ function captureBox(refresh) {
     h("button.btn.btn-primary", { type: "submit" }, "Save"), notice);
 }
 
+/** "Ask Fable": the chat page's thread and composer (chatView), answering on Home. Each visit to
+ * Home starts a new conversation with its first question; the questions after it continue that
+ * one, and "Continue in Chat" opens it on the chat page (it is listed there like any other). */
+function askBox(onAnswered) {
+  const el = h("section.card.home-ask#home-ask", { "aria-label": "Ask Fable" });
+  const more = h("a.btn.btn-sm#home-continue", { hidden: true }, "Continue in Chat →");
+  const ready = chatView(el, {}, {
+    bare: true, compact: true, scope: false, autofocus: false, title: "Ask Fable", head: more,
+    placeholder: "Ask Fable about your notes, tasks and days. Enter sends, Shift+Enter adds a line.",
+    empty: "The answer appears here; the conversation stays in Chat.",
+    onStarted: (id) => { more.href = `/chat/${id}`; more.hidden = false; },
+    onAnswered,
+  });
+  return { el, ready };
+}
+
 export async function homeView(main) {
   const tasks = h("div.card", {}, h("h2", {}, "Tasks"));
   const notes = h("div.card", {}, h("h2", {}, "Recent notes"));
@@ -105,8 +123,9 @@ export async function homeView(main) {
     clear(notes, h("h2", {}, "Recent notes", h("span.spacer"), h("a.small", { href: "/notes" }, "All notes →")),
       recent.items.length ? h("ul.list", {}, recent.items.map((n) => noteItem(n))) : h("p.empty", {}, "No notes yet."));
   }
+  const ask = askBox(() => refresh().catch(() => {}));  // the assistant may have added a task or a note
   main.append(
     h("div.page-head", {}, h("div", {}, h("h1", {}, `${greeting()}, ${session.user.username}`), h("p.muted", {}, dateLine))),
-    h("div.stack", {}, captureBox(refresh), upcomingEvents(), h("div.grid-2", {}, tasks, notes)));
-  await refresh();
+    h("div.stack", {}, ask.el, captureBox(refresh), upcomingEvents(), h("div.grid-2", {}, tasks, notes)));
+  await Promise.all([refresh(), ask.ready]);
 }
