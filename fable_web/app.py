@@ -125,7 +125,7 @@ def create_app(fable: Fable) -> Starlette:
 
     app = Starlette(
         routes=[*known, *_api_fallback(known), *mcp.routes, *oidc_api.browser_routes, *oauth_api.wire_routes,
-                Mount("/", app=SpaFiles(), name="ui")],
+                Mount("/", app=SpaFiles(secure=fable.settings.secure_cookies), name="ui")],
         middleware=[
             Middleware(BodyTimeoutMiddleware, body_timeout=fable.settings.fable_body_timeout),
             Middleware(Shed, load=load),

@@ -36,8 +36,11 @@ from pathlib import Path, PurePosixPath
 import brotli
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
+from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
+
+from fable_web.sessions import COOKIE, HINT_COOKIE, MAX_AGE
 
 __all__ = ["STATIC_DIR", "Asset", "Assets", "SpaFiles", "module_graph"]
 
@@ -146,8 +149,9 @@ def _with_preloads(index: bytes, sources: dict[str, bytes]) -> bytes:
 class SpaFiles:
     """The UI's files from memory; an unknown path answers ``index.html`` (when there is one)."""
 
-    def __init__(self, directory: Path = STATIC_DIR) -> None:
+    def __init__(self, directory: Path = STATIC_DIR, *, secure: bool = False) -> None:
         self.assets = Assets.load(directory)
+        self.secure = secure  # SECURE_COOKIES, for the hint cookie
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -160,7 +164,18 @@ class SpaFiles:
         asset = self.assets.get(path) or self.assets.get("/index.html")
         if asset is None:
             raise HTTPException(404)
-        await _respond(asset, Headers(scope=scope), scope["method"] == "HEAD")(scope, receive, send)
+        response = _respond(asset, Headers(scope=scope), scope["method"] == "HEAD")
+        if asset.media_type.startswith("text/html"):
+            self._hint(Request(scope).cookies, response)
+        await response(scope, receive, send)
+
+    def _hint(self, cookies: dict[str, str], response: Response) -> None:
+        """A session cookie from before the web UI's hint existed gets its hint with the page, so
+        an upgrade does not sign anyone out (the UI asks "who am I?" only with the hint). It is a
+        hint, not a decision: the session is checked when the UI asks."""
+        if COOKIE in cookies and HINT_COOKIE not in cookies:
+            response.set_cookie(HINT_COOKIE, "1", max_age=MAX_AGE, path="/", httponly=False, samesite="lax",
+                                secure=self.secure)
 
 
 def _respond(asset: Asset, request: Headers, head: bool) -> Response:

@@ -105,7 +105,7 @@ async def test_one_answer_per_conversation_anywhere_and_stop_through_another_rep
     stopped = await fable.call("stop_answer", {"conversation_id": conv}, alice)  # neither A nor B
     assert stopped == {"stopped": True}
     events = await asyncio.wait_for(following, scaled(5))
-    assert events[-1].event == "done" and events[-1].data["stopped"] is True
+    assert events[-1].event == "done" and events[-1].data["stopped"] is True, events[-1].data  # what ended it, if not
     assert _seqs(events) == list(range(1, len(events) + 1))
     async with fable.db.reading() as s:
         status = await s.scalar(select(Message.status).where(Message.id == events[-1].data["message_id"]))

@@ -100,7 +100,7 @@ async def test_an_answer_is_followed_resumed_refused_stopped_and_survives_its_re
         stopped = await client.post(f"{other}/api/chat/conversations/{conv}/generation/stop")
         assert stopped.json() == {"stopped": True}
         events = await asyncio.wait_for(following, scaled(10))
-        assert events[-2]["event"] == "done" and events[-2]["data"]["stopped"] is True
+        assert events[-2]["event"] == "done" and events[-2]["data"]["stopped"] is True, events[-2:]
         assert events[-1]["data"]["status"] == "stopped"
         assert _seqs(events) == list(range(1, len(events)))
 

@@ -120,3 +120,17 @@ async def test_a_write_key_cannot_manage_credentials_or_accounts(
     assert await row_counts() == before
     async with make_client(app, origin=BASE) as c:   # the password still works
         assert (await c.post("/api/auth/login", json={"username": "alice", "password": PASSWORD})).status_code == 200
+
+
+async def test_a_session_from_before_the_hint_gets_it_with_the_page(app: Starlette, alice: Caller,
+                                                                    client: httpx.AsyncClient) -> None:
+    """The web UI asks "who am I?" only with the hint cookie: a browser signed in before it existed
+    gets it with the next page, rather than being shown as signed out after an upgrade."""
+    async with signed_in(app, "alice") as browser:
+        browser.cookies.delete("fable_signed_in")
+        page = await browser.get("/notes")
+        assert page.status_code == 200 and "fable_signed_in=1" in page.headers.get("set-cookie", "")
+        again = await browser.get("/notes")  # it has the hint now: nothing more
+        assert "set-cookie" not in again.headers
+        assert "set-cookie" not in (await browser.get("/js/app.js")).headers  # only pages carry it
+    assert "set-cookie" not in (await client.get("/notes")).headers  # signed out: no hint

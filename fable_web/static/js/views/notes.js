@@ -110,6 +110,13 @@ export async function notesView(main, _params, query) {
     cursor = page.next_cursor;
     more.classList.toggle("hidden", !cursor);
     if (!list.children.length) list.append(h("li.empty", {}, q ? "Nothing matches. Try fewer words." : "No notes here yet."));
+    if (first && q && page.keyword_only) {  // meaning was not searched this time: say why, above the results
+      clear(notice, h("p.notice#keyword-only", { role: "status" }, h("strong", {}, "Matched by words only. "),
+        `${page.keyword_only}.`));
+    } else if (first && notice.querySelector("#keyword-only")) {
+      clear(notice);
+      noticeShown();
+    }
     if (first && q) list.dataset.query = q;  // whose results these are (bench/ui.py, the tests)
     else if (first) delete list.dataset.query;
     if (q) status.textContent = list.querySelector(".empty") ? `Nothing matches “${q}”.`
