@@ -15,7 +15,7 @@ every page (files in the browser's cache, the service worker installed):
   ``aria-busy`` *and* the page's main content (:data:`PAGES`, one selector a page) is in the DOM;
 - **search as you type**: on the Notes page, a query typed into the top bar's search at 40 ms
   a key; from the last key's ``keydown`` to the results of the whole query drawn
-  (``#notes-list[data-query]`` naming it), which includes the 120 ms debounce; and the same
+  (``#notes-list[data-query]`` naming it), which includes the 60 ms debounce; and the same
   less the debounce (the request and the drawing);
 - **graph at 5,000 notes**: ``/graph?limit=5000`` until its layout settles, then 5 s of
   ``requestAnimationFrame`` deltas while the pointer moves over the canvas and the view zooms
@@ -60,7 +60,7 @@ CHROMIUM = "/usr/bin/chromium"
 PASSWORD = "a long bench password"
 IMPORTED = 1000
 EVENTS = 300
-DEBOUNCE_MS = 120  # fable_web/static/js/app.js: the search box's wait after the last key
+DEBOUNCE_MS = 60  # fable_web/static/js/app.js: the search box's wait after the last key
 # Each main page and the selector of its main content: "usable" is #main not busy and that drawn.
 PAGES = {
     "/": "#main h1",
@@ -296,7 +296,7 @@ def render(r: Result, machine: Machine, memory: PeakMemory) -> str:
          "`#main` is no longer `aria-busy` and the page's main content is drawn ("
          + ", ".join(f"`{path}` `{sel}`" for path, sel in PAGES.items())
          + "); *search as you type*: a query typed into the top bar's search on the Notes page at 40 ms a "
-         "key, from the last key's `keydown` to that query's results drawn (the 120 ms debounce included; "
+         "key, from the last key's `keydown` to that query's results drawn (the 60 ms debounce included; "
          "the next rows without it, all queries then by kind); the graph at 5,000 notes: the longest "
          "`requestAnimationFrame` delta in 5 s after the layout settled, the pointer moving over the canvas "
          "and the view zooming. "
