@@ -64,6 +64,7 @@ class Assistant:
         self.embed_provider: Provider | None = None  # a separate embedding server (EMBED_BASE_URL)
         if not isinstance(provider, NoProvider):
             self.embed_provider = embedding_provider(fable.settings, provider)
+            self.status.embedding = self.embed_provider  # health asks it whether meaning is searched
             self.embedder = Embedder.from_settings(self.embed_provider or provider, fable.settings)
             if fable.db.vectors.on:
                 self.retrieval = self.embedder

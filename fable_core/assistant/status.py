@@ -40,8 +40,10 @@ class ProviderStatus:
     """The provider's last known health, kept fresh by a background probe."""
 
     def __init__(self, provider: Provider, availability: Availability, gate: ModelGate, *,
-                 every: float = PROBE_EVERY, fresh_for: float = FRESH_FOR, vectors: VectorSupport = ON) -> None:
+                 every: float = PROBE_EVERY, fresh_for: float = FRESH_FOR, vectors: VectorSupport = ON,
+                 embedding: Provider | None = None) -> None:
         self.provider = provider
+        self.embedding = embedding  # a separate embedding server (EMBED_BASE_URL): asked for itself
         self.vectors = vectors
         self.availability = availability
         self.gate = gate
@@ -83,12 +85,29 @@ class ProviderStatus:
             health = self._down(f"no answer within {PROBE_TIMEOUT:g} s")
         except Exception as e:  # noqa: BLE001 - a probe reports any failure as "down", never raises
             health = self._down(str(e) or type(e).__name__)
+        if self.embedding is not None:
+            health = dataclasses.replace(health, semantic_off=await self._embedding_off())
         if not self.vectors.on:
             health = dataclasses.replace(health, semantic_off=self.vectors.reason)
         self._say_change(health)
         self._last, self._checked = health, time.monotonic()
         self.availability.set(LLM, health.status == "ok")
         return health
+
+    async def _embedding_off(self) -> str:
+        """Why search by meaning is off, as the separate embedding server says (``""``: on)."""
+        e = self.embedding
+        assert e is not None
+        try:
+            async with asyncio.timeout(PROBE_TIMEOUT):
+                health = await e.health()
+        except TimeoutError:
+            return f"the embedding server at {e.url} does not answer (no answer within {PROBE_TIMEOUT:g} s)"
+        except Exception as error:  # noqa: BLE001 - a probe reports any failure, never raises
+            return f"the embedding server at {e.url} does not answer ({error})"
+        if health.status == "down":
+            return f"the embedding server at {e.url} does not answer ({health.detail})"
+        return health.semantic_off
 
     def _say_change(self, health: Health) -> None:
         """One line when the model server stops answering (at start too), naming the setting to

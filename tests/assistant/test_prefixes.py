@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 from sqlalchemy import select
 from support.fake_llm import FakeLLM, openai_app
-from support.servers import serve_in_thread
+from support.servers import free_port, serve_in_thread
 
 from fable_core.assistant.prefixes import BGE_QUERY, Marking, known_prefixes, marking_for
 from fable_core.config import Settings
@@ -130,3 +130,28 @@ async def test_a_server_that_marks_texts_itself_gets_input_type_and_the_bare_tex
     assert all(body["model"] == "multilingual-e5-small-q4" for body in fake.embed_bodies)
     assert not [t for _, t in sent if t.startswith(("query: ", "passage: "))]
     assert await stored_models(separate) == {"multilingual-e5-small-q4 [input_type]"}
+
+
+async def test_health_asks_the_embedding_server_itself_for_semantic_search(
+    ai_settings: Settings, embedding_server: str, fake: FakeLLM
+) -> None:
+    """With ``EMBED_BASE_URL``, whether search by meaning works is the embedding server's answer,
+    not the chat server's: health used to say "off" while hybrid search worked, and nothing when
+    the embedding server was down."""
+    gone = f"http://127.0.0.1:{free_port()}/v1"
+    for url, model in ((embedding_server, "fake-embed"), (gone, "nomic-embed-text"), (embedding_server, "e5-gone")):
+        app = await Fable.open(ai_settings.model_copy(update={"embed_base_url": url, "embed_model": model}))
+        try:
+            health = (await app.assistant.status.check()).to_dict()
+        finally:
+            await app.close()
+        assert health["status"] == "ok", "the chat server answers in every case"
+        semantic = health["semantic_search"]
+        if url == embedding_server and model == "fake-embed":
+            assert semantic == {"on": True, "reason": ""}
+        elif url == gone:  # the chat server serves nomic-embed-text: only asking the right server tells
+            assert not semantic["on"]
+            assert semantic["reason"].startswith(f"the embedding server at {gone} does not answer")
+        else:
+            assert semantic == {"on": False,
+                                "reason": f"the embedding model 'e5-gone' is not served by {embedding_server}"}
