@@ -43,6 +43,7 @@ class ProviderStatus:
                  every: float = PROBE_EVERY, fresh_for: float = FRESH_FOR, vectors: VectorSupport = ON,
                  embedding: Provider | None = None) -> None:
         self.provider = provider
+        self.probe_timeout = PROBE_TIMEOUT
         self.embedding = embedding  # a separate embedding server (EMBED_BASE_URL): asked for itself
         self.vectors = vectors
         self.availability = availability
@@ -79,10 +80,14 @@ class ProviderStatus:
 
     async def _probe(self) -> Health:
         try:
-            async with asyncio.timeout(PROBE_TIMEOUT):
+            async with asyncio.timeout(self.probe_timeout):
                 health = await self.provider.health()
-        except TimeoutError:
-            health = self._down(f"no answer within {PROBE_TIMEOUT:g} s")
+        except TimeoutError:  # it took the connection and did not answer: busy (a CPU server reading a prompt)
+            p, last = self.provider, self._last
+            health = Health(p.name, "busy", p.model, p.embed_model,
+                            detail=f"did not answer the probe within {self.probe_timeout:g} s: busy, not down "
+                            "(a server on a CPU reading a long prompt answers nothing else meanwhile)",
+                            semantic_off=last.semantic_off if last is not None else "")
         except Exception as e:  # noqa: BLE001 - a probe reports any failure as "down", never raises
             health = self._down(str(e) or type(e).__name__)
         if self.embedding is not None:
@@ -91,7 +96,7 @@ class ProviderStatus:
             health = dataclasses.replace(health, semantic_off=self.vectors.reason)
         self._say_change(health)
         self._last, self._checked = health, time.monotonic()
-        self.availability.set(LLM, health.status == "ok")
+        self.availability.set(LLM, health.status in ("ok", "busy"))  # busy is there: its tools stay offered
         return health
 
     async def _embedding_off(self) -> str:
@@ -99,10 +104,10 @@ class ProviderStatus:
         e = self.embedding
         assert e is not None
         try:
-            async with asyncio.timeout(PROBE_TIMEOUT):
+            async with asyncio.timeout(self.probe_timeout):
                 health = await e.health()
         except TimeoutError:
-            return f"the embedding server at {e.url} does not answer (no answer within {PROBE_TIMEOUT:g} s)"
+            return f"the embedding server at {e.url} does not answer (no answer within {self.probe_timeout:g} s)"
         except Exception as error:  # noqa: BLE001 - a probe reports any failure, never raises
             return f"the embedding server at {e.url} does not answer ({error})"
         if health.status == "down":
@@ -118,8 +123,11 @@ class ProviderStatus:
         p = self.provider
         setting = URL_SETTING.get(p.name, "the provider's URL")
         if health.status == "ok":
-            if was is not None:
+            if was is not None and was != "busy":
                 _log.warning("the model server at %s answers again", p.url or p.name)
+            return
+        if health.status == "busy":
+            _log.info("the model server at %s is busy: %s", p.url or p.name, health.detail)
             return
         _log.warning("the model server at %s (%s=%s, LLM_PROVIDER=%s) %s: %s. The assistant and search by meaning "
                      "wait for it; set %s to where it runs, or LLM_PROVIDER=none to run without a model "

@@ -13,6 +13,7 @@ from support.chat import new_conversation, text_of, turn
 from support.fake_llm import FakeLLM, Reply
 
 from fable_core.assistant.service import Assistant
+from fable_core.assistant.status import PROBE_TIMEOUT
 from fable_core.db.models import Message, Note
 from fable_core.errors import Conflict
 from fable_core.runtime import Fable
@@ -171,3 +172,21 @@ async def test_health_reports_a_missing_model_and_why_semantic_search_is_off(
     assert missing["status"] == "model missing"
     assert missing["detail"] == (f"model 'qwen3:8b' is not served by {ai_fable.settings.ollama_url}; "
                                  "available: fake-embed")
+
+
+async def test_a_server_too_busy_to_answer_the_probe_is_busy_not_down(
+    ai_fable: Fable, fake: FakeLLM
+) -> None:
+    """A one-thread CPU server reading a long prompt does not answer a model list in 3 s: that is
+    a busy server, not a missing one. Its tools stay offered and the UI shows no missing-model
+    notice; a refused connection is still down."""
+    status = ai_fable.assistant.status
+    status.probe_timeout, fake.models_hold = 0.3, threading.Event()
+    try:
+        busy = await status.check()
+    finally:
+        fake.models_hold.set()
+        status.probe_timeout = PROBE_TIMEOUT
+    assert busy.status == "busy" and "did not answer the probe within 0.3 s" in (busy.detail or "")
+    assert "llm" in ai_fable.availability, "its tools stay offered"
+    assert (await status.check()).status == "ok"

@@ -85,6 +85,7 @@ class FakeLLM:
     model_lists: int = 0  # GET /api/tags or /v1/models: what a health probe asks
     models: list[str] = field(default_factory=lambda: list(MODELS))
     embed_hold: threading.Event | None = None  # embeddings answer only once this is set (a busy server)
+    models_hold: threading.Event | None = None  # so do model lists (a health probe of a busy server)
 
     def reset(self) -> None:
         """Back to the start of a test: nothing scripted, nothing received, the default models."""
@@ -96,6 +97,7 @@ class FakeLLM:
         self.model_lists = 0
         self.models[:] = MODELS
         self.embed_hold = None
+        self.models_hold = None
 
     def reply(self, body: dict[str, Any]) -> Reply:
         self.requests.append(("chat", body))
@@ -142,6 +144,8 @@ def ollama_app(fake: FakeLLM) -> Starlette:
         return JSONResponse({"model": body["model"], "embeddings": fake.embed(body)})
 
     async def tags(_: Request) -> Response:
+        if fake.models_hold is not None:
+            await asyncio.to_thread(fake.models_hold.wait, 30)
         fake.model_lists += 1
         return JSONResponse({"models": [
             {"name": m, "model": m, "modified_at": "2026-01-01T00:00:00Z", "size": 1000, "digest": "0" * 12,
@@ -253,6 +257,8 @@ def openai_app(fake: FakeLLM, api_key: str | None = None) -> Starlette:
     async def models(request: Request) -> Response:
         if (bad := refused(request)) is not None:
             return bad
+        if fake.models_hold is not None:
+            await asyncio.to_thread(fake.models_hold.wait, 30)
         fake.model_lists += 1
         return JSONResponse({"object": "list", "data": [
             {"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in fake.models]})

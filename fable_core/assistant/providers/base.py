@@ -102,7 +102,7 @@ class ChatChunk:
 @dataclass(frozen=True, slots=True)
 class Health:
     provider: str
-    status: Literal["ok", "down", "disabled", "model missing"]
+    status: Literal["ok", "busy", "down", "disabled", "model missing"]
     model: str | None = None
     embed_model: str | None = None
     detail: str = ""

@@ -32,7 +32,7 @@ function llmHealth(api) {
  * and, to an administrator, the setting that fixes it (members are told to ask one). */
 export async function missingModelNotice(api, admin) {
   const llm = await llmHealth(api);
-  if (!llm || llm.status === "ok") return null;
+  if (!llm || llm.status === "ok" || llm.status === "busy") return null;  // busy: there, answering someone
   const none = llm.status === "not configured" || llm.status === "disabled";  // LLM_PROVIDER=none
   const what = none ? "This Fable runs without a model" : `The model server ${llm.detail ? `is not answering (${llm.detail})` : "is not answering"}`;
   return h("div.notice.missing-model#missing-model", { role: "status" }, h("strong", {}, "No model available. "),
@@ -43,7 +43,7 @@ export async function missingModelNotice(api, admin) {
 
 /** Whether a model answers (from /api/health), asked once per page load. */
 export async function modelAvailable(api) {
-  return (await llmHealth(api))?.status === "ok";
+  return ["ok", "busy"].includes((await llmHealth(api))?.status);
 }
 
 /** A short notice when search cannot use meaning, with the server's reason; null when it can. */
