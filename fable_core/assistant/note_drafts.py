@@ -19,6 +19,7 @@ the model has finished, so an answer cut short (the client went away) leaves not
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -42,6 +43,8 @@ from fable_core.tools.results import Deleted, absent_when_none
 __all__ = ["Rewrite", "assist_messages", "keep_draft", "llm", "plan_rewrite"]
 
 _log = logging.getLogger(__name__)
+_WORD = re.compile(r"[^\W_]+")
+DROPPED = 0.3  # a draft leaving out more of the original's words than this says so
 
 Instruction = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
 SectionName = Annotated[str | None, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)]
@@ -67,6 +70,33 @@ class DraftView(BaseModel):
     content: str | None = absent_when_none()
     base_version: int | None = absent_when_none("The note version the draft was written against.")
     original: str | None = absent_when_none("The text the draft replaces (whole body or the section).")
+    dropped: float | None = absent_when_none(
+        f"Share of the original's words the draft leaves out, when over {DROPPED:g}: check what went.")
+
+
+def dropped_share(original: str, draft: str) -> float | None:
+    """The share of ``original``'s distinct words (of 3 letters or more) that ``draft`` does not
+    have, rounded, when over :data:`DROPPED` (None otherwise): a small model drops content
+    silently, and a shorter text should say what it left out."""
+    words = {w for w in _WORD.findall(original.casefold()) if len(w) >= 3}
+    if not words:
+        return None
+    share = len(words - set(_WORD.findall(draft.casefold()))) / len(words)
+    return round(share, 2) if share > DROPPED else None
+
+
+def without_prompt(text: str, messages: list[dict[str, Any]]) -> str:
+    """The model's draft without lines that are the prompt's own framing read back ("Instruction:
+    …", "This is the whole of the note [[…]]:"), which a small model copies into the note."""
+    framing = {_plain(line) for m in messages for line in str(m["content"]).splitlines()[:1] + [
+        line for line in str(m["content"]).splitlines() if line.startswith(("Instruction:", "This is "))]}
+    framing.discard("")
+    kept = [line for line in text.splitlines() if _plain(line) not in framing]
+    return "\n".join(kept).strip()
+
+
+def _plain(line: str) -> str:
+    return " ".join(_WORD.findall(line.casefold()))
 
 
 def target_text(note: Note, section: str | None) -> str:
@@ -116,13 +146,14 @@ async def keep_draft(session: AsyncSession, caller: Caller, rewrite: Rewrite, te
     saves after the model has finished, and the note may have gone meanwhile (NotFound)."""
     await get_visible(session, Note, rewrite.note_id, caller)
     values = {"user_id": caller.user_id, "note_id": rewrite.note_id, "instruction": rewrite.instruction,
-              "section": rewrite.section, "content": text.strip(), "status": "ready",
+              "section": rewrite.section, "content": without_prompt(text, rewrite.messages), "status": "ready",
               "base_version": rewrite.base_version}
     stmt = insert(NoteDraft).values(**values).on_conflict_do_update(
         constraint="uq_note_drafts_user_note",
         set_={**{k: v for k, v in values.items() if k not in ("user_id", "note_id")}, "updated_at": func.now()})
     draft = (await session.execute(stmt.returning(NoteDraft))).scalar_one()
-    return DraftView(**_draft_fields(draft), original=rewrite.original)
+    return DraftView(**_draft_fields(draft), original=rewrite.original,
+                     dropped=dropped_share(rewrite.original, draft.content))
 
 
 @tool(group="writing", title="Rewrite a note with the assistant", scope="write", stream=True, needs=("llm",),
@@ -170,7 +201,7 @@ async def get_note_draft(ctx: Context, note_id: NoteId) -> DraftView:
         return DraftView(note_id=note_id, status="none")
     found = draft.section is None or find_section(note.body, draft.section)
     original = target_text(note, draft.section) if found else ""
-    return DraftView(**_draft_fields(draft), original=original)
+    return DraftView(**_draft_fields(draft), original=original, dropped=dropped_share(original, draft.content or ""))
 
 
 @tool(group="writing", title="Accept a note's draft", scope="write",

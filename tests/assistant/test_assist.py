@@ -36,6 +36,26 @@ async def test_a_whole_note_draft_is_accepted(ai_fable: Fable, fake: FakeLLM, al
     assert gone == {"note_id": note["id"], "status": "none"}, "no draft is no error"
 
 
+async def test_a_draft_leaves_the_prompts_words_out_and_says_what_it_dropped(
+    ai_fable: Fable, fake: FakeLLM, alice: Caller
+) -> None:
+    """Qwen 0.5B's drafts carried Fable's own prompt wording into the note, and dropped content
+    ("Leaning towards Jon…") without a word: the wording is left out, and a draft that leaves out
+    much of the note says how much, for the diff view to show."""
+    body = ("- Jon: £4,200, can start in March\n- Ana: £3,900, booked until May\n"
+            "- Leaning towards Jon because of the start date and his references from the neighbours")
+    note = await ai_fable.call("create_note", {"title": "Kitchen quotes", "body": body}, alice)
+    fake.plain_replies.append(Reply("Instruction: tidy this up\n\nThis is the whole of the note [[Kitchen quotes]]:"
+                                    "\n\n- Jon: £4,200\n- Ana: £3,900"))
+    draft = await ai_fable.call("assist_note", {"note_id": note["id"], "instruction": "tidy this up"}, alice)
+    assert draft["content"] == "- Jon: £4,200\n- Ana: £3,900"
+    assert draft["dropped"] >= 0.5
+    assert (await ai_fable.call("get_note_draft", {"note_id": note["id"]}, alice))["dropped"] == draft["dropped"]
+    fake.plain_replies.append(Reply(body.replace("- ", "* ")))  # the same words: nothing to say
+    kept = await ai_fable.call("assist_note", {"note_id": note["id"], "instruction": "use stars"}, alice)
+    assert "dropped" not in kept
+
+
 async def test_a_section_draft_replaces_only_that_section(ai_fable: Fable, fake: FakeLLM, alice: Caller) -> None:
     note = await ai_fable.call("create_note", {"title": "Trip", "body": BODY}, alice)
     fake.plain_replies.append(Reply("- socks\n- charger"))

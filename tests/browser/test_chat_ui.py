@@ -241,6 +241,7 @@ async def test_assist_proposes_a_diff_kept_until_accepted_and_tags_are_suggested
     diff = page.locator("#assist-diff")
     await expect(diff.locator(".add")).to_contain_text(["+ - [ ] socks", "+ - [ ] shirts", "+ - [ ] a warm jacket"])
     await expect(diff.locator(".del")).to_contain_text(["- socks", "- shirts"])
+    await expect(page.locator("#assist-dropped")).to_have_count(0)  # it keeps every word it replaces
     grown = [t for t in dict.fromkeys(await page.evaluate("window.streamedTexts")) if t]
     assert len(grown) >= 3 and all(proposal.startswith(t) for t in grown), grown  # it grew as it streamed
     await chat_ui.shot("assist")
@@ -259,6 +260,7 @@ async def test_assist_proposes_a_diff_kept_until_accepted_and_tags_are_suggested
     await page.fill("#assist-instruction", "shorter")
     await page.click("#assist-run")
     await expect(page.locator("#assist-diff .add")).to_have_text(["+ Just bring the tent."])
+    await expect(page.locator("#assist-dropped")).to_contain_text("leaves out")  # issue 40: said, not silent
     await page.click("#assist-reject")
     await expect(page.locator("#assist-diff")).to_have_count(0)
     after_reject = await chat_ui.api("GET", f"/notes/{note['id']}")

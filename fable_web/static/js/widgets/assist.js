@@ -66,6 +66,8 @@ export function assistPanel(note, draft, onAccepted) {
     clear(result,
       h("p.small.muted#assist-pending", {}, `Pending draft for the ${where}: “${d.instruction}”`),
       h("div.pane-label", {}, "Current → proposed"),
+      d.dropped ? h("p.notice#assist-dropped", { role: "status" }, h("strong", {}, "Check what goes. "),
+        `The proposed text leaves out ${Math.round(d.dropped * 100)}% of the words of yours it replaces.`) : null,
       diffBlock(d.original.trim(), d.content.trim(), { id: "assist-diff" }),
       h("div.row", {}, accept, reject));
   }
