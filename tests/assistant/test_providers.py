@@ -206,3 +206,22 @@ async def test_a_first_token_timeout_past_the_read_timeout_is_the_one_that_count
         hold.set()
         await p.close()
     assert "".join(c.text for c in chunks) == "read at last"
+
+
+async def test_a_model_the_server_does_not_list_is_refused_before_a_chat_is_sent(
+        openai_url: str, fake: FakeLLM) -> None:
+    """llama.cpp's server answers whatever model name it is sent, with the model it has: a chat
+    naming a model the server does not list (a typo in OPENAI_MODEL, a user's default model) ran
+    as if all was well. Once a health check has the server's list, such a chat fails at once,
+    naming the models it serves; nothing reaches the server."""
+    fake.any_model = True
+    p = OpenAIProvider(openai_url, "gpt-missing", "fake-embed", api_key="test-key")
+    try:
+        assert (await p.health()).status == "model missing"
+        with pytest.raises(Unavailable, match=r"model 'gpt-missing' is not served by .*; available: qwen3:8b"):
+            await collect(p.chat_stream([{"role": "user", "content": "hi"}], TOOLS))
+        assert fake.chat_bodies() == [], "nothing sent"
+        chunks = await collect(p.chat_stream([{"role": "user", "content": "hi"}], TOOLS, model="qwen3:8b"))
+        assert "".join(c.text for c in chunks)  # a listed model still answers
+    finally:
+        await p.close()

@@ -86,6 +86,7 @@ class FakeLLM:
     models: list[str] = field(default_factory=lambda: list(MODELS))
     embed_hold: threading.Event | None = None  # embeddings answer only once this is set (a busy server)
     models_hold: threading.Event | None = None  # so do model lists (a health probe of a busy server)
+    any_model: bool = False  # the OpenAI-compatible fake answers any model name, as llama.cpp's server does
 
     def reset(self) -> None:
         """Back to the start of a test: nothing scripted, nothing received, the default models."""
@@ -98,6 +99,7 @@ class FakeLLM:
         self.models[:] = MODELS
         self.embed_hold = None
         self.models_hold = None
+        self.any_model = False
 
     def reply(self, body: dict[str, Any]) -> Reply:
         self.requests.append(("chat", body))
@@ -238,7 +240,7 @@ def openai_app(fake: FakeLLM, api_key: str | None = None) -> Starlette:
         if (bad := refused(request)) is not None:
             return bad
         body = await request.json()
-        if body["model"] not in fake.models:
+        if body["model"] not in fake.models and not fake.any_model:
             return JSONResponse({"error": {
                 "message": f"The model `{body['model']}` does not exist or you do not have access to it.",
                 "type": "invalid_request_error", "param": None, "code": "model_not_found"}}, status_code=404)

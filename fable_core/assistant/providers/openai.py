@@ -24,6 +24,7 @@ from fable_core.assistant.providers.base import (
     StreamCut,
     ToolCall,
     prompt_tokens,
+    served,
     unavailable,
 )
 
@@ -85,6 +86,9 @@ class OpenAIProvider(Provider):
             body["tools"] = tools
         if max_tokens:
             body["max_tokens"] = max_tokens
+        if self.known_models is not None and not served(model, self.known_models):
+            # llama.cpp's server answers any name with the model it has: a name it does not list fails here
+            raise await self.missing_model(model)
         try:
             async with self._http.stream("POST", "/chat/completions", json=body) as response:
                 if response.status_code == 404 and _model_not_found(await response.aread()):
