@@ -33,6 +33,9 @@ _SYNONYMS: dict[str, tuple[str, ...]] = {
     "move": ("reschedule",), "label": ("tag",), "link": ("backlink",), "many": ("total", "count"),
     "much": ("total",), "report": ("total",), "until": ("calculate",), "math": ("calculate",),
     "sum": ("calculate",),
+    # what people call events and feed items (issue 40's labelled requests, tests/assistant/data/picking.json)
+    "appointment": ("event",), "meeting": ("event",), "dinner": ("event",), "calendar": ("event", "list"),
+    "schedule": ("event",), "feed": ("item",), "news": ("feed", "item"),
 }
 # Arithmetic has no words to match ("what is 17*23?", "15% of 240"): it asks for calculate.
 _ARITHMETIC = re.compile(r"\d\s*(?:[-+*/^×÷]|\*\*)\s*[\d(]|\d\s*%|\bpercent|\bsqrt\b")
