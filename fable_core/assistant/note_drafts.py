@@ -45,6 +45,7 @@ __all__ = ["Rewrite", "assist_messages", "keep_draft", "llm", "plan_rewrite"]
 _log = logging.getLogger(__name__)
 _WORD = re.compile(r"[^\W_]+")
 DROPPED = 0.3  # a draft leaving out more of the original's words than this says so
+SHARE_SCAN = 50_000  # characters of the original read for it: a note page asks for its draft on every load
 
 Instruction = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
 SectionName = Annotated[str | None, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)]
@@ -75,24 +76,24 @@ class DraftView(BaseModel):
 
 
 def dropped_share(original: str, draft: str) -> float | None:
-    """The share of ``original``'s distinct words (of 3 letters or more) that ``draft`` does not
-    have, rounded, when over :data:`DROPPED` (None otherwise): a small model drops content
-    silently, and a shorter text should say what it left out."""
-    words = {w for w in _WORD.findall(original.casefold()) if len(w) >= 3}
+    """The share of ``original``'s distinct words (of 3 letters or more, in its first
+    :data:`SHARE_SCAN` characters) that ``draft`` does not have, rounded, when over
+    :data:`DROPPED` (None otherwise): a small model drops content silently, and a shorter text
+    should say what it left out."""
+    words = {w for w in _WORD.findall(original[:SHARE_SCAN].casefold()) if len(w) >= 3}
     if not words:
         return None
-    share = len(words - set(_WORD.findall(draft.casefold()))) / len(words)
+    share = len(words - set(_WORD.findall(draft[:2 * SHARE_SCAN].casefold()))) / len(words)
     return round(share, 2) if share > DROPPED else None
 
 
-def without_prompt(text: str, messages: list[dict[str, Any]]) -> str:
+def without_prompt(text: str, messages: list[dict[str, Any]], original: str) -> str:
     """The model's draft without lines that are the prompt's own framing read back ("Instruction:
-    …", "This is the whole of the note [[…]]:"), which a small model copies into the note."""
-    framing = {_plain(line) for m in messages for line in str(m["content"]).splitlines()[:1] + [
-        line for line in str(m["content"]).splitlines() if line.startswith(("Instruction:", "This is "))]}
-    framing.discard("")
-    kept = [line for line in text.splitlines() if _plain(line) not in framing]
-    return "\n".join(kept).strip()
+    …", "This is the whole of the note [[…]]:"), which a small model copies into the note. Only
+    the framing counts: a line of the note itself that the draft keeps stays."""
+    prompt = "\n".join(str(m["content"]) for m in messages)
+    framing = {_plain(line) for line in prompt.removesuffix(original).splitlines()} - {""}
+    return "\n".join(line for line in text.splitlines() if _plain(line) not in framing).strip()
 
 
 def _plain(line: str) -> str:
@@ -146,7 +147,8 @@ async def keep_draft(session: AsyncSession, caller: Caller, rewrite: Rewrite, te
     saves after the model has finished, and the note may have gone meanwhile (NotFound)."""
     await get_visible(session, Note, rewrite.note_id, caller)
     values = {"user_id": caller.user_id, "note_id": rewrite.note_id, "instruction": rewrite.instruction,
-              "section": rewrite.section, "content": without_prompt(text, rewrite.messages), "status": "ready",
+              "section": rewrite.section, "content": without_prompt(text, rewrite.messages, rewrite.original),
+              "status": "ready",
               "base_version": rewrite.base_version}
     stmt = insert(NoteDraft).values(**values).on_conflict_do_update(
         constraint="uq_note_drafts_user_note",

@@ -14,7 +14,7 @@ from sqlalchemy.orm import QueryableAttribute
 
 from fable_core.errors import InvalidInput
 
-__all__ = ["MAX_CURSOR", "Cursor", "Limit", "NewestFirst", "decode_cursor", "encode_cursor"]
+__all__ = ["MAX_CURSOR", "Cursor", "Limit", "NewestFirst", "decode_cursor", "decode_offset", "encode_cursor"]
 
 MAX_CURSOR = 2048
 """Characters a cursor may have. The longest of ours holds a 300-character title key: up to
@@ -38,6 +38,18 @@ def decode_cursor(cursor: str | None, kind: str) -> list[Any] | None:
             "cursor is not valid for this listing; pass next_cursor from the same call unchanged",
             field="cursor",
         ) from e
+
+
+def decode_offset(cursor: str | None, kind: str) -> int:
+    """The offset an offset-paged listing's ``cursor`` holds (``[offset]``; 0 without one);
+    InvalidInput for anything else."""
+    position = decode_cursor(cursor, kind)
+    if not position:
+        return 0
+    if type(position[0]) is not int or position[0] < 0:
+        raise InvalidInput("cursor is not valid for this listing; pass next_cursor from the same call unchanged",
+                           field="cursor")
+    return position[0]
 
 
 def _position(cursor: str, kind: str) -> list[Any]:

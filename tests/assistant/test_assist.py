@@ -51,9 +51,11 @@ async def test_a_draft_leaves_the_prompts_words_out_and_says_what_it_dropped(
     assert draft["content"] == "- Jon: £4,200\n- Ana: £3,900"
     assert draft["dropped"] >= 0.5
     assert (await ai_fable.call("get_note_draft", {"note_id": note["id"]}, alice))["dropped"] == draft["dropped"]
-    fake.plain_replies.append(Reply(body.replace("- ", "* ")))  # the same words: nothing to say
+    framed = "This is the whole of the note, and a line of it that starts like the prompt's."
+    note = await ai_fable.call("update_note", {"note_id": note["id"], "body": f"{body}\n{framed}"}, alice)
+    fake.plain_replies.append(Reply(f"{body}\n{framed}".replace("- ", "* ")))  # the same words: nothing to say
     kept = await ai_fable.call("assist_note", {"note_id": note["id"], "instruction": "use stars"}, alice)
-    assert "dropped" not in kept
+    assert "dropped" not in kept and kept["content"].endswith(framed), "the note's own lines stay"
 
 
 async def test_a_section_draft_replaces_only_that_section(ai_fable: Fable, fake: FakeLLM, alice: Caller) -> None:

@@ -26,7 +26,6 @@ from sqlalchemy import Text, bindparam, case, exists, func, literal, select
 from sqlalchemy.dialects.postgresql import ARRAY
 
 from fable_core.db.models import Note, NoteEmbedding, NoteLink, title_key
-from fable_core.errors import InvalidInput
 from fable_core.knowledge import wikilinks
 from fable_core.knowledge.browse.views import LinkSuggestion, LinkSuggestions
 from fable_core.knowledge.codespans import prose
@@ -35,7 +34,7 @@ from fable_core.knowledge.types import NoteId
 from fable_core.knowledge.vectors import embedder_of, nearest
 from fable_core.tools import Context, Route, tool
 from fable_core.tools.access import get_visible, reach_of, readable
-from fable_core.tools.paging import Cursor, decode_cursor, encode_cursor
+from fable_core.tools.paging import Cursor, decode_offset, encode_cursor
 
 __all__ = ["MAX_SCAN", "MAX_WORDS", "MIN_KEY", "RELATED", "suggest_links"]
 
@@ -63,7 +62,7 @@ async def suggest_links(
     ctx: Context, note_id: NoteId, limit: Annotated[int, Field(ge=1, le=50)] = 10, cursor: Cursor = None,
 ) -> LinkSuggestions:
     """Notes this note could link to: ones it names without a [[link]], then ones close in meaning."""
-    offset = _offset(decode_cursor(cursor, "link-suggestions"))
+    offset = decode_offset(cursor, "link-suggestions")
     note = await get_visible(ctx.session, Note, note_id, ctx.caller)
     linked_ids = set((await ctx.session.scalars(
         select(NoteLink.target_id).where(NoteLink.source_id == note.id, NoteLink.target_id.is_not(None)))).all())
@@ -87,14 +86,6 @@ async def suggest_links(
     return LinkSuggestions(items=items[offset: offset + limit], mode=mode,
                            next_cursor=encode_cursor("link-suggestions", [offset + limit]) if more else None)
 
-
-def _offset(position: list[Any] | None) -> int:
-    if not position:
-        return 0
-    if type(position[0]) is not int or position[0] < 0:
-        raise InvalidInput("cursor is not valid for this listing; pass next_cursor from the same call unchanged",
-                           field="cursor")
-    return position[0]
 
 
 def mention_keys(body: str) -> dict[str, int]:

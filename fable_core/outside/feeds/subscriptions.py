@@ -4,7 +4,7 @@ list by category, rename or recategorise, unsubscribe, and refresh now."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import Field, StringConstraints
 from sqlalchemy import delete, func, select
@@ -27,7 +27,7 @@ from fable_core.outside.feeds.views import (
 from fable_core.tools import Context, Route, tool
 from fable_core.tools.access import owned_by
 from fable_core.tools.caller import Caller
-from fable_core.tools.paging import Cursor, decode_cursor, encode_cursor
+from fable_core.tools.paging import Cursor, decode_offset, encode_cursor
 from fable_core.tools.results import Deleted
 
 __all__ = ["own_feed"]
@@ -83,7 +83,7 @@ async def _refuse_taken(session: AsyncSession, caller: Caller, url: str) -> None
 async def list_feeds(ctx: Context, category: Category | None = None,
                      limit: Annotated[int, Field(ge=1, le=500)] = 200, cursor: Cursor = None) -> FeedList:
     """Your feeds by category and name, with their item and unread counts and refresh errors."""
-    offset = _offset(decode_cursor(cursor, "feeds"))
+    offset = decode_offset(cursor, "feeds")
     counts = (select(FeedItem.feed_id, func.count().label("items"),
                      func.count().filter(FeedItem.read_at.is_(None)).label("unread"))
               .where(owned_by(FeedItem, ctx.caller)).group_by(FeedItem.feed_id).subquery())
@@ -96,14 +96,6 @@ async def list_feeds(ctx: Context, category: Category | None = None,
     more = encode_cursor("feeds", [offset + limit]) if len(rows) > limit else None
     return FeedList(feeds=[_view(feed, items, unread) for feed, items, unread in rows[:limit]], next_cursor=more)
 
-
-def _offset(position: list[Any] | None) -> int:
-    if not position:
-        return 0
-    if type(position[0]) is not int or position[0] < 0:
-        raise InvalidInput("cursor is not valid for this listing; pass next_cursor from the same call unchanged",
-                           field="cursor")
-    return position[0]
 
 
 async def _info(session: AsyncSession, feed: Feed) -> FeedInfo:

@@ -3,6 +3,7 @@
 // it filter the menu. Arrows move, Enter or a click inserts, Esc closes it and leaves the text as
 // typed. A "/" inside a word or an address (a/b, https://) opens nothing.
 import { clear, dayIn, formatIn, h } from "../dom.js";
+import { listboxKey } from "./suggest.js";
 
 // [label, words it is found by, what it inserts: text before the caret, text after it, whether it starts a block]
 const COMMANDS = [
@@ -125,20 +126,10 @@ export function attachSlashMenu(textarea) {
   textarea.addEventListener("input", update);
   textarea.addEventListener("keydown", (event) => {
     if (list.classList.contains("hidden")) return;
-    if (event.key === "ArrowDown" || event.key === "ArrowUp") {
-      event.preventDefault();
-      index = (index + (event.key === "ArrowDown" ? 1 : items.length - 1)) % items.length;
-      show();
-    } else if (event.key === "Enter" || event.key === "Tab") {
-      event.preventDefault();
-      event.stopImmediatePropagation();
-      choose(index);
-    } else if (event.key === "Escape") {
-      event.preventDefault();
-      event.stopPropagation();  // the field keeps the focus
-      dismissed = start;
-      close();
-    }
+    listboxKey(event, index, items.length, {
+      moveTo: (i) => { index = i; show(); }, choose,
+      dismiss: () => { dismissed = start; close(); },  // typing on after that "/" leaves it closed
+    });
   });
   textarea.addEventListener("click", () => { if (start >= 0) close(); });
   textarea.addEventListener("blur", () => setTimeout(() => { if (document.activeElement !== textarea) close(); }, 100));

@@ -53,19 +53,25 @@ export function attachSuggest(field, { fetch, accept }) {
 
   field.addEventListener("keydown", (event) => {
     if (list.classList.contains("hidden")) return;
-    if (event.key === "ArrowDown" || event.key === "ArrowUp") {
-      event.preventDefault();
-      index = (index + (event.key === "ArrowDown" ? 1 : items.length - 1)) % items.length;
-      show();
-    } else if (event.key === "Enter" || event.key === "Tab") {
-      event.preventDefault();
-      event.stopImmediatePropagation();
-      choose(index);
-    } else if (event.key === "Escape") {
-      event.stopPropagation();
-      close();
-    }
+    listboxKey(event, index, items.length, { moveTo: (i) => { index = i; show(); }, choose, dismiss: close });
   });
   field.addEventListener("blur", () => setTimeout(close, 100));
   return { update, close, isOpen: () => !list.classList.contains("hidden") };
+}
+
+/** A key pressed in a field whose listbox is open: the arrows move (wrapping around), Enter or
+ * Tab chooses, Escape dismisses the list (the field keeps the focus); other keys type. */
+export function listboxKey(event, index, count, { moveTo, choose, dismiss }) {
+  if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+    event.preventDefault();
+    moveTo((index + (event.key === "ArrowDown" ? 1 : count - 1)) % count);
+  } else if (event.key === "Enter" || event.key === "Tab") {
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    choose(index);
+  } else if (event.key === "Escape") {
+    event.preventDefault();
+    event.stopPropagation();
+    dismiss();
+  }
 }
