@@ -60,6 +60,7 @@ _SYSTEM = (
     "{today}. Use the tools to look things up and make changes; never invent note contents. "
     "Link notes as [[Title]]. Be brief."
 )
+_CONTEXT = "Context for this message:\n\n{blocks}\n\n---\n\n{message}"
 _JOURNAL = (
     "\n\nThis conversation is {who}'s daily journal for {day}: they write about their day, plans "
     "and thoughts; listen, reflect briefly, and help with what they ask."
@@ -328,7 +329,7 @@ class _Turn:
 
     async def run(self, buffer: Buffer) -> None:
         writer = MessageWriter(self.a.db, self.message_id, interval=self.a.flush_interval)
-        result = LoopResult(tool_events=writer.tool_events)
+        result = self.result = LoopResult(tool_events=writer.tool_events)
 
         async def emit(event: str, data: dict[str, Any]) -> None:
             writer.content = result.text
@@ -416,10 +417,12 @@ class _Turn:
         day = self.conversation.day_date
         if self.conversation.conversation_type == "journal" and day is not None:
             system += _JOURNAL.format(who=self.caller.username or "the user", day=f"{day:%A} {day.day} {day:%B %Y}")
-        if pack.blocks:
-            system += "\n\nContext:\n\n" + "\n\n---\n\n".join(pack.blocks)
+        # The system message is the same on every turn of the conversation (a server caches it):
+        # what was found for this message goes with it.
+        content = _CONTEXT.format(blocks="\n\n---\n\n".join(pack.blocks), message=self.content) \
+            if pack.blocks else self.content
         messages = [{"role": "system", "content": system}, *memory.prompt(self.conversation.summary, past),
-                    {"role": "user", "content": self.content}]
+                    {"role": "user", "content": content}]
         offer = a.tools.offer(self.caller, self.content, self.vector)
         mode = tool_mode(a.settings, chosen) if chosen else a.tool_mode  # LLM_TOOL_MODES may name it
         await run_tool_loop(self.model, a.dispatcher, self.caller, messages, emit, result,
@@ -441,7 +444,8 @@ class _Turn:
                 rows = (await conn.execute(select(Message.role, Message.content).where(
                     Message.conversation_id == self.conversation_id).order_by(Message.id.desc()).limit(10))).all()
             first = self.content if self.stored.earlier == 0 else ""  # no usable title: the message's first words
-            title = await memory.make_title(self.model, [{"role": r, "content": c} for r, c in reversed(rows)], first)
+            title = await memory.make_title(self.model, [{"role": r, "content": c} for r, c in reversed(rows)], first,
+                                            system=self.result.system)
             if not title:
                 return
             async with autocommit(self.a.db) as conn:

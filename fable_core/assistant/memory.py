@@ -110,17 +110,22 @@ def wants_title(message_count: int) -> bool:
     return message_count == 2 or (message_count > 2 and message_count % TITLE_EVERY == 0)
 
 
-async def make_title(provider: Provider, messages: list[dict[str, Any]], fallback: str = "") -> str:
+async def make_title(provider: Provider, messages: list[dict[str, Any]], fallback: str = "",
+                     system: dict[str, Any] | None = None) -> str:
     """The model's title for the conversation, cleaned and cut (:func:`.answers.title_from`);
     when its answer holds none (empty, only markup, the instruction read back, words the
     conversation does not have: :func:`.answers.drawn_from`), ``fallback``
-    cut the same way, and ``""`` (keep the title as it is) without one."""
+    cut the same way, and ``""`` (keep the title as it is) without one.
+
+    Given the chat's ``system`` message as its turn sent it, the request starts with it: a
+    server keeps the last prompt it read, and a title asked between two turns with a prompt of
+    its own made the next turn read the whole system prompt and tools again (minutes for a
+    small model on a CPU)."""
     transcript = "\n".join(f"{m['role']}: {m['content'][:500]}" for m in messages[-10:])
+    ask = ([{"role": "system", "content": _TITLE_PROMPT}, {"role": "user", "content": transcript}] if system is None
+           else [system, {"role": "user", "content": f"{transcript}\n\n{_TITLE_PROMPT}"}])
     with background():
-        answer = await provider.complete([
-            {"role": "system", "content": _TITLE_PROMPT},
-            {"role": "user", "content": transcript},
-        ], max_tokens=24)
+        answer = await provider.complete(ask, max_tokens=24)
     title = title_from(answer)
     drawn = title and not echoes(title, _TITLE_PROMPT) and drawn_from(title, transcript)
     return title if drawn else cut(fallback)

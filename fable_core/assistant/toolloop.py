@@ -63,6 +63,7 @@ def llm_tools(registry: Registry, caller: Caller, available: Availability | None
 class LoopResult:
     text: str = ""
     tool_events: list[dict[str, Any]] = field(default_factory=list)
+    system: dict[str, Any] | None = None  # the first request's system message, as sent
 
 
 async def run_tool_loop(
@@ -76,10 +77,16 @@ async def run_tool_loop(
     offer = offer or ToolPicker(dispatcher.registry).everything(caller)
     answered: dict[str, str] = {}  # each call made (name and arguments) → its outcome as the model read it
     last = rounds  # the round that must answer in words
+    at = len(messages) - 1  # the turn's message: the tools picked for it are said before it
     for round_ in range(rounds + 1):
         schemas = offer.schemas() if round_ < last else []
-        request = with_tool_prompt(messages, schemas) if mode == "prompt" and schemas else messages
+        # In prompt mode the tools stay described in the last round too (its calls are not run):
+        # the prompt the server read last round is then the start of this one, and not read again.
+        request = (with_tool_prompt(messages, offer.stable_schemas(), offer.turn_schemas(), at)
+                   if mode == "prompt" and offer.described else messages)
         tools = schemas if mode != "prompt" and schemas else None
+        if round_ == 0 and request and request[0]["role"] == "system":
+            result.system = request[0]
         text, calls, written = await _one_round(provider, request, tools, emit, result,
                                                 read_text=mode != "native", known=offer.runnable)
         if not calls or not schemas:

@@ -4,8 +4,9 @@ and ``find_tools`` for the rest, within a budget.
 Every tool schema the model reads is prompt it pays for on every round of every turn; on a CPU a
 small model spent minutes reading all of them before its first token. So a turn describes:
 
-- the **core** (:data:`CORE`: search, read, create and update notes, list and complete tasks),
-  always;
+- the **core** (:data:`CORE`: search, read and create notes, list and complete tasks), always,
+  first and in a fixed order, with ``find_tools``: with the system prompt, the stable prefix a
+  model server caches from one turn to the next (:data:`STABLE_TOKENS`);
 - up to :data:`MAX_PICKED` tools **picked for the message**: by words the message shares with a
   tool's name, title, group and description (weighted by how rare the word is among the tools,
   with a few synonyms, e.g. "hours" finds tools about minutes of work), and, when an embedding
@@ -14,7 +15,9 @@ small model spent minutes reading all of them before its first token. So a turn 
 - **find_tools**, which the model calls with a few words to have more tools described in the
   following rounds.
 
-All of them within :data:`BUDGET_BYTES` of tool list JSON (about 2,500 tokens at 4 bytes a
+A tool is described lean (:func:`schema_of`): its description's first paragraph and its input
+schema without bounds and defaults, which the dispatcher still checks and explains when a call
+crosses them. All of them within :data:`BUDGET_BYTES` of tool list JSON (about 2,500 tokens at 4 bytes a
 token): a picked tool that would cross it is left out. The selection decides what is described,
 not what may run: any tool the caller may be offered (:meth:`ToolPicker.eligible`, from
 ``Registry.for_caller`` with the runtime's availability) runs when the model names it, with the
@@ -41,20 +44,45 @@ from fable_core.toolsets.discovery import FIND_TOOLS
 if TYPE_CHECKING:
     from fable_core.assistant.embeddings import Embedder
 
-__all__ = ["BUDGET_BYTES", "CORE", "FIND_TOOLS", "MAX_PICKED", "Offer", "ToolPicker", "schema_of",
-           "schemas_bytes"]
+__all__ = ["BUDGET_BYTES", "CORE", "FIND_TOOLS", "MAX_PICKED", "STABLE_TOKENS", "Offer", "ToolPicker",
+           "schema_of", "schemas_bytes"]
 
 _log = logging.getLogger(__name__)
-CORE = ("search_notes", "read_note", "create_note", "update_note", "list_tasks", "complete_task")
+CORE = ("search_notes", "read_note", "create_note", "list_tasks", "complete_task")
+# The system prompt and the core's tools, as a model's tokenizer reads them (JSON schema text is
+# about 3.2 bytes a token, prose about 4): what every turn of every chat starts with. update_note
+# (1,300 bytes lean) is picked when a message asks for a change rather than carried by all.
+STABLE_TOKENS = 1_500
 MAX_PICKED = 4
 BUDGET_BYTES = 10_000  # ≈ 2,500 tokens of tool schema per turn, at 4 bytes a token
 MAX_FOUND = 4
 TOOL_RELEVANCE = 2.0  # spreads above the message's baseline, as for a suggested note (assistant.context)
 
+# Bounds and defaults: the dispatcher checks them and its error says which was crossed, so a
+# model is not told them up front on every round.
+_UNSAID = frozenset({"maxLength", "minLength", "minimum", "maximum", "maxItems", "minItems", "default"})
+
+
 def schema_of(t: Tool) -> dict[str, Any]:
-    """A tool as OpenAI/Ollama function-tool schema (its short advertised input schema)."""
+    """A tool as OpenAI/Ollama function-tool schema, lean: the first paragraph of its description
+    (the rest is for agents that read documentation) and its advertised input schema without
+    bounds and defaults. Every property stays, so any call the tool takes can be written."""
     return {"type": "function",
-            "function": {"name": t.name, "description": t.description, "parameters": t.input_schema}}
+            "function": {"name": t.name, "description": brief(t.description), "parameters": _lean(t.input_schema)}}
+
+
+def brief(description: str) -> str:
+    """A description's first paragraph, on one line."""
+    return " ".join(description.split("\n\n", 1)[0].split())
+
+
+def _lean(schema: Any) -> Any:
+    if isinstance(schema, list):
+        return [_lean(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return {k: ({n: _lean(p) for n, p in v.items()} if k == "properties" else _lean(v))
+            for k, v in schema.items() if k not in _UNSAID}
 
 
 def schemas_bytes(tools: Sequence[Tool]) -> int:
@@ -64,16 +92,25 @@ def schemas_bytes(tools: Sequence[Tool]) -> int:
 
 @dataclass
 class Offer:
-    """The tools of one turn: those described to the model, and those it may run."""
+    """The tools of one turn: those described to the model, and those it may run. The first
+    ``stable`` described tools (the core) are the same on every turn: with ``find_tools`` they
+    come first (:meth:`stable_schemas`), the picked ones after (:meth:`turn_schemas`)."""
 
     described: list[Tool]
     runnable: dict[str, Tool]
     picker: ToolPicker | None = None
     found: list[str] = field(default_factory=list)
+    stable: int = 0
 
     def schemas(self) -> list[dict[str, Any]]:
-        tools = [*self.described, FIND_TOOLS] if self.picker is not None else self.described
-        return [schema_of(t) for t in tools]
+        return [*self.stable_schemas(), *self.turn_schemas()]
+
+    def stable_schemas(self) -> list[dict[str, Any]]:
+        core = self.described[:self.stable]
+        return [schema_of(t) for t in ([*core, FIND_TOOLS] if self.picker is not None else core)]
+
+    def turn_schemas(self) -> list[dict[str, Any]]:
+        return [schema_of(t) for t in self.described[self.stable:]]
 
     def add(self, names: Sequence[str]) -> None:
         """Describe these tools from the next round on (what find_tools found)."""
@@ -110,14 +147,15 @@ class ToolPicker:
         """The core plus the tools picked for ``message``, with find_tools, within the budget."""
         tools = self.eligible(caller)
         runnable = {t.name: t for t in tools}
-        described = [runnable[n] for n in CORE if n in runnable]
+        core = [runnable[n] for n in CORE if n in runnable]
+        described = list(core)
         used = schemas_bytes([*described, FIND_TOOLS])
         for t in self.rank(tools, message, vector, exclude={t.name for t in described})[:MAX_PICKED]:
             size = schemas_bytes([t]) + 1
             if used + size <= BUDGET_BYTES:
                 described.append(t)
                 used += size
-        return Offer(described, runnable, picker=self)
+        return Offer(described, runnable, picker=self, stable=len(core))
 
     def rank(self, tools: Sequence[Tool], text: str, vector: list[float] | None = None,
              exclude: set[str] | frozenset[str] = frozenset()) -> list[Tool]:

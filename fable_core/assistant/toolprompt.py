@@ -6,8 +6,9 @@ Many small or local models (and servers: llama-cpp-python's default chat format 
 :data:`ToolMode` says what a turn does, per model (``LLM_TOOL_MODE``, ``LLM_TOOL_MODES``):
 
 - ``native``: tools go in the request's ``tools`` field; only structured calls count;
-- ``prompt``: no ``tools`` field; the tool list and the convention (:func:`tool_prompt`) are
-  appended to the system prompt, and calls are read from the answer's text;
+- ``prompt``: no ``tools`` field; the convention and the turn's stable tools (:func:`tool_prompt`)
+  are appended to the system prompt, the tools picked for the message said before it
+  (:func:`with_tool_prompt`), and calls are read from the answer's text;
 - ``auto`` (the default): tools go in ``tools`` and a call written as text is accepted too.
 
 :func:`parse_calls` reads what models write: a JSON object (bare, in a fenced block, or in
@@ -22,13 +23,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Container
+from collections.abc import Container, Sequence
 from typing import Any, Literal
 
 from fable_core.assistant.providers.base import ToolCall
 from fable_core.config import Settings
 
-__all__ = ["Holdback", "ToolMode", "parse_calls", "result_message", "tool_mode", "tool_prompt", "with_tool_prompt"]
+__all__ = ["Holdback", "ToolMode", "parse_calls", "result_message", "tool_mode", "tool_prompt", "turn_tools",
+           "with_tool_prompt"]
 
 ToolMode = Literal["auto", "native", "prompt"]
 _NAME_KEYS = ("name", "tool", "tool_name", "function")
@@ -55,20 +57,38 @@ def tool_mode(settings: Settings, model: str | None) -> ToolMode:
     return settings.llm_tool_mode
 
 
-def tool_prompt(schemas: list[dict[str, Any]]) -> str:
+def tool_prompt(schemas: Sequence[dict[str, Any]]) -> str:
     """The convention and the tools, one compact JSON line each, for the system prompt."""
-    lines = [json.dumps({"name": s["function"]["name"], "description": s["function"]["description"],
-                         "parameters": s["function"]["parameters"]}, ensure_ascii=False, separators=(",", ":"))
-             for s in schemas]
-    return _CONVENTION.format(tools="\n".join(lines))
+    return _CONVENTION.format(tools="\n".join(_line(s) for s in schemas))
 
 
-def with_tool_prompt(messages: list[dict[str, Any]], schemas: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``messages`` with the tool prompt appended to the system message (one added if none)."""
-    section = tool_prompt(schemas)
+def _line(schema: dict[str, Any]) -> str:
+    f = schema["function"]
+    return json.dumps({"name": f["name"], "description": f["description"], "parameters": f["parameters"]},
+                      ensure_ascii=False, separators=(",", ":"))
+
+
+def with_tool_prompt(messages: list[dict[str, Any]], stable: Sequence[dict[str, Any]],
+                     turn: Sequence[dict[str, Any]] = (), at: int | None = None) -> list[dict[str, Any]]:
+    """``messages`` with the convention and the ``stable`` tools appended to the system message
+    (one added if none), and the ``turn``'s own tools before the text of message ``at``: what is
+    the same on every turn comes first, so a server's prompt cache reads it once a conversation."""
+    if not stable:
+        stable, turn = list(turn), []
+    section = tool_prompt(stable)
     if messages and messages[0]["role"] == "system":
-        return [{**messages[0], "content": f"{messages[0]['content']}\n\n{section}"}, *messages[1:]]
-    return [{"role": "system", "content": section}, *messages]
+        out = [{**messages[0], "content": f"{messages[0]['content']}\n\n{section}"}, *messages[1:]]
+    else:
+        out = [{"role": "system", "content": section}, *messages]
+        at = None if at is None else at + 1
+    if turn and at is not None:
+        out[at] = {**out[at], "content": f"{turn_tools(turn)}\n\n{out[at]['content']}"}
+    return out
+
+
+def turn_tools(schemas: Sequence[dict[str, Any]]) -> str:
+    """The tools picked for one message, said before it."""
+    return "More tools, for this message:\n" + "\n".join(_line(s) for s in schemas)
 
 
 def result_message(results: list[tuple[str, str]]) -> dict[str, Any]:

@@ -70,8 +70,13 @@ async def test_every_assistant_tool_call_is_logged_with_surface_assistant(
 async def test_the_model_sees_the_registry_tools_the_caller_may_use(ai_fable: Fable, alice: Caller) -> None:
     tools = {t["function"]["name"]: t["function"] for t in llm_tools(ai_fable.registry, alice)}
     create = ai_fable.registry.get("create_note")
-    assert tools["create_note"]["parameters"] == create.input_schema
-    assert tools["create_note"]["description"] == create.description
+    # lean: the description's first paragraph, every property with its type, no bounds or defaults
+    assert tools["create_note"]["description"] == " ".join(create.description.split("\n\n")[0].split())
+    parameters = tools["create_note"]["parameters"]
+    assert parameters["properties"].keys() == create.input_schema["properties"].keys()
+    assert parameters["required"] == create.input_schema["required"] == ["title"]
+    assert parameters["properties"]["title"] == {"type": "string"}  # the dispatcher checks its length
+    assert parameters["properties"]["status"]["enum"] == ["todo", "in_progress", "done", "cancelled"]
     assert "list_models" not in tools and "pull_model" not in tools
     reader = Caller(user_id=alice.user_id, scope="read")
     read_tools = {t["function"]["name"] for t in llm_tools(ai_fable.registry, reader)}
@@ -207,7 +212,7 @@ async def test_an_unusable_title_at_a_refresh_keeps_the_title(
     fake.replies.append(Reply("Nine, ten."))
     fake.plain_replies.append(Reply("Give this conversation a short title (at most 6 words)."))
     await turn(assistant, alice, conv, "and then?")
-    assert any("short title" in b["messages"][0]["content"] for b in fake.chat_bodies()), "a title was asked for"
+    assert any("short title" in b["messages"][-1]["content"] for b in fake.chat_bodies()), "a title was asked for"
     [conversation] = await rows(ai_fable, select(Conversation))
     assert conversation.title == "Counting"
 
@@ -386,9 +391,9 @@ async def test_urls_in_a_message_are_fetched_through_the_ssrf_guard(
     read = "# Release notes Version 2 & more"  # the page's readable text: its heading kept as a heading
     assert urls[0] == {"url": f"{site}/notes", "ok": True, "chars": len(read)}
     assert urls[1]["ok"] is False and "not public" in urls[1]["error"]
-    system = fake.chat_bodies()[0]["messages"][0]["content"]
-    assert f"Content of {site}/notes:\n{read}" in system
-    assert "x()" not in system
+    asked = fake.chat_bodies()[0]["messages"][-1]["content"]
+    assert f"Content of {site}/notes:\n{read}" in asked
+    assert "x()" not in json.dumps(fake.chat_bodies()[0]["messages"])
 
 
 async def test_the_same_turn_works_over_an_openai_compatible_server(

@@ -4,6 +4,7 @@ the semantic near-duplicate check, and retrieval into a chat's context."""
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import AsyncIterator
 
@@ -230,10 +231,13 @@ async def test_context_injects_close_notes_and_suggests_nearby_ones(
     assert [n["id"] for n in context["used"]] == [ids[close[0]]], "the project's note is out of scope"
     assert [n["id"] for n in context["suggested"]] == [ids[near[0]]]
     assert context["attached"] == [{"id": attached["id"], "title": "Hotel"}]
-    system = fake.chat_bodies()[0]["messages"][0]["content"]
-    assert "Room 12, breakfast at 8." in system
-    assert "berlin trip packing list " + "x" * 775 in system and "x" * 800 not in system, "800 characters"
-    assert "snacks museums" not in system, "suggested notes are not injected"
+    system, *_, asked = fake.chat_bodies()[0]["messages"]
+    assert asked["role"] == "user" and asked["content"].endswith(f"\n\n---\n\n{message}")
+    assert "Room 12, breakfast at 8." in asked["content"]
+    assert "berlin trip packing list " + "x" * 775 in asked["content"] and "x" * 800 not in asked["content"], \
+        "800 characters"
+    assert "snacks museums" not in asked["content"], "suggested notes are not injected"
+    assert "Room 12" not in system["content"], "the system prompt stays the same from turn to turn"
 
     excluded = await turn(assistant, alice, conv, message, exclude_note_id=ids[close[0]])
     assert excluded[0].data["used"] == []
@@ -298,7 +302,7 @@ async def test_retrieval_reaches_notes_shared_with_the_caller_and_no_others(
     conv = await new_conversation(ai_fable, bob, rag_project_id=-1)
     context = (await turn(assistant, bob, conv, message))[0].data
     assert [n["id"] for n in context["used"] + context["suggested"]] == [shared["id"]]
-    assert "diary" not in fake.chat_bodies()[0]["messages"][0]["content"]
+    assert "diary" not in json.dumps(fake.chat_bodies()[0]["messages"])
     await ai_fable.call("unshare", {"share_id": share["id"]}, alice)
     after = (await turn(assistant, bob, conv, message))[0].data
     assert after["used"] == [] and after["suggested"] == []

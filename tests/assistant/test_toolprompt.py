@@ -14,6 +14,7 @@ from support.chat import new_conversation, text_of, turn
 from support.fake_llm import FakeLLM, Reply
 
 from fable_core.assistant.service import Assistant
+from fable_core.assistant.toolpick import CORE, STABLE_TOKENS
 from fable_core.assistant.toolprompt import Holdback, parse_calls, tool_mode
 from fable_core.config import Settings, load_settings
 from fable_core.db.models import Message, Note
@@ -154,6 +155,40 @@ async def test_prompt_mode_describes_tools_in_the_system_prompt_and_runs_a_writt
     async with prompt_fable.db.transaction() as s:
         stored = (await s.execute(select(Message).where(Message.role == "assistant"))).scalar_one()
     assert stored.content == "Added it to your tasks." and stored.tool_events[0]["ok"]
+
+
+async def test_every_turn_starts_with_the_same_prompt_and_what_is_found_for_a_message_goes_with_it(
+    prompt_fable: Fable, prompt_assistant: Assistant, fake: FakeLLM, alice: Caller
+) -> None:
+    """A server's prompt cache reads the system prompt (with the core tools) once a conversation,
+    so it must not change between turns; the tools picked for a message and the notes given with
+    it go before that message. The stable part fits STABLE_TOKENS at 3.2 bytes a token (JSON's
+    rate with Qwen's tokenizer; bench.smallmodel counts a real tokenizer's)."""
+    hotel = await prompt_fable.call("create_note", {"title": "Hotel", "body": "Room 12, breakfast at 8."}, alice)
+    conv = await new_conversation(prompt_fable, alice)
+    fake.plain_replies.extend([Reply("Noted."), Reply("Call the dentist"), Reply("Logged.")])
+    await turn(prompt_assistant, alice, conv, "remind me to call the dentist tomorrow")
+    await turn(prompt_assistant, alice, conv, "log 2 hours on the report", note_ids=[hotel["id"]])
+
+    first, titled, second = fake.chat_bodies()
+    system = first["messages"][0]["content"]
+    assert second["messages"][0]["content"] == system, "the system prompt is the same on every turn"
+    assert titled["messages"][0]["content"] == system, "a title asked between turns starts as they do"
+    assert titled["messages"][-1]["content"].endswith(
+        "Give this conversation a short title (at most 6 words). Answer with the title only, no quotes, "
+        "no punctuation at the end.")
+    assert (await prompt_fable.call("get_conversation", {"conversation_id": conv}, alice))["title"] == \
+        "Call the dentist"
+    assert len(system.encode()) / 3.2 <= STABLE_TOKENS, len(system.encode())
+    assert [json.loads(line)["name"] for line in system.split("Tools:\n")[1].splitlines()] == [*CORE, "find_tools"]
+    assert second["messages"][1:3] == [{"role": "user", "content": "remind me to call the dentist tomorrow"},
+                                       {"role": "assistant", "content": "Noted."}]
+    asked = second["messages"][-1]["content"]
+    tools, _, given = asked.partition("\n\nContext for this message:\n\n")
+    assert tools.startswith("More tools, for this message:\n") and '{"name":"log_work"' in tools, asked[:300]
+    assert given == (f"Attached note [[Hotel]] (id {hotel['id']}):\nRoom 12, breakfast at 8."
+                     "\n\n---\n\nlog 2 hours on the report")
+    assert "log_work" not in system and "Room 12" not in system
 
 
 async def test_a_written_call_with_bad_arguments_is_refused_and_the_model_told(

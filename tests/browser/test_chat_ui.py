@@ -382,8 +382,8 @@ async def test_suggested_note_attaches_and_the_scope_chip_follows_the_model(
     await expect(page.locator("#scope-chip")).to_contain_text("All notes")  # from the done event
     await expect(page.locator("#context-attached")).to_contain_text("Nothing attached.")
     asked = [b for b in chat_llm.chat_bodies() if b.get("tools") and "tomato note" in b["messages"][-1]["content"]]
-    system = asked[0]["messages"][0]["content"]
-    assert "Attached note [[Tomato care]]" in system and BODY in system
+    given = asked[0]["messages"][-1]["content"]  # with the message, not in the system prompt
+    assert "Attached note [[Tomato care]]" in given and BODY in given
 
     await page.click("#scope-chip")
     await page.get_by_role("dialog").get_by_role("button", name="Project: Kitchen").click()
