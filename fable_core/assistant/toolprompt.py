@@ -71,8 +71,10 @@ def _line(schema: dict[str, Any]) -> str:
 def with_tool_prompt(messages: list[dict[str, Any]], stable: Sequence[dict[str, Any]],
                      turn: Sequence[dict[str, Any]] = (), at: int | None = None) -> list[dict[str, Any]]:
     """``messages`` with the convention and the ``stable`` tools appended to the system message
-    (one added if none), and the ``turn``'s own tools before the text of message ``at``: what is
-    the same on every turn comes first, so a server's prompt cache reads it once a conversation."""
+    (one added if none), and the ``turn``'s own tools in a system message just before message
+    ``at`` (the turn's): what is the same on every turn comes first, so a server's prompt cache
+    reads it once a conversation. Not in the message itself: a small model took a tool list
+    opening the user's words for the user asking about tools (``bench.smalleval``)."""
     if not stable:
         stable, turn = list(turn), []
     section = tool_prompt(stable)
@@ -82,7 +84,7 @@ def with_tool_prompt(messages: list[dict[str, Any]], stable: Sequence[dict[str, 
         out = [{"role": "system", "content": section}, *messages]
         at = None if at is None else at + 1
     if turn and at is not None:
-        out[at] = {**out[at], "content": f"{turn_tools(turn)}\n\n{out[at]['content']}"}
+        out.insert(at, {"role": "system", "content": turn_tools(turn)})
     return out
 
 

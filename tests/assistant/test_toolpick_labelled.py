@@ -1,5 +1,6 @@
 """Tool picking against a labelled set (issue 40, item 9): requests people type, each with the
-tool it needs (`data/picking.json`). A small model can only call what it is shown, so the
+tool it needs (`data/everyday.json`, whose arguments ``bench.smalleval`` checks a real model's
+calls against). A small model can only call what it is shown, so the
 needed tool must be among those a turn describes for at least 90% of them, by words alone (no
 embedding model: the harder case)."""
 
@@ -13,7 +14,8 @@ from fable_core.runtime import Fable
 from fable_core.tools.availability import Availability
 from fable_core.tools.caller import Caller
 
-LABELLED: dict[str, str] = json.loads((Path(__file__).parent / "data" / "picking.json").read_text())
+LABELLED: dict[str, str] = {entry["request"]: entry["tool"] for entry in
+                             json.loads((Path(__file__).parent / "data" / "everyday.json").read_text())}
 EVERYTHING = Availability({"llm", "searxng"})
 ADMIN = Caller(user_id=1, username="root", role="admin")
 SHARE = 0.9

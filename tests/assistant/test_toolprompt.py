@@ -161,9 +161,10 @@ async def test_every_turn_starts_with_the_same_prompt_and_what_is_found_for_a_me
     prompt_fable: Fable, prompt_assistant: Assistant, fake: FakeLLM, alice: Caller
 ) -> None:
     """A server's prompt cache reads the system prompt (with the core tools) once a conversation,
-    so it must not change between turns; the tools picked for a message and the notes given with
-    it go before that message. The stable part fits STABLE_TOKENS at 3.2 bytes a token (JSON's
-    rate with Qwen's tokenizer; bench.smallmodel counts a real tokenizer's)."""
+    so it must not change between turns; the tools picked for a message (a system message of
+    their own) and the notes given with it go before that message. The stable part fits
+    STABLE_TOKENS at 3.2 bytes a token (JSON's rate with Qwen's tokenizer; bench.smallmodel
+    counts a real tokenizer's)."""
     hotel = await prompt_fable.call("create_note", {"title": "Hotel", "body": "Room 12, breakfast at 8."}, alice)
     conv = await new_conversation(prompt_fable, alice)
     fake.plain_replies.extend([Reply("Noted."), Reply("Call the dentist"), Reply("Logged.")])
@@ -183,11 +184,12 @@ async def test_every_turn_starts_with_the_same_prompt_and_what_is_found_for_a_me
     assert [json.loads(line)["name"] for line in system.split("Tools:\n")[1].splitlines()] == [*CORE, "find_tools"]
     assert second["messages"][1:3] == [{"role": "user", "content": "remind me to call the dentist tomorrow"},
                                        {"role": "assistant", "content": "Noted."}]
-    asked = second["messages"][-1]["content"]
-    tools, _, given = asked.partition("\n\nContext for this message:\n\n")
-    assert tools.startswith("More tools, for this message:\n") and '{"name":"log_work"' in tools, asked[:300]
-    assert given == (f"Attached note [[Hotel]] (id {hotel['id']}):\nRoom 12, breakfast at 8."
-                     "\n\n---\n\nlog 2 hours on the report")
+    tools, asked = second["messages"][-2:]
+    assert tools["role"] == "system" and tools["content"].startswith("More tools, for this message:\n")
+    assert '{"name":"log_work"' in tools["content"], tools["content"][:300]
+    assert asked == {"role": "user", "content": f"Context for this message:\n\nAttached note [[Hotel]] "
+                                                f"(id {hotel['id']}):\nRoom 12, breakfast at 8.\n\n---\n\n"
+                                                "log 2 hours on the report"}
     assert "log_work" not in system and "Room 12" not in system
 
 
