@@ -229,7 +229,10 @@ async def _spooled(request: Request, folder: Path, files: contextlib.AsyncExitSt
     files.callback(spool.close)
     size = 0
     async for chunk in request.stream():  # the body limit counts as it comes (SecurityMiddleware)
-        spool.write(chunk)  # the page cache takes a chunk in microseconds
+        if len(chunk) > _IN_MEMORY:  # a body handed over whole (an in-process client): not on the loop
+            await anyio.to_thread.run_sync(spool.write, chunk)
+        else:
+            spool.write(chunk)  # the page cache takes a server's chunk (64 KiB) in microseconds
         size += len(chunk)
     spool.seek(0)
     return Upload(spool, size)
