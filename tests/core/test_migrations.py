@@ -24,7 +24,7 @@ from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 from support.pace import scaled
 
-from fable_core.db.migrations import COMPARE_OPTIONS, alembic_config
+from fable_core.db.migrations import COMPARE_OPTIONS, alembic_config, head_revision
 from fable_core.db.models import Base
 from fable_core.runtime import Fable
 
@@ -97,6 +97,15 @@ async def test_db_upgrade_is_safe_to_run_concurrently_and_again(fresh_url: str, 
     assert again == f"database is up to date at revision {HEAD} (nothing to apply)\n{VECTORS_ON}\n"
     assert await on(fresh_url, version) == HEAD
     assert await on(fresh_url, lambda c: c.execute(text("SELECT username FROM users")).scalars().all()) == ["kept"]
+
+
+def test_the_newest_migration_file_names_alembics_head() -> None:
+    """A start finds the schema current without Alembic by reading the newest file's number
+    (``head_revision``): revisions must be numbered as their files are, one head."""
+    script = ScriptDirectory.from_config(alembic_config())
+    assert script.get_heads() == [head_revision()] == [HEAD]
+    for revision in script.walk_revisions():
+        assert Path(revision.path).name.startswith(f"{revision.revision}_"), revision.path
 
 
 def check(conn: Connection) -> None:

@@ -26,16 +26,17 @@ import asyncio
 import concurrent.futures
 from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote, unquote, urlsplit
-
-import niquests
-from caldav.davclient import DAVClient
-from caldav.elements import dav
-from caldav.lib import error as dav_error
 
 from fable_core.errors import InvalidInput, Unavailable
 from fable_core.infra import ssrf
+
+if TYPE_CHECKING:
+    import niquests
+    from caldav.davclient import DAVClient
+    from caldav.elements import dav
+    from caldav.lib import error as dav_error
 
 __all__ = ["DEADLINE", "TIMEOUT", "WORKERS", "Changes", "RemoteCalendar", "RemoteObject", "Server", "Stale",
            "WrongLogin", "calendars", "changes", "delete", "fetch", "put", "run"]
@@ -129,7 +130,18 @@ async def _public_address(host: str, port: int) -> ssrf.IP:
         raise Unavailable(f"cannot reach the CalDAV server: {e.message}", host=host) from e
 
 
+def _library() -> None:
+    """caldav and niquests, imported by the first conversation with a server (every function
+    that uses them runs inside one): at module level they were 80 ms of every start."""
+    global niquests, DAVClient, dav, dav_error  # noqa: PLW0603
+    import niquests
+    from caldav.davclient import DAVClient
+    from caldav.elements import dav
+    from caldav.lib import error as dav_error
+
+
 def _converse(server: Server, pin: str | None, work: Callable[[Client], T]) -> T:
+    _library()
     client = DAVClient(url=server.url, username=server.username, password=server.password,
                               timeout=TIMEOUT, enable_rfc6764=False, rate_limit_handle=False)
     host = urlsplit(server.url).hostname

@@ -43,7 +43,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from py_vapid import Vapid02
-from pywebpush import WebPusher
 from sqlalchemy import Row, and_, any_, delete, func, or_, select, update
 from sqlalchemy.dialects.postgresql import array
 
@@ -242,6 +241,8 @@ def _by_user(rows: list[Row[Any]]) -> dict[int, list[Row[Any]]]:
 
 def _encrypted(device: _Device, payload: bytes, keys: VapidKeys, contact: str) -> tuple[bytes, dict[str, str]]:
     """The aes128gcm body for ``device`` and the request's headers (VAPID included)."""
+    from pywebpush import WebPusher  # here: it imports requests and aiohttp, 0.2 s of every start
+
     pusher = WebPusher({"endpoint": device.endpoint, "keys": {"p256dh": device.p256dh, "auth": device.auth}})
     body: bytes = pusher.encode(payload, "aes128gcm")["body"]
     parts = urlsplit(device.endpoint)
