@@ -1,7 +1,8 @@
-"""MCP benchmark: tool calls over streamable HTTP and stdio at 100,000 notes, with the SDK client,
-in both protocol versions, and how long ``fable mcp`` and ``fable serve`` take to start.
+"""MCP benchmark: tool calls over streamable HTTP and stdio at 2,000 notes, with the SDK client,
+in both protocol versions, beside a trivial server on the same SDK (the floor), and how long
+``fable mcp`` and ``fable serve`` take to start.
 
-    python -m bench.mcp [--notes 100000] [--runs 500] [--duration 10] [--protocols ...]
+    python -m bench.mcp [--notes 2000] [--runs 500] [--duration 10] [--protocols ...]
                         [--http-only] [--no-write]
 
 Starts a fresh embedded PostgreSQL in a temporary directory (or uses ``--database-url``), bulk
@@ -10,10 +11,14 @@ loads synthetic notes (``bench.rest.bulk_load``), then, for each protocol versio
 initialize handshake and a session):
 
 - serves ``fable_mcp.http.create_app`` under uvicorn (uvloop, httptools) in its own process and
-  measures ``read_note`` / ``create_note`` / ``list_notes`` from one SDK client (each call one
-  HTTP exchange), ``create_note`` and ``read_note`` throughput from 8 and 50 concurrent clients
-  (counting errors), and the peak memory (PSS) of the server process and of PostgreSQL;
-- starts ``fable mcp`` (stdio) and measures the same calls over its pipe.
+  measures ``read_note`` / ``create_note`` / ``search_notes`` (one to three words) /
+  ``list_notes`` from one SDK client (each call one HTTP exchange), ``create_note`` and
+  ``read_note`` throughput from 8 and 50 concurrent clients (counting errors), and the peak
+  memory (PSS) of the server process and of PostgreSQL;
+- starts ``fable mcp`` (stdio) and measures the same calls over its pipe;
+- does the same, one client and 8 concurrent creates, against the floor
+  (``bench.harness.floor``: the SDK's ``MCPServer`` with the same tools over a dict of as many
+  corpus notes), so every figure is also a multiple of what the SDK and transport cost alone.
 
 Creates send corpus notes (``bench.harness.corpus``: Markdown bodies of several hundred characters,
 tags, wikilinks), as the loaded notes are. Then ``bench.harness.starts`` times ``fable mcp`` and
@@ -25,8 +30,11 @@ server share the 2-core machine. Results go to the "mcp" section of docs/benchma
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -65,7 +73,7 @@ PROTOCOLS = {"2026-07-28": "auto", "2025-11-25": "legacy"}  # version -> the SDK
 
 @dataclass(frozen=True)
 class Options:
-    notes: int = 100_000
+    notes: int = 2_000
     runs: int = option(500, "timed calls per measured tool")
     duration: float = option(10.0, "seconds per concurrent run")
     starts: int = option(5, "starts to time per command and database state")
@@ -104,12 +112,18 @@ class Results:
     protocols: list[str]
     latencies: list[Latency] = field(default_factory=list)  # named "<transport> <version> <tool>"
     throughput: list[Throughput] = field(default_factory=list)  # named "<version> <tool>"
+    floor: list[Latency] = field(default_factory=list)  # the floor server's, named as Fable's
+    floor_throughput: list[Throughput] = field(default_factory=list)
+    floor_starts: Starts = field(default_factory=Starts)
     starts: Starts = field(default_factory=Starts)
     memory: dict[str, PeakMemory] = field(default_factory=dict)  # "HTTP" / "stdio" -> peaks
     read_cpu_ms: tuple[float, float] = (0.0, 0.0)  # HTTP read_note: client process, server process
 
     def p50(self, name: str) -> float:
         return next(lat.p50_ms for lat in self.latencies if lat.name == name)
+
+    def floor_p50(self, name: str) -> float | None:
+        return next((lat.p50_ms for lat in self.floor if lat.name == name), None)
 
     def tp(self, name: str, clients: int) -> Throughput:
         return next(t for t in self.throughput if t.name == name and t.clients == clients)
@@ -177,13 +191,22 @@ class Creates:
         raise RuntimeError("five near-duplicate titles in a row: the corpus is too small")
 
 
+def queries(count: int) -> list[str]:
+    """One to three words of the loaded corpus's (its seed, its vocabulary), as people search."""
+    corpus, rng = Corpus(seed=11), random.Random(17)
+    return [" ".join([corpus.query(), *([rng.choice(corpus.words)] if rng.random() < 0.2 else [])])
+            for _ in range(count)]
+
+
 async def one_client(name: str, client: Client, ids: list[int], runs: int, creates: Creates) -> list[Latency]:
     rng = random.Random(3)
     picks = [rng.choice(ids) for _ in range(runs + 20)]
+    asks = queries(runs + 20)
     return [
         await measure(f"{name} read_note", runs, lambda i: checked(client, "read_note", {"note_id": picks[i]})),
         await measure(f"{name} create_note", runs, lambda i: creates(client)),
-        await measure(f"{name} list_notes (50)", runs // 2, lambda i: checked(client, "list_notes", {})),
+        await measure(f"{name} search_notes", runs, lambda i: checked(client, "search_notes", {"query": asks[i]})),
+        await measure(f"{name} list_notes (20)", runs // 2, lambda i: checked(client, "list_notes", {})),
     ]
 
 
@@ -245,6 +268,69 @@ async def http_benchmarks(url: str, keys: list[str], ids: list[int], args: Optio
             results.throughput.append(await concurrent(f"{version} {tool}", clients, args.duration, call))
 
 
+# --- the floor ----------------------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+FLOOR = [sys.executable, "-m", "bench.harness.floor"]
+
+
+def _floor_params(notes: int) -> StdioServerParameters:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # as fable_env
+    return StdioServerParameters(command=FLOOR[0], args=[*FLOOR[1:], str(notes)], cwd=str(ROOT), env=env)
+
+
+async def floor_benchmarks(args: Options, results: Results) -> None:
+    """The one-client calls and 8 concurrent creates against the floor, over each transport and
+    version Fable is measured on; its start until initialize and until a first call."""
+    ids = list(range(1, results.notes + 1))
+    port = free_port()
+    server = _start_floor(results.notes, port)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        await _wait_answering(url, server)
+        for version in args.protocols:
+            mode = PROTOCOLS[version]
+            creates = Creates(seed=300 + len(results.floor))
+            async with http_client(url, "floor", mode) as client:
+                results.floor += await one_client(f"HTTP {version}", client, ids, args.runs, creates)
+            async with AsyncExitStack() as stack:
+                clients = [await stack.enter_async_context(http_client(url, "floor", mode)) for _ in range(8)]
+                results.floor_throughput.append(
+                    await concurrent(f"{version} create_note", clients, args.duration, creates))
+    finally:
+        stop([server])
+    if args.http_only:
+        return
+    for version in args.protocols:
+        async with Client(_floor_params(results.notes), mode=PROTOCOLS[version]) as client:
+            results.floor += await one_client(f"stdio {version}", client, ids, args.runs,
+                                              Creates(seed=400 + len(results.floor)))
+    for _ in range(args.starts):  # a floor of no notes: its start is the SDK's and Python's
+        started = time.perf_counter()
+        async with Client(_floor_params(0), mode="legacy") as client:
+            results.floor_starts.ready_ms.setdefault("floor", []).append((time.perf_counter() - started) * 1000)
+            await checked(client, "list_notes", {"limit": 1})
+            results.floor_starts.first_call_ms.setdefault("floor", []).append((time.perf_counter() - started) * 1000)
+
+
+def _start_floor(notes: int, port: int) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([*FLOOR, str(notes), "--http", str(port)], cwd=ROOT)
+
+
+async def _wait_answering(url: str, server: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    async with httpx2.AsyncClient(timeout=2) as http:
+        while True:
+            try:
+                await http.get(url)
+            except httpx2.TransportError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"the floor server did not start (exit status {server.poll()})") from None
+                await asyncio.sleep(0.05)
+            else:
+                return
+
+
 def _stdio_pids() -> list[int]:
     return [p.pid for p in psutil.Process().children() if "mcp" in " ".join(p.cmdline())]
 
@@ -286,6 +372,12 @@ async def run(args: Options, database_url: str, data_dir: Path, pg_dir: Path | N
     return results
 
 
+async def run_all(args: Options, database_url: str, data_dir: Path, pg_dir: Path | None) -> Results:
+    results = await run(args, database_url, data_dir, pg_dir)
+    await floor_benchmarks(args, results)
+    return results
+
+
 async def measure_starts(data_dir: Path, count: int, starts: Starts, *, running: bool) -> None:
     """Starts on the bench's own data directory (its server running) and on a stopped one."""
     cold = data_dir / "stopped"
@@ -321,27 +413,28 @@ def figures(r: Results) -> list[Figure]:
 
 def render(r: Results, machine: Machine, memory: PeakMemory | None = None) -> str:
     lead = r.protocols[0]
-    read = r.p50(f"HTTP {lead} read_note")
+    via = "stdio" if "stdio" in r.memory else "HTTP"
     create8 = r.tp(f"{lead} create_note", 8)
     errors50 = sum(t.errors for t in r.throughput if t.clients == 50)
-    server_mb = r.memory["HTTP"].peak.get("server", 0.0)
-    checks = [
-        (f"read_note p50, HTTP {lead}, one client", f"{machine.ms(read)} ms", "< 3 ms",
-         machine.normalise(read, "time") < 3),
+    checks = []
+    for tool, goal in (("create_note", 5.0), ("read_note", 2.0), ("search_notes", 10.0), ("list_notes (20)", 5.0)):
+        got = r.p50(f"{via} {lead} {tool}")
+        checks.append((f"{tool} p50, {via} {lead}, one client", f"{machine.ms(got)} ms", f"<= {goal:g} ms",
+                       machine.normalise(got, "time") <= goal))
+    checks += [
         (f"create_note, HTTP {lead}, 8 clients", f"{machine.rate(create8.rate)} calls/s", ">= 300 calls/s",
          machine.normalise(create8.rate, "rate") >= 300),
         ("errors at 50 concurrent clients", str(errors50), "0", errors50 == 0),
-        ("server memory (PSS), HTTP, without PostgreSQL", f"{server_mb:.0f} MB", "< 150 MB", server_mb < 150),
     ]
-    running = r.starts.ready_ms.get("`fable mcp`, database running")
-    if running:
-        start = statistics.median(running)
-        checks.append(("`fable mcp` ready to answer initialize, database running (p50)", f"{machine.ms(start)} ms",
-                       "< 1,500 ms", machine.normalise(start, "time") < 1500))
-    if "stdio" in r.memory:
-        stdio_mb = r.memory["stdio"].peak.get("fable mcp", 0.0)
-        checks.append(("server memory (PSS), stdio, without PostgreSQL", f"{stdio_mb:.0f} MB", "< 150 MB",
-                       stdio_mb < 150))
+    for label in ("`fable mcp`, database stopped", "`fable mcp`, database running"):
+        first = r.starts.first_call_ms.get(label)
+        if first:
+            start = statistics.median(first)
+            checks.append((f"{label}: start to first answer (p50)", f"{machine.ms(start)} ms", "<= 1,500 ms",
+                           machine.normalise(start, "time") <= 1500))
+    total = r.memory[via].peak_total
+    checks.append((f"memory (PSS) at most, {via} server and PostgreSQL together", f"{total:.0f} MB", "<= 150 MB",
+                   total <= 150))
     return "\n".join([
         "## MCP",
         "",
@@ -355,11 +448,13 @@ def render(r: Results, machine: Machine, memory: PeakMemory | None = None) -> st
         "",
         machine.describe(),
         "",
-        "One client, calls one after another:",
+        ("One client, calls one after another; the floor is `bench.harness.floor` (the SDK's `MCPServer` with "
+         "the same four tools over a dict of as many corpus notes, search a scan) called the same way in the "
+         "same run:"),
         "",
-        "| Call | Samples | p50 ms | p99 ms | mean ms |",
-        "|---|---|---|---|---|",
-        *[lat.row(machine.ms) for lat in r.latencies],
+        "| Call | Samples | p50 ms | p99 ms | mean ms | floor p50 ms | x floor |",
+        "|---|---|---|---|---|---|---|",
+        *[_with_floor(lat, r.floor_p50(lat.name), machine) for lat in r.latencies],
         "",
         (f"CPU per HTTP {lead} read_note: {r.read_cpu_ms[0]:.2f} ms in the client process (the SDK client "
          f"and its HTTP stack), {r.read_cpu_ms[1]:.2f} ms in the server process (uvicorn, the "
@@ -373,6 +468,10 @@ def render(r: Results, machine: Machine, memory: PeakMemory | None = None) -> st
         "|---|---|---|---|---|---|---|",
         *[t.row(machine) for t in r.throughput],
         "",
+        "The floor, 8 concurrent clients: " + "; ".join(
+            f"{t.name} {machine.rate(t.rate)} calls/s (Fable: {r.tp(t.name, 8).rate / t.rate:.2f}x its rate)"
+            for t in r.floor_throughput) + ".",
+        "",
         *_memory_lines(r),
         *_start_lines(r, machine),
         "| Target (judged at the reference speed) | Measured | Goal | Met |",
@@ -385,6 +484,12 @@ def render(r: Results, machine: Machine, memory: PeakMemory | None = None) -> st
         "",
         _READING,
     ])
+
+
+def _with_floor(lat: Latency, floor: float | None, machine: Machine) -> str:
+    if floor is None:
+        return f"{lat.row(machine.ms)} - | - |"
+    return f"{lat.row(machine.ms)} {machine.ms(floor)} | {lat.p50_ms / floor:.1f} |"
 
 
 def _memory_lines(r: Results) -> list[str]:
@@ -404,8 +509,8 @@ def _start_lines(r: Results, machine: Machine) -> list[str]:
               "(`list_notes`, which needs the database), `fable serve` until `/api/health` answers 200. "
               "\"database stopped\": the command starts the embedded PostgreSQL itself."), "",
              "| Start | Starts | Ready p50 ms | First call p50 ms | Each (ready) ms |", "|---|---|---|---|---|"]
-    for label, ready in r.starts.ready_ms.items():
-        first = r.starts.first_call_ms.get(label)
+    for label, ready in {**r.starts.ready_ms, **r.floor_starts.ready_ms}.items():
+        first = r.starts.first_call_ms.get(label) or r.floor_starts.first_call_ms.get(label)
         lines.append(f"| {label} | {len(ready)} | {machine.ms(statistics.median(ready))} | "
                      f"{machine.ms(statistics.median(first)) if first else '-'} | "
                      f"{', '.join(f'{ms:,.0f}' for ms in ready)} |")
@@ -425,7 +530,7 @@ when the server was stopped."""
 
 def _measure(o: Options) -> Measured[Results]:
     with tempfile.TemporaryDirectory(prefix="fable-bench-mcp-") as tmp, session(Path(tmp), o.database_url) as bench:
-        results = asyncio.run(run(o, bench.database_url, Path(tmp), bench.pg_dir))
+        results = asyncio.run(run_all(o, bench.database_url, Path(tmp), bench.pg_dir))
     return bench.measured(results)
 
 

@@ -16,9 +16,10 @@ from bench.harness.runner import main as _main
 __all__ = ["BENCHES", "main"]
 
 BENCHES = ("core", "imports", "search", "sharing", "journal", "calendar", "caldav", "structured", "feeds", "images",
-           "mcp", "rest", "assistant", "retrieval", "tokens", "smallmodel", "research", "backup", "importers",
-           "logs", "export", "markdown", "drafts", "projchat", "ui_pages", "ui_browse", "ui", "oauth", "tasks",
-           "replicas", "readrep", "generations", "replica_throughput", "shed", "faults", "cli")
+           "mcp", "mcp_profile", "rest", "assistant", "retrieval", "tokens", "smallmodel", "smalleval",
+           "research", "backup",
+           "importers", "logs", "export", "markdown", "drafts", "projchat", "ui_pages", "ui_browse", "ui", "oauth",
+           "tasks", "replicas", "readrep", "generations", "replica_throughput", "shed", "faults", "cli")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,7 +14,8 @@ it; ``"*"`` lists strings that must appear anywhere in the arguments (``a|b``: e
 Each request is a fresh conversation with the same seeded notes, tasks, projects and events,
 sent through the assistant as the chat sends it (tool picking, the tool loop, prompt tool mode),
 to SmolLM2-135M-Instruct behind llama-cpp-python's server (one thread, greedy: temperature 0,
-at most 200 tokens an answer, so a run is repeatable and bounded). A tool whose service is not
+at most 200 tokens an answer, so a run is repeatable and bounded). ``--model PATH`` runs another
+GGUF instead (Qwen2.5-0.5B-Instruct's, say); its section is then named after the file. A tool whose service is not
 configured here (research: SearXNG) is left out of the share, and said.
 """
 
@@ -34,6 +35,7 @@ import httpx
 
 from bench.harness.bench import Bench, Measured
 from bench.harness.machine import Machine
+from bench.harness.options import option
 from bench.harness.report import Figure
 from bench.harness.session import session
 from fable_core.config import load_settings
@@ -53,7 +55,7 @@ _DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "su
 
 @dataclass(frozen=True)
 class Options:
-    pass
+    model: str | None = option(None, "a GGUF file to run instead of SmolLM2-135M (its own section)")
 
 
 @dataclass
@@ -172,12 +174,12 @@ def _greedy(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "temperature": 0, "seed": 1, "max_tokens": min(body.get("max_tokens") or MAX_TOKENS, MAX_TOKENS)}
 
 
-async def run(database_url: str, tmp: Path) -> list[Outcome]:
+async def run(database_url: str, tmp: Path, model: Path) -> list[Outcome]:
     from fable_core.identity.accounts import create_user
 
     entries = json.loads(EVERYDAY.read_text())
     seen: list[dict[str, Any]] = []
-    async with running_llama(find_model(), n_ctx=N_CTX) as llama_url, \
+    async with running_llama(model, n_ctx=N_CTX) as llama_url, \
             httpx.AsyncClient(base_url=llama_url, timeout=600) as client, \
             serve(proxy_app(client, seen, _greedy)) as proxy:
         settings = load_settings({}, database_url=database_url, fable_data_dir=tmp, llm_provider="openai",
@@ -203,21 +205,29 @@ def share(outcomes: list[Outcome]) -> tuple[int, int]:
     return sum(1 for o in counted if o.right), len(counted)
 
 
-def figures(outcomes: list[Outcome]) -> list[Figure]:
-    right, counted = share(outcomes)
-    return [Figure("SmolLM2-135M done right", 100 * right / max(counted, 1), "%")]
+@dataclass
+class Evaluation:
+    model: str  # the GGUF's file name
+    outcomes: list[Outcome]
+
+
+def figures(evaluation: Evaluation) -> list[Figure]:
+    right, counted = share(evaluation.outcomes)
+    return [Figure(f"{evaluation.model} done right", 100 * right / max(counted, 1), "%")]
 
 
 def _called(o: Outcome) -> str:
     if o.right is None:
         return "not offered here (its service is not configured)"
     if not o.calls:
-        return "no tool call" + (f": “{o.answer.strip()[:60]}”" if o.answer.strip() else "")
+        said = " ".join(o.answer.split())  # one table row: no line breaks
+        return "no tool call" + (f": “{said[:60]}”" if said else "")
     return "; ".join(f"`{c['name']}` {json.dumps(c['arguments'], ensure_ascii=False)[:80]}"
                      + ("" if c["ok"] or c["confirm"] else f" ({c['error']})") for c in o.calls[:3])
 
 
-def render(outcomes: list[Outcome], machine: Machine, _memory: object) -> str:
+def render(evaluation: Evaluation, machine: Machine, _memory: object) -> str:
+    outcomes, model = evaluation.outcomes, evaluation.model
     right, counted = share(outcomes)
     rows = "\n".join(f"| {o.request} | `{o.tool}` | {'yes' if o.right else ('-' if o.right is None else 'no')} | "
                      f"{_called(o).replace('|', '/')} | {o.seconds:.0f} s |" for o in outcomes)
@@ -226,15 +236,16 @@ def render(outcomes: list[Outcome], machine: Machine, _memory: object) -> str:
 `python -m bench.smalleval`: the {len(outcomes)} labelled requests of
 `tests/assistant/data/everyday.json`, each in a fresh conversation through the assistant's whole
 turn (tool picking, prompt tool mode, the tool loop, seeded notes, tasks, projects and events),
-against SmolLM2-135M-Instruct (Q4_1) behind llama-cpp-python's server (one thread, greedy, at
-most {MAX_TOKENS} tokens an answer). Done right: the labelled tool called with the labelled
+against `{model}` behind llama-cpp-python's server (one thread, greedy, at most {MAX_TOKENS}
+tokens an answer). Done right: the labelled tool called with the labelled
 arguments, and the call ran (or waits for confirmation). See the module's docstring for the rules.
 
 {machine.describe()}
 
-**SmolLM2-135M: {right} of {counted} done right ({100 * right / max(counted, 1):.0f}%).** Qwen2.5-0.5B, the issue's
-model, could not be measured: this machine reaches only PyPI, npm and Debian's packages, and none
-carries it (run this bench with it by pointing `tests/support/llama.py` at its GGUF).
+**{model}: {right} of {counted} done right ({100 * right / max(counted, 1):.0f}%).** Qwen2.5-0.5B, the issue's
+model, could not be measured here: this machine reaches only PyPI, npm and Debian's packages, and
+none carries it (`python -m bench.smalleval --model qwen2.5-0.5b-instruct-q4_k_m.gguf` measures it
+into a section of its own).
 
 | request | needs | done right | what the model called | turn |
 |---|---|---|---|---|
@@ -242,13 +253,18 @@ carries it (run this bench with it by pointing `tests/support/llama.py` at its G
 """
 
 
-def _measure(_o: Options) -> Measured[list[Outcome]]:
+def _measure(o: Options) -> Measured[Evaluation]:
+    model = Path(o.model) if o.model else find_model()
     with tempfile.TemporaryDirectory(prefix="fable-bench-") as tmp, session(Path(tmp)) as bench:
-        result = asyncio.run(run(bench.database_url, Path(tmp)))
+        result = Evaluation(model.name, asyncio.run(run(bench.database_url, Path(tmp), model)))
     return bench.measured(result)
 
 
-BENCH = Bench("smalleval", __doc__, Options, _measure, render, figures, quick=Options())
+def _section(o: Options) -> str:
+    return f"smalleval-{Path(o.model).stem}" if o.model else "smalleval"
+
+
+BENCH = Bench("smalleval", __doc__, Options, _measure, render, figures, quick=Options(), section=_section)
 
 
 if __name__ == "__main__":

@@ -45,9 +45,16 @@ class Starts:
     first_call_ms: dict[str, list[float]] = field(default_factory=dict)  # fable mcp: first tools/call
 
 
+# A Python that may not cache bytecode compiles every module at every start: 0.3-0.5 s of
+# ``fable mcp``'s. The machine these benches run on sets it; a person's does not.
+_NOT_OURS = ("DATABASE_URL", "PYTHONDONTWRITEBYTECODE")
+
+
 def fable_env(data_dir: Path, database_url: str | None = None) -> dict[str, str]:
-    """The environment of a Fable on ``data_dir``: its embedded server, or ``database_url``."""
-    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    """The environment of a Fable on ``data_dir``: its embedded server, or ``database_url``; its
+    Python caches bytecode as a person's does (the first start writes the caches, as the first
+    start after an install does)."""
+    env = {k: v for k, v in os.environ.items() if k not in _NOT_OURS}
     if database_url:
         env["DATABASE_URL"] = database_url
     return {**env, "FABLE_DATA_DIR": str(data_dir), "LLM_PROVIDER": "none", "FABLE_LOG_LEVEL": "warning",
