@@ -29,6 +29,7 @@ note with those words.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,7 +39,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from fable_core.db.models import Note
 from fable_core.knowledge.filters import once
-from fable_core.tools.access import Reach, reach_of, reach_parts, readable
+from fable_core.tools.access import Reach, reach_of, reach_parts, readable, readable_param
 from fable_core.tools.caller import Caller
 
 __all__ = ["BOUNDS", "WEIGHTS", "Bounds", "keyword_ranking"]
@@ -86,26 +87,88 @@ def _rank(query: _Query, vector: Any = Note.search_vector) -> Any:
 
 
 async def keyword_ranking(session: AsyncSession, caller: Caller, tsq: Any, where: list[Any], start: int,
-                          count: int, bounds: Bounds = BOUNDS) -> list[tuple[int, float]]:
+                          count: int, bounds: Bounds = BOUNDS, *, params: dict[str, Any] | None = None,
+                          shape: Hashable | None = None) -> list[tuple[int, float]]:
     """Positions ``start`` to ``start + count`` of the ranking of the notes matching ``tsq``
-    and ``where`` (fewer at its end), as ``(id, score)``."""
-    query, want = _Query.of(tsq), start + count
+    and ``where`` (fewer at its end), as ``(id, score)``.
+
+    ``params`` are the values of the bind parameters ``tsq`` and ``where`` leave unbound. Given a
+    ``shape`` (naming ``tsq`` and ``where`` as they are built: equal shapes, equal expressions),
+    the statements are built once per shape and caller kind (owner only, or with shares) and run
+    again with new values: building them and their cache keys cost a search about 5 ms."""
+    want = start + count
     reach = await reach_of(session, caller)
-    first = await _window(session, reach, query, where, 0, bounds.window)
+    ranking = _Ranking(session, reach, tsq, where, {**(params or {}), **reach.params()}, shape)
+    first = await ranking.window(0, bounds.window)
     if first.seen < bounds.window:  # the whole vault was one window: ranked in full
         return first.ranked[start:want]
-    readable_where = [readable(Note, reach), *where]
     if first.words < bounds.common:
-        every = await _every_match(session, query, readable_where, bounds.every)
+        every = await ranking.every_match(bounds.every)
         if every is not None:
             return every[start:want]
-    titled = await _titled(session, query, readable_where, bounds.titled)
+    titled = await ranking.titled(bounds.titled)
     ranked = sorted({**dict(first.ranked), **titled}.items(), key=lambda kv: (-kv[1], -kv[0]))
     window = first
     while len(ranked) < want and window.seen == window.size:
-        window = await _window(session, reach, query, where, window.offset + window.size, window.size * 2)
+        window = await ranking.window(window.offset + window.size, window.size * 2)
         ranked += [(note_id, score) for note_id, score in window.ranked if note_id not in titled]
     return ranked[start:want]
+
+
+# Statements by (kind, shape, reach.alone), for shapes whose values are all bind parameters; a
+# caller with shares has theirs bound into the statement (reach_parts) and builds them anew.
+_STATEMENTS: dict[tuple[tuple[Any, ...], Hashable, bool], Any] = {}
+
+
+class _Ranking:
+    """One ranking's statements: reused from :data:`_STATEMENTS` when the shape allows."""
+
+    def __init__(self, session: AsyncSession, reach: Reach, tsq: Any, where: list[Any], params: dict[str, Any],
+                 shape: Hashable | None) -> None:
+        self.session, self.reach, self.tsq, self.where, self.params = session, reach, tsq, where, params
+        self.shape = shape if reach.alone else None
+        self._query: _Query | None = None
+
+    @property
+    def query(self) -> _Query:
+        if self._query is None:
+            self._query = _Query.of(self.tsq)
+        return self._query
+
+    def _statement(self, kind: tuple[Any, ...], build: Callable[[], Any]) -> Any:
+        if self.shape is None:
+            return build()
+        key = (kind, self.shape, True)
+        found = _STATEMENTS.get(key)
+        if found is None:
+            found = build()
+            if len(_STATEMENTS) < 256:
+                _STATEMENTS[key] = found
+        return found
+
+    def _readable(self) -> Any:
+        return readable_param(Note, True) if self.shape is not None else readable(Note, self.reach)
+
+    async def window(self, offset: int, size: int) -> _Window:
+        statement = self._statement(("window", offset, size), lambda: _window_statement(
+            self.reach, self.query, self.where, self._readable() if self.shape is not None else None, offset, size))
+        row = (await self.session.execute(statement, self.params)).one()
+        seen, words, ids, scores = row
+        return _Window(offset, size, seen, words, list(zip(ids or [], scores or [], strict=True)))
+
+    async def every_match(self, most: int) -> list[tuple[int, float]] | None:
+        statement = self._statement(("every", most), lambda: _every_match_statement(
+            self.query, [self._readable(), *self.where], most))
+        found, ids, scores = (await self.session.execute(statement, self.params)).one()
+        if found > most:
+            return None
+        return list(zip(ids or [], scores or [], strict=True))
+
+    async def titled(self, limit: int) -> dict[int, float]:
+        statement = self._statement(("titled", limit), lambda: _titled_statement(
+            self.query, [self._readable(), *self.where], limit))
+        rows = await self.session.execute(statement, self.params)
+        return {note_id: float(score) for note_id, score in rows}
 
 
 @dataclass(frozen=True)
@@ -117,12 +180,13 @@ class _Window:
     ranked: list[tuple[int, float]]  # of them, those that match, best first
 
 
-async def _window(session: AsyncSession, reach: Reach, query: _Query, where: list[Any], offset: int,
-                  size: int) -> _Window:
+def _window_statement(reach: Reach, query: _Query, where: list[Any], owned: Any | None, offset: int,
+                      size: int) -> Any:
     """The notes ``offset`` to ``offset + size``, newest first, and their matches ranked: one
     backward scan of the owner's (updated_at, id) index (and of each shared project's). The
     filters are tested on the rows the window holds, so a window costs the same whatever they
-    select."""
+    select. ``owned``: the owner's predicate with its value left to bind (else the reach's own,
+    bound)."""
     vector = Note.search_vector
     kept = and_(true(), *where)
     matches = and_(kept, vector.op("@@")(query.exact))
@@ -131,48 +195,41 @@ async def _window(session: AsyncSession, reach: Reach, query: _Query, where: lis
     columns = (Note.id, Note.updated_at, and_(kept, func.coalesce(vector.op("@@")(query.words), True)).label("words"),
                case((matches, _rank(query, vector))).label("score"))
     newest_first = (Note.updated_at.desc(), Note.id.desc())
+    # offset and size stay literals: a prepared statement's generic plan could not see a bound LIMIT
     if reach.alone:
-        newest = select(*columns).where(readable(Note, reach)).order_by(*newest_first).offset(offset).limit(size)
+        newest = (select(*columns).where(owned if owned is not None else readable(Note, reach))
+                  .order_by(*newest_first).offset(offset).limit(size))
     else:  # the newest of each part, then the newest of those
         parts = union_all(*reach_parts(reach, lambda scope: select(*columns).where(scope).order_by(*newest_first)
                                        .limit(offset + size))).subquery()
         newest = select(parts).order_by(parts.c.updated_at.desc(), parts.c.id.desc()).offset(offset).limit(size)
     window = newest.subquery()
     found = window.c.score.is_not(None)
-    row = (await session.execute(select(
+    return select(
         func.count(),
         func.count().filter(window.c.words),
         func.array_agg(aggregate_order_by(window.c.id, window.c.score.desc(), window.c.id.desc())).filter(found),
         func.array_agg(aggregate_order_by(window.c.score, window.c.score.desc(), window.c.id.desc())).filter(found),
-    ))).one()
-    seen, words, ids, scores = row
-    return _Window(offset, size, seen, words, list(zip(ids or [], scores or [], strict=True)))
+    )
 
 
-async def _titled(session: AsyncSession, query: _Query, where: list[Any], limit: int) -> dict[int, float]:
+def _titled_statement(query: _Query, where: list[Any], limit: int) -> Any:
     """Up to ``limit`` matches with one of the query's words in their title, any age (in
     table order: their rank sorts them)."""
-    titled = (select(Note.id).where(*where, Note.title_vector.op("@@")(query.any_word)).limit(limit)
-              .subquery())
-    rows = await session.execute(
-        select(Note.id, _rank(query)).join(titled, titled.c.id == Note.id)
-        .where(Note.search_vector.op("@@")(query.exact)))
-    return {note_id: float(score) for note_id, score in rows}
+    titled = (select(Note.id).where(*where, Note.title_vector.op("@@")(query.any_word))
+              .limit(limit).subquery())
+    return (select(Note.id, _rank(query)).join(titled, titled.c.id == Note.id)
+            .where(Note.search_vector.op("@@")(query.exact)))
 
 
-async def _every_match(session: AsyncSession, query: _Query, where: list[Any],
-                       most: int) -> list[tuple[int, float]] | None:
-    """Every match ranked, or None when there are more than ``most`` (then windows rank them:
-    a word in few of the newest notes can still be in thousands of older ones)."""
+def _every_match_statement(query: _Query, where: list[Any], most: int) -> Any:
+    """Every match ranked, up to one more than ``most`` (more, and windows rank them: a word in
+    few of the newest notes can still be in thousands of older ones)."""
     matches = (select(Note.id, Note.search_vector).where(*where, Note.search_vector.op("@@")(query.exact))
                .limit(most + 1).subquery())
     score = _rank(query, matches.c.search_vector)
-    row = (await session.execute(select(
+    return select(
         func.count(),
         func.array_agg(aggregate_order_by(matches.c.id, score.desc(), matches.c.id.desc())),
         func.array_agg(aggregate_order_by(score, score.desc(), matches.c.id.desc())),
-    ))).one()
-    found, ids, scores = row
-    if found > most:
-        return None
-    return list(zip(ids or [], scores or [], strict=True))
+    )

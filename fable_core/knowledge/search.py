@@ -32,13 +32,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import Field, StringConstraints
-from sqlalchemy import Float, Integer, bindparam, column, func, select
+from sqlalchemy import Float, Integer, Text, bindparam, column, func, select
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.sql import FromClause, Subquery
 
 from fable_core.db.models import Note, title_key
 from fable_core.errors import InvalidInput
-from fable_core.knowledge.filters import check_refs, note_filters
+from fable_core.knowledge.filters import check_refs, filter_params, note_filters
 from fable_core.knowledge.listing import mark_shared
 from fable_core.knowledge.plaintext import plain_text
 from fable_core.knowledge.ranking import keyword_ranking
@@ -86,23 +86,28 @@ async def search_notes(
     vector, missed = await query_vector(ctx, query)  # remote: before the session
     async with ctx.reading():
         await check_refs(ctx, project_id=project_id)
-        where = note_filters(tag=tag, kind=kind, status=None, priority=None, project_id=project_id,
+        where = note_filters(tag=tag, kind=kind, project_id=project_id, status=None, priority=None,
                              milestone_id=None, parent_id=None, due_before=None, due_after=None)
+        # the filters' values, bound by name: the statements are kept per shape
+        bound = filter_params(tag=tag, kind=kind, project_id=project_id)
+        shape = ("search", frozenset(bound), kind)
         reach = await reach_of(ctx.session, ctx.caller)
         words = _Words(query, corrected)
         few = limit if offset == 0 else 0  # fewer hits than this on a first page: correct the words
         if vector is not None:
-            fused = await _hybrid(ctx, words, vector, where, depth=max(offset + limit + 1, 50), few=few)
+            fused = await _hybrid(ctx, words, vector, where, bound, shape, depth=max(offset + limit + 1, 50), few=few)
             if fused:
                 page = fused[offset: offset + limit + 1]
-                hits = await _hits(ctx, _listed(page[:limit]), words.tsq)
+                hits = await _hits(ctx, page[:limit], words.params)
                 return _results(words, "hybrid", hits, offset, limit, more=len(page) > limit)
         async def keyword() -> list[SearchHit]:
-            ranked = await keyword_ranking(ctx.session, ctx.caller, words.tsq, where, offset, limit + 1)
-            return await _hits(ctx, _listed(ranked), words.tsq)
+            ranked = await keyword_ranking(ctx.session, ctx.caller, words.tsq, where, offset, limit + 1,
+                                           params={**bound, **words.params}, shape=shape)
+            return await _hits(ctx, ranked, words.params)
         hits = await words.correct(ctx, await keyword(), keyword, few=few)
         if not hits and offset == 0:
-            hits = await _hits(ctx, _near_titles(query, [readable(Note, reach), *where], limit), words.tsq)
+            near = _near_titles(query, [readable(Note, reach), *where], limit)
+            hits = await _near_hits(ctx, near, {**bound, **words.params})
         return _results(words, "keyword", hits[:limit], offset, limit, more=len(hits) > limit, missed=missed)
 
 
@@ -138,13 +143,20 @@ def _start(position: list[Any] | None) -> tuple[int, str | None]:
     return offset, corrected
 
 
+# The query parsed, its text bound as ``q`` (``_Words.params``): statements that use it are built
+# once per shape and run again with each query's text.
+_TSQ = func.websearch_to_tsquery("english", bindparam("q", type_=Text))
+
+
 class _Words:
     """The words a search looks for: the query's, or the query with its misspelt words corrected
-    (after :meth:`respell`, or from a cursor), which ``corrected`` then holds."""
+    (after :meth:`respell`, or from a cursor), which ``corrected`` then holds. ``tsq`` is their
+    tsquery, whose text ``params`` binds."""
 
     def __init__(self, query: str, corrected: str | None = None) -> None:
         self.query, self.corrected = query, corrected
-        self.tsq: Any = func.websearch_to_tsquery("english", corrected or query)
+        self.tsq: Any = _TSQ
+        self.params = {"q": corrected or query}
         self._asked = corrected is not None
         self._alternatives = any(piece.lower() == "or" for piece in query.split())
 
@@ -167,7 +179,7 @@ class _Words:
 
     def _use(self, corrected: str | None) -> None:
         self.corrected = corrected
-        self.tsq = func.websearch_to_tsquery("english", corrected or self.query)
+        self.params = {"q": corrected or self.query}
 
 
 def _results(words: _Words, mode: Literal["keyword", "hybrid"], hits: list[SearchHit], offset: int, limit: int, *,
@@ -195,46 +207,56 @@ def _near_titles(query: str, where: list[Any], limit: int) -> Subquery | None:
             .order_by(Note.title_key.op("<->")(key), Note.id.desc()).limit(limit).subquery())
 
 
-async def _hybrid(ctx: Context, words: _Words, vector: list[float], where: list[Any], *,
-                  depth: int, few: int) -> list[tuple[int, float]]:
+async def _hybrid(ctx: Context, words: _Words, vector: list[float], where: list[Any], bound: dict[str, Any],
+                  shape: Any, *, depth: int, few: int) -> list[tuple[int, float]]:
     embedder = embedder_of(ctx)
     assert embedder is not None
     async def ranked() -> list[int]:
-        return await _ranked_ids(ctx, words.tsq, where, depth)
+        return [note_id for note_id, _ in await keyword_ranking(
+            ctx.session, ctx.caller, words.tsq, where, 0, depth, params={**bound, **words.params}, shape=shape)]
     keyword = await words.correct(ctx, await ranked(), ranked, few=few)
     semantic = await nearest(ctx.session, ctx.caller, vector, embedder.model, limit=depth,
                              where=where, min_similarity=embedder.similarity_at(vector, MIN_RELEVANCE))
     return rrf([keyword, [note_id for note_id, _ in semantic]])
 
 
-async def _ranked_ids(ctx: Context, tsq: Any, where: list[Any], depth: int) -> list[int]:
-    return [note_id for note_id, _ in await keyword_ranking(ctx.session, ctx.caller, tsq, where, 0, depth)]
+# A ranked page computed in Python, as rows the hits query joins: two arrays unnested, bound as
+# parameters, so the statement is built and compiled once (a VALUES list is compiled anew for
+# every page: 3 ms a search).
+_LISTED = (func.unnest(bindparam("page_ids", type_=ARRAY(Integer)), bindparam("page_scores", type_=ARRAY(Float)))
+           .table_valued(column("id", Integer), column("score", Float)).render_derived(name="ranked"))
+_HITS: list[Any] = []  # the hits statement over _LISTED, built at the first search
 
 
-def _listed(page: list[tuple[int, float]]) -> FromClause | None:
-    """A ranked page computed in Python, as rows the hits query can join: two arrays unnested,
-    bound as parameters, so the statement is compiled once (a VALUES list is compiled anew for
-    every page: 3 ms a search)."""
+def _hits_statement(ranked: FromClause) -> Any:
+    """The notes of a ranked page (``id``, ``score``), best first, each with its headline: the
+    query's words highlighted where they occur."""
+    headline = func.ts_headline("english", func.regexp_replace(func.left(Note.body, 20_000), _FRONT_MATTER, ""),
+                                _TSQ, _HEADLINE)
+    return (select(Note, ranked.c.score, headline).join(ranked, ranked.c.id == Note.id)
+            .order_by(ranked.c.score.desc(), Note.id.desc()))
+
+
+async def _hits(ctx: Context, page: list[tuple[int, float]], params: dict[str, Any]) -> list[SearchHit]:
+    """The notes of a ranked page, best first, each with its snippet."""
     if not page:
-        return None
+        return []
+    if not _HITS:
+        _HITS.append(_hits_statement(_LISTED))
     ids, scores = zip(*page, strict=True)
-    return (func.unnest(bindparam("page_ids", list(ids), type_=ARRAY(Integer)),
-                        bindparam("page_scores", list(scores), type_=ARRAY(Float)))
-            .table_valued(column("id", Integer), column("score", Float)).render_derived(name="ranked"))
+    rows = (await ctx.session.execute(_HITS[0], {**params, "page_ids": list(ids), "page_scores": list(scores)})).all()
+    return await _as_hits(ctx, rows)
 
 
-async def _hits(ctx: Context, ranked: FromClause | None, tsq: Any) -> list[SearchHit]:
-    """The notes of a ranked page (``id``, ``score``), best first, each with its snippet: the
-    query's words highlighted where they occur, else the start of the body."""
+async def _near_hits(ctx: Context, ranked: FromClause | None, params: dict[str, Any]) -> list[SearchHit]:
+    """The notes of near-miss titles (``id``, ``score``), best first, with their snippets."""
     if ranked is None:
         return []
-    headline = func.ts_headline("english", func.regexp_replace(func.left(Note.body, 20_000), _FRONT_MATTER, ""),
-                                tsq, _HEADLINE)
-    rows = (await ctx.session.execute(
-        select(Note, ranked.c.score, headline)
-        .join(ranked, ranked.c.id == Note.id)
-        .order_by(ranked.c.score.desc(), Note.id.desc())
-    )).all()
+    return await _as_hits(ctx, (await ctx.session.execute(_hits_statement(ranked), params)).all())
+
+
+async def _as_hits(ctx: Context, rows: Sequence[Any]) -> list[SearchHit]:
+    """Each row (a note, its score, its headline) as a hit: else the start of the body."""
     reach = await reach_of(ctx.session, ctx.caller)
     summaries = mark_shared([{**NoteSummary.model_validate(note).model_dump(), "owner_id": note.user_id}
                              for note, _, _ in rows], reach)
