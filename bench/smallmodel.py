@@ -170,19 +170,27 @@ async def first_token(fable: Fable, caller: Caller, seen: list[dict[str, Any]], 
     for _ in range(runs):
         conversation = (await fable.call("create_conversation", {}, caller))["id"]
         seen.clear()
-        started = time.perf_counter()
-        await assistant.send(caller, conversation, TIMED)
-        events = assistant.follow(caller, conversation)
-        async for event in events:
-            if event.event in ("token", "done", "error"):
-                break
-        row.ttft.append(time.perf_counter() - started)
-        await events.aclose()
-        await assistant.wait(conversation)
+        row.ttft.append(await _first_token(assistant, caller, conversation, TIMED))
         first = seen[0]
         row.prompt_bytes = len(json.dumps(first["messages"], separators=(",", ":")).encode())
         row.prompt_tokens = await _count(llama, _chatml(first["messages"]))
-        row.tools = first["messages"][0]["content"].count('\n{"name":"')  # one line per tool
+        row.tools = sum(m["content"].count('\n{"name":"') for m in first["messages"]  # one line per tool,
+                        if m["role"] == "system")  # the core's and the picked ones' system messages
+
+
+async def _first_token(assistant: Any, caller: Caller, conversation_id: int, message: str) -> float:
+    """Seconds from sending ``message`` to the first token (or end) a follower receives; returns
+    once the turn is over (its title request too)."""
+    started = time.perf_counter()
+    await assistant.send(caller, conversation_id, message)
+    events = assistant.follow(caller, conversation_id)
+    async for event in events:
+        if event.event in ("token", "done", "error"):
+            break
+    seconds = time.perf_counter() - started
+    await events.aclose()
+    await assistant.wait(conversation_id)
+    return seconds
 
 
 async def conversation(fable: Fable, caller: Caller, seen: list[dict[str, Any]],
@@ -198,15 +206,7 @@ async def conversation(fable: Fable, caller: Caller, seen: list[dict[str, Any]],
     talk = Talk()
     for message in CONVERSATION:
         start = len(seen)
-        started = time.perf_counter()
-        await assistant.send(caller, conversation_id, message)
-        events = assistant.follow(caller, conversation_id)
-        async for event in events:
-            if event.event in ("token", "done", "error"):
-                break
-        ttft = time.perf_counter() - started
-        await events.aclose()
-        await assistant.wait(conversation_id)
+        ttft = await _first_token(assistant, caller, conversation_id, message)
         kept = [await _tokens(llama, _chatml(body["messages"])) for body in seen[:start]]
         kept = kept if keeps_many else kept[-1:]  # what the server read last: a title request, say
         tokens = await _tokens(llama, _chatml(seen[start]["messages"]))

@@ -18,6 +18,7 @@ registered in the database and requests for another replica's session forwarded 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -97,6 +98,7 @@ class McpHttp:
     @asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:
         """Run the session manager (and the session registry); the host app's lifespan enters this."""
+        await asyncio.to_thread(self.fable.registry.prepare_schemas)
         async with contextlib.AsyncExitStack() as stack:
             if self.sessions is not None:
                 await stack.enter_async_context(self.sessions.running())

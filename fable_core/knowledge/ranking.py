@@ -115,9 +115,10 @@ async def keyword_ranking(session: AsyncSession, caller: Caller, tsq: Any, where
     return ranked[start:want]
 
 
-# Statements by (kind, shape, reach.alone), for shapes whose values are all bind parameters; a
-# caller with shares has theirs bound into the statement (reach_parts) and builds them anew.
-_STATEMENTS: dict[tuple[tuple[Any, ...], Hashable, bool], Any] = {}
+# Statements by (kind, shape), for an owner-only caller and shapes whose values are all bind
+# parameters; a caller with shares has theirs bound into the statement (reach_parts) and builds
+# them anew.
+_STATEMENTS: dict[tuple[tuple[Any, ...], Hashable], Any] = {}
 
 
 class _Ranking:
@@ -138,7 +139,7 @@ class _Ranking:
     def _statement(self, kind: tuple[Any, ...], build: Callable[[], Any]) -> Any:
         if self.shape is None:
             return build()
-        key = (kind, self.shape, True)
+        key = (kind, self.shape)
         found = _STATEMENTS.get(key)
         if found is None:
             found = build()

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Sequence
+from functools import cache
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import Field, StringConstraints
@@ -225,7 +226,12 @@ async def _hybrid(ctx: Context, words: _Words, vector: list[float], where: list[
 # every page: 3 ms a search).
 _LISTED = (func.unnest(bindparam("page_ids", type_=ARRAY(Integer)), bindparam("page_scores", type_=ARRAY(Float)))
            .table_valued(column("id", Integer), column("score", Float)).render_derived(name="ranked"))
-_HITS: list[Any] = []  # the hits statement over _LISTED, built at the first search
+
+
+@cache
+def _listed_hits() -> Any:
+    """The hits statement over :data:`_LISTED`, built at the first search."""
+    return _hits_statement(_LISTED)
 
 
 def _hits_statement(ranked: FromClause) -> Any:
@@ -241,10 +247,9 @@ async def _hits(ctx: Context, page: list[tuple[int, float]], params: dict[str, A
     """The notes of a ranked page, best first, each with its snippet."""
     if not page:
         return []
-    if not _HITS:
-        _HITS.append(_hits_statement(_LISTED))
     ids, scores = zip(*page, strict=True)
-    rows = (await ctx.session.execute(_HITS[0], {**params, "page_ids": list(ids), "page_scores": list(scores)})).all()
+    values = {**params, "page_ids": list(ids), "page_scores": list(scores)}
+    rows = (await ctx.session.execute(_listed_hits(), values)).all()
     return await _as_hits(ctx, rows)
 
 

@@ -182,6 +182,13 @@ class Registry:
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
 
+    def prepare_schemas(self) -> None:
+        """Make every tool's JSON Schemas now (each is made when first read, to keep a stdio
+        start short): a server does it before it serves, off its event loop, so that no request
+        makes 180 of them there (``fable_mcp.http``)."""
+        for t in self:
+            t.signature.strict_schema, t.signature.input_schema, t.signature.output_schema  # noqa: B018
+
     def __iter__(self) -> Iterator[Tool]:
         if self._ordered is None:
             rank = self._rank or (lambda _: 0)
