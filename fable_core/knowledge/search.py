@@ -40,12 +40,12 @@ from sqlalchemy.sql import FromClause, Subquery
 from fable_core.db.models import Note, title_key
 from fable_core.errors import InvalidInput
 from fable_core.knowledge.filters import check_refs, filter_params, note_filters
-from fable_core.knowledge.listing import mark_shared
-from fable_core.knowledge.plaintext import plain_text
+from fable_core.knowledge.listing import SUMMARY_COLUMNS, mark_shared
+from fable_core.knowledge.plaintext import parsed_chars, plain_text
 from fable_core.knowledge.ranking import keyword_ranking
 from fable_core.knowledge.types import Kind, Tag, normalise_tag
 from fable_core.knowledge.vectors import embedder_of, nearest, query_vector
-from fable_core.knowledge.views import NoteSummary, SearchHit, SearchResults
+from fable_core.knowledge.views import SearchResults
 from fable_core.knowledge.vocabulary import respell
 from fable_core.tools import Context, Route, tool
 from fable_core.tools.access import reach_of, readable
@@ -57,6 +57,7 @@ __all__ = ["MIN_RELEVANCE", "RRF_K", "rrf"]
 RRF_K = 60
 MIN_RELEVANCE = 1.5
 SNIPPET_CHARS = 160
+_BODY_START = parsed_chars(SNIPPET_CHARS)  # of a body read for a snippet without a match
 _T = TypeVar("_T")
 # matches between two private-use characters, which survive plain_text and then become ** **
 _START, _STOP = "\ue000", "\ue001"
@@ -101,7 +102,7 @@ async def search_notes(
                 page = fused[offset: offset + limit + 1]
                 hits = await _hits(ctx, page[:limit], words.params)
                 return _results(words, "hybrid", hits, offset, limit, more=len(page) > limit)
-        async def keyword() -> list[SearchHit]:
+        async def keyword() -> list[dict[str, Any]]:
             ranked = await keyword_ranking(ctx.session, ctx.caller, words.tsq, where, offset, limit + 1,
                                            params={**bound, **words.params}, shape=shape)
             return await _hits(ctx, ranked, words.params)
@@ -183,11 +184,12 @@ class _Words:
         self.params = {"q": corrected or self.query}
 
 
-def _results(words: _Words, mode: Literal["keyword", "hybrid"], hits: list[SearchHit], offset: int, limit: int, *,
+def _results(words: _Words, mode: Literal["keyword", "hybrid"], hits: list[dict[str, Any]], offset: int, limit: int, *,
              more: bool, missed: str | None = None) -> SearchResults:
     position = [offset + limit, *([words.corrected] if words.corrected else [])]
-    return SearchResults(query=words.query, mode=mode, items=hits, corrected=words.corrected, keyword_only=missed,
-                         next_cursor=encode_cursor("search", position) if more else None)
+    return SearchResults.model_validate({
+        "query": words.query, "mode": mode, "items": hits, "corrected": words.corrected, "keyword_only": missed,
+        "next_cursor": encode_cursor("search", position) if more else None})
 
 
 def rrf(rankings: Sequence[Sequence[int]], k: int = RRF_K) -> list[tuple[int, float]]:
@@ -235,38 +237,43 @@ def _listed_hits() -> Any:
 
 
 def _hits_statement(ranked: FromClause) -> Any:
-    """The notes of a ranked page (``id``, ``score``), best first, each with its headline: the
-    query's words highlighted where they occur."""
+    """The notes of a ranked page (``id``, ``score``), best first: each one's summary columns
+    (plain rows: building ORM objects for them cost more than the query), the start of its body,
+    and its headline: the query's words highlighted where they occur."""
     headline = func.ts_headline("english", func.regexp_replace(func.left(Note.body, 20_000), _FRONT_MATTER, ""),
                                 _TSQ, _HEADLINE)
-    return (select(Note, ranked.c.score, headline).join(ranked, ranked.c.id == Note.id)
-            .order_by(ranked.c.score.desc(), Note.id.desc()))
+    return (select(*SUMMARY_COLUMNS, func.left(Note.body, _BODY_START).label("body_start"),
+                   ranked.c.score, headline.label("headline"))
+            .join(ranked, ranked.c.id == Note.id).order_by(ranked.c.score.desc(), Note.id.desc()))
 
 
-async def _hits(ctx: Context, page: list[tuple[int, float]], params: dict[str, Any]) -> list[SearchHit]:
+async def _hits(ctx: Context, page: list[tuple[int, float]], params: dict[str, Any]) -> list[dict[str, Any]]:
     """The notes of a ranked page, best first, each with its snippet."""
     if not page:
         return []
     ids, scores = zip(*page, strict=True)
     values = {**params, "page_ids": list(ids), "page_scores": list(scores)}
-    rows = (await ctx.session.execute(_listed_hits(), values)).all()
+    rows = (await ctx.session.execute(_listed_hits(), values)).mappings().all()
     return await _as_hits(ctx, rows)
 
 
-async def _near_hits(ctx: Context, ranked: FromClause | None, params: dict[str, Any]) -> list[SearchHit]:
+async def _near_hits(ctx: Context, ranked: FromClause | None, params: dict[str, Any]) -> list[dict[str, Any]]:
     """The notes of near-miss titles (``id``, ``score``), best first, with their snippets."""
     if ranked is None:
         return []
-    return await _as_hits(ctx, (await ctx.session.execute(_hits_statement(ranked), params)).all())
+    return await _as_hits(ctx, (await ctx.session.execute(_hits_statement(ranked), params)).mappings().all())
 
 
-async def _as_hits(ctx: Context, rows: Sequence[Any]) -> list[SearchHit]:
-    """Each row (a note, its score, its headline) as a hit: else the start of the body."""
-    reach = await reach_of(ctx.session, ctx.caller)
-    summaries = mark_shared([{**NoteSummary.model_validate(note).model_dump(), "owner_id": note.user_id}
-                             for note, _, _ in rows], reach)
-    return [SearchHit(**summary, snippet=_snippet(note.body, snippet), score=round(float(score), 5))
-            for summary, (note, score, snippet) in zip(summaries, rows, strict=True)]
+async def _as_hits(ctx: Context, rows: Sequence[Any]) -> list[dict[str, Any]]:
+    """Each row as a hit (the fields of a ``SearchHit``), its snippet the headline, else the
+    start of the body; validated once, with the results."""
+    hits = []
+    for row in rows:
+        hit = {name: value for name, value in row.items() if name not in ("body_start", "headline")}
+        hit["snippet"] = _snippet(row["body_start"], row["headline"])
+        hit["score"] = round(float(row["score"]), 5)
+        hits.append(hit)
+    return mark_shared(hits, await reach_of(ctx.session, ctx.caller))
 
 
 def _snippet(body: str, headline: str | None) -> str:

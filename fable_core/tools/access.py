@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, ClassVar, Literal, Protocol, TypeVar
 from weakref import WeakKeyDictionary
 
@@ -232,7 +233,11 @@ def _level_of(permission: Any) -> Any:
 _LEVEL_SQL = func.max(_level_of(Share.permission))
 
 
-async def _load_reach(session: AsyncSession | AsyncConnection, user_id: int) -> Reach:
+@cache
+def _reach_statement() -> Any:
+    """The shares that reach ``:reach_user``, by owner and row: built once (every call that
+    reads a reach ran it, and building it cost more than running it), the user bound."""
+    user_id = bindparam("reach_user", type_=Integer)
     # the shares made to the user and those made to their groups, each through its own index (an
     # OR of the two, or a join the planner merges, would read every share made to any group)
     columns = (Share.project_id, Share.note_id, Share.owner_id, Share.permission)
@@ -240,13 +245,15 @@ async def _load_reach(session: AsyncSession | AsyncConnection, user_id: int) -> 
         select(*columns).where(Share.grantee_user_id == user_id),
         select(*columns).where(Share.grantee_group_id == any_(func.array(group_ids_of(user_id).scalar_subquery()))),
     ).subquery()
-    rows = (await session.execute(
-        select(reaching.c.project_id, reaching.c.note_id, reaching.c.owner_id, User.username,
-               func.max(_level_of(reaching.c.permission)))
-        .join(User, User.id == reaching.c.owner_id)
-        .where(reaching.c.owner_id != user_id)
-        .group_by(reaching.c.project_id, reaching.c.note_id, reaching.c.owner_id, User.username)
-    )).all()
+    return (select(reaching.c.project_id, reaching.c.note_id, reaching.c.owner_id, User.username,
+                   func.max(_level_of(reaching.c.permission)))
+            .join(User, User.id == reaching.c.owner_id)
+            .where(reaching.c.owner_id != user_id)
+            .group_by(reaching.c.project_id, reaching.c.note_id, reaching.c.owner_id, User.username))
+
+
+async def _load_reach(session: AsyncSession | AsyncConnection, user_id: int) -> Reach:
+    rows = (await session.execute(_reach_statement(), {"reach_user": user_id})).all()
     projects: dict[int, int] = {}
     notes: dict[int, int] = {}
     owner_of: dict[tuple[str, int], int] = {}

@@ -123,3 +123,15 @@ async def test_a_revoked_or_lowered_share_unassigns_the_tasks_its_grantee_can_no
     await call("unshare", share_id=share, as_=bob)  # bob leaves
     assert "assignee" not in await call("read_note", note_id=lowered["id"])
     assert lowered["id"] in _agenda_ids(await call("list_tasks"))  # back on alice's agenda
+
+
+async def test_search_hits_say_who_a_task_is_assigned_to_as_listings_do(call, alice, bob) -> None:
+    project = await _household(call, alice, bob)
+    await call("create_note", title="Dishes tonight", project_id=project["id"], assignee=bob.username)
+    await call("create_note", title="Dishes tomorrow", project_id=project["id"], status="todo")
+
+    hits = (await call("search_notes", query="dishes"))["items"]
+    assert {h["title"]: h.get("assignee") for h in hits} == {"Dishes tonight": "bob", "Dishes tomorrow": None}
+    bobs = (await call("search_notes", query="dishes tonight", as_=bob))["items"]
+    assert [(h["title"], h["assignee"], h["owner"], h["permission"]) for h in bobs] == [
+        ("Dishes tonight", "bob", "alice", "editor")]
