@@ -27,7 +27,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 from support.fables import fable_with
-from support.users import make_user
+from support.users import CHEAP_HASHER, REAL_HASHER, hashing_with, make_user
 
 from fable_core.config import Settings, load_settings
 from fable_core.db.embedded import start_embedded
@@ -37,6 +37,17 @@ from fable_core.tools.caller import Caller
 
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 pytest_plugins = ["support.loopguard"]  # a test fails when one event-loop callback hogs the CPU
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The modules with a ``slow`` test run first, each module's tests kept together and in order.
+
+    The two workers take tests as they finish others, so the last test to start decides when
+    the suite ends: the fuzzing of the whole API (about a minute) started among the last tests
+    and left the other worker idle meanwhile. Started first, the long tests overlap the short ones.
+    """
+    slow = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.nodeid.split("::")[0] not in slow)
 
 
 @pytest.fixture(scope="session")
@@ -170,6 +181,20 @@ async def _empty_filled_tables(fable: Fable) -> None:
             if table.name in filled:
                 await conn.execute(table.delete())
         await conn.execute(_RESTART_SEQUENCES)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _cheap_argon2() -> Iterator[None]:
+    """Every test hashes passwords at argon2's cheapest parameters (``support.users.CHEAP_HASHER``)."""
+    with hashing_with(CHEAP_HASHER):
+        yield
+
+
+@pytest.fixture
+def real_argon2() -> Iterator[None]:
+    """Passwords hashed at the real cost, for tests of what that cost does to the server."""
+    with hashing_with(REAL_HASHER):
+        yield
 
 
 @pytest.fixture

@@ -55,6 +55,7 @@ async def _until(check: object, what: str, within: float = 30.0) -> None:
         await asyncio.sleep(0.05)
 
 
+@pytest.mark.slow
 async def test_an_answer_written_through_a_20_s_postgresql_outage_ends_done_on_every_replica(
     ai_settings: Settings, fake: FakeLLM, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -14,6 +14,7 @@ from contextlib import aclosing
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from sqlalchemy import select
 from support.beats import server_up_for
 from support.chat import new_conversation, text_of
@@ -190,6 +191,7 @@ async def _wait_for_flushed_text(fable: Fable, *, min_words: int) -> str:
     raise AssertionError("the child never flushed any text")
 
 
+@pytest.mark.slow
 async def test_a_killed_process_s_answer_becomes_interrupted_within_the_bound_in_a_live_one(
     ai_fable: Fable, ai_settings: Settings, fake: FakeLLM, alice: Caller
 ) -> None:

@@ -42,6 +42,7 @@ async def axe_ui(ui: Session) -> Session:
     return ui
 
 
+@pytest.mark.slow
 async def test_axe_finds_nothing_serious_on_any_page_light_or_dark(axe_ui: Session) -> None:
     """Every page, signed out (before anyone has an account: the first account's page) and then
     with ``seed``'s content (code in ten languages, every callout, footnotes, aligned tables,

@@ -11,6 +11,8 @@ import pytest
 from fable_core.errors import InvalidInput, RateLimited
 from fable_core.identity import passwords
 
+pytestmark = pytest.mark.usefixtures("real_argon2")  # what a real hash costs the server is the subject
+
 
 async def _loop_lag_while(work: asyncio.Future[object]) -> float:
     """How long a 1 ms ticker typically waited for the event loop while ``work`` ran (the median

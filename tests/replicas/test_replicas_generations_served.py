@@ -14,6 +14,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import httpx
+import pytest
 from support.fake_llm import FakeLLM, Reply
 from support.mcp_clients import make_key
 from support.pace import scaled
@@ -66,6 +67,7 @@ def _other(cluster: Any, path: str) -> str:
     return str(cluster.replicas[1 - writer].url)
 
 
+@pytest.mark.slow
 async def test_an_answer_is_followed_resumed_refused_stopped_and_survives_its_replica_through_the_other(
     cluster: Callable[..., AbstractAsyncContextManager[Any]], fable: Fable, alice: Caller,
     replicas_llm: tuple[FakeLLM, str],

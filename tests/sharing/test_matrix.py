@@ -230,6 +230,7 @@ async def _snapshot(fable: Fable) -> str:
     return "\n".join(parts)
 
 
+@pytest.mark.slow
 async def test_every_tool_on_every_surface_for_every_role(surface: Surface, matrix_fable: Fable,
                                                          people: People) -> None:
     async with surface() as run:

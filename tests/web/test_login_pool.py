@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
@@ -20,6 +21,8 @@ from support.web import BASE, make_client
 
 from fable_core.runtime import Fable
 from fable_core.tools.caller import Caller
+
+pytestmark = pytest.mark.usefixtures("real_argon2")  # the flood is of real hashes, a tenth of a second each
 
 # Transactions that read or lock an account and then sit idle for a fifth of a second: what a
 # password check inside the transaction looked like (each waited its turn at the hasher, a tenth of
