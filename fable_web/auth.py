@@ -133,6 +133,7 @@ class Authenticator:
         if cached is not None and cached[0] > now:
             return cached[1]
         epoch = self._epoch
+        heard = self.fable.revocations.hearing()  # before the read: only then is the answer remembered
         async with self.fable.db.transaction() as session:
             info = await find_session(session, token)
         if info is not None and not info.is_active:
@@ -140,6 +141,8 @@ class Authenticator:
         if epoch != self._epoch:  # revoked while we looked: the answer may predate it
             return info
         self.fable.revocations.watch()  # from the first session remembered
+        if not heard:  # another process's revocation may not reach us yet: remembered once it would
+            return info
         if len(self._sessions) >= _MAX_ENTRIES:
             self._sessions.clear()
         self._sessions[digest] = (now + TTL, info)

@@ -49,6 +49,7 @@ class KeyCallers:
         if cached is not None and cached[0] > now:
             return dataclasses.replace(cached[1], surface=surface)
         epoch = self._epoch
+        heard = self._revocations is None or self._revocations.hearing()  # before the read: see below
         async with self._db.transaction() as session:
             if key.startswith(ACCESS_PREFIX) and self._settings is not None:
                 caller = await caller_for_token(session, self._settings, key, surface)
@@ -58,6 +59,8 @@ class KeyCallers:
             return caller
         if self._revocations is not None:
             self._revocations.watch()  # from the first credential remembered
+        if not heard:  # another process's revocation may not reach us yet: remembered once it would
+            return caller
         if len(self._known) >= _MAX_ENTRIES:
             self._known.clear()
         self._known[digest] = (now + TTL, caller)

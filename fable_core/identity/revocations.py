@@ -5,9 +5,12 @@ cookie stands for (:mod:`fable_core.identity.key_callers`, ``fable_web.auth``). 
 a credential (a key or token revoked, an OAuth client disabled, a user disabled, demoted or
 deleted, a password changed, a session ended) calls :func:`announce` in its own transaction: the
 notice goes out when (and only if) it commits, and every process listening clears what it
-remembers. A process starts listening the first time it remembers a credential; a notice lost
-(a listener reconnecting, or not listening yet) leaves the remembered answers to their TTL,
-which stays the bound, and each (re)connect clears everything as if a notice had come.
+remembers. A process starts listening the first time it would remember a credential, and
+remembers only answers it read while listening (:meth:`Revocations.hearing`): one read before
+then could miss a revocation another process makes meanwhile, for the whole TTL (a replica
+under load took longer to start listening than a revocation took to follow). A notice lost
+while a listener reconnects leaves the remembered answers to their TTL, which stays the bound,
+and each (re)connect clears everything as if a notice had come.
 
 The process that commits the change forgets at once, as the transaction commits (the notice
 comes back to it a moment later): a disabled account's next request here is refused whatever
@@ -77,6 +80,11 @@ class Revocations:
         """Listen from now on (idempotent; called by whoever is about to remember a credential)."""
         if not self._closed:
             self._listener.start()
+
+    def hearing(self) -> bool:
+        """Whether a notice committed from now on reaches this process (the LISTEN is in place);
+        what is read before it may not be remembered."""
+        return self._listener.listening.is_set()
 
     async def ready(self) -> None:
         """Until the LISTEN is in place (tests)."""

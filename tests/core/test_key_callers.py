@@ -13,6 +13,7 @@ from fable_core.errors import Unauthenticated
 from fable_core.identity import key_callers
 from fable_core.identity.accounts import create_api_key
 from fable_core.identity.key_callers import KeyCallers
+from fable_core.identity.revocations import Revocations
 from fable_core.runtime import Fable
 
 
@@ -54,3 +55,28 @@ async def test_an_unknown_key_is_refused_and_not_remembered(fable: Fable) -> Non
         await keys.caller("fable_nope", "mcp")
     key = await _key(fable)
     assert (await keys.caller(key, "mcp")).username == "alice"
+
+
+async def test_a_key_read_before_revocations_can_be_heard_is_not_remembered(fable: Fable) -> None:
+    """A replica remembers only answers read while another process's revocation would reach it:
+    one read before its LISTEN is in place could outlive a revocation for the whole TTL."""
+    revocations = Revocations(fable.db.url)
+    keys = KeyCallers(fable.db, revocations=revocations)
+    try:
+        key = await _key(fable)
+        alice = await keys.caller(key, "mcp")  # starts the listening
+        assert alice.username == "alice"
+        async with fable.db.transaction() as session:
+            await session.execute(delete(ApiKey))  # revoked by another process, before it listens
+        with pytest.raises(Unauthenticated):
+            await keys.caller(key, "mcp")
+
+        await revocations.ready()
+        async with fable.db.transaction() as session:
+            _, heard_key = await create_api_key(session, alice.user_id, "phone", "read")
+        assert (await keys.caller(heard_key, "mcp")).username == "alice"
+        async with fable.db.transaction() as session:
+            await session.execute(delete(ApiKey))  # behind its back, no notice: remembered for the TTL
+        assert (await keys.caller(heard_key, "rest")).surface == "rest"
+    finally:
+        await revocations.close()
