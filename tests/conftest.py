@@ -39,17 +39,6 @@ os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 pytest_plugins = ["support.loopguard"]  # a test fails when one event-loop callback hogs the CPU
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The modules with a ``slow`` test run first, each module's tests kept together and in order.
-
-    The two workers take tests as they finish others, so the last test to start decides when
-    the suite ends: the fuzzing of the whole API (about a minute) started among the last tests
-    and left the other worker idle meanwhile. Started first, the long tests overlap the short ones.
-    """
-    slow = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.nodeid.split("::")[0] not in slow)
-
-
 @pytest.fixture(scope="session")
 def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("fable-data")
